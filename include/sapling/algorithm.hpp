@@ -1,0 +1,82 @@
+// The interface every broad-phase algorithm implements, and the adapter that
+// makes a one-shot algorithm persistent.
+//
+// Users do not call algorithms directly: a BroadPhase validates each call,
+// turns user ids into dense slots, and hands the algorithm one frame's
+// operations at a time. An algorithm therefore never sees an invalid box, an
+// unknown id, or two operations on one object in a frame.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "sapling/box.hpp"
+#include "sapling/pair.hpp"
+#include "sapling/pair_manager.hpp"
+#include "sapling/status.hpp"
+
+namespace sapling {
+
+/// Dense internal index of a live object, chosen by the BroadPhase. A slot
+/// freed by a removal is reused no earlier than the next frame.
+using Slot = std::uint32_t;
+
+/// One frame's validated operations. Apply removals, then moves, then adds.
+struct FrameOps {
+  std::span<const Slot> removed;
+  std::span<const Slot> moved;
+  std::span<const Box3> moved_boxes;  // parallel to `moved`
+  std::span<const Slot> added;
+  std::span<const Box3> added_boxes;  // parallel to `added`
+
+  bool empty() const noexcept { return removed.empty() && moved.empty() && added.empty(); }
+};
+
+/// What a BroadPhase is told about its input when it is created.
+struct Options {
+  int dims = 3;  ///< 2: every box lies in the plane z = 0 (lifted Box2)
+};
+
+/// A persistent broad-phase algorithm.
+class Algorithm {
+ public:
+  virtual ~Algorithm() = default;
+
+  /// Applies one frame and records in `pairs` every pair that starts or
+  /// stops overlapping (PairManager::add/remove), in terms of user ids:
+  /// slot s belongs to user id `ids[s]`. Removed slots keep their id during
+  /// the call. The BroadPhase calls this only for frames with operations.
+  virtual void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) = 0;
+
+  /// Refuses a box this algorithm cannot take (for example a box of another
+  /// size for a unisize method); the BroadPhase asks before staging it.
+  virtual Status accepts(Operation /*op*/, Id /*id*/, std::size_t /*index*/, const Box3& /*box*/) const { return {}; }
+
+  /// Bytes held by the algorithm's own structures.
+  virtual std::size_t memory_bytes() const { return 0; }
+};
+
+/// An index pair (i, j), i != j, into the box span given to a one-shot query.
+struct IndexPair {
+  std::uint32_t i = 0;
+  std::uint32_t j = 0;
+};
+
+/// A one-shot complete algorithm: boxes in, every overlapping pair out.
+class OneShotComplete {
+ public:
+  virtual ~OneShotComplete() = default;
+  /// Appends every overlapping pair of `boxes`, each once, to `out`.
+  virtual void find_pairs(std::span<const Box3> boxes, std::vector<IndexPair>& out) = 0;
+};
+
+/// Makes a one-shot algorithm persistent: each frame with changes it
+/// recomputes all pairs of the live boxes and the pair manager diffs them
+/// against the previous frame.
+std::unique_ptr<Algorithm> make_recompute(std::unique_ptr<OneShotComplete> one_shot);
+
+}  // namespace sapling

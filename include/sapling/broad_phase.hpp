@@ -1,0 +1,135 @@
+// The persistent broad phase: batches of add / move / remove by user id, an
+// update() per frame that returns the pairs that started and stopped
+// overlapping, and all current pairs. Semantics: shared/spec/trace-format.md.
+//
+//   auto bp = sapling::BroadPhase::create("sort-sweep");
+//   bp->add(ids, boxes);                  // stage this frame's operations
+//   const sapling::FrameDelta& d = bp->update();
+//   for (sapling::Pair p : d.created) ...  // p.a < p.b, sorted by (a, b)
+//
+// Every call is checked before anything changes. A refused call returns a
+// Status that names the operation, the id, its position in the batch and the
+// reason, and leaves the broad phase exactly as it was: a batch is taken
+// whole or not at all. No call throws, except std::bad_alloc when memory
+// runs out.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sapling/algorithm.hpp"
+#include "sapling/box.hpp"
+#include "sapling/hash_index.hpp"
+#include "sapling/pair.hpp"
+#include "sapling/pair_manager.hpp"
+#include "sapling/status.hpp"
+
+namespace sapling {
+
+/// The pairs that changed in one frame, each list sorted by (a, b). Valid
+/// until the next update().
+struct FrameDelta {
+  std::span<const Pair> created;
+  std::span<const Pair> deleted;
+};
+
+class BroadPhase {
+ public:
+  /// A broad phase running the registered algorithm `name` (see
+  /// algorithms()), or null if no algorithm has that name.
+  static std::unique_ptr<BroadPhase> create(std::string_view name, const Options& options = {});
+
+  BroadPhase(std::string name, std::unique_ptr<Algorithm> algorithm, const Options& options);
+
+  /// Stages objects to appear at the next update(). Refused if the spans
+  /// differ in length, a box is invalid, an id is live, or an id already has
+  /// an operation in this frame (including twice in this batch).
+  Status add(std::span<const Id> ids, std::span<const Box3> boxes);
+  Status add(std::span<const Id> ids, std::span<const Box2> boxes);
+  /// Stages new bounds for live objects.
+  Status move(std::span<const Id> ids, std::span<const Box3> boxes);
+  Status move(std::span<const Id> ids, std::span<const Box2> boxes);
+  /// Stages removals; each removed object's pairs are deleted at update().
+  Status remove(std::span<const Id> ids);
+
+  Status add(Id id, const Box3& box) { return add({&id, 1}, {&box, 1}); }
+  Status add(Id id, const Box2& box) { return add({&id, 1}, {&box, 1}); }
+  Status move(Id id, const Box3& box) { return move({&id, 1}, {&box, 1}); }
+  Status move(Id id, const Box2& box) { return move({&id, 1}, {&box, 1}); }
+  Status remove(Id id) { return remove({&id, 1}); }
+
+  /// Applies the staged operations (removals, then moves, then adds) and
+  /// returns the frame's created and deleted pairs. A frame without
+  /// operations costs nothing and reports nothing.
+  const FrameDelta& update();
+
+  /// Every pair overlapping after the last update(), contiguous, each with
+  /// a < b, in an order that is deterministic but otherwise unspecified.
+  std::span<const Pair> pairs() const noexcept { return pairs_.pairs(); }
+  /// pairs() sorted by (a, b), into `out`.
+  void sorted_pairs(std::vector<Pair>& out) const;
+
+  /// Whether `id` is live (added at an earlier update() and not removed).
+  bool contains(Id id) const noexcept;
+  /// Number of live objects.
+  std::size_t size() const noexcept { return live_; }
+  /// Number of update() calls so far.
+  std::uint64_t frame() const noexcept { return frame_; }
+  std::string_view algorithm_name() const noexcept { return name_; }
+  const Options& options() const noexcept { return options_; }
+
+  /// Bytes held by the broad phase, its algorithm and its pair manager.
+  std::size_t memory_bytes() const noexcept;
+
+ private:
+  enum class SlotState : std::uint8_t { kFree, kPendingAdd, kLive };
+
+  Status stage_add(std::span<const Id> ids, std::span<const Box3> boxes);
+  Status stage_change(Operation op, std::span<const Id> ids, std::span<const Box3> boxes);
+  Slot allocate_slot();
+
+  std::string name_;
+  std::unique_ptr<Algorithm> algorithm_;
+  Options options_;
+
+  HashIndex slot_of_id_;              // live and pending-add ids -> slot
+  std::vector<Id> id_of_slot_;        // slot -> user id
+  std::vector<SlotState> state_;      // slot -> state
+  std::vector<std::uint64_t> stamp_;  // slot -> frame+1 of its last staged operation
+  std::vector<Slot> free_slots_;      // LIFO
+
+  // This frame's staged operations.
+  std::vector<Slot> removed_, moved_, added_;
+  std::vector<Box3> moved_boxes_, added_boxes_;
+
+  PairManager pairs_;
+  std::vector<Pair> created_, deleted_;
+  FrameDelta delta_;
+
+  std::vector<Box3> lifted_;               // scratch: Box2 batches lifted to 3D
+  std::vector<std::uint64_t> old_stamps_;  // scratch: undo log of a refused batch
+  std::uint64_t frame_ = 0;
+  std::size_t live_ = 0;
+};
+
+/// A registered algorithm: what `sapling algos` lists and create() builds.
+struct AlgorithmInfo {
+  std::string name;
+  std::string description;
+  std::function<std::unique_ptr<Algorithm>(const Options&)> make;
+};
+
+/// Every registered algorithm, built-in ones first, in registration order.
+std::span<const AlgorithmInfo> algorithms();
+
+/// Adds an algorithm to the registry (and so to create(), the command line
+/// and the differential tests). Returns false if the name is taken.
+bool register_algorithm(AlgorithmInfo info);
+
+}  // namespace sapling

@@ -1,0 +1,107 @@
+// The pair manager of Terdiman 2007, section I.6: the set of overlapping
+// pairs as one contiguous array (the "direct results"), indexed by a hash
+// table for O(1) add, remove and find, and the bookkeeping that turns a
+// frame's adds and removes into the frame's created and deleted pairs (the
+// "incremental results").
+//
+// During a frame an algorithm calls add() for pairs that (may) start
+// overlapping and remove() for pairs that (may) stop; both are idempotent and
+// may repeat. end_frame() then reports, exactly:
+//   created = pairs present now and absent at the previous end_frame(),
+//   deleted = pairs present then and absent now.
+// A pair added then removed within one frame is reported nowhere; a pair
+// removed then added again is reported nowhere either. Removal is deferred
+// to end_frame() so that pair indices stay valid during the frame.
+//
+// Memory: 8 bytes per pair in the array, 1 byte of flags, and 16 bytes per
+// hash slot at load 1/4..1/2 (32..64 bytes per pair).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sapling/hash_index.hpp"
+#include "sapling/pair.hpp"
+
+namespace sapling {
+
+class PairManager {
+ public:
+  /// Records that {x, y} overlaps now. Requires x != y.
+  void add(Id x, Id y) {
+    const Pair p = make_pair(x, y);
+    const auto [index, inserted] = index_.insert(pair_key(p), static_cast<std::uint32_t>(pairs_.size()));
+    if (inserted) {
+      pairs_.push_back(p);
+      flags_.push_back(kNew | kTouched);
+      touched_.push_back(*index);
+    } else {
+      flags_[*index] &= static_cast<std::uint8_t>(~kRemoved);
+    }
+  }
+
+  /// Records that {x, y} no longer overlaps; nothing if it was not a pair.
+  void remove(Id x, Id y) {
+    const std::uint32_t index = index_.find(pair_key(make_pair(x, y)));
+    if (index != HashIndex::kNotFound) mark_removed(index);
+  }
+
+  /// Records that no pair overlaps any more: the start of a recomputation,
+  /// after which add() re-asserts the pairs that still overlap.
+  void remove_all() {
+    for (std::uint32_t i = 0; i < pairs_.size(); ++i) mark_removed(i);
+  }
+
+  /// Records the removal of every pair with an id for which `involved(id)`.
+  template <class Predicate>
+  void remove_if_involves(Predicate involved) {
+    for (std::uint32_t i = 0; i < pairs_.size(); ++i) {
+      if (involved(pairs_[i].a) || involved(pairs_[i].b)) mark_removed(i);
+    }
+  }
+
+  /// Whether {x, y} is a pair now (during a frame: as recorded so far).
+  bool contains(Id x, Id y) const {
+    const std::uint32_t index = index_.find(pair_key(make_pair(x, y)));
+    return index != HashIndex::kNotFound && !(flags_[index] & kRemoved);
+  }
+
+  /// Ends the frame: appends its created and deleted pairs (in no particular
+  /// order) to the two vectors, and applies the removals.
+  void end_frame(std::vector<Pair>& created, std::vector<Pair>& deleted);
+
+  /// All current pairs, contiguous; valid after end_frame() until the next
+  /// call that changes the manager. The order is deterministic for a given
+  /// sequence of calls, otherwise unspecified.
+  std::span<const Pair> pairs() const noexcept { return pairs_; }
+  std::size_t size() const noexcept { return pairs_.size(); }
+
+  void reserve(std::size_t pairs);
+  void clear();
+  std::size_t memory_bytes() const noexcept;
+
+  /// Checks every invariant (the hash index maps each pair to its slot, no
+  /// pending state outside a frame); returns false on the first violation.
+  bool validate() const;
+
+ private:
+  static constexpr std::uint8_t kNew = 1;      // not a pair at the previous end_frame()
+  static constexpr std::uint8_t kRemoved = 2;  // to be removed at end_frame()
+  static constexpr std::uint8_t kTouched = 4;  // listed in touched_
+
+  void mark_removed(std::uint32_t index) {
+    std::uint8_t& f = flags_[index];
+    if (!(f & kTouched)) touched_.push_back(index);
+    f |= kRemoved | kTouched;
+  }
+
+  std::vector<Pair> pairs_;
+  std::vector<std::uint8_t> flags_;     // parallel to pairs_
+  HashIndex index_;                     // pair_key -> position in pairs_
+  std::vector<std::uint32_t> touched_;  // positions changed this frame
+  std::vector<std::uint64_t> doomed_;   // scratch: keys removed in end_frame()
+};
+
+}  // namespace sapling

@@ -1,0 +1,11 @@
+// sapling: exact broad-phase collision detection. Include this for everything.
+#pragma once
+
+#include "sapling/algorithm.hpp"
+#include "sapling/box.hpp"
+#include "sapling/broad_phase.hpp"
+#include "sapling/float_key.hpp"
+#include "sapling/pair.hpp"
+#include "sapling/pair_manager.hpp"
+#include "sapling/status.hpp"
+#include "sapling/trace.hpp"

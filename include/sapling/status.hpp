@@ -1,0 +1,86 @@
+// The result of a call that can be refused. No exceptions: a refused call
+// returns a Status naming the operation, the object, and the reason, and
+// leaves the broad phase exactly as it was.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "sapling/box.hpp"
+#include "sapling/pair.hpp"
+
+namespace sapling {
+
+enum class StatusCode : std::uint8_t {
+  kOk,
+  kInvalidBox,       ///< NaN, or min > max on an axis (see box_check())
+  kUnknownId,        ///< move or remove of an id that is not live
+  kDuplicateId,      ///< add of an id that is already live
+  kRepeatedId,       ///< a second operation on one id in one frame
+  kSizeMismatch,     ///< ids and boxes spans of different lengths
+  kUnsupported,      ///< the algorithm cannot take this input (see detail())
+  kInvalidArgument,  ///< an option or argument out of range
+};
+
+/// Which call a Status is about.
+enum class Operation : std::uint8_t { kNone, kAdd, kMove, kRemove, kCreate };
+
+class [[nodiscard]] Status {
+ public:
+  constexpr Status() = default;
+
+  static Status invalid_box(Operation op, Id id, std::size_t index, BoxCheck check) {
+    Status s(StatusCode::kInvalidBox, op, id, index);
+    s.box_ = check;
+    return s;
+  }
+  static Status id_error(StatusCode code, Operation op, Id id, std::size_t index) {
+    return Status(code, op, id, index);
+  }
+  static Status size_mismatch(Operation op, std::size_t ids, std::size_t boxes) {
+    Status s(StatusCode::kSizeMismatch, op, 0, ids);
+    s.count_ = boxes;
+    return s;
+  }
+  /// `detail` must be a string with static storage duration.
+  static Status unsupported(Operation op, Id id, std::size_t index, const char* detail) {
+    Status s(StatusCode::kUnsupported, op, id, index);
+    s.detail_ = detail;
+    return s;
+  }
+  static Status invalid_argument(const char* detail) {
+    Status s(StatusCode::kInvalidArgument, Operation::kNone, 0, 0);
+    s.detail_ = detail;
+    return s;
+  }
+
+  constexpr bool ok() const noexcept { return code_ == StatusCode::kOk; }
+  constexpr explicit operator bool() const noexcept { return ok(); }
+  constexpr StatusCode code() const noexcept { return code_; }
+  constexpr Operation operation() const noexcept { return op_; }
+  /// The offending id (kInvalidBox, id errors, kUnsupported).
+  constexpr Id id() const noexcept { return id_; }
+  /// Position of the offending element in the batch (kSizeMismatch: the id count).
+  constexpr std::size_t index() const noexcept { return index_; }
+  constexpr BoxCheck box_check() const noexcept { return box_; }
+  constexpr const char* detail() const noexcept { return detail_; }
+
+  /// A sentence for people, e.g. "add of id 7: min.x > max.x". Allocates;
+  /// meant for the error path only.
+  std::string message() const;
+
+ private:
+  constexpr Status(StatusCode code, Operation op, Id id, std::size_t index)
+      : code_(code), op_(op), id_(id), index_(index) {}
+
+  StatusCode code_ = StatusCode::kOk;
+  Operation op_ = Operation::kNone;
+  BoxCheck box_{};
+  Id id_ = 0;
+  std::size_t index_ = 0;
+  std::size_t count_ = 0;
+  const char* detail_ = "";
+};
+
+}  // namespace sapling

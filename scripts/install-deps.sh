@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian packages sapling's build, tests and CI need, if any is
+# missing. Idempotent; does nothing when everything is present.
+#   scripts/install-deps.sh          build + tests
+#   scripts/install-deps.sh --ci     also clang and libFuzzer (fuzz targets)
+set -euo pipefail
+packages=(cmake ninja-build g++ make libgtest-dev libbenchmark-dev)
+if [[ "${1:-}" == "--ci" ]]; then
+  packages+=(clang libclang-rt-dev clang-format)
+fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  SUDO=""
+  [[ $(id -u) -eq 0 ]] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi

@@ -1,0 +1,25 @@
+// brute: every pair tested, O(n^2) per frame. Deliberately the simplest code
+// that can be right, because every other algorithm is checked against it:
+// the closed-interval test of box.hpp on every unordered pair.
+#include "algorithms/builtin.hpp"
+
+namespace sapling::builtin {
+namespace {
+
+class BruteForce final : public OneShotComplete {
+ public:
+  void find_pairs(std::span<const Box3> boxes, std::vector<IndexPair>& out) override {
+    const auto n = static_cast<std::uint32_t>(boxes.size());
+    for (std::uint32_t i = 0; i < n; ++i) {
+      for (std::uint32_t j = i + 1; j < n; ++j) {
+        if (overlaps(boxes[i], boxes[j])) out.push_back({i, j});
+      }
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Algorithm> make_brute(const Options&) { return make_recompute(std::make_unique<BruteForce>()); }
+
+}  // namespace sapling::builtin

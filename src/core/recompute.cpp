@@ -1,0 +1,61 @@
+// The recompute-and-diff adapter (algorithm.hpp): a one-shot complete
+// algorithm made persistent. Boxes are kept dense (slot order is irrelevant
+// to the one-shot query), so each frame is one query over a packed array.
+#include <utility>
+
+#include "sapling/algorithm.hpp"
+
+namespace sapling {
+namespace {
+
+class Recompute final : public Algorithm {
+ public:
+  explicit Recompute(std::unique_ptr<OneShotComplete> one_shot) : one_shot_(std::move(one_shot)) {}
+
+  void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override {
+    for (const Slot s : ops.removed) erase(s);
+    for (std::size_t k = 0; k < ops.moved.size(); ++k) boxes_[dense_of_slot_[ops.moved[k]]] = ops.moved_boxes[k];
+    for (std::size_t k = 0; k < ops.added.size(); ++k) insert(ops.added[k], ops.added_boxes[k]);
+
+    found_.clear();
+    one_shot_->find_pairs(boxes_, found_);
+    pairs.remove_all();
+    for (const IndexPair& p : found_) pairs.add(ids[slots_[p.i]], ids[slots_[p.j]]);
+  }
+
+  std::size_t memory_bytes() const override {
+    return boxes_.capacity() * sizeof(Box3) + slots_.capacity() * sizeof(Slot) +
+           dense_of_slot_.capacity() * sizeof(std::uint32_t) + found_.capacity() * sizeof(IndexPair);
+  }
+
+ private:
+  void insert(Slot s, const Box3& box) {
+    if (s >= dense_of_slot_.size()) dense_of_slot_.resize(s + 1);
+    dense_of_slot_[s] = static_cast<std::uint32_t>(boxes_.size());
+    boxes_.push_back(box);
+    slots_.push_back(s);
+  }
+
+  void erase(Slot s) {  // swap with the last dense entry
+    const std::uint32_t d = dense_of_slot_[s];
+    boxes_[d] = boxes_.back();
+    slots_[d] = slots_.back();
+    dense_of_slot_[slots_[d]] = d;
+    boxes_.pop_back();
+    slots_.pop_back();
+  }
+
+  std::unique_ptr<OneShotComplete> one_shot_;
+  std::vector<Box3> boxes_;                   // dense live boxes
+  std::vector<Slot> slots_;                   // dense index -> slot
+  std::vector<std::uint32_t> dense_of_slot_;  // slot -> dense index
+  std::vector<IndexPair> found_;
+};
+
+}  // namespace
+
+std::unique_ptr<Algorithm> make_recompute(std::unique_ptr<OneShotComplete> one_shot) {
+  return std::make_unique<Recompute>(std::move(one_shot));
+}
+
+}  // namespace sapling

@@ -1,0 +1,63 @@
+// Human-readable messages for refused calls (include/sapling/status.hpp).
+#include "sapling/status.hpp"
+
+namespace sapling {
+namespace {
+
+const char* operation_name(Operation op) {
+  switch (op) {
+    case Operation::kAdd:
+      return "add";
+    case Operation::kMove:
+      return "move";
+    case Operation::kRemove:
+      return "remove";
+    case Operation::kCreate:
+      return "create";
+    case Operation::kNone:
+      break;
+  }
+  return "call";
+}
+
+const char* axis_name(int axis) { return axis == 0 ? "x" : axis == 1 ? "y" : "z"; }
+
+}  // namespace
+
+std::string Status::message() const {
+  const std::string subject = std::string(operation_name(op_)) + " of id " + std::to_string(id_) + ": ";
+  switch (code_) {
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kInvalidBox: {
+      const std::string axis = axis_name(box_.axis);
+      switch (box_.fault) {
+        case BoxFault::kNanMin:
+          return subject + "invalid box: min." + axis + " is NaN";
+        case BoxFault::kNanMax:
+          return subject + "invalid box: max." + axis + " is NaN";
+        case BoxFault::kMinGreaterMax:
+          return subject + "invalid box: min." + axis + " > max." + axis;
+        case BoxFault::kNone:
+          break;
+      }
+      return subject + "invalid box";
+    }
+    case StatusCode::kUnknownId:
+      return subject + "id is not live";
+    case StatusCode::kDuplicateId:
+      return subject + "id is already live";
+    case StatusCode::kRepeatedId:
+      return subject + "id already has an operation in this frame";
+    case StatusCode::kSizeMismatch:
+      return std::string(operation_name(op_)) + ": " + std::to_string(index_) + " ids but " + std::to_string(count_) +
+             " boxes";
+    case StatusCode::kUnsupported:
+      return subject + detail_;
+    case StatusCode::kInvalidArgument:
+      return std::string("invalid argument: ") + detail_;
+  }
+  return "unknown status";
+}
+
+}  // namespace sapling

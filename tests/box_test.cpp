@@ -1,0 +1,82 @@
+// Box validation and the closed-interval overlap test that defines sapling's
+// semantics.
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <limits>
+
+#include "sapling/box.hpp"
+#include "sapling/status.hpp"
+
+namespace sapling {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+const float kNan = std::numeric_limits<float>::quiet_NaN();
+
+TEST(Box, TouchingBoxesOverlap) {
+  const Box3 a{{0, 0, 0}, {1, 1, 1}};
+  EXPECT_TRUE(overlaps(a, Box3{{1, 0, 0}, {2, 1, 1}}));  // face
+  EXPECT_TRUE(overlaps(a, Box3{{1, 1, 0}, {2, 2, 1}}));  // edge
+  EXPECT_TRUE(overlaps(a, Box3{{1, 1, 1}, {2, 2, 2}}));  // corner
+  EXPECT_FALSE(overlaps(a, Box3{{std::nextafter(1.0f, 2.0f), 0, 0}, {2, 1, 1}}));
+}
+
+TEST(Box, PointsAndSignedZeros) {
+  const Box3 point{{0, 0, 0}, {0, 0, 0}};
+  EXPECT_TRUE(overlaps(point, point));
+  EXPECT_TRUE(overlaps(point, Box3{{-1, -1, -1}, {-0.0f, -0.0f, -0.0f}}));
+  EXPECT_TRUE(overlaps(Box3{{-0.0f, 0, 0}, {1, 1, 1}}, Box3{{-1, 0, 0}, {0.0f, 1, 1}}));
+}
+
+TEST(Box, InfiniteBoxes) {
+  const Box3 ground{{-kInf, -kInf, -1}, {kInf, kInf, 0}};
+  EXPECT_TRUE(overlaps(ground, Box3{{1e30f, -1e30f, 0}, {1e30f, -1e30f, 0}}));
+  EXPECT_FALSE(overlaps(ground, Box3{{0, 0, 1}, {1, 1, 2}}));
+  const Box3 at_infinity{{kInf, 0, 0}, {kInf, 0, 0}};
+  EXPECT_TRUE(check_box(at_infinity));
+  EXPECT_TRUE(overlaps(at_infinity, Box3{{FLT_MAX, 0, 0}, {kInf, 0, 0}}));
+  EXPECT_FALSE(overlaps(at_infinity, Box3{{-kInf, 0, 0}, {FLT_MAX, 0, 0}}));
+}
+
+TEST(Box, TwoDimensionsLiftExactly) {
+  const Box2 a{{0, 0}, {1, 1}};
+  const Box2 b{{1, 1}, {2, 2}};
+  const Box2 c{{1.5f, 0}, {2, 0.5f}};
+  EXPECT_EQ(overlaps(a, b), overlaps(lift(a), lift(b)));
+  EXPECT_EQ(overlaps(a, c), overlaps(lift(a), lift(c)));
+  EXPECT_TRUE(overlaps(a, b));
+  EXPECT_FALSE(overlaps(a, c));
+}
+
+TEST(Box, ValidationNamesFaultAndAxis) {
+  EXPECT_TRUE(check_box(Box3{{0, 0, 0}, {0, 0, 0}}));
+  EXPECT_TRUE(check_box(Box3{{-kInf, -kInf, -kInf}, {kInf, kInf, kInf}}));
+  EXPECT_TRUE(check_box(Box3{{0.0f, 0, 0}, {-0.0f, 0, 0}}));  // -0 == +0
+  const BoxCheck nan_min = check_box(Box3{{0, kNan, 0}, {1, 1, 1}});
+  EXPECT_EQ(nan_min.fault, BoxFault::kNanMin);
+  EXPECT_EQ(nan_min.axis, 1);
+  const BoxCheck nan_max = check_box(Box3{{0, 0, 0}, {1, 1, kNan}});
+  EXPECT_EQ(nan_max.fault, BoxFault::kNanMax);
+  EXPECT_EQ(nan_max.axis, 2);
+  const BoxCheck inverted = check_box(Box2{{2, 0}, {1, 1}});
+  EXPECT_EQ(inverted.fault, BoxFault::kMinGreaterMax);
+  EXPECT_EQ(inverted.axis, 0);
+  EXPECT_EQ(check_box(Box3{{kInf, 0, 0}, {-kInf, 1, 1}}).fault, BoxFault::kMinGreaterMax);
+}
+
+TEST(Status, MessagesNameWhatAndWhy) {
+  EXPECT_EQ(Status::invalid_box(Operation::kAdd, 7, 0, check_box(Box3{{0, 0, 0}, {1, -1, 1}})).message(),
+            "add of id 7: invalid box: min.y > max.y");
+  EXPECT_EQ(Status::invalid_box(Operation::kMove, 3, 2, check_box(Box3{{kNan, 0, 0}, {1, 1, 1}})).message(),
+            "move of id 3: invalid box: min.x is NaN");
+  EXPECT_EQ(Status::id_error(StatusCode::kUnknownId, Operation::kRemove, 9, 0).message(),
+            "remove of id 9: id is not live");
+  EXPECT_EQ(Status::id_error(StatusCode::kDuplicateId, Operation::kAdd, 4294967295u, 1).message(),
+            "add of id 4294967295: id is already live");
+  EXPECT_EQ(Status::size_mismatch(Operation::kAdd, 3, 2).message(), "add: 3 ids but 2 boxes");
+  EXPECT_TRUE(Status().ok());
+}
+
+}  // namespace
+}  // namespace sapling

@@ -1,0 +1,169 @@
+// The persistent interface: validation that names what and why, batches
+// taken whole or not at all, the frame rules (one operation per id per
+// frame, removals free ids at update()), the registry and the factory.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "sapling/broad_phase.hpp"
+
+namespace sapling {
+namespace {
+
+const Box3 kUnit{{0, 0, 0}, {1, 1, 1}};
+const Box3 kHalfUp{{0.5f, 0.5f, 0.5f}, {2, 2, 2}};
+const Box3 kFar{{10, 10, 10}, {11, 11, 11}};
+
+std::unique_ptr<BroadPhase> make(const char* name = "brute") {
+  auto bp = BroadPhase::create(name);
+  EXPECT_NE(bp, nullptr);
+  return bp;
+}
+
+std::vector<Pair> all_pairs(const BroadPhase& bp) {
+  std::vector<Pair> out;
+  bp.sorted_pairs(out);
+  return out;
+}
+
+TEST(BroadPhase, FactoryKnowsTheBuiltIns) {
+  EXPECT_NE(BroadPhase::create("brute"), nullptr);
+  EXPECT_NE(BroadPhase::create("sort-sweep"), nullptr);
+  EXPECT_EQ(BroadPhase::create("no-such-algorithm"), nullptr);
+  ASSERT_GE(algorithms().size(), 2u);
+  EXPECT_EQ(algorithms()[0].name, "brute");
+  for (const AlgorithmInfo& info : algorithms()) EXPECT_FALSE(info.description.empty());
+}
+
+TEST(BroadPhase, ContractExample) {
+  auto bp = make("sort-sweep");
+  ASSERT_TRUE(bp->add(7, kUnit));
+  ASSERT_TRUE(bp->add(9, kHalfUp));
+  EXPECT_FALSE(bp->contains(7));  // staged, not live before update()
+  FrameDelta d = bp->update();
+  EXPECT_EQ(std::vector<Pair>(d.created.begin(), d.created.end()), (std::vector<Pair>{{7, 9}}));
+  EXPECT_TRUE(bp->contains(7));
+  ASSERT_TRUE(bp->move(7, Box3{{1.5f, 0, 0}, {2.5f, 1, 1}}));
+  d = bp->update();
+  EXPECT_TRUE(d.created.empty() && d.deleted.empty());
+  ASSERT_TRUE(bp->remove(9));
+  d = bp->update();
+  EXPECT_EQ(std::vector<Pair>(d.deleted.begin(), d.deleted.end()), (std::vector<Pair>{{7, 9}}));
+  EXPECT_EQ(bp->size(), 1u);
+  EXPECT_EQ(bp->frame(), 3u);
+}
+
+TEST(BroadPhase, RefusalsNameTheOperationIdIndexAndReason) {
+  auto bp = make();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<Id> ids = {1, 2, 3};
+  std::vector<Box3> boxes = {kUnit, kUnit, Box3{{0, 0, 0}, {1, nan, 1}}};
+  Status s = bp->add(ids, boxes);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidBox);
+  EXPECT_EQ(s.id(), 3u);
+  EXPECT_EQ(s.index(), 2u);
+  EXPECT_EQ(s.message(), "add of id 3: invalid box: max.y is NaN");
+
+  s = bp->add(std::vector<Id>{1, 2}, std::vector<Box3>{kUnit});
+  EXPECT_EQ(s.code(), StatusCode::kSizeMismatch);
+
+  s = bp->add(std::vector<Id>{1, 2, 1}, std::vector<Box3>{kUnit, kUnit, kUnit});
+  EXPECT_EQ(s.code(), StatusCode::kRepeatedId);
+  EXPECT_EQ(s.index(), 2u);
+
+  EXPECT_EQ(bp->move(5, kUnit).code(), StatusCode::kUnknownId);
+  EXPECT_EQ(bp->remove(5).code(), StatusCode::kUnknownId);
+
+  ASSERT_TRUE(bp->add(5, kUnit));
+  EXPECT_EQ(bp->move(5, kUnit).code(), StatusCode::kRepeatedId);  // added this frame
+  EXPECT_EQ(bp->remove(5).code(), StatusCode::kRepeatedId);
+  bp->update();
+  EXPECT_EQ(bp->add(5, kUnit).code(), StatusCode::kDuplicateId);
+  ASSERT_TRUE(bp->remove(5));
+  EXPECT_EQ(bp->add(5, kUnit).code(), StatusCode::kRepeatedId);  // re-add in the frame that removes it
+  EXPECT_EQ(bp->move(5, kUnit).code(), StatusCode::kRepeatedId);
+  bp->update();
+  EXPECT_FALSE(bp->contains(5));
+  EXPECT_TRUE(bp->add(5, kUnit));  // a later frame may reuse the id
+}
+
+// A refused batch changes nothing: the broad phase then behaves exactly like
+// a twin that never saw the call.
+TEST(BroadPhase, RefusedBatchLeavesNoTrace) {
+  for (const AlgorithmInfo& info : algorithms()) {
+    SCOPED_TRACE(info.name);
+    auto bp = make(info.name.c_str());
+    auto twin = make(info.name.c_str());
+    for (BroadPhase* p : {bp.get(), twin.get()}) {
+      ASSERT_TRUE(p->add(std::vector<Id>{1, 2, 3}, std::vector<Box3>{kUnit, kHalfUp, kFar}));
+      p->update();
+    }
+    // Each refused call stages part of its batch before the bad element.
+    EXPECT_FALSE(bp->add(std::vector<Id>{10, 11, 2}, std::vector<Box3>{kUnit, kUnit, kUnit}));
+    EXPECT_FALSE(bp->move(std::vector<Id>{1, 3, 99}, std::vector<Box3>{kFar, kUnit, kUnit}));
+    EXPECT_FALSE(bp->remove(std::vector<Id>{1, 2, 2}));
+    EXPECT_FALSE(bp->move(std::vector<Id>{3, 3}, std::vector<Box3>{kUnit, kUnit}));
+    for (BroadPhase* p : {bp.get(), twin.get()}) {
+      ASSERT_TRUE(p->move(std::vector<Id>{3}, std::vector<Box3>{kUnit}));
+      ASSERT_TRUE(p->add(std::vector<Id>{10}, std::vector<Box3>{kHalfUp}));
+      ASSERT_TRUE(p->remove(std::vector<Id>{2}));
+    }
+    const FrameDelta d = bp->update();
+    const FrameDelta t = twin->update();
+    EXPECT_TRUE(std::equal(d.created.begin(), d.created.end(), t.created.begin(), t.created.end()));
+    EXPECT_TRUE(std::equal(d.deleted.begin(), d.deleted.end(), t.deleted.begin(), t.deleted.end()));
+    EXPECT_EQ(all_pairs(*bp), all_pairs(*twin));
+    EXPECT_EQ(all_pairs(*bp), (std::vector<Pair>{{1, 3}, {1, 10}, {3, 10}}));
+    EXPECT_EQ(bp->size(), twin->size());
+  }
+}
+
+TEST(BroadPhase, FrameWithoutOperationsReportsNothing) {
+  auto bp = make("sort-sweep");
+  ASSERT_TRUE(bp->add(std::vector<Id>{1, 2}, std::vector<Box3>{kUnit, kHalfUp}));
+  bp->update();
+  for (int i = 0; i < 3; ++i) {
+    const FrameDelta d = bp->update();
+    EXPECT_TRUE(d.created.empty() && d.deleted.empty());
+  }
+  EXPECT_EQ(all_pairs(*bp), (std::vector<Pair>{{1, 2}}));
+}
+
+TEST(BroadPhase, TwoDimensionalBoxes) {
+  auto bp = BroadPhase::create("sort-sweep", Options{.dims = 2});
+  ASSERT_TRUE(bp->add(std::vector<Id>{0, 4294967295u}, std::vector<Box2>{{{0, 0}, {1, 1}}, {{1, 1}, {2, 2}}}));
+  FrameDelta d = bp->update();
+  ASSERT_EQ(d.created.size(), 1u);
+  EXPECT_EQ(d.created[0], (Pair{0, 4294967295u}));
+  ASSERT_TRUE(bp->move(0, Box2{{-1, -1}, {0.5f, 0.5f}}));
+  d = bp->update();
+  ASSERT_EQ(d.deleted.size(), 1u);
+}
+
+TEST(BroadPhase, RemovingAnObjectDeletesAllItsPairs) {
+  auto bp = make("sort-sweep");
+  ASSERT_TRUE(bp->add(std::vector<Id>{1, 2, 3, 4}, std::vector<Box3>{kUnit, kUnit, kUnit, kFar}));
+  bp->update();
+  ASSERT_TRUE(bp->remove(std::vector<Id>{2}));
+  const FrameDelta d = bp->update();
+  EXPECT_EQ(std::vector<Pair>(d.deleted.begin(), d.deleted.end()), (std::vector<Pair>{{1, 2}, {2, 3}}));
+  EXPECT_EQ(all_pairs(*bp), (std::vector<Pair>{{1, 3}}));
+}
+
+TEST(BroadPhase, UserAlgorithmsJoinTheRegistry) {
+  struct Nothing final : Algorithm {
+    void update(const FrameOps&, std::span<const Id>, PairManager&) override {}
+  };
+  EXPECT_TRUE(register_algorithm({"test-nothing", "finds nothing", [](const Options&) {
+                                    return std::unique_ptr<Algorithm>(std::make_unique<Nothing>());
+                                  }}));
+  EXPECT_FALSE(register_algorithm({"brute", "duplicate", nullptr}));
+  auto bp = BroadPhase::create("test-nothing");
+  ASSERT_NE(bp, nullptr);
+  EXPECT_EQ(bp->algorithm_name(), "test-nothing");
+}
+
+}  // namespace
+}  // namespace sapling

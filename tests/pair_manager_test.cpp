@@ -1,0 +1,155 @@
+// The pair manager against a std::set model: contents, contiguity, and the
+// created/deleted bookkeeping of Terdiman 2007, I.6, including the cases that
+// must report nothing (added then removed in one frame, and the reverse).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "sapling/pair_manager.hpp"
+
+namespace sapling {
+namespace {
+
+struct Delta {
+  std::vector<Pair> created, deleted;
+};
+
+Delta end_frame(PairManager& pm) {
+  Delta d;
+  pm.end_frame(d.created, d.deleted);
+  std::sort(d.created.begin(), d.created.end());
+  std::sort(d.deleted.begin(), d.deleted.end());
+  EXPECT_TRUE(pm.validate());
+  return d;
+}
+
+std::vector<Pair> sorted(std::span<const Pair> pairs) {
+  std::vector<Pair> v(pairs.begin(), pairs.end());
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+TEST(PairManager, AddFindRemove) {
+  PairManager pm;
+  pm.add(9, 7);
+  pm.add(7, 9);  // same pair, either order
+  pm.add(0, 4294967295u);
+  EXPECT_TRUE(pm.contains(7, 9));
+  EXPECT_TRUE(pm.contains(9, 7));
+  EXPECT_FALSE(pm.contains(7, 8));
+  Delta d = end_frame(pm);
+  EXPECT_EQ(d.created, (std::vector<Pair>{{0, 4294967295u}, {7, 9}}));
+  EXPECT_TRUE(d.deleted.empty());
+  EXPECT_EQ(pm.size(), 2u);
+
+  pm.remove(9, 7);
+  pm.remove(9, 7);  // idempotent
+  pm.remove(1, 2);  // absent: nothing
+  EXPECT_FALSE(pm.contains(7, 9));
+  d = end_frame(pm);
+  EXPECT_TRUE(d.created.empty());
+  EXPECT_EQ(d.deleted, (std::vector<Pair>{{7, 9}}));
+  EXPECT_EQ(sorted(pm.pairs()), (std::vector<Pair>{{0, 4294967295u}}));
+}
+
+TEST(PairManager, AddedThenRemovedInOneFrameReportsNothing) {
+  PairManager pm;
+  pm.add(1, 2);
+  pm.remove(1, 2);
+  Delta d = end_frame(pm);
+  EXPECT_TRUE(d.created.empty() && d.deleted.empty());
+  EXPECT_EQ(pm.size(), 0u);
+}
+
+TEST(PairManager, RemovedThenAddedInOneFrameReportsNothing) {
+  PairManager pm;
+  pm.add(1, 2);
+  end_frame(pm);
+  pm.remove(1, 2);
+  pm.add(2, 1);
+  Delta d = end_frame(pm);
+  EXPECT_TRUE(d.created.empty() && d.deleted.empty());
+  EXPECT_TRUE(pm.contains(1, 2));
+}
+
+TEST(PairManager, RemoveAllThenReassertIsADiff) {
+  PairManager pm;
+  for (Id i = 0; i < 10; ++i) pm.add(i, i + 100);
+  end_frame(pm);
+  pm.remove_all();
+  for (Id i = 0; i < 10; i += 2) pm.add(i, i + 100);
+  pm.add(50, 51);
+  Delta d = end_frame(pm);
+  EXPECT_EQ(d.created, (std::vector<Pair>{{50, 51}}));
+  EXPECT_EQ(d.deleted, (std::vector<Pair>{{1, 101}, {3, 103}, {5, 105}, {7, 107}, {9, 109}}));
+  EXPECT_EQ(pm.size(), 6u);
+}
+
+TEST(PairManager, RemoveIfInvolves) {
+  PairManager pm;
+  pm.add(1, 2);
+  pm.add(2, 3);
+  pm.add(3, 4);
+  end_frame(pm);
+  pm.remove_if_involves([](Id id) { return id == 2; });
+  Delta d = end_frame(pm);
+  EXPECT_EQ(d.deleted, (std::vector<Pair>{{1, 2}, {2, 3}}));
+  EXPECT_EQ(sorted(pm.pairs()), (std::vector<Pair>{{3, 4}}));
+}
+
+// Random frames of adds and removes against a model; thousands of pairs so
+// the hash table grows, and heavy removal so backward-shift deletion runs.
+TEST(PairManager, MatchesModelOnRandomFrames) {
+  for (const unsigned seed : {1u, 2u, 3u}) {
+    SCOPED_TRACE(testing::Message() << "seed " << seed);
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<Id> id(0, 300);
+    PairManager pm;
+    std::set<Pair> model;
+    for (int frame = 0; frame < 60; ++frame) {
+      std::set<Pair> next = model;
+      const int ops = 1 + static_cast<int>(rng() % 3000);
+      for (int k = 0; k < ops; ++k) {
+        const Id x = id(rng), y = id(rng);
+        if (x == y) continue;
+        if (rng() % 2) {
+          pm.add(x, y);
+          next.insert(make_pair(x, y));
+        } else {
+          pm.remove(x, y);
+          next.erase(make_pair(x, y));
+        }
+      }
+      const Delta d = end_frame(pm);
+      std::vector<Pair> created, deleted;
+      std::set_difference(next.begin(), next.end(), model.begin(), model.end(), std::back_inserter(created));
+      std::set_difference(model.begin(), model.end(), next.begin(), next.end(), std::back_inserter(deleted));
+      ASSERT_EQ(d.created, created) << "frame " << frame;
+      ASSERT_EQ(d.deleted, deleted) << "frame " << frame;
+      ASSERT_EQ(sorted(pm.pairs()), std::vector<Pair>(next.begin(), next.end()));
+      model = next;
+    }
+  }
+}
+
+TEST(HashIndex, BackwardShiftKeepsEveryKeyReachable) {
+  HashIndex index;
+  std::mt19937_64 rng(7);
+  std::vector<std::uint64_t> keys;
+  for (std::uint32_t i = 0; i < 20000; ++i) {
+    keys.push_back(rng() >> 1);
+    index.insert(keys.back(), i);
+  }
+  for (std::size_t i = 0; i < keys.size(); i += 2) ASSERT_TRUE(index.erase(keys[i]));
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_EQ(index.find(keys[i]), i % 2 ? static_cast<std::uint32_t>(i) : HashIndex::kNotFound);
+  }
+  EXPECT_EQ(index.size(), keys.size() / 2);
+  EXPECT_FALSE(index.erase(keys[0]));
+}
+
+}  // namespace
+}  // namespace sapling

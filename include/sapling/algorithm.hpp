@@ -58,6 +58,11 @@ class Algorithm {
 
   /// Bytes held by the algorithm's own structures.
   virtual std::size_t memory_bytes() const { return 0; }
+
+  /// Checks the algorithm's invariants (written out where it is defined);
+  /// false on the first violation. Costs O(n) or more: for tests, and after
+  /// every update() in builds with SAPLING_VALIDATE.
+  virtual bool validate() const { return true; }
 };
 
 /// An index pair (i, j), i != j, into the box span given to a one-shot query.

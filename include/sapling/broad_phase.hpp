@@ -87,6 +87,11 @@ class BroadPhase {
   /// Bytes held by the broad phase, its algorithm and its pair manager.
   std::size_t memory_bytes() const noexcept;
 
+  /// Checks every invariant of the broad phase, its pair manager and its
+  /// algorithm; false on the first violation. O(n + pairs). Builds with
+  /// SAPLING_VALIDATE check it after every update() and abort on failure.
+  bool validate() const;
+
  private:
   enum class SlotState : std::uint8_t { kFree, kPendingAdd, kLive };
 

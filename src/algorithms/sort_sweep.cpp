@@ -38,6 +38,18 @@ class SortSweep final : public Algorithm {
     sweep(ids, pairs);
   }
 
+  // Invariant after update(): order_ lists every live slot once, with its
+  // current min.x, sorted by (min.x, slot).
+  bool validate() const override {
+    std::vector<std::uint8_t> seen(live_.size(), 0);
+    for (std::size_t k = 0; k < order_.size(); ++k) {
+      const Entry& e = order_[k];
+      if (e.slot >= live_.size() || !live_[e.slot] || seen[e.slot]++) return false;
+      if (e.min_x != boxes_[e.slot].min[0] || (k > 0 && !(order_[k - 1] < e))) return false;
+    }
+    return static_cast<std::size_t>(std::count(live_.begin(), live_.end(), 1)) == order_.size();
+  }
+
   std::size_t memory_bytes() const override {
     return boxes_.capacity() * sizeof(Box3) + live_.capacity() + order_.capacity() * sizeof(Entry) +
            active_.capacity() * sizeof(Slot);

@@ -9,6 +9,8 @@
 #include "sapling/broad_phase.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 namespace sapling {
 
@@ -163,7 +165,37 @@ const FrameDelta& BroadPhase::update() {
   added_boxes_.clear();
   ++frame_;
   delta_ = FrameDelta{created_, deleted_};
+#if defined(SAPLING_VALIDATE)
+  if (!validate()) {
+    std::fprintf(stderr, "sapling: invariant violated after update() of frame %llu (algorithm %s)\n",
+                 static_cast<unsigned long long>(frame_ - 1), name_.c_str());
+    std::abort();
+  }
+#endif
   return delta_;
+}
+
+bool BroadPhase::validate() const {
+  const std::size_t slots = id_of_slot_.size();
+  if (state_.size() != slots || stamp_.size() != slots) return false;
+  std::size_t live = 0, free = 0;
+  for (Slot s = 0; s < slots; ++s) {
+    switch (state_[s]) {
+      case SlotState::kLive: ++live; [[fallthrough]];
+      case SlotState::kPendingAdd:
+        if (slot_of_id_.find(id_of_slot_[s]) != s) return false;
+        break;
+      case SlotState::kFree: ++free; break;
+    }
+  }
+  if (live != live_ || free != free_slots_.size() || slot_of_id_.size() != slots - free) return false;
+  for (const Slot s : free_slots_) {
+    if (s >= slots || state_[s] != SlotState::kFree) return false;
+  }
+  for (const Pair& p : pairs()) {  // every pair joins two live objects
+    if (!contains(p.a) || !contains(p.b)) return false;
+  }
+  return pairs_.validate() && algorithm_->validate();
 }
 
 void BroadPhase::sorted_pairs(std::vector<Pair>& out) const {

@@ -23,6 +23,15 @@ class Recompute final : public Algorithm {
     for (const IndexPair& p : found_) pairs.add(ids[slots_[p.i]], ids[slots_[p.j]]);
   }
 
+  // Invariant: boxes_ and slots_ are parallel and dense_of_slot_ inverts slots_.
+  bool validate() const override {
+    if (boxes_.size() != slots_.size()) return false;
+    for (std::uint32_t d = 0; d < slots_.size(); ++d) {
+      if (slots_[d] >= dense_of_slot_.size() || dense_of_slot_[slots_[d]] != d) return false;
+    }
+    return true;
+  }
+
   std::size_t memory_bytes() const override {
     return boxes_.capacity() * sizeof(Box3) + slots_.capacity() * sizeof(Slot) +
            dense_of_slot_.capacity() * sizeof(std::uint32_t) + found_.capacity() * sizeof(IndexPair);

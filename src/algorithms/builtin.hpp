@@ -11,5 +11,6 @@ namespace sapling::builtin {
 
 std::unique_ptr<Algorithm> make_brute(const Options& options);
 std::unique_ptr<Algorithm> make_sort_sweep(const Options& options);
+std::unique_ptr<Algorithm> make_box_pruning(const Options& options);
 
 }  // namespace sapling::builtin

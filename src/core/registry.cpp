@@ -13,6 +13,10 @@ std::vector<AlgorithmInfo>& registry() {
       {"brute", "all pairs, O(n^2) per frame: the reference every algorithm is checked against", builtin::make_brute},
       {"sort-sweep", "sort on x each frame (insertion sort while the order barely changes), sweep with an active list",
        builtin::make_sort_sweep},
+      {"box-pruning",
+       "one-shot box pruning each frame: radix-sorted sweep on the axis of largest spread, grid on the other two, "
+       "SIMD tests",
+       builtin::make_box_pruning},
   };
   return list;
 }

@@ -1,0 +1,66 @@
+// How sapling runs work in parallel. An engine implements TaskSystem with its
+// own job system; sapling ships a thread pool and a serial fallback.
+//
+// Determinism: sapling splits work into tasks whose number and boundaries
+// depend on the input only, never on concurrency(), and combines their
+// results in task order, so output is identical for any thread count.
+#pragma once
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace sapling {
+
+class TaskSystem {
+ public:
+  virtual ~TaskSystem() = default;
+  /// Runs `task(t)` for every t in [0, count), in any order and possibly in
+  /// parallel, and returns when all have finished. Called from one thread
+  /// at a time; `task` must not throw.
+  virtual void run(std::size_t count, const std::function<void(std::size_t)>& task) = 0;
+  /// How many tasks may run at once (1 for serial).
+  virtual unsigned concurrency() const noexcept = 0;
+};
+
+/// Runs every task on the calling thread, in order.
+class SerialTasks final : public TaskSystem {
+ public:
+  void run(std::size_t count, const std::function<void(std::size_t)>& task) override {
+    for (std::size_t t = 0; t < count; ++t) task(t);
+  }
+  unsigned concurrency() const noexcept override { return 1; }
+};
+
+/// A fixed pool of worker threads; the calling thread works too, so a pool
+/// of `threads` uses threads - 1 workers.
+class ThreadPool final : public TaskSystem {
+ public:
+  /// `threads` = 0 means std::thread::hardware_concurrency().
+  explicit ThreadPool(unsigned threads = 0);
+  ~ThreadPool() override;
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  void run(std::size_t count, const std::function<void(std::size_t)>& task) override;
+  unsigned concurrency() const noexcept override { return static_cast<unsigned>(workers_.size()) + 1; }
+
+ private:
+  void work();
+  void drain();  // runs tasks of the current batch until none is left
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  const std::function<void(std::size_t)>* task_ = nullptr;
+  std::size_t count_ = 0, next_ = 0, finished_ = 0;
+  std::uint64_t batch_ = 0;
+  bool stop_ = false;
+};
+
+}  // namespace sapling

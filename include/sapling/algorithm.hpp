@@ -36,9 +36,13 @@ struct FrameOps {
   bool empty() const noexcept { return removed.empty() && moved.empty() && added.empty(); }
 };
 
-/// What a BroadPhase is told about its input when it is created.
+class TaskSystem;
+
+/// What a BroadPhase is told about its input and resources when created.
 struct Options {
-  int dims = 3;  ///< 2: every box lies in the plane z = 0 (lifted Box2)
+  int dims = 3;                 ///< 2: every box lies in the plane z = 0 (lifted Box2)
+  unsigned threads = 1;         ///< threads for parallel algorithms; 0 = all hardware threads
+  TaskSystem* tasks = nullptr;  ///< the engine's task system; overrides `threads` when set
 };
 
 /// A persistent broad-phase algorithm.

@@ -492,16 +492,22 @@ namespace {
 
 class BoxPruningOneShot final : public OneShotComplete {
  public:
+  explicit BoxPruningOneShot(const Options& options)
+      : pool_(options.tasks == nullptr && options.threads != 1 ? std::make_unique<ThreadPool>(options.threads)
+                                                               : nullptr),
+        pruner_(options.tasks != nullptr ? options.tasks : pool_.get()) {}
+
   void find_pairs(std::span<const Box3> boxes, std::vector<IndexPair>& out) override { pruner_.complete(boxes, out); }
 
  private:
+  std::unique_ptr<ThreadPool> pool_;
   BoxPruner pruner_;
 };
 
 }  // namespace
 
-std::unique_ptr<Algorithm> make_box_pruning(const Options&) {
-  return make_recompute(std::make_unique<BoxPruningOneShot>());
+std::unique_ptr<Algorithm> make_box_pruning(const Options& options) {
+  return make_recompute(std::make_unique<BoxPruningOneShot>(options));
 }
 
 }  // namespace builtin

@@ -1,0 +1,146 @@
+// One-shot box pruning against brute force: complete and bipartite, on sizes
+// below and above the grid threshold, on adversarial distributions (flat
+// worlds, lattices of touching boxes, identical boxes, infinite and huge
+// boxes), and with 1 and 2 threads giving the same output in the same order.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "sapling/box_pruning.hpp"
+
+namespace sapling {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+enum class Kind { kUniform, kFlat, kLattice, kIdentical, kInfinite, kHuge, kPoints, kMixedSizes };
+
+std::vector<Box3> make_boxes(Kind kind, std::size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  const float side = std::cbrt(float(n)) * 4.0f;
+  std::vector<Box3> boxes(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    Box3& b = boxes[i];
+    for (int k = 0; k < 3; ++k) {
+      float lo = std::floor(unit(rng) * side);
+      float w = std::floor(unit(rng) * 3.0f);
+      switch (kind) {
+        case Kind::kFlat:
+          lo = (k == 2) ? 0.0f : std::floor(unit(rng) * side * side / 8);
+          break;
+        case Kind::kLattice:
+          lo = float(rng() % 16) * 2.0f, w = 2.0f;
+          break;  // faces touch exactly
+        case Kind::kIdentical:
+          lo = (i % 3 == 0) ? 5.0f : lo, w = (i % 3 == 0) ? 1.0f : w;
+          break;
+        case Kind::kPoints:
+          w = 0.0f;
+          break;
+        case Kind::kMixedSizes:
+          w = 0.5f * std::exp2(3.0f * unit(rng)) * (rng() % 50 == 0 ? 40.0f : 1.0f);
+          break;
+        default:
+          break;
+      }
+      b.min[k] = lo;
+      b.max[k] = lo + w;
+    }
+    if (kind == Kind::kInfinite && i % 97 == 0) {
+      b.min[rng() % 3] = -kInf;
+      b.max[rng() % 3] = kInf;
+    }
+    if (kind == Kind::kHuge && i % 61 == 0) {
+      for (int k = 0; k < 3; ++k) b.min[k] = -FLT_MAX, b.max[k] = (i % 2) ? FLT_MAX : 0.0f;
+    }
+  }
+  return boxes;
+}
+
+std::vector<IndexPair> brute_complete(const std::vector<Box3>& boxes) {
+  std::vector<IndexPair> out;
+  for (std::uint32_t i = 0; i < boxes.size(); ++i)
+    for (std::uint32_t j = i + 1; j < boxes.size(); ++j)
+      if (overlaps(boxes[i], boxes[j])) out.push_back({i, j});
+  return out;
+}
+
+std::vector<std::uint64_t> keys(const std::vector<IndexPair>& pairs) {
+  std::vector<std::uint64_t> k;
+  for (const IndexPair& p : pairs) k.push_back((std::uint64_t{p.i} << 32) | p.j);
+  std::sort(k.begin(), k.end());
+  return k;
+}
+
+bool same_sequence(const std::vector<IndexPair>& x, const std::vector<IndexPair>& y) {
+  return std::equal(x.begin(), x.end(), y.begin(), y.end(),
+                    [](const IndexPair& a, const IndexPair& b) { return a.i == b.i && a.j == b.j; });
+}
+
+class BoxPruningTest : public testing::TestWithParam<std::tuple<Kind, std::size_t>> {};
+
+TEST_P(BoxPruningTest, CompleteMatchesBruteForce) {
+  const auto [kind, n] = GetParam();
+  ThreadPool pool(2);
+  for (const unsigned seed : {1u, 2u}) {
+    SCOPED_TRACE(testing::Message() << "seed " << seed);
+    std::mt19937 rng(seed);
+    const std::vector<Box3> boxes = make_boxes(kind, n, rng);
+    std::vector<IndexPair> serial, threaded;
+    BoxPruner(nullptr).complete(boxes, serial);
+    BoxPruner(&pool).complete(boxes, threaded);
+    for (const IndexPair& p : serial) ASSERT_LT(p.i, p.j);
+    ASSERT_EQ(keys(serial), keys(brute_complete(boxes)));
+    EXPECT_TRUE(same_sequence(serial, threaded)) << "output order depends on the thread count";
+  }
+}
+
+TEST_P(BoxPruningTest, BipartiteMatchesBruteForce) {
+  const auto [kind, n] = GetParam();
+  std::mt19937 rng(3);
+  const std::vector<Box3> a = make_boxes(kind, n, rng);
+  const std::vector<Box3> b = make_boxes(kind, n / 3 + 1, rng);
+  std::vector<IndexPair> expected, got, threaded;
+  for (std::uint32_t i = 0; i < a.size(); ++i)
+    for (std::uint32_t j = 0; j < b.size(); ++j)
+      if (overlaps(a[i], b[j])) expected.push_back({i, j});
+  BoxPruner pruner;
+  pruner.bipartite(a, b, got);
+  ASSERT_EQ(keys(got), keys(expected));
+  ThreadPool pool(2);
+  BoxPruner(&pool).bipartite(a, b, threaded);
+  EXPECT_TRUE(same_sequence(got, threaded));
+  // Reused buffers give the same answer again.
+  std::vector<IndexPair> again;
+  pruner.bipartite(a, b, again);
+  EXPECT_TRUE(same_sequence(got, again));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, BoxPruningTest,
+                         testing::Combine(testing::Values(Kind::kUniform, Kind::kFlat, Kind::kLattice, Kind::kIdentical,
+                                                          Kind::kInfinite, Kind::kHuge, Kind::kPoints,
+                                                          Kind::kMixedSizes),
+                                          testing::Values(std::size_t{0}, std::size_t{1}, std::size_t{2},
+                                                          std::size_t{37}, std::size_t{3000}, std::size_t{6000})));
+
+TEST(BoxPruning, AppendsToTheOutput) {
+  std::vector<IndexPair> out{{7, 8}};
+  const std::vector<Box3> boxes{{{0, 0, 0}, {1, 1, 1}}, {{1, 1, 1}, {2, 2, 2}}};
+  complete_pairs(boxes, out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].i, 0u);
+  EXPECT_EQ(out[1].j, 1u);
+  std::vector<IndexPair> bip;
+  bipartite_pairs(boxes, std::vector<Box3>{{{-0.0f, -0.0f, -0.0f}, {0.0f, 0.0f, 0.0f}}}, bip);
+  ASSERT_EQ(bip.size(), 1u);
+  EXPECT_EQ(bip[0].i, 0u);
+  EXPECT_EQ(bip[0].j, 0u);
+}
+
+}  // namespace
+}  // namespace sapling

@@ -23,10 +23,13 @@
 #include <numeric>
 
 #include "algorithms/builtin.hpp"
+#include "algorithms/prune_loop.hpp"
 #include "sapling/float_key.hpp"
 
 namespace sapling {
 namespace {
+
+using prune::CrossAxes;
 
 // Sentinel key: above the key of every non-NaN float, +inf included, so the
 // prune loop needs no bounds check (Terdiman 2007, appendix B).
@@ -47,35 +50,20 @@ constexpr double kMinCellExtents = 6.0;
 constexpr double kMaxCopiesPerBox = 1.6;
 constexpr std::uint32_t kMaxCellsPerAxis = 1024;
 
-// The other two axes of a box as one SIMD lane set: candidates store
-// (max_a, max_b, -min_a, -min_b); a query is (min_a, min_b, -max_a, -max_b),
-// and the boxes overlap on both axes iff query <= candidate in every lane.
-struct alignas(16) CrossAxes {
-  float v[4];
-};
-
-inline __m128 query_of(const CrossAxes& c) {
-  const __m128 x = _mm_load_ps(c.v);
-  const __m128 swapped = _mm_shuffle_ps(x, x, _MM_SHUFFLE(1, 0, 3, 2));
-  return _mm_xor_ps(swapped, _mm_set1_ps(-0.0f));  // negate every lane
-}
-
-inline bool cross_overlap(__m128 query, const CrossAxes& candidate) {
-  return _mm_movemask_ps(_mm_cmpgt_ps(query, _mm_load_ps(candidate.v))) == 0;
-}
-
 // A monotone map from a coordinate to a cell index along one axis: any
 // rounding keeps it non-decreasing, which is all exactness needs.
 struct AxisCells {
   float origin = 0.0f;
   float inv_size = 0.0f;
+  float last = 0.0f;  // count - 1
   std::uint32_t count = 1;
 
   std::uint32_t operator()(float x) const {
-    const float t = (x - origin) * inv_size;
-    if (!(t > 0.0f)) return 0;  // also -inf, and NaN from inf - inf never occurs: origin is finite
-    const float last = static_cast<float>(count - 1);
-    return t >= last ? count - 1 : static_cast<std::uint32_t>(t);
+    if (count == 1) return 0;  // also keeps inf * 0 out
+    // inv_size > 0 is finite and origin finite, so t is never NaN; the
+    // clamp also maps -inf and +inf to the end cells.
+    const float t = std::min(std::max((x - origin) * inv_size, 0.0f), last);
+    return static_cast<std::uint32_t>(t);
   }
 };
 
@@ -133,6 +121,7 @@ AxisCells axis_cells(const Stats& st, int axis, std::uint32_t count) {
   const double span = double(st.hi[axis]) - st.lo[axis];
   if (count <= 1 || !(span > 0)) return c;
   c.count = count;
+  c.last = static_cast<float>(count - 1);
   c.origin = st.lo[axis];
   c.inv_size = static_cast<float>(count / span);
   return c;
@@ -256,7 +245,7 @@ struct BoxPruner::Impl {
 
 namespace {
 
-CellRange cell_range(const Layout& layout, const Box3& b) {
+inline CellRange cell_range(const Layout& layout, const Box3& b) {
   const int ka = layout.grid[0], kb = layout.grid[1];
   return {layout.cells_a(b.min[ka]), layout.cells_a(b.max[ka]), layout.cells_b(b.min[kb]), layout.cells_b(b.max[kb])};
 }
@@ -299,7 +288,7 @@ void BoxPruner::Impl::bucket(const Layout& layout, std::span<const Box3> boxes, 
       const CellRange r = cell_range(layout, b);
       const std::uint32_t tag = (r.a0 != r.a1 || r.b0 != r.b1) ? kSpansCells : 0;
       const Staged e{float_key(b.min[s]), float_key(b.max[s]), static_cast<std::uint32_t>(i) | tag, 0,
-                     CrossAxes{{b.max[ka], b.max[kb], -b.min[ka], -b.min[kb]}}};
+                     prune::cross_axes(b.min[ka], b.min[kb], b.max[ka], b.max[kb])};
       for (std::uint32_t cb = r.b0; cb <= r.b1; ++cb)
         for (std::uint32_t ca = r.a0; ca <= r.a1; ++ca) c.staged[cursor[cb * layout.cells_a.count + ca]++] = e;
     }
@@ -328,6 +317,7 @@ void BoxPruner::Impl::sort_cell(const Layout&, CellArrays& c, std::uint32_t cell
     ++at;
   }
   c.min_key[at] = kSentinelKey;
+  c.cross[at] = CrossAxes{};  // read, never used, by the two-wide loop
 }
 
 // Splits the cells into tasks of similar entry counts. The split depends on
@@ -384,7 +374,8 @@ template <bool kBipartite>
 void BoxPruner::Impl::sweep_cell(const Layout& layout, std::uint32_t cell, std::vector<IndexPair>& out) const {
   const std::uint32_t ca = cell % layout.cells_a.count, cb = cell / layout.cells_a.count;
   auto owned = [&](const CrossAxes& p, const CrossAxes& q) {
-    return layout.cells_a(std::max(-p.v[2], -q.v[2])) == ca && layout.cells_b(std::max(-p.v[3], -q.v[3])) == cb;
+    return layout.cells_a(std::max(prune::min_a(p), prune::min_a(q))) == ca &&
+           layout.cells_b(std::max(prune::min_b(p), prune::min_b(q))) == cb;
   };
   auto emit = [&](const CellArrays& x, std::uint32_t i, const CellArrays& y, std::uint32_t j) {
     const std::uint32_t ix = x.index[i], iy = y.index[j];
@@ -398,11 +389,8 @@ void BoxPruner::Impl::sweep_cell(const Layout& layout, std::uint32_t cell, std::
   };
   // Scans y from `from` while y's min is not past x's max.
   auto prune = [&](const CellArrays& x, std::uint32_t i, const CellArrays& y, std::uint32_t from) {
-    const std::uint32_t max_key = x.max_key[i];
-    const __m128 query = query_of(x.cross[i]);
-    for (std::uint32_t j = from; y.min_key[j] <= max_key; ++j) {
-      if (cross_overlap(query, y.cross[j])) emit(x, i, y, j);
-    }
+    prune::scan(x.cross[i], x.max_key[i], y.min_key.data(), y.cross.data(), from,
+                [&](std::uint32_t j) { emit(x, i, y, j); });
   };
 
   const CellArrays& a = sets[0];
@@ -444,6 +432,7 @@ void coarsen(Layout& layout) {
     if (cells->count <= 1) continue;
     cells->inv_size *= float(cells->count / 2) / float(cells->count);
     cells->count /= 2;
+    cells->last = float(cells->count - 1);
     if (cells->count == 1) *cells = AxisCells{};
   }
 }

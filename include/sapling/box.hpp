@@ -30,9 +30,12 @@ using Box3 = Box<3>;
 /// True when the closed boxes `a` and `b` share at least one point.
 template <int D>
 constexpr bool overlaps(const Box<D>& a, const Box<D>& b) noexcept {
-  bool result = true;
-  for (int k = 0; k < D; ++k) result &= (a.min[k] <= b.max[k]) & (b.min[k] <= a.max[k]);
-  return result;
+  // Branch-free: every axis is compared, the results are combined as bits.
+  unsigned result = 1;
+  for (int k = 0; k < D; ++k) {
+    result &= static_cast<unsigned>(a.min[k] <= b.max[k]) & static_cast<unsigned>(b.min[k] <= a.max[k]);
+  }
+  return result != 0;
 }
 
 /// A 2D box seen as a 3D box of zero thickness at z = 0. Lifting keeps every

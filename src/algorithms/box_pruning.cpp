@@ -85,7 +85,7 @@ void accumulate(Stats& st, std::span<const Box3> boxes, std::size_t stride, doub
   for (std::size_t i = 0; i < boxes.size(); i += stride) {
     const Box3& b = boxes[i];
     bool finite = true;
-    for (int k = 0; k < 3; ++k) finite &= std::isfinite(b.min[k]) & std::isfinite(b.max[k]);
+    for (int k = 0; k < 3; ++k) finite = finite && std::isfinite(b.min[k]) && std::isfinite(b.max[k]);
     if (!finite) continue;
     for (int k = 0; k < 3; ++k) {
       const float c = 0.5f * b.min[k] + 0.5f * b.max[k];

@@ -77,7 +77,7 @@ inline void scan(const CrossAxes& self, std::uint32_t max_key, const std::uint32
   const float q0 = -self.v[2], q1 = -self.v[3], q2 = -self.v[0], q3 = -self.v[1];
   for (std::uint32_t j = from; min_key[j] <= max_key; ++j) {
     const float* c = cross[j].v;
-    if ((q0 <= c[0]) & (q1 <= c[1]) & (q2 <= c[2]) & (q3 <= c[3])) hit(j);
+    if (q0 <= c[0] && q1 <= c[1] && q2 <= c[2] && q3 <= c[3]) hit(j);
   }
 #endif
 }

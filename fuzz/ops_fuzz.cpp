@@ -1,0 +1,360 @@
+// libFuzzer target: random sequences of add / move / remove / update calls,
+// valid and invalid (NaN, min > max, unknown, duplicate and repeated ids,
+// mismatched span sizes), driven through every registered algorithm and
+// "brute" in lockstep, against a model written here from the contract
+// (shared/spec/trace-format.md, include/sapling/broad_phase.hpp).
+//
+// It traps when an algorithm's Status differs from brute's, when brute's
+// Status is not what the model expects, when a refused call changed anything
+// (the model applies accepted calls only, so any leftover shows up at the
+// next update), or when a delta, the pair set, size() or contains() differs
+// from the model. Two instances of each algorithm run side by side, so the
+// pairs() order must be deterministic too.
+//
+// Coordinates come from a small grid so ties are common, plus ±0, ±inf,
+// ±FLT_MAX, denormals and NaN; ids from a small table with 0 and 2^32-1, so
+// reuse, duplicates and repeats are common.
+//
+// Build and run (from the repository root):
+//   clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -Isrc fuzz/ops_fuzz.cpp
+//       src/core/*.cpp src/algorithms/*.cpp src/trace/*.cpp -o /tmp/opsf
+//   /tmp/opsf -max_total_time=30
+#include <algorithm>
+#include <array>
+#include <cfloat>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <memory>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sapling/broad_phase.hpp"
+
+namespace {
+
+using sapling::Box2;
+using sapling::Box3;
+using sapling::BoxCheck;
+using sapling::BoxFault;
+using sapling::BroadPhase;
+using sapling::Id;
+using sapling::Operation;
+using sapling::Pair;
+using sapling::Status;
+using sapling::StatusCode;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+constexpr float kDenorm = std::numeric_limits<float>::denorm_min();
+
+// Special coordinates; the grid -2, -1.5, ..., 5.5 covers the rest.
+constexpr std::array<float, 16> kSpecials = {-0.0f,   0.0f,     kInf, -kInf, FLT_MAX, -FLT_MAX, kDenorm, -kDenorm,
+                                             FLT_MIN, -FLT_MIN, kNan, 1e30f, -1e30f,  1e-30f,   kNan,    -0.0f};
+
+// Ids: a small range so they collide, and the ends of the 32-bit range.
+constexpr std::array<Id, 32> kIds = {0,  1,  2,  3,  4,           5,           6,           7,           8,    9,   10,
+                                     11, 12, 13, 14, 15,          16,          17,          18,          19,   20,  21,
+                                     22, 23, 24, 25, 4294967295u, 4294967294u, 2147483648u, 2147483647u, 1000, 1001};
+
+constexpr int kMaxSteps = 500;
+
+[[noreturn]] void fail(const std::string& what) {
+  std::fprintf(stderr, "ops_fuzz: %s\n", what.c_str());
+  std::fflush(stderr);
+  __builtin_trap();
+}
+
+std::string show(Pair p) { return "{" + std::to_string(p.a) + "," + std::to_string(p.b) + "}"; }
+
+std::string show(const std::vector<Pair>& v) {
+  std::string s;
+  for (std::size_t i = 0; i < v.size() && i < 8; ++i) s += " " + show(v[i]);
+  return s + (v.size() > 8 ? " ..." : "");
+}
+
+class Input {
+ public:
+  Input(const std::uint8_t* data, std::size_t size) : data_(data), size_(size) {}
+  bool done() const { return pos_ >= size_; }
+  std::uint8_t next() { return pos_ < size_ ? data_[pos_++] : 0; }
+
+ private:
+  const std::uint8_t* data_;
+  std::size_t size_;
+  std::size_t pos_ = 0;
+};
+
+float coordinate(std::uint8_t b) {
+  if (b < 176) return static_cast<float>(b % 16) * 0.5f - 2.0f;
+  return kSpecials[b % kSpecials.size()];
+}
+
+// The contract's box check, written independently: first fault, axis by axis.
+BoxCheck first_fault(const Box3& b, int dims) {
+  for (int k = 0; k < dims; ++k) {
+    const auto axis = static_cast<std::uint8_t>(k);
+    if (b.min[k] != b.min[k]) return {BoxFault::kNanMin, axis};
+    if (b.max[k] != b.max[k]) return {BoxFault::kNanMax, axis};
+    if (b.min[k] > b.max[k]) return {BoxFault::kMinGreaterMax, axis};
+  }
+  return {};
+}
+
+bool overlap(const Box3& a, const Box3& b) {
+  for (int k = 0; k < 3; ++k) {
+    if (!(a.min[k] <= b.max[k] && b.min[k] <= a.max[k])) return false;
+  }
+  return true;
+}
+
+// What the library should do, from the contract alone.
+class Model {
+ public:
+  struct Expect {
+    bool ok = true;
+    std::size_t index = 0;
+    std::vector<StatusCode> codes;  // acceptable codes for the element at `index`
+    BoxCheck check;                 // if kInvalidBox
+  };
+
+  Expect expect(Operation op, std::span<const Id> ids, std::span<const Box3> boxes, int dims) const {
+    Expect e;
+    if (op != Operation::kRemove && ids.size() != boxes.size()) {
+      e.ok = false;
+      e.index = ids.size();
+      e.codes = {StatusCode::kSizeMismatch};
+      return e;
+    }
+    std::set<Id> batch;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      const Id id = ids[i];
+      std::vector<StatusCode> codes;
+      BoxCheck check;
+      if (op != Operation::kRemove) {
+        check = first_fault(boxes[i], dims);
+        if (!check) codes.push_back(StatusCode::kInvalidBox);
+      }
+      const bool live = live_.count(id) != 0;
+      const bool pending = added_.count(id) != 0 || (op == Operation::kAdd && batch.count(id) != 0);
+      const bool touched = added_.count(id) || moved_.count(id) || removed_.count(id) || batch.count(id);
+      if (touched) codes.push_back(StatusCode::kRepeatedId);
+      if (op == Operation::kAdd) {
+        if (live || pending) codes.push_back(StatusCode::kDuplicateId);
+      } else if (!live) {
+        codes.push_back(StatusCode::kUnknownId);
+      }
+      if (!codes.empty()) {
+        e.ok = false;
+        e.index = i;
+        e.codes = codes;
+        e.check = check;
+        return e;
+      }
+      batch.insert(id);
+    }
+    return e;
+  }
+
+  void apply(Operation op, std::span<const Id> ids, std::span<const Box3> boxes) {
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      if (op == Operation::kAdd) added_[ids[i]] = boxes[i];
+      if (op == Operation::kMove) moved_[ids[i]] = boxes[i];
+      if (op == Operation::kRemove) removed_.insert(ids[i]);
+    }
+  }
+
+  // Ends the frame; returns the expected created and deleted lists.
+  void update(std::vector<Pair>& created, std::vector<Pair>& deleted) {
+    for (const Id id : removed_) live_.erase(id);
+    for (const auto& [id, box] : moved_) live_[id] = box;
+    for (const auto& [id, box] : added_) live_[id] = box;
+    added_.clear();
+    moved_.clear();
+    removed_.clear();
+    std::vector<Pair> now;
+    for (auto i = live_.begin(); i != live_.end(); ++i) {
+      for (auto j = std::next(i); j != live_.end(); ++j) {
+        if (overlap(i->second, j->second)) now.push_back(Pair{i->first, j->first});
+      }
+    }
+    created.clear();
+    deleted.clear();
+    std::set_difference(now.begin(), now.end(), pairs_.begin(), pairs_.end(), std::back_inserter(created));
+    std::set_difference(pairs_.begin(), pairs_.end(), now.begin(), now.end(), std::back_inserter(deleted));
+    pairs_ = std::move(now);
+  }
+
+  const std::vector<Pair>& pairs() const { return pairs_; }
+  const std::map<Id, Box3>& live() const { return live_; }
+
+ private:
+  std::map<Id, Box3> live_;
+  std::map<Id, Box3> added_, moved_;
+  std::set<Id> removed_;
+  std::vector<Pair> pairs_;  // sorted
+};
+
+// One algorithm: two instances fed the same calls.
+struct Runner {
+  std::string name;
+  std::unique_ptr<BroadPhase> first, second;
+  bool retired = false;  // refused the input as unsupported
+};
+
+Status call(BroadPhase& bp, int dims, Operation op, std::span<const Id> ids, std::span<const Box3> boxes) {
+  if (op == Operation::kRemove) return bp.remove(ids);
+  if (dims == 3) return op == Operation::kAdd ? bp.add(ids, boxes) : bp.move(ids, boxes);
+  std::vector<Box2> flat;
+  for (const Box3& b : boxes) flat.push_back(Box2{{b.min[0], b.min[1]}, {b.max[0], b.max[1]}});
+  return op == Operation::kAdd ? bp.add(ids, std::span<const Box2>(flat)) : bp.move(ids, std::span<const Box2>(flat));
+}
+
+bool same_status(const Status& a, const Status& b) {
+  return a.code() == b.code() && a.operation() == b.operation() && a.id() == b.id() && a.index() == b.index() &&
+         a.box_check().fault == b.box_check().fault && a.box_check().axis == b.box_check().axis;
+}
+
+std::vector<Pair> copy(std::span<const Pair> s) { return {s.begin(), s.end()}; }
+
+void check_sorted(const std::string& who, const std::vector<Pair>& v) {
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (!(v[i].a < v[i].b)) fail(who + ": pair with a >= b " + show(v[i]));
+    if (i > 0 && !(v[i - 1] < v[i])) fail(who + ": not strictly sorted at " + show(v[i]));
+  }
+}
+
+void run(const std::uint8_t* data, std::size_t size) {
+  Input in(data, size);
+  const int dims = (in.next() & 1) ? 2 : 3;
+  const sapling::Options options{.dims = dims};
+
+  std::vector<Runner> runners;
+  runners.push_back({"brute", BroadPhase::create("brute", options), BroadPhase::create("brute", options)});
+  for (const sapling::AlgorithmInfo& info : sapling::algorithms()) {
+    if (info.name != "brute") {
+      runners.push_back({info.name, BroadPhase::create(info.name, options), BroadPhase::create(info.name, options)});
+    }
+  }
+  for (const Runner& r : runners) {
+    if (!r.first || !r.second) fail("create(" + r.name + ") failed");
+  }
+
+  Model model;
+  Operation last_op = Operation::kAdd;
+  std::vector<Id> ids;
+  std::vector<Box3> boxes;
+  std::vector<Pair> created, deleted, sorted;
+
+  for (int step = 0; step < kMaxSteps && !in.done(); ++step) {
+    const std::string at = "step " + std::to_string(step) + ", dims " + std::to_string(dims) + ": ";
+    const std::uint8_t kind = in.next() % 11;
+
+    if (kind >= 8 && kind <= 9) {  // update
+      model.update(created, deleted);
+      for (Runner& r : runners) {
+        if (r.retired) continue;
+        for (BroadPhase* bp : {r.first.get(), r.second.get()}) {
+          const std::string who = at + r.name + (bp == r.second.get() ? " (second)" : "");
+          const sapling::FrameDelta& d = bp->update();
+          const std::vector<Pair> c = copy(d.created), x = copy(d.deleted);
+          if (c != created) fail(who + ": created" + show(c) + " expected" + show(created));
+          if (x != deleted) fail(who + ": deleted" + show(x) + " expected" + show(deleted));
+          bp->sorted_pairs(sorted);
+          check_sorted(who + " sorted_pairs", sorted);
+          if (sorted != model.pairs()) fail(who + ": pairs" + show(sorted) + " expected" + show(model.pairs()));
+          if (bp->size() != model.live().size()) fail(who + ": size() differs from the model");
+          for (const Id id : kIds) {
+            if (bp->contains(id) != (model.live().count(id) != 0)) fail(who + ": contains(" + std::to_string(id) + ")");
+          }
+        }
+        if (copy(r.first->pairs()) != copy(r.second->pairs())) fail(at + r.name + ": pairs() order not deterministic");
+      }
+      continue;
+    }
+
+    // A batch call. 10 repeats the previous batch as is.
+    if (kind != 10) {
+      last_op = kind < 4 ? Operation::kAdd : kind < 6 ? Operation::kMove : Operation::kRemove;
+      const std::uint8_t shape = in.next();
+      const std::size_t n = shape % 6;
+      std::size_t n_boxes = last_op == Operation::kRemove ? 0 : n;
+      if (last_op != Operation::kRemove && (shape & 0xC0) == 0xC0) n_boxes = in.next() % 6;  // maybe a mismatch
+      ids.clear();
+      boxes.clear();
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint8_t b = in.next();
+        if ((b & 0x80) && !model.live().empty()) {  // a live id, so moves and removes often succeed
+          ids.push_back(std::next(model.live().begin(), (b & 0x7F) % model.live().size())->first);
+        } else {
+          ids.push_back(kIds[b % kIds.size()]);
+        }
+      }
+      for (std::size_t i = 0; i < n_boxes; ++i) {
+        const bool ordered = (in.next() & 3) != 0;
+        Box3 box;
+        for (int k = 0; k < 3; ++k) {
+          box.min[k] = coordinate(in.next());
+          box.max[k] = coordinate(in.next());
+          if (ordered && box.min[k] > box.max[k]) std::swap(box.min[k], box.max[k]);
+        }
+        if (dims == 2) box.min[2] = box.max[2] = 0.0f;
+        boxes.push_back(box);
+      }
+    }
+
+    // Calls only stage: nothing may be visible before update().
+    std::vector<std::vector<Pair>> pairs_before;
+    std::vector<std::size_t> size_before;
+    for (const Runner& r : runners) {
+      pairs_before.push_back(copy(r.first->pairs()));
+      size_before.push_back(r.first->size());
+    }
+
+    const Model::Expect e = model.expect(last_op, ids, boxes, dims);
+    const Status ref = call(*runners[0].first, dims, last_op, ids, boxes);
+    const std::string what = at + "op " + std::to_string(static_cast<int>(last_op)) + " of " +
+                             std::to_string(ids.size()) + " ids: brute says '" + ref.message() + "'";
+    if (ref.ok() != e.ok) fail(what + (e.ok ? ", expected ok" : ", expected a refusal"));
+    if (!ref.ok()) {
+      if (std::find(e.codes.begin(), e.codes.end(), ref.code()) == e.codes.end()) fail(what + ": wrong code");
+      if (ref.index() != e.index) fail(what + ": wrong index, expected " + std::to_string(e.index));
+      if (ref.operation() != last_op) fail(what + ": wrong operation");
+      if (ref.code() != StatusCode::kSizeMismatch && ref.id() != ids[e.index]) fail(what + ": wrong id");
+      if (ref.code() == StatusCode::kInvalidBox &&
+          (ref.box_check().fault != e.check.fault || ref.box_check().axis != e.check.axis)) {
+        fail(what + ": wrong box fault");
+      }
+    }
+    if (ref.ok()) model.apply(last_op, ids, boxes);
+
+    for (std::size_t k = 0; k < runners.size(); ++k) {
+      Runner& r = runners[k];
+      if (r.retired) continue;
+      for (BroadPhase* bp : {r.first.get(), r.second.get()}) {
+        if (bp == runners[0].first.get()) continue;  // already called
+        const Status s = call(*bp, dims, last_op, ids, boxes);
+        if (s.code() == StatusCode::kUnsupported && ref.ok() && r.name != "brute") {
+          r.retired = true;  // a restricted algorithm may refuse input it does not support
+          break;
+        }
+        if (!same_status(s, ref)) fail(what + "; " + r.name + " says '" + s.message() + "'");
+      }
+      if (r.retired) continue;
+      if (copy(r.first->pairs()) != pairs_before[k] || r.first->size() != size_before[k]) {
+        fail(what + "; " + r.name + ": a call changed pairs() or size() before update()");
+      }
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  run(data, size);
+  return 0;
+}

@@ -1,1 +1,21 @@
-int main() { return 0; }
+// The `sapling` command: dispatches to algos, replay, gen and run
+// (shared/spec/trace-format.md is the contract for their output).
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "cli.hpp"
+#include "commands.hpp"
+
+int main(int argc, char** argv) {
+  using namespace sapling::cli;
+  if (argc < 2) return usage_error("no command given");
+  const std::string_view command = argv[1];
+  const std::span<char* const> rest(argv + 2, static_cast<std::size_t>(argc - 2));
+  if (command == "help" || command == "--help" || command == "-h") return print_help();
+  if (command == "algos") return cmd_algos(rest);
+  if (command == "replay") return cmd_replay(rest);
+  if (command == "gen") return cmd_gen(rest);
+  if (command == "run") return cmd_run(rest);
+  return usage_error("unknown command '" + std::string(command) + "'");
+}

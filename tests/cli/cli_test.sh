@@ -1,0 +1,493 @@
+#!/usr/bin/env bash
+# Tests of the `sapling` command against its contract
+# (shared/spec/trace-format.md): outputs byte for byte, error lines, exit
+# statuses. Every check runs for every algorithm `sapling algos` lists.
+#
+#   cli_test.sh SAPLING_BINARY SOURCE_DIR AREA
+#
+# AREA: contract | errors | usage | gen | counts | run. Each failed check
+# prints what failed; the script exits 1 if any did.
+set -u
+
+if [ $# -ne 3 ]; then
+  echo "usage: $0 SAPLING_BINARY SOURCE_DIR AREA" >&2
+  exit 2
+fi
+SAPLING=$1
+SRC=$2
+AREA=$3
+DATA=$SRC/data
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/sapling-cli.XXXXXX") || exit 2
+trap 'rm -rf "$TMP"' EXIT
+
+checks=0
+failures=0
+
+fail() {
+  failures=$((failures + 1))
+  echo "FAIL: $*"
+}
+
+# cli ARGS...: runs sapling, stdout to $TMP/out, stderr to $TMP/err, status in $rc.
+cli() {
+  "$SAPLING" "$@" >"$TMP/out" 2>"$TMP/err"
+  rc=$?
+}
+
+# cli_in FILE ARGS...: the same with FILE on standard input.
+cli_in() {
+  local input=$1
+  shift
+  "$SAPLING" "$@" <"$input" >"$TMP/out" 2>"$TMP/err"
+  rc=$?
+}
+
+# expect_rc STATUS WHAT: the last command exited with STATUS.
+expect_rc() {
+  checks=$((checks + 1))
+  if [ "$rc" -ne "$1" ]; then
+    fail "$2: exit status $rc, expected $1"
+    sed 's/^/    stderr: /' "$TMP/err" | head -n 5
+  fi
+}
+
+# expect_file ACTUAL EXPECTED WHAT: the two files are identical, byte for byte.
+expect_file() {
+  checks=$((checks + 1))
+  if ! cmp -s "$1" "$2"; then
+    fail "$3: output differs from $(basename "$2")"
+    diff "$2" "$1" | head -n 10 | sed 's/^/    /'
+  fi
+}
+
+# expect_text TEXT WHAT: $TMP/out is exactly TEXT (printf format).
+expect_text() {
+  # shellcheck disable=SC2059
+  printf "$1" >"$TMP/expected"
+  expect_file "$TMP/out" "$TMP/expected" "$2"
+}
+
+# expect_empty FILE WHAT
+expect_empty() {
+  checks=$((checks + 1))
+  if [ -s "$1" ]; then
+    fail "$2: $(basename "$1") is not empty"
+    head -n 5 "$1" | sed 's/^/    /'
+  fi
+}
+
+# expect_grep PATTERN FILE WHAT: FILE has a line matching the extended regex.
+expect_grep() {
+  checks=$((checks + 1))
+  if ! grep -Eq -- "$1" "$2"; then
+    fail "$3: no line matches /$1/ in $(basename "$2")"
+    head -n 5 "$2" | sed 's/^/    /'
+  fi
+}
+
+# refuses ALGO TRACE: true if ALGO, restricted by design, refuses TRACE
+# (status 3, nothing written, the restriction named on stderr); the caller
+# then skips ALGO for TRACE. brute and sort-sweep take every trace.
+refuses() {
+  "$SAPLING" replay "$2" --algo "$1" --report hash >"$TMP/refuses.out" 2>"$TMP/refuses.err"
+  local status=$?
+  [ "$status" -eq 3 ] || return 1
+  checks=$((checks + 1))
+  if [ "$1" = brute ] || [ "$1" = sort-sweep ]; then
+    fail "$1 refuses $(basename "$2") (status 3)"
+  elif [ -s "$TMP/refuses.out" ] || ! grep -q "unsupported by $1: " "$TMP/refuses.err"; then
+    fail "$1 refuses $(basename "$2"): output written, or no 'unsupported by $1: reason' on stderr"
+  else
+    echo "note: $1 refuses $(basename "$2"): $(head -n 1 "$TMP/refuses.err")"
+  fi
+  return 0
+}
+
+cli algos
+if [ "$rc" -ne 0 ] || [ ! -s "$TMP/out" ]; then
+  echo "FAIL: sapling algos: exit status $rc, or no algorithm listed"
+  exit 1
+fi
+ALGOS=$(awk '{ print $1 }' "$TMP/out")
+
+# ---------------------------------------------------------------------------
+# The contract's example, and the semantics' edge cases, for every algorithm.
+test_contract() {
+  cli algos
+  expect_rc 0 "algos"
+  checks=$((checks + 1))
+  if ! awk 'NF < 2 || $0 !~ /^[^ ]+  +[^ ]/ { bad = 1 } END { exit bad }' "$TMP/out"; then
+    fail "algos: a line is not 'NAME  description'"
+  fi
+  expect_grep '^brute  ' "$TMP/out" "algos lists brute"
+  expect_grep '^sort-sweep  ' "$TMP/out" "algos lists sort-sweep"
+
+  local algo trace report
+  for algo in $ALGOS; do
+    for trace in example example2d edge; do
+      refuses "$algo" "$DATA/$trace.trace" && continue
+      local expected_name=$trace
+      [ "$trace" = example2d ] && expected_name=example
+      for report in delta pairs hash; do
+        cli replay "$DATA/$trace.trace" --algo "$algo" --report "$report"
+        expect_rc 0 "replay $trace.trace --algo $algo --report $report"
+        expect_file "$TMP/out" "$DATA/$expected_name.$report" "replay $trace.trace --algo $algo --report $report"
+        expect_empty "$TMP/err" "replay $trace.trace --algo $algo --report $report: stderr"
+      done
+    done
+    refuses "$algo" "$DATA/example.trace" && continue
+    # delta is the default report.
+    cli replay "$DATA/example.trace" --algo "$algo"
+    expect_rc 0 "replay (default report) --algo $algo"
+    expect_file "$TMP/out" "$DATA/example.delta" "replay (default report) --algo $algo"
+    # Standard input, and --out FILE (with and without '=').
+    cli_in "$DATA/example.trace" replay - --algo "$algo" --report pairs
+    expect_rc 0 "replay - (stdin) --algo $algo"
+    expect_file "$TMP/out" "$DATA/example.pairs" "replay - (stdin) --algo $algo"
+    rm -f "$TMP/file.out"
+    cli replay "$DATA/example.trace" --algo "$algo" --report hash --out "$TMP/file.out"
+    expect_rc 0 "replay --out FILE --algo $algo"
+    expect_empty "$TMP/out" "replay --out FILE --algo $algo: stdout"
+    expect_file "$TMP/file.out" "$DATA/example.hash" "replay --out FILE --algo $algo"
+    cli_in "$DATA/example.trace" replay - --algo="$algo" --out=- --report=delta
+    expect_rc 0 "replay - --algo=$algo --out=-"
+    expect_file "$TMP/out" "$DATA/example.delta" "replay - --algo=$algo --out=-"
+  done
+}
+
+# ---------------------------------------------------------------------------
+# Malformed traces: `TRACE:LINE: reason` on stderr, status 2, every frame
+# before the bad line written in full and nothing of the bad frame.
+
+# Frames 0 and 1 are complete; frame 2 starts at line 9, its line 10 is fine
+# and line 11 is replaced by each bad line in turn.
+write_base() {
+  cat >"$1" <<'EOF'
+sapling-trace 1
+# two boxes that overlap, then part
+frame
+add 1 0 0 0 1 1 1
+add 2 0.5 0.5 0.5 2 2 2
+
+frame
+move 1 3 3 3 4 4 4
+frame
+add 3 0 0 0 1 1 1
+EOF
+}
+BASE_DELTA='frame 0 +1 -0\n+ 1 2\nframe 1 +0 -1\n- 1 2\n'
+
+# bad_trace WHAT EXPECTED_LINE EXPECTED_STDOUT: $TMP/bad.trace must fail at
+# EXPECTED_LINE for every algorithm and every report, from a file and stdin.
+bad_trace() {
+  local what=$1 line=$2 expected=$3 algo
+  for algo in $ALGOS; do
+    refuses "$algo" "$TMP/bad.trace" && continue
+    cli replay "$TMP/bad.trace" --algo "$algo"
+    expect_rc 2 "$what ($algo)"
+    expect_text "$expected" "$what ($algo): stdout"
+    checks=$((checks + 1))
+    if ! head -n 1 "$TMP/err" | grep -Eq "^$TMP/bad\\.trace:$line: [^ ]"; then
+      fail "$what ($algo): stderr is not '$TMP/bad.trace:$line: reason'"
+      head -n 3 "$TMP/err" | sed 's/^/    stderr: /'
+    fi
+    cli_in "$TMP/bad.trace" replay - --algo "$algo" --report pairs
+    expect_rc 2 "$what ($algo, stdin)"
+    expect_grep "^-:$line: [^ ]" "$TMP/err" "$what ($algo, stdin): stderr"
+  done
+}
+
+test_errors() {
+  local bad
+  # name|bad line 11
+  while IFS='|' read -r what bad; do
+    write_base "$TMP/bad.trace"
+    printf '%s\n' "$bad" >>"$TMP/bad.trace"
+    printf 'remove 3\n' >>"$TMP/bad.trace"  # never reached
+    bad_trace "$what" 11 "$BASE_DELTA"
+  done <<'EOF'
+unknown keyword|resize 1 0 0 0 1 1 1
+too few numbers|add 4 0 0 0 1 1
+too many numbers|add 4 0 0 0 1 1 1 1
+no id|remove
+id not a number|remove x
+id out of range|add 4294967296 0 0 0 1 1 1
+negative id|add -4 0 0 0 1 1 1
+number not read in full|add 4 0 0 0 1x 1 1
+number with a comma|add 4 0 0 0 1,5 1 1
+min > max|add 4 0 0 2 1 1 1
+nan min|add 4 nan 0 0 1 1 1
+nan max|move 2 0 0 0 1 nan 1
+move with min > max|move 2 0 0 0 1 1 -1
+add of a live id|add 2 0 0 0 1 1 1
+add of an id added in this frame|add 3 5 5 5 6 6 6
+move of an id that is not live|move 9 0 0 0 1 1 1
+move of an id added in this frame|move 3 0 0 0 1 1 1
+remove of an id that is not live|remove 9
+remove of an id added in this frame|remove 3
+dims after the first frame|dims 3
+a second header|sapling-trace 1
+EOF
+
+  # A second operation on one id, on the line after the first.
+  write_base "$TMP/bad.trace"
+  printf 'move 2 0 0 0 1 1 1\nremove 2\n' >>"$TMP/bad.trace"
+  bad_trace "second operation on one id in one frame" 12 "$BASE_DELTA"
+  write_base "$TMP/bad.trace"
+  printf 'remove 1\nmove 1 0 0 0 1 1 1\n' >>"$TMP/bad.trace"
+  bad_trace "move after remove of one id in one frame" 12 "$BASE_DELTA"
+
+  # An error in the first line of a frame: the frames before are complete.
+  write_base "$TMP/bad.trace"
+  printf 'frame\nbogus\n' >>"$TMP/bad.trace"
+  bad_trace "unknown keyword at the start of a frame" 12 "${BASE_DELTA}frame 2 +1 -0\n+ 2 3\n"
+
+  # Errors before any frame: nothing written.
+  printf 'sapling-trace 1\nadd 1 0 0 0 1 1 1\n' >"$TMP/bad.trace"
+  bad_trace "operation before the first frame" 2 ''
+  printf 'sapling-trace 2\nframe\n' >"$TMP/bad.trace"
+  bad_trace "wrong version" 1 ''
+  printf '# no header\nframe\nadd 1 0 0 0 1 1 1\n' >"$TMP/bad.trace"
+  bad_trace "no header" 2 ''
+  printf 'sapling-trace 1\ndims 4\nframe\n' >"$TMP/bad.trace"
+  bad_trace "dims 4" 2 ''
+  printf 'sapling-trace 1\ndims 2\nframe\nadd 1 0 0 0 1 1 1\n' >"$TMP/bad.trace"
+  bad_trace "a 3D box in a 2D trace" 4 ''
+  printf 'sapling-trace 1\nframe\nadd 1 0 0 0 1 1 1\nframe\nframe\nadd 2 0 0 1 1\n' >"$TMP/bad.trace"
+  bad_trace "a 2D box in a 3D trace" 6 'frame 0 +0 -0\nframe 1 +0 -0\n'
+
+  # The hash report stops at the same frame.
+  local algo
+  write_base "$TMP/bad.trace"
+  printf 'remove 9\n' >>"$TMP/bad.trace"
+  for algo in $ALGOS; do
+    refuses "$algo" "$TMP/bad.trace" && continue
+    cli replay "$TMP/bad.trace" --algo "$algo" --report hash
+    expect_rc 2 "remove of an id that is not live, --report hash ($algo)"
+    checks=$((checks + 1))
+    if [ "$(wc -l <"$TMP/out")" -ne 2 ] || ! grep -q '^frame 1 0 cbf29ce484222325$' "$TMP/out"; then
+      fail "remove of an id that is not live, --report hash ($algo): expected frames 0 and 1 only"
+      sed 's/^/    /' "$TMP/out"
+    fi
+    # With --out FILE the frames before the error land in the file.
+    rm -f "$TMP/file.out"
+    cli replay "$TMP/bad.trace" --algo "$algo" --out "$TMP/file.out"
+    expect_rc 2 "malformed trace with --out FILE ($algo)"
+    # shellcheck disable=SC2059
+    printf "$BASE_DELTA" >"$TMP/expected"
+    expect_file "$TMP/file.out" "$TMP/expected" "malformed trace with --out FILE ($algo)"
+  done
+}
+
+# ---------------------------------------------------------------------------
+# Usage errors: status 1, a message on stderr, nothing on stdout.
+usage_case() {
+  local what=$1
+  shift
+  cli "$@"
+  expect_rc 1 "$what"
+  expect_empty "$TMP/out" "$what: stdout"
+  checks=$((checks + 1))
+  if [ ! -s "$TMP/err" ]; then fail "$what: no message on stderr"; fi
+}
+
+test_usage() {
+  local trace=$DATA/example.trace
+  usage_case "no command"
+  usage_case "unknown command" frobnicate
+  usage_case "replay: unknown algorithm" replay "$trace" --algo no-such-algo
+  expect_grep "no-such-algo" "$TMP/err" "unknown algorithm: message names it"
+  expect_grep "sort-sweep" "$TMP/err" "unknown algorithm: message lists the algorithms"
+  usage_case "replay: missing --algo" replay "$trace"
+  expect_grep "--algo" "$TMP/err" "missing --algo: message names the option"
+  usage_case "replay: unknown flag" replay "$trace" --algo brute --frobnicate 1
+  expect_grep "--frobnicate" "$TMP/err" "unknown flag: message names it"
+  usage_case "replay: unknown short flag" replay "$trace" --algo brute -x
+  usage_case "replay: --algo without a value" replay "$trace" --algo
+  usage_case "replay: --out without a value" replay "$trace" --algo brute --out
+  usage_case "replay: bad --report" replay "$trace" --algo brute --report everything
+  usage_case "replay: --algo twice" replay "$trace" --algo brute --algo brute
+  usage_case "replay: no TRACE" replay --algo brute
+  usage_case "replay: two TRACEs" replay "$trace" "$trace" --algo brute
+  usage_case "replay: unreadable file" replay "$TMP/no-such-file.trace" --algo brute
+  expect_grep "no-such-file\\.trace" "$TMP/err" "unreadable file: message names the file"
+  usage_case "replay: a directory" replay "$TMP" --algo brute
+  rm -f "$TMP/file.out"
+  usage_case "replay: unwritable --out" replay "$trace" --algo brute --out "$TMP/no-such-dir/file.out"
+  expect_grep "no-such-dir" "$TMP/err" "unwritable --out: message names the file"
+
+  usage_case "gen: unknown scenario" gen no-such-scene --out -
+  expect_grep "tracy" "$TMP/err" "unknown scenario: message lists the scenarios"
+  usage_case "gen: missing --out" gen tracy --n 10
+  usage_case "gen: no scenario" gen --out -
+  usage_case "gen: bad number" gen tracy --n 12abc --out -
+  usage_case "gen: negative number" gen tracy --n -5 --out -
+  usage_case "gen: empty number" gen tracy --n= --out -
+  usage_case "gen: --n 0" gen tracy --n 0 --out -
+  usage_case "gen: unknown flag" gen tracy --out - --speeed 5
+  usage_case "gen: unwritable --out" gen tracy --n 10 --out "$TMP/no-such-dir/x.trace"
+
+  usage_case "run: unknown algorithm" run --algo no-such-algo --n 100 --frames 2
+  usage_case "run: unknown scenario" run --scenario no-such-scene --n 100 --frames 2
+  usage_case "run: --frames 0" run --n 100 --frames 0
+  usage_case "run: unexpected argument" run tracy
+  usage_case "algos: unexpected argument" algos brute
+
+  local help
+  for help in help --help -h "replay --help" "gen -h" "run --help"; do
+    # shellcheck disable=SC2086
+    cli $help
+    expect_rc 0 "sapling $help"
+    expect_grep "^exit status" "$TMP/out" "sapling $help: documents the exit statuses"
+    expect_grep "sapling replay TRACE --algo NAME" "$TMP/out" "sapling $help: usage of replay"
+  done
+}
+
+# ---------------------------------------------------------------------------
+# gen: deterministic traces every algorithm replays to the same bytes.
+test_gen() {
+  local algo scene
+  cli gen tracy --n 1000 --frames 5 --out "$TMP/a.trace"
+  expect_rc 0 "gen tracy --n 1000 --frames 5"
+  expect_empty "$TMP/out" "gen --out FILE: stdout"
+  cli gen tracy --n 1000 --frames 5 --out -
+  expect_rc 0 "gen --out -"
+  expect_file "$TMP/out" "$TMP/a.trace" "gen is deterministic (file and stdout identical)"
+  cli gen tracy --n 1000 --frames 5 --seed 2 --out -
+  expect_file "$TMP/out" "$TMP/a.trace" "gen tracy: seed 2 is the default"
+  cli gen tracy --n 1000 --frames 5 --seed 7 --out -
+  checks=$((checks + 1))
+  if cmp -s "$TMP/out" "$TMP/a.trace"; then fail "gen tracy: --seed 7 changes nothing"; fi
+  expect_grep '^sapling-trace 1' "$TMP/a.trace" "gen writes the header"
+  checks=$((checks + 1))
+  if [ "$(grep -c '^frame' "$TMP/a.trace")" -ne 5 ]; then fail "gen --frames 5 does not write 5 frames"; fi
+
+  "$SAPLING" replay "$TMP/a.trace" --algo brute >"$TMP/brute.delta"
+  for algo in $ALGOS; do
+    refuses "$algo" "$TMP/a.trace" && continue
+    cli replay "$TMP/a.trace" --algo "$algo" --report hash
+    expect_rc 0 "replay gen tracy --n 1000 --frames 5 ($algo)"
+    expect_file "$TMP/out" "$DATA/tracy_n1000_f5.hash" "replay gen tracy --n 1000 --frames 5 ($algo)"
+    cli replay "$TMP/a.trace" --algo "$algo" --report delta --out "$TMP/$algo.delta"
+    expect_rc 0 "replay gen tracy --report delta ($algo)"
+    expect_file "$TMP/$algo.delta" "$TMP/brute.delta" "replay gen tracy --report delta ($algo) against brute"
+  done
+
+  # Every scenario, small, through every algorithm: the same bytes as brute.
+  for scene in "unisize2d --n 400" "tracy --n 400" "allmoving3d --n 300" "cluster --n 400 --cycle 6" "small" \
+    "unisize2d --n 300 --density 800 --speed 0" "tracy --n 500 --moving 500 --inserts 20 --removes 5 --density 300"; do
+    # shellcheck disable=SC2086
+    cli gen $scene --frames 8 --out "$TMP/scene.trace"
+    expect_rc 0 "gen $scene"
+    "$SAPLING" replay "$TMP/scene.trace" --algo brute --report pairs >"$TMP/brute.pairs"
+    for algo in $ALGOS; do
+      refuses "$algo" "$TMP/scene.trace" && continue
+      cli replay "$TMP/scene.trace" --algo "$algo" --report pairs --out "$TMP/$algo.pairs"
+      expect_rc 0 "replay gen $scene ($algo)"
+      expect_file "$TMP/$algo.pairs" "$TMP/brute.pairs" "replay gen $scene --report pairs ($algo) against brute"
+    done
+  done
+  cli gen unisize2d --n 50 --frames 1 --out -
+  expect_grep '^dims 2' "$TMP/out" "gen unisize2d writes a 2D trace"
+
+  # More output than replay holds back: the frames still come out whole.
+  cli gen tracy --n 10000 --density 200 --frames 80 --out "$TMP/big.trace"
+  expect_rc 0 "gen tracy --n 10000 --density 200 --frames 80"
+  for algo in $ALGOS; do
+    [ "$algo" = brute ] && continue
+    refuses "$algo" "$TMP/big.trace" && continue
+    cli replay "$TMP/big.trace" --algo "$algo" --report pairs --out "$TMP/big.pairs"
+    expect_rc 0 "replay of a big trace --report pairs ($algo)"
+    cli replay "$TMP/big.trace" --algo "$algo" --report hash
+    awk '/^frame/ { print $1, $2, $3 }' "$TMP/big.pairs" >"$TMP/big.heads"
+    awk '{ print $1, $2, $3 }' "$TMP/out" >"$TMP/big.counts"
+    expect_file "$TMP/big.heads" "$TMP/big.counts" "replay of a big trace: pairs and hash reports agree ($algo)"
+    checks=$((checks + 1))
+    if [ "$(stat -c %s "$TMP/big.pairs" 2>/dev/null || wc -c <"$TMP/big.pairs")" -lt 5000000 ]; then
+      fail "replay of a big trace: the pairs report is under 5 MB, the test no longer covers long output"
+    fi
+  done
+}
+
+# ---------------------------------------------------------------------------
+# The spec's check counts (shared/spec/scenarios.md) through gen and replay.
+test_counts() {
+  local algo
+  cli gen tracy --n 10000 --frames 21 --out "$TMP/tracy.trace"
+  expect_rc 0 "gen tracy --n 10000 --frames 21"
+  for algo in $ALGOS; do
+    refuses "$algo" "$TMP/tracy.trace" && continue
+    cli replay "$TMP/tracy.trace" --algo "$algo" --report hash
+    expect_rc 0 "replay tracy n=10000 ($algo)"
+    expect_grep '^frame 0 2024 [0-9a-f]{16}$' "$TMP/out" "tracy n=10000: 2024 pairs at frame 0 ($algo)"
+    expect_grep '^frame 20 2063 [0-9a-f]{16}$' "$TMP/out" "tracy n=10000: 2063 pairs at frame 20 ($algo)"
+    if [ "$algo" = brute ]; then
+      cp "$TMP/out" "$TMP/tracy.hash"
+    else
+      expect_file "$TMP/out" "$TMP/tracy.hash" "tracy n=10000 --report hash ($algo) against brute"
+    fi
+  done
+  # W1 through a pipe, with the default algorithm of `run` (brute is too slow here).
+  algo=$(printf '%s\n' "$ALGOS" | grep -Ex 'sap|box-pruning|sort-sweep' | head -n 1)
+  "$SAPLING" gen unisize2d --n 131072 --density 200 --frames 11 --out - |
+    "$SAPLING" replay - --algo "$algo" --report hash >"$TMP/out" 2>"$TMP/err"
+  rc=$?
+  expect_rc 0 "gen unisize2d n=131072 | replay - ($algo)"
+  expect_grep '^frame 0 52306 ' "$TMP/out" "unisize2d n=131072: 52306 pairs at frame 0 ($algo)"
+  expect_grep '^frame 10 52526 ' "$TMP/out" "unisize2d n=131072: 52526 pairs at frame 10 ($algo)"
+}
+
+# ---------------------------------------------------------------------------
+# run: the main job on small scenes.
+test_run() {
+  local algo scene hash
+  cli run --n 2000 --frames 5
+  expect_rc 0 "run --n 2000 --frames 5"
+  expect_empty "$TMP/err" "run: stderr (not a terminal: no progress)"
+  local field
+  for field in algorithm scenario frames boxes pairs delta "frame 0" "step time" memory; do
+    expect_grep "^  $field  " "$TMP/out" "run summary has a '$field' row"
+  done
+  expect_grep '^  scenario +tracy  n=2000 ' "$TMP/out" "run: tracy is the default scenario"
+  expect_grep '^  frames +5 ' "$TMP/out" "run --frames 5"
+  expect_grep '^  boxes +2000 ' "$TMP/out" "run: 2000 boxes live at the end"
+
+  # The final pair-set hash matches the last frame of the same scene replayed.
+  cli gen tracy --n 2000 --frames 5 --out "$TMP/run.trace"
+  cli replay "$TMP/run.trace" --algo brute --report hash
+  hash=$(tail -n 1 "$TMP/out" | awk '{ print $4 }')
+  for algo in $ALGOS; do
+    cli run --algo "$algo" --n 2000 --frames 5
+    if [ "$rc" -eq 3 ] && [ "$algo" != brute ] && [ "$algo" != sort-sweep ]; then
+      echo "note: $algo refuses the tracy scene: $(head -n 1 "$TMP/err")"
+      continue
+    fi
+    expect_rc 0 "run --algo $algo"
+    expect_grep "^  algorithm +$algo\$" "$TMP/out" "run --algo $algo: summary names it"
+    expect_grep "hash $hash" "$TMP/out" "run --algo $algo: final pairs match replay of the same scene"
+  done
+
+  for scene in unisize2d tracy allmoving3d cluster small; do
+    cli run --scenario "$scene" --n 300 --frames 3 --cycle 10
+    expect_rc 0 "run --scenario $scene"
+    expect_grep "^  scenario +$scene " "$TMP/out" "run --scenario $scene: summary names it"
+  done
+  cli run --n 500 --frames 1
+  expect_rc 0 "run --frames 1 (frame 0 only)"
+}
+
+case $AREA in
+  contract) test_contract ;;
+  errors) test_errors ;;
+  usage) test_usage ;;
+  gen) test_gen ;;
+  counts) test_counts ;;
+  run) test_run ;;
+  *)
+    echo "unknown area '$AREA'" >&2
+    exit 2
+    ;;
+esac
+
+echo "cli $AREA: $checks checks, $failures failed (algorithms: ${ALGOS//$'\n'/ })"
+[ "$failures" -eq 0 ]

@@ -1,0 +1,71 @@
+// `sapling gen SCENARIO [--n N] [--frames F] [--seed S] [options] --out FILE`:
+// writes a scenario of shared/spec/scenarios.md as a trace, frame 0 (every
+// box added) then F-1 steps, one frame at a time.
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "commands.hpp"
+#include "sapling/scenario.hpp"
+#include "sapling/trace.hpp"
+
+namespace sapling::cli {
+
+int cmd_gen(std::span<char* const> argv) {
+  std::vector<std::string_view> flags(std::begin(kScenarioFlags), std::end(kScenarioFlags));
+  flags.insert(flags.end(), {"--frames", "--out"});
+  std::string error;
+  const auto args = Args::parse(argv, flags, error);
+  if (!args) return usage_error("gen: " + error);
+  if (args->help()) return print_help();
+  if (args->positional().size() != 1) {
+    return usage_error(args->positional().empty() ? "gen: no SCENARIO given" : "gen: more than one SCENARIO given");
+  }
+  ScenarioParams params;
+  params.name = args->positional()[0];
+  if (!is_scenario(params.name)) return fail(kExitUsage, unknown_scenario(params.name));
+  if (!apply_scenario_options(*args, params, error)) return usage_error("gen: " + error);
+  std::uint64_t frames = 10;
+  if (const auto text = args->get("--frames")) {
+    if (!parse_uint("--frames", *text, std::numeric_limits<std::uint32_t>::max(), frames, error)) {
+      return usage_error("gen: " + error);
+    }
+  }
+  const auto out_path = args->get("--out");
+  if (!out_path) return usage_error("gen: --out FILE is required (- for standard output)");
+
+  const auto scenario = make_scenario(params, &error);
+  if (!scenario) return fail(kExitUsage, "gen: " + error);
+
+  std::ofstream file;
+  std::vector<char> file_buffer;
+  std::ostream* out = &std::cout;
+  const std::string path(*out_path);
+  if (path != "-") {
+    file_buffer.resize(std::size_t{1} << 20);
+    file.rdbuf()->pubsetbuf(file_buffer.data(), static_cast<std::streamsize>(file_buffer.size()));
+    file.open(path, std::ios::binary | std::ios::trunc);
+    if (!file) return fail(kExitUsage, "cannot open " + path + " for writing");
+    out = &file;
+  } else {
+    std::ios::sync_with_stdio(false);
+  }
+
+  *out << "# sapling gen " << params.name << ' ' << describe_params(scenario->params()) << " frames=" << frames << '\n';
+  TraceWriter writer(*out, scenario->dims());
+  TraceFrame frame;
+  for (std::uint64_t f = 0; f < frames && *out; ++f) {
+    if (f > 0) scenario->step();
+    fill_frame(*scenario, frame);
+    writer.write_frame(frame);
+  }
+  out->flush();
+  if (!*out) return fail(kExitUsage, "cannot write " + (path == "-" ? std::string("standard output") : path));
+  return kExitOk;
+}
+
+}  // namespace sapling::cli

@@ -10,12 +10,25 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 namespace sapling {
+
+/// A non-owning reference to a callable `void(std::size_t)`: what a task
+/// system runs. Cheap to copy, never allocates; valid while the callable is.
+class TaskRef {
+ public:
+  template <class F>
+  TaskRef(F& f) noexcept  // NOLINT(google-explicit-constructor): meant to wrap lambdas implicitly
+      : object_(&f), call_([](void* o, std::size_t t) { (*static_cast<F*>(o))(t); }) {}
+  void operator()(std::size_t t) const { call_(object_, t); }
+
+ private:
+  void* object_;
+  void (*call_)(void*, std::size_t);
+};
 
 class TaskSystem {
  public:
@@ -23,7 +36,7 @@ class TaskSystem {
   /// Runs `task(t)` for every t in [0, count), in any order and possibly in
   /// parallel, and returns when all have finished. Called from one thread
   /// at a time; `task` must not throw.
-  virtual void run(std::size_t count, const std::function<void(std::size_t)>& task) = 0;
+  virtual void run(std::size_t count, TaskRef task) = 0;
   /// How many tasks may run at once (1 for serial).
   virtual unsigned concurrency() const noexcept = 0;
 };
@@ -31,7 +44,7 @@ class TaskSystem {
 /// Runs every task on the calling thread, in order.
 class SerialTasks final : public TaskSystem {
  public:
-  void run(std::size_t count, const std::function<void(std::size_t)>& task) override {
+  void run(std::size_t count, TaskRef task) override {
     for (std::size_t t = 0; t < count; ++t) task(t);
   }
   unsigned concurrency() const noexcept override { return 1; }
@@ -47,7 +60,7 @@ class ThreadPool final : public TaskSystem {
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  void run(std::size_t count, const std::function<void(std::size_t)>& task) override;
+  void run(std::size_t count, TaskRef task) override;
   unsigned concurrency() const noexcept override { return static_cast<unsigned>(workers_.size()) + 1; }
 
  private:
@@ -57,7 +70,7 @@ class ThreadPool final : public TaskSystem {
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_, done_;
-  const std::function<void(std::size_t)>* task_ = nullptr;
+  const TaskRef* task_ = nullptr;
   std::size_t count_ = 0, next_ = 0, finished_ = 0;
   std::uint64_t batch_ = 0;
   bool stop_ = false;

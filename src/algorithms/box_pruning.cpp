@@ -19,7 +19,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <functional>
 #include <numeric>
 
 #include "algorithms/builtin.hpp"
@@ -226,9 +225,10 @@ struct BoxPruner::Impl {
   std::vector<std::uint32_t> task_begin;    // first cell of each task
   std::vector<TaskScratch> scratch;
 
-  void parallel(std::size_t count, const std::function<void(std::size_t)>& task) {
+  template <class Task>
+  void parallel(std::size_t count, Task&& task) {
     if (tasks && count > 1) {
-      tasks->run(count, task);
+      tasks->run(count, TaskRef(task));
     } else {
       for (std::size_t t = 0; t < count; ++t) task(t);
     }

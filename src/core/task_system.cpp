@@ -19,7 +19,7 @@ ThreadPool::~ThreadPool() {
   for (std::thread& t : workers_) t.join();
 }
 
-void ThreadPool::run(std::size_t count, const std::function<void(std::size_t)>& task) {
+void ThreadPool::run(std::size_t count, TaskRef task) {
   if (count == 0) return;
   if (workers_.empty() || count == 1) {
     for (std::size_t t = 0; t < count; ++t) task(t);
@@ -44,7 +44,7 @@ void ThreadPool::drain() {
   std::unique_lock lock(mutex_);
   while (task_ != nullptr && next_ < count_) {
     const std::size_t t = next_++;
-    const std::function<void(std::size_t)>* task = task_;
+    const TaskRef* task = task_;
     lock.unlock();
     (*task)(t);
     lock.lock();

@@ -22,7 +22,6 @@
 // (a leading '+', hex floats, values out of range), so every number is the
 // float strtof gives.
 #include <charconv>
-#include <clocale>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>

@@ -1,0 +1,91 @@
+// "No allocation per call once warm": counts calls of the global operator
+// new while warm one-shot queries and persistent frames run.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <random>
+#include <vector>
+
+#include "sapling/box_pruning.hpp"
+#include "sapling/broad_phase.hpp"
+
+namespace {
+std::atomic<std::size_t> g_allocations{0};
+}  // namespace
+
+void* operator new(std::size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace sapling {
+namespace {
+
+std::vector<Box3> random_boxes(std::size_t n, unsigned seed, float offset) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(0.0f, 60.0f);
+  std::vector<Box3> boxes(n);
+  for (Box3& b : boxes) {
+    for (int k = 0; k < 3; ++k) {
+      b.min[k] = u(rng) + offset;
+      b.max[k] = b.min[k] + 1.5f;
+    }
+  }
+  return boxes;
+}
+
+TEST(Allocation, WarmBoxPruningAllocatesNothing) {
+  ThreadPool pool(2);
+  for (TaskSystem* tasks : {static_cast<TaskSystem*>(nullptr), static_cast<TaskSystem*>(&pool)}) {
+    BoxPruner pruner(tasks);
+    const std::vector<Box3> a = random_boxes(5000, 1, 0.0f), b = random_boxes(5000, 2, 0.0f);
+    std::vector<IndexPair> out;
+    for (int warm = 0; warm < 2; ++warm) {
+      out.clear();
+      pruner.complete(a, out);
+      pruner.complete(b, out);
+      pruner.bipartite(a, b, out);
+    }
+    out.clear();
+    const std::size_t before = g_allocations.load();
+    pruner.complete(a, out);
+    pruner.complete(b, out);
+    pruner.bipartite(a, b, out);
+    EXPECT_EQ(g_allocations.load() - before, 0u);
+    EXPECT_FALSE(out.empty());
+  }
+}
+
+// Boxes alternate between two layouts: once both have been seen, a frame
+// allocates nothing, whatever the algorithm.
+TEST(Allocation, WarmFramesAllocateNothing) {
+  const std::size_t n = 3000;
+  const std::vector<Box3> even = random_boxes(n, 3, 0.0f), odd = random_boxes(n, 3, 0.25f);
+  std::vector<Id> ids(n);
+  for (std::size_t i = 0; i < n; ++i) ids[i] = static_cast<Id>(i * 7 + 1);
+  for (const AlgorithmInfo& info : algorithms()) {
+    if (info.name == "brute") continue;
+    SCOPED_TRACE(info.name);
+    auto bp = BroadPhase::create(info.name);
+    ASSERT_TRUE(bp->add(ids, even));
+    bp->update();
+    for (int frame = 1; frame < 6; ++frame) {
+      ASSERT_TRUE(bp->move(ids, frame % 2 ? odd : even));
+      bp->update();
+    }
+    const std::size_t before = g_allocations.load();
+    for (int frame = 0; frame < 4; ++frame) {
+      ASSERT_TRUE(bp->move(ids, frame % 2 ? odd : even));
+      bp->update();
+    }
+    EXPECT_EQ(g_allocations.load() - before, 0u);
+  }
+}
+
+}  // namespace
+}  // namespace sapling

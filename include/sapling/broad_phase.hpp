@@ -25,7 +25,7 @@
 
 #include "sapling/algorithm.hpp"
 #include "sapling/box.hpp"
-#include "sapling/hash_index.hpp"
+#include "sapling/id_index.hpp"
 #include "sapling/pair.hpp"
 #include "sapling/pair_manager.hpp"
 #include "sapling/status.hpp"
@@ -103,7 +103,7 @@ class BroadPhase {
   std::unique_ptr<Algorithm> algorithm_;
   Options options_;
 
-  HashIndex slot_of_id_;              // live and pending-add ids -> slot
+  IdIndex slot_of_id_;                // live and pending-add ids -> slot
   std::vector<Id> id_of_slot_;        // slot -> user id
   std::vector<SlotState> state_;      // slot -> state
   std::vector<std::uint64_t> stamp_;  // slot -> frame+1 of its last staged operation

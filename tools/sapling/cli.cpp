@@ -18,9 +18,9 @@ namespace {
 
 constexpr std::string_view kSynopsis = R"(usage:
   sapling algos
-  sapling replay TRACE --algo NAME [--report delta|pairs|hash] [--out FILE]
+  sapling replay TRACE --algo NAME [--report delta|pairs|hash] [--out FILE] [--threads T]
   sapling gen SCENARIO [--n N] [--frames F] [--seed S] [scenario options] --out FILE
-  sapling run [--algo NAME] [--scenario S] [--n N] [--frames F] [--seed S] [scenario options]
+  sapling run [--algo NAME] [--scenario S] [--n N] [--frames F] [--seed S] [--threads T] [scenario options]
   sapling help
 )";
 

@@ -65,7 +65,7 @@ void append_frame_head(std::string& out, std::size_t frame) {
 }  // namespace
 
 int cmd_replay(std::span<char* const> argv) {
-  static constexpr std::string_view kFlags[] = {"--algo", "--report", "--out"};
+  static constexpr std::string_view kFlags[] = {"--algo", "--report", "--out", "--threads"};
   std::string error;
   const auto args = Args::parse(argv, kFlags, error);
   if (!args) return usage_error("replay: " + error);
@@ -96,7 +96,12 @@ int cmd_replay(std::span<char* const> argv) {
   }
   const Trace& trace = read.trace;
 
-  const auto broad_phase = BroadPhase::create(*algo, Options{trace.dims});
+  std::uint64_t threads = 1;
+  if (const auto text = args->get("--threads")) {
+    if (!parse_uint("--threads", *text, 1024, threads, error)) return usage_error("replay: " + error);
+  }
+  const auto broad_phase =
+      BroadPhase::create(*algo, Options{.dims = trace.dims, .threads = static_cast<unsigned>(threads)});
   Output out(std::string(args->get("--out").value_or("-")));
   std::string& buffer = out.buffer();
   std::vector<Pair> sorted;

@@ -55,7 +55,7 @@ void row(std::string& out, std::string_view name, const std::string& value) {
 
 int cmd_run(std::span<char* const> argv) {
   std::vector<std::string_view> flags(std::begin(kScenarioFlags), std::end(kScenarioFlags));
-  flags.insert(flags.end(), {"--algo", "--scenario", "--frames"});
+  flags.insert(flags.end(), {"--algo", "--scenario", "--frames", "--threads"});
   std::string error;
   const auto args = Args::parse(argv, flags, error);
   if (!args) return usage_error("run: " + error);
@@ -77,9 +77,15 @@ int cmd_run(std::span<char* const> argv) {
     if (frames == 0) return usage_error("run: option --frames must be at least 1");
   }
 
+  std::uint64_t threads = 1;
+  if (const auto text = args->get("--threads")) {
+    if (!parse_uint("--threads", *text, 1024, threads, error)) return usage_error("run: " + error);
+  }
+
   const auto scenario = make_scenario(params, &error);
   if (!scenario) return fail(kExitUsage, "run: " + error);
-  const auto broad_phase = BroadPhase::create(algo, Options{scenario->dims()});
+  const auto broad_phase =
+      BroadPhase::create(algo, Options{.dims = scenario->dims(), .threads = static_cast<unsigned>(threads)});
 
   using Clock = std::chrono::steady_clock;
   Progress progress(frames);
@@ -125,7 +131,7 @@ int cmd_run(std::span<char* const> argv) {
   Output out("-");
   std::string& text = out.buffer();
   text += "sapling run\n";
-  row(text, "algorithm", algo);
+  row(text, "algorithm", algo + (threads == 1 ? "" : "  (threads " + std::to_string(threads) + ")"));
   row(text, "scenario", params.name + "  " + describe_params(scenario->params()));
   row(text, "frames", std::to_string(frames) + " (frame 0 + " + std::to_string(steps) + " steps)");
   row(text, "boxes", std::to_string(broad_phase->size()) + " live at the end");

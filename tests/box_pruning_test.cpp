@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "sapling/box_pruning.hpp"
+#include "sapling/broad_phase.hpp"
+#include "sapling/scenario.hpp"
 
 namespace sapling {
 namespace {
@@ -140,6 +142,46 @@ TEST(BoxPruning, AppendsToTheOutput) {
   ASSERT_EQ(bip.size(), 1u);
   EXPECT_EQ(bip[0].i, 0u);
   EXPECT_EQ(bip[0].j, 0u);
+}
+
+}  // namespace
+}  // namespace sapling
+
+namespace sapling {
+namespace {
+
+// The persistent box-pruning against brute on scenario frames large enough
+// for the grid (churn, id reuse, static and moving boxes, a flat world).
+TEST(BoxPruning, PersistentMatchesBruteOnScenarios) {
+  for (const char* name : {"tracy", "allmoving3d", "unisize2d", "cluster"}) {
+    SCOPED_TRACE(name);
+    ScenarioParams params;
+    params.name = name;
+    params.n = 4000;
+    params.cycle = 20;
+    std::string error;
+    auto scenario = make_scenario(params, &error);
+    ASSERT_NE(scenario, nullptr) << error;
+    auto fast = BroadPhase::create("box-pruning", Options{.dims = scenario->dims(), .threads = 2});
+    auto reference = BroadPhase::create("brute", Options{.dims = scenario->dims()});
+    TraceFrame frame;
+    for (int f = 0; f < 6; ++f) {
+      if (f > 0) scenario->step();
+      fill_frame(*scenario, frame);
+      for (BroadPhase* bp : {fast.get(), reference.get()}) {
+        ASSERT_TRUE(bp->remove(frame.removed));
+        ASSERT_TRUE(bp->move(frame.moved, frame.moved_boxes));
+        ASSERT_TRUE(bp->add(frame.added, frame.added_boxes));
+      }
+      const FrameDelta got = fast->update();
+      const FrameDelta want = reference->update();
+      ASSERT_TRUE(std::equal(got.created.begin(), got.created.end(), want.created.begin(), want.created.end()))
+          << "frame " << f;
+      ASSERT_TRUE(std::equal(got.deleted.begin(), got.deleted.end(), want.deleted.begin(), want.deleted.end()))
+          << "frame " << f;
+      ASSERT_EQ(fast->pairs().size(), reference->pairs().size());
+    }
+  }
 }
 
 }  // namespace

@@ -32,35 +32,18 @@
 
 #include "sapling/box.hpp"
 #include "sapling/pair.hpp"
+#include "sapling/scenario.hpp"
 #include "sapling/trace.hpp"
 
 namespace sapling::testgen {
 
-/// xoshiro256** seeded by splitmix64. std distributions differ between
-/// standard libraries; this does not.
+/// The scenarios' xoshiro256** stream (shared/spec/scenarios.md): the
+/// same numbers on every standard library, unlike std distributions.
 class Rng {
  public:
-  explicit Rng(std::uint64_t seed) {
-    for (std::uint64_t& s : s_) {
-      seed += 0x9e3779b97f4a7c15ull;
-      std::uint64_t z = seed;
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-      s = z ^ (z >> 31);
-    }
-  }
+  explicit Rng(std::uint64_t seed) : stream_(seed, 0) {}
 
-  std::uint64_t next() {
-    const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
-    const std::uint64_t t = s_[1] << 17;
-    s_[2] ^= s_[0];
-    s_[3] ^= s_[1];
-    s_[1] ^= s_[2];
-    s_[0] ^= s_[3];
-    s_[2] ^= t;
-    s_[3] = rotl(s_[3], 45);
-    return result;
-  }
+  std::uint64_t next() { return stream_.next(); }
 
   /// Uniform in [0, n); 0 when n == 0.
   std::uint64_t below(std::uint64_t n) { return n == 0 ? 0 : next() % n; }
@@ -82,8 +65,7 @@ class Rng {
   }
 
  private:
-  static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  std::array<std::uint64_t, 4> s_{};
+  scenario_math::Stream stream_;
 };
 
 /// How fresh ids are chosen.

@@ -13,7 +13,7 @@ namespace sapling {
 namespace {
 
 const Box3 kUnit{{0, 0, 0}, {1, 1, 1}};
-const Box3 kHalfUp{{0.5f, 0.5f, 0.5f}, {2, 2, 2}};
+const Box3 kHalfUp{{0.5f, 0.5f, 0.5f}, {1.5f, 1.5f, 1.5f}};  // a translate of kUnit: every algorithm takes it
 const Box3 kFar{{10, 10, 10}, {11, 11, 11}};
 
 std::unique_ptr<BroadPhase> make(const char* name = "brute") {

@@ -438,7 +438,16 @@ TEST(TraceGenerators, ExtremeIdsAreUsed) {
 // ---------------------------------------------------------------------------
 // The contract example of trace-format.md, on every algorithm.
 
-class ContractExample : public ::testing::TestWithParam<std::string> {};
+// The contract's examples mix box sizes: an algorithm made for some boxes
+// only (unisize) is checked on its own traces instead.
+class ContractExample : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    for (const AlgorithmInfo& info : algorithms()) {
+      if (info.name == GetParam() && !info.accepts_any_box) GTEST_SKIP() << info.name << " takes some boxes only";
+    }
+  }
+};
 
 std::vector<Pair> copy(std::span<const Pair> s) { return {s.begin(), s.end()}; }
 
@@ -635,6 +644,7 @@ using RefusedParam = std::tuple<std::string, std::size_t, int>;
 class RefusedCallTest : public ::testing::TestWithParam<RefusedParam> {};
 
 // Frames 0 and 1 of the scene and the operations of frame 2 before the bad call.
+// Every box is a translate of at(0), so `unisize` takes the scene too.
 void build_scene(Driver& d, BroadPhase& bp) {
   const std::vector<Id> ids = {1, 2, 3, 4, 5, 6, 7, 8};
   std::vector<Box3> boxes;
@@ -642,12 +652,12 @@ void build_scene(Driver& d, BroadPhase& bp) {
   ASSERT_TRUE(d.add(bp, ids, boxes).ok());
   bp.update();
   const std::vector<Id> five = {5};
-  const std::vector<Box3> five_box = {Box3{{5, 0.5f, 0}, {6, 2, 1}}};
+  const std::vector<Box3> five_box = {Box3{{5, 0.5f, 0}, {6.5f, 1.5f, 1}}};
   ASSERT_TRUE(d.move(bp, five, five_box).ok());
   ASSERT_TRUE(bp.remove(8).ok());
   bp.update();
   const std::vector<Id> one = {1}, twenty = {20};
-  const std::vector<Box3> one_box = {Box3{{1, 0, 0}, {3, 1, 1}}}, twenty_box = {at(2)};
+  const std::vector<Box3> one_box = {Box3{{1.25f, 0, 0}, {2.75f, 1, 1}}}, twenty_box = {at(2)};
   ASSERT_TRUE(d.move(bp, one, one_box).ok());
   ASSERT_TRUE(bp.remove(2).ok());
   ASSERT_TRUE(d.add(bp, twenty, twenty_box).ok());

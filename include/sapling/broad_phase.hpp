@@ -128,6 +128,9 @@ struct AlgorithmInfo {
   std::string name;
   std::string description;
   std::function<std::unique_ptr<Algorithm>(const Options&)> make;
+  /// False for an algorithm made for some boxes only (e.g. `unisize`: boxes
+  /// of one size); it refuses others with StatusCode::kUnsupported.
+  bool accepts_any_box = true;
 };
 
 /// Every registered algorithm, built-in ones first, in registration order.

@@ -11,6 +11,9 @@ namespace sapling::builtin {
 
 std::unique_ptr<Algorithm> make_brute(const Options& options);
 std::unique_ptr<Algorithm> make_sort_sweep(const Options& options);
+std::unique_ptr<Algorithm> make_sap(const Options& options);
 std::unique_ptr<Algorithm> make_box_pruning(const Options& options);
+std::unique_ptr<Algorithm> make_unisize(const Options& options);
+std::unique_ptr<Algorithm> make_dual_axis(const Options& options);
 
 }  // namespace sapling::builtin

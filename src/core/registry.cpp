@@ -13,10 +13,22 @@ std::vector<AlgorithmInfo>& registry() {
       {"brute", "all pairs, O(n^2) per frame: the reference every algorithm is checked against", builtin::make_brute},
       {"sort-sweep", "sort on x each frame (insertion sort while the order barely changes), sweep with an active list",
        builtin::make_sort_sweep},
+      {"sap",
+       "persistent incremental sweep-and-prune: endpoints swapped into place as objects move, batch insertion and "
+       "removal, box pruning of the whole frame when most objects move far",
+       builtin::make_sap},
       {"box-pruning",
        "one-shot box pruning each frame: radix-sorted sweep on the axis of largest spread, grid on the other two, "
        "SIMD tests",
        builtin::make_box_pruning},
+      {"unisize",
+       "boxes of one size only (Capannini & Larsson): radix-sorted ranks on one axis, sweep of the other with a "
+       "linked succinct bit tree, O(n log64 n + pairs) in 2D; refuses boxes of another size",
+       builtin::make_unisize, /*accepts_any_box=*/false},
+      {"dual-axis",
+       "any boxes: sweep on one axis, active boxes in a linked succinct bit tree over ranks on a second axis, "
+       "queried by a range widened by the largest extent; outsized boxes kept apart",
+       builtin::make_dual_axis},
   };
   return list;
 }

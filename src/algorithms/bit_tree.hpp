@@ -1,0 +1,256 @@
+// The succinct k-ary bit tree of Capannini and Larsson ("SuccTree": SCCG
+// 2016, used as the set S of "Output Sensitive Collision Detection for
+// Unisize Boxes", SIGRAD 2016, section 4), with k = 64, and the linked
+// variant of the unisize paper whose stored values are also chained in
+// order, so that walking a range costs O(1) per value.
+//
+// BitTree stores a set of integers in [0, universe). It is a perfect 64-ary
+// tree kept as one bit per node: level 0 has one bit per value, packed in
+// 64-bit words, and bit i of level l + 1 is set iff word i of level l is not
+// zero. There are ceil(log64(universe)) levels at least one, so 5 for 2^30
+// values; the whole tree takes universe / 63 words, about 1/8 byte per
+// value. Operations work on a word at a time ("bit-level parallelism"):
+//   insert, erase     O(log64 u): set or clear a bit, and walk up while the
+//                     word changed between zero and non-zero;
+//   next, prev        O(log64 u): look in the value's own word under a mask;
+//                     if nothing is there climb until a masked ancestor word
+//                     has a bit, then descend along count-trailing-zeros (or
+//                     leading zeros): O(1) when the answer shares the word;
+//   clear             O(u / 64).
+//
+// LinkedBitTree adds the paper's ordered list: every stored value v has
+// next_[v] and prev_[v], the neighbouring stored values, with the sentinel
+// end() == universe closing the list at both ends. Insertion finds the
+// predecessor with the tree (O(log64 u)), erasure unlinks in O(1) besides the
+// tree update, and from a stored value the following ones are one array read
+// each. It costs 8 bytes per value of the universe.
+//
+// Choose BitTree for an ordered set of small integers with fast successor
+// queries and tiny memory; LinkedBitTree when most queries walk ranges of
+// stored values from a stored value. Neither allocates after reset() unless
+// the universe grows.
+#pragma once
+
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace sapling {
+
+class BitTree {
+ public:
+  /// What next() and prev() return when no value qualifies.
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+
+  /// Empties the set and sets its universe to [0, universe); universe < 2^32.
+  void reset(std::uint32_t universe) {
+    universe_ = universe;
+    levels_ = 0;
+    std::size_t total = 0;
+    std::uint64_t bits = universe;
+    do {  // at least one level, however small the universe
+      const std::uint64_t words = (bits + 63) / 64;
+      offset_[levels_] = static_cast<std::uint32_t>(total);
+      count_[levels_] = static_cast<std::uint32_t>(words == 0 ? 1 : words);
+      total += count_[levels_];
+      bits = count_[levels_];
+      ++levels_;
+    } while (bits > 1);
+    words_.assign(total, 0);
+  }
+
+  /// Removes every value, keeping the universe.
+  void clear() noexcept {
+    for (std::uint64_t& w : words_) w = 0;
+  }
+
+  std::uint32_t universe() const noexcept { return universe_; }
+  bool empty() const noexcept { return words_.empty() || words_.back() == 0; }
+
+  bool contains(std::uint32_t v) const noexcept { return (word(0, v >> 6) >> (v & 63)) & 1; }
+
+  /// Adds v < universe(); nothing if present.
+  void insert(std::uint32_t v) noexcept {
+    for (int l = 0; l < levels_; ++l, v >>= 6) {
+      std::uint64_t& w = word(l, v >> 6);
+      const bool was_empty = w == 0;
+      w |= std::uint64_t{1} << (v & 63);
+      if (!was_empty) return;
+    }
+  }
+
+  /// Removes v < universe(); nothing if absent.
+  void erase(std::uint32_t v) noexcept {
+    for (int l = 0; l < levels_; ++l, v >>= 6) {
+      std::uint64_t& w = word(l, v >> 6);
+      w &= ~(std::uint64_t{1} << (v & 63));
+      if (w != 0) return;
+    }
+  }
+
+  /// The smallest stored value >= v, or kNone.
+  std::uint32_t next(std::uint32_t v) const noexcept {
+    if (v >= universe_) return kNone;
+    int l = 0;
+    std::uint64_t i = v;  // a bit index at level l
+    for (;;) {
+      const std::uint64_t w = word(l, i >> 6) & (~std::uint64_t{0} << (i & 63));
+      if (w != 0) {
+        i = (i & ~std::uint64_t{63}) | static_cast<unsigned>(std::countr_zero(w));
+        break;
+      }
+      // Nothing at or after i in this word: continue with the next word,
+      // which is the next bit one level up.
+      i = (i >> 6) + 1;
+      if (++l == levels_ || i >= std::uint64_t{count_[l - 1]}) return kNone;
+    }
+    for (; l > 0; --l) i = i * 64 + static_cast<unsigned>(std::countr_zero(word(l - 1, i)));
+    return static_cast<std::uint32_t>(i);
+  }
+
+  /// The largest stored value <= v (any v, even >= universe), or kNone.
+  std::uint32_t prev(std::uint32_t v) const noexcept {
+    if (universe_ == 0) return kNone;
+    if (v >= universe_) v = universe_ - 1;
+    int l = 0;
+    std::uint64_t i = v;
+    for (;;) {
+      const std::uint64_t w = word(l, i >> 6) & (~std::uint64_t{0} >> (63 - (i & 63)));
+      if (w != 0) {
+        i = (i & ~std::uint64_t{63}) | static_cast<unsigned>(63 - std::countl_zero(w));
+        break;
+      }
+      if (++l == levels_ || (i >> 6) == 0) return kNone;
+      i = (i >> 6) - 1;
+    }
+    for (; l > 0; --l) i = i * 64 + static_cast<unsigned>(63 - std::countl_zero(word(l - 1, i)));
+    return static_cast<std::uint32_t>(i);
+  }
+
+  std::size_t memory_bytes() const noexcept { return words_.capacity() * sizeof(std::uint64_t); }
+
+  // Invariants: bit i of level l + 1 is set iff word i of level l is not
+  // zero; no bit is set at or beyond the universe (or beyond the word count
+  // of the level below).
+  bool validate() const {
+    for (int l = 0; l < levels_; ++l) {
+      const std::uint64_t bits = l == 0 ? universe_ : count_[l - 1];
+      for (std::uint64_t i = 0; i < std::uint64_t{count_[l]} * 64; ++i) {
+        const bool set = (word(l, i >> 6) >> (i & 63)) & 1;
+        if (i >= bits) {
+          if (set) return false;
+          continue;
+        }
+        if (l > 0 && set != (word(l - 1, i) != 0)) return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  static constexpr int kMaxLevels = 7;  // 64^6 > 2^32
+
+  std::uint64_t& word(int level, std::uint64_t index) noexcept { return words_[offset_[level] + index]; }
+  std::uint64_t word(int level, std::uint64_t index) const noexcept { return words_[offset_[level] + index]; }
+
+  std::vector<std::uint64_t> words_;  // every level, leaves first
+  std::array<std::uint32_t, kMaxLevels> offset_{};
+  std::array<std::uint32_t, kMaxLevels> count_{};  // words per level
+  int levels_ = 0;
+  std::uint32_t universe_ = 0;
+};
+
+class LinkedBitTree {
+ public:
+  /// Empties the set and sets its universe to [0, universe); universe < 2^32 - 1.
+  void reset(std::uint32_t universe) {
+    tree_.reset(universe);
+    next_.resize(std::size_t{universe} + 1);
+    prev_.resize(std::size_t{universe} + 1);
+    next_[universe] = prev_[universe] = universe;
+  }
+
+  /// Removes every value: O(universe / 64).
+  void clear() noexcept {
+    tree_.clear();
+    next_[end()] = prev_[end()] = end();
+  }
+
+  /// The sentinel after the last and before the first stored value.
+  std::uint32_t end() const noexcept { return tree_.universe(); }
+  std::uint32_t universe() const noexcept { return tree_.universe(); }
+  bool empty() const noexcept { return next_[end()] == end(); }
+  bool contains(std::uint32_t v) const noexcept { return tree_.contains(v); }
+
+  /// Adds v, which must be absent.
+  void insert(std::uint32_t v) noexcept {
+    const std::uint32_t p = tree_.prev(v);
+    link_after(p == BitTree::kNone ? end() : p, v);
+    tree_.insert(v);
+  }
+
+  /// Adds v, which must be absent, knowing that `after` is stored (or end())
+  /// and that no stored value lies between `after` and v: no tree search.
+  void insert_after(std::uint32_t after, std::uint32_t v) noexcept {
+    link_after(after, v);
+    tree_.insert(v);
+  }
+
+  /// Removes v, which must be present.
+  void erase(std::uint32_t v) noexcept {
+    const std::uint32_t p = prev_[v], n = next_[v];
+    next_[p] = n;
+    prev_[n] = p;
+    tree_.erase(v);
+  }
+
+  /// The stored value after stored value v (or after end(): the first), or end().
+  std::uint32_t next(std::uint32_t v) const noexcept { return next_[v]; }
+  /// The stored value before stored value v (or before end(): the last), or end().
+  std::uint32_t prev(std::uint32_t v) const noexcept { return prev_[v]; }
+
+  /// The smallest stored value >= v (any v), or end().
+  std::uint32_t lower_bound(std::uint32_t v) const noexcept {
+    const std::uint32_t s = tree_.next(v);
+    return s == BitTree::kNone ? end() : s;
+  }
+
+  std::size_t memory_bytes() const noexcept {
+    return tree_.memory_bytes() + (next_.capacity() + prev_.capacity()) * sizeof(std::uint32_t);
+  }
+
+  // Invariants: the tree is valid; walking next_ from end() visits exactly
+  // the stored values in increasing order and returns to end(); prev_ is
+  // the inverse of next_ along that walk.
+  bool validate() const {
+    if (!tree_.validate()) return false;
+    std::uint32_t at = end();
+    std::uint32_t expected = tree_.next(0);
+    for (std::uint64_t steps = 0; steps <= std::uint64_t{universe()}; ++steps) {
+      const std::uint32_t n = next_[at];
+      if (prev_[n] != at) return false;
+      if (n == end()) return expected == BitTree::kNone;
+      if (n != expected) return false;
+      at = n;
+      expected = n + 1 < universe() ? tree_.next(n + 1) : BitTree::kNone;
+    }
+    return false;
+  }
+
+ private:
+  void link_after(std::uint32_t p, std::uint32_t v) noexcept {
+    const std::uint32_t n = next_[p];
+    next_[p] = v;
+    prev_[v] = p;
+    next_[v] = n;
+    prev_[n] = v;
+  }
+
+  BitTree tree_;
+  std::vector<std::uint32_t> next_;  // by value; index universe is the sentinel
+  std::vector<std::uint32_t> prev_;
+};
+
+}  // namespace sapling

@@ -1,0 +1,756 @@
+// sap: the persistent, incremental sweep-and-prune of Terdiman 2007, part I
+// (array-based, sections I.2-I.6 and appendices A and B), with the batch
+// insertion and removal of I.4b, I.4c and I.5b, and the per-frame choice
+// between local sorting and a global recomputation of Tracy, Buss and Woods
+// 2009 (sections 3.2.1 and 4).
+//
+// State. Per axis, a sorted array of endpoints between two sentinels, and
+// for every object the indices of its six endpoints (pos_). An entry is the
+// 8-byte endpoint word (sortable key, min/max flag, owner slot) plus the
+// owner's bounds on one other axis, the array's "cross axis", so that most
+// overlap tests need no memory but the entry itself. Overlapping pairs live
+// in the BroadPhase's PairManager (I.6), which turns the frame's add() and
+// remove() calls into created and deleted pairs.
+//
+// Order. Endpoints are ordered by (key, flag): at equal keys a min comes
+// before a max. Then for boxes a and b on one axis
+//   a.min <= b.max  <=>  index(a.min) < index(b.max),
+// so two boxes overlap as closed boxes iff their endpoint indices interleave
+// on every axis (I.3, "overlap test optimization"). Keys come from
+// float_key: -0 and +0 share one; -inf and +inf have keys strictly inside
+// (0, 2^32 - 1), which the sentinels take, so every float but NaN is a valid
+// coordinate (appendix B's FLT_MAX caveat does not apply).
+//
+// One frame, in the order of FrameOps: removals, moves, additions.
+// - Removals (I.5b): tag the removed boxes' entries, compact each array once
+//   from its first tagged entry, drop their pairs with remove_if_involves.
+// - Moves (I.3): each moved box walks its endpoints, axis by axis, to their
+//   new places by adjacent swaps. The endpoint moving outward goes first (the
+//   max if the min moves up, else the min), so the interval never inverts
+//   and no endpoint passes its partner. A swap of a min with a max flips the
+//   pair's overlap on this axis (a min passing a max going down, or a max
+//   passing a min going up, starts it; the two other cases stop it), and the
+//   pair as a whole flips iff it overlaps on the two other axes: the cross
+//   axis from the passed entry, the last axis from indices. Every array is
+//   sorted at every step, so the indices describe a real configuration (x
+//   walked, y walking, z not yet), and with adjacent swaps the other half of
+//   the test on the walking axis is implied: no real comparison is needed.
+// - Additions (I.4b, I.4c): the new endpoints of each axis are radix-sorted
+//   and merged into the array from its top in one backward pass, with no
+//   overlap tests. Then complete box pruning pairs the new boxes among
+//   themselves, and each new box is paired with the old ones by scanning
+//   one array from the lowest index where an overlapping box can start (no
+//   box is longer than extent_[k]), or, when the scans would cost more, by
+//   bipartite box pruning of the new boxes against the old.
+//
+// The switch (Tracy et al. section 4). Swaps grow with the moving objects
+// and with how many endpoints each passes (~n^(1 - 1/3) per moving object in
+// a uniform world), while box pruning recomputes every pair in O(n + pairs).
+// Each frame estimates both costs from constants measured below and the
+// swaps per moved object of the last walks, and takes the cheaper path; a
+// walk that runs over its budget, or is on course to, stops and the frame
+// is recomputed. After a recomputation the endpoint arrays are stale and are
+// rebuilt (radix sort) only when a frame goes incremental again: when the
+// estimate says the frame is cheap, or after a streak of recomputed frames
+// (a probe, to measure the mobility again) that doubles after each failed
+// probe. In the tracy scene at 100k boxes the switch comes at ~5% of the
+// boxes moving, ~1% with 0.5% of the boxes also added and removed per frame.
+//
+// Cost. Nothing when nothing moves (the BroadPhase skips empty frames).
+// Moves: O(moved + swaps). Additions and removals: O(n) per frame that has
+// any (the arrays shift), plus the pairing of the new boxes; a batch shares
+// it. Recomputed frames: box pruning of all boxes. Memory: ~160 bytes per
+// object, plus the pair manager's.
+//
+// Choose it for worlds where most objects rest or move a little each frame
+// (temporal coherence); it reports exact created and deleted pairs whatever
+// the motion, falling back to box pruning's cost when most objects move far.
+#include "algorithms/sap.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <limits>
+
+#include "algorithms/builtin.hpp"
+#include "sapling/float_key.hpp"
+
+namespace sapling::builtin {
+namespace {
+
+using Endpoint = SweepAndPrune::Endpoint;
+using Entry = SweepAndPrune::Entry;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// ---------------------------------------------------------------------------
+// Endpoint words: key << 32 | flag << 31 | owner.
+
+constexpr Endpoint kMaxFlag = Endpoint{1} << 31;
+constexpr Endpoint kOwnerMask = kMaxFlag - 1;
+
+constexpr Endpoint make_endpoint(std::uint32_t key, Slot owner, bool is_max) noexcept {
+  return (Endpoint{key} << 32) | (is_max ? kMaxFlag : 0) | owner;
+}
+constexpr std::uint32_t endpoint_key(Endpoint e) noexcept { return static_cast<std::uint32_t>(e >> 32); }
+constexpr Slot endpoint_owner(Endpoint e) noexcept { return static_cast<Slot>(e & kOwnerMask); }
+/// 0 for a min, 1 for a max.
+constexpr std::uint32_t endpoint_kind(Endpoint e) noexcept { return static_cast<std::uint32_t>(e >> 31) & 1; }
+/// Where pos_ keeps the index of this endpoint: 2 * owner + kind.
+constexpr std::uint32_t pos_index(Endpoint e) noexcept { return std::rotl(static_cast<std::uint32_t>(e), 1); }
+/// The smallest and largest words of e's rank (key, flag): comparing a word
+/// with these compares ranks, whatever the owner bits.
+constexpr Endpoint rank_floor(Endpoint e) noexcept { return e & ~kOwnerMask; }
+constexpr Endpoint rank_ceiling(Endpoint e) noexcept { return e | kOwnerMask; }
+constexpr bool rank_less(Endpoint a, Endpoint b) noexcept { return (a >> 31) < (b >> 31); }
+
+// Sentinels (appendix B): ranks below and above every coordinate's, the
+// infinities included, so the walks need no bounds checks.
+constexpr Endpoint kLowSentinel = 0;
+constexpr Endpoint kHighSentinel = ~Endpoint{0};
+static_assert(float_key(-kInf) > 0);
+static_assert(float_key(kInf) < 0xffffffffu);
+
+/// Cross bounds that no live entry has (min above max): marks the entries
+/// of removed boxes until their axis is compacted.
+constexpr std::uint32_t kDeadCrossMin = 0xffffffffu;
+constexpr std::uint32_t kDeadCrossMax = 0;
+
+/// Whether entry e is a `kind` endpoint whose cross bounds overlap [lo, hi]
+/// (closed: equal keys overlap). One branch for the caller: bit 63 collects
+/// the borrows of e.cross_max - lo and hi - e.cross_min and a kind mismatch.
+inline bool kind_and_cross_overlap(const Entry& e, std::uint32_t kind, std::uint32_t lo, std::uint32_t hi) noexcept {
+  const std::uint64_t misses =
+      (std::uint64_t{e.cross_max} - lo) | (std::uint64_t{hi} - e.cross_min) | (((e.word >> 31) ^ kind) << 63);
+  return (misses >> 63) == 0;
+}
+
+// ---------------------------------------------------------------------------
+// Tuning: what the parts of a frame cost, in nanoseconds, as measured with
+// `sapling run` on the tracy scene at 100k boxes (x86-64, one thread). Only
+// their ratios matter: they pick the cheaper path for each frame.
+
+constexpr double kSwapNs = 2.5;            ///< one swap of a walk
+constexpr double kRecomputeNsPerBox = 60;  ///< box pruning of all boxes, and the pair manager's diff
+constexpr double kRestoreNsPerBox = 60;    ///< rebuilding the endpoint arrays
+constexpr double kCompactNsPerBox = 15;    ///< compacting the arrays after removals
+constexpr double kMergeNsPerBox = 11;      ///< merging new endpoints into the arrays
+constexpr double kBipartiteNsPerBox = 35;  ///< bipartite box pruning of new boxes, per old box
+constexpr double kScanNsPerEntry = 1.5;    ///< scanning an array entry for a new box's pairs
+/// Moved objects walked before their swaps are extrapolated to all.
+constexpr std::size_t kProjectAfter = 32;
+/// Recomputed frames in a row before the incremental path is retried; the
+/// streak doubles after each failed retry, up to the maximum.
+constexpr std::uint32_t kMinProbeInterval = 4;
+constexpr std::uint32_t kMaxProbeInterval = 64;
+
+// ---------------------------------------------------------------------------
+// Numbers.
+
+/// At least hi - lo, for lo <= hi: the largest extent a box can have.
+double extent_of(float lo, float hi) noexcept {
+  if (lo == hi) return 0;  // also two equal infinities
+  return std::nextafter(double(hi) - double(lo), std::numeric_limits<double>::infinity());
+}
+
+/// At most x - e: no interval of extent at most e that reaches x starts
+/// below it. -inf when that is all there is to say.
+float reach_below(float x, double e) noexcept {
+  constexpr double kFloatMax = std::numeric_limits<float>::max();
+  const double lo = double(x) - e;
+  if (!(lo > -kFloatMax)) return -kInf;  // also NaN: inf - inf
+  if (lo > kFloatMax) return kInf;       // x = +inf and e finite: only +inf reaches it
+  // Step below the subtraction's rounding, then round down to a float.
+  const double below = std::nextafter(lo, -std::numeric_limits<double>::infinity());
+  float f = static_cast<float>(below);
+  if (double(f) > below) f = std::nextafter(f, -kInf);
+  return f;
+}
+
+// ---------------------------------------------------------------------------
+// Sorting new entries.
+
+/// Sorts entries by key, stably: given all mins before all maxes, the
+/// result is in rank order. LSD radix sort, 11-bit digits, digits on which
+/// all items agree skipped; insertion sort for a few items.
+void sort_by_key(std::vector<Entry>& items, std::vector<Entry>& scratch) {
+  const std::size_t n = items.size();
+  if (n <= 64) {
+    for (std::size_t i = 1; i < n; ++i) {
+      const Entry e = items[i];
+      std::size_t j = i;
+      for (; j > 0 && endpoint_key(e.word) < endpoint_key(items[j - 1].word); --j) items[j] = items[j - 1];
+      items[j] = e;
+    }
+    return;
+  }
+  constexpr int kDigitBits = 11;
+  constexpr std::uint32_t kBuckets = 1u << kDigitBits;
+  std::array<std::array<std::uint32_t, kBuckets>, 3> counts{};
+  for (const Entry& e : items) {
+    const std::uint32_t key = endpoint_key(e.word);
+    for (int d = 0; d < 3; ++d) ++counts[d][(key >> (kDigitBits * d)) & (kBuckets - 1)];
+  }
+  scratch.resize(n);
+  for (int d = 0; d < 3; ++d) {
+    std::array<std::uint32_t, kBuckets>& c = counts[d];
+    if (std::find(c.begin(), c.end(), n) != c.end()) continue;  // one bucket holds all
+    std::uint32_t sum = 0;
+    for (std::uint32_t& v : c) sum += std::exchange(v, sum);
+    const int shift = kDigitBits * d;
+    for (const Entry& e : items) scratch[c[(endpoint_key(e.word) >> shift) & (kBuckets - 1)]++] = e;
+    items.swap(scratch);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// A set of ids for one frame's removals: open addressing, linear probing,
+// load at most 1/2. Empty slots hold a value no 32-bit id has.
+
+constexpr std::uint64_t kNoId = ~std::uint64_t{0};
+
+std::size_t id_hash(Id id, std::size_t mask) noexcept {
+  return static_cast<std::size_t>((std::uint64_t{id} * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
+
+/// Empties `table` and sizes it for `count` ids.
+void clear_id_set(std::vector<std::uint64_t>& table, std::size_t count) {
+  table.assign(std::bit_ceil(2 * count + 2), kNoId);
+}
+
+void insert_id(std::vector<std::uint64_t>& table, Id id) noexcept {
+  const std::size_t mask = table.size() - 1;
+  std::size_t h = id_hash(id, mask);
+  while (table[h] != kNoId && table[h] != id) h = (h + 1) & mask;
+  table[h] = id;
+}
+
+bool id_set_contains(const std::vector<std::uint64_t>& table, Id id) noexcept {
+  const std::size_t mask = table.size() - 1;
+  for (std::size_t h = id_hash(id, mask);; h = (h + 1) & mask) {
+    if (table[h] == id) return true;
+    if (table[h] == kNoId) return false;
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+
+SweepAndPrune::SweepAndPrune(const Options& options)
+    : axes_(options.dims == 2 ? 2 : 3),
+      probe_interval_(kMinProbeInterval),
+      pool_(options.tasks == nullptr && options.threads != 1 ? std::make_unique<ThreadPool>(options.threads) : nullptr),
+      pruner_(options.tasks != nullptr ? options.tasks : pool_.get()) {
+  if (axes_ == 2) cross_ = {1, 0, 0};
+  for (std::vector<Entry>& a : axis_) a = {Entry{kLowSentinel}, Entry{kHighSentinel}};
+}
+
+SweepAndPrune::~SweepAndPrune() = default;
+
+void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
+  pairs_ = &pairs;
+  const std::size_t kept = bounds_.size() - ops.removed.size();
+  const double n = double(kept);
+
+  // What the frame costs (ns) recomputed, and incrementally: compaction,
+  // merging and pairing of the new boxes, and the swaps predicted from the
+  // last measured mobility.
+  const double recompute_ns = kRecomputeNsPerBox * double(kept + ops.added.size());
+  double churn_ns = ops.removed.empty() ? 0.0 : kCompactNsPerBox * n;
+  if (!ops.added.empty()) {
+    const double scan_ns = kScanNsPerEntry * scan_length_ * double(ops.added.size());
+    churn_ns += kMergeNsPerBox * n + std::min(kBipartiteNsPerBox * n, scan_ns);
+  }
+  const double incremental_ns = churn_ns + kSwapNs * mobility_ * double(ops.moved.size());
+  bool incremental = incremental_ns <= recompute_ns, probing = false;
+  if (!arrays_valid_ && incremental_ns + kRestoreNsPerBox * n > recompute_ns && incremental_ns > recompute_ns / 2) {
+    // Stale arrays, and rebuilding them would not pay for itself soon: only
+    // now and then, to measure the mobility again (a probe).
+    probing = ++recompute_streak_ >= probe_interval_;
+    incremental = probing;
+  }
+  // Swaps the incremental path can afford before recomputing is cheaper.
+  const double budget = std::max(0.0, (recompute_ns - churn_ns) / kSwapNs);
+
+  drop_removed(ops.removed, incremental && arrays_valid_);
+  std::size_t walked = 0;
+  if (incremental) {
+    if (!arrays_valid_) restore_arrays();
+    walked = walk_moves(ops, budget);
+    if (walked < ops.moved.size()) {
+      incremental = false;
+      ++counters_.aborted_walks;
+    }
+  }
+  if (probing) {
+    recompute_streak_ = 0;
+    probe_interval_ = incremental ? kMinProbeInterval : std::min(2 * probe_interval_, kMaxProbeInterval);
+  }
+
+  if (incremental) {
+    recompute_streak_ = 0;
+    remove_pairs_of(ops.removed);
+    const std::size_t first_new = bounds_.size();
+    add_objects(ops.added, ops.added_boxes, ids);
+    if (first_new < bounds_.size()) {
+      for (int k = 0; k < axes_; ++k) merge_axis(k, first_new);
+      counters_.merged_boxes += bounds_.size() - first_new;
+      pair_added(first_new);
+    }
+    ++counters_.incremental_frames;
+  } else {
+    recompute(ops, walked, ids);
+    ++counters_.recomputed_frames;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Removals (I.5b).
+
+void SweepAndPrune::drop_removed(std::span<const Slot> removed, bool compact) {
+  if (removed.empty()) return;
+  for (const Slot s : removed) live_[s] = 0;
+  if (compact) {
+    for (int k = 0; k < axes_; ++k) compact_axis(k, removed);
+    counters_.compacted_boxes += removed.size();
+  }
+  // Drop the boxes from the dense list, each replaced by the last one.
+  for (const Slot s : removed) {
+    const std::uint32_t d = dense_of_[s];
+    const Slot last = dense_slot_.back();
+    bounds_[d] = bounds_.back();
+    dense_slot_[d] = last;
+    dense_of_[last] = d;
+    bounds_.pop_back();
+    dense_slot_.pop_back();
+  }
+}
+
+// Tags the removed boxes' entries, then slides the live entries down over
+// them in one pass from the first tagged one; their positions follow.
+void SweepAndPrune::compact_axis(int k, std::span<const Slot> removed) {
+  std::vector<Entry>& arr = axis_[k];
+  std::uint32_t* const pos = pos_[k].data();
+  auto first = static_cast<std::uint32_t>(arr.size() - 1);
+  for (const Slot s : removed) {
+    for (const std::uint32_t i : {pos[2 * s], pos[2 * s + 1]}) {
+      arr[i].cross_min = kDeadCrossMin;
+      arr[i].cross_max = kDeadCrossMax;
+    }
+    first = std::min(first, pos[2 * s]);
+  }
+  std::uint32_t to = first;
+  for (std::uint32_t from = first; from + 1 < arr.size(); ++from) {
+    const Entry e = arr[from];
+    if (e.cross_min > e.cross_max) continue;  // tagged
+    pos[pos_index(e.word)] = to;
+    arr[to++] = e;
+  }
+  arr[to++] = Entry{kHighSentinel};
+  arr.resize(to);
+}
+
+void SweepAndPrune::remove_pairs_of(std::span<const Slot> removed) {
+  if (removed.empty()) return;
+  clear_id_set(removed_ids_, removed.size());
+  for (const Slot s : removed) insert_id(removed_ids_, id_[s]);
+  pairs_->remove_if_involves([this](Id id) { return id_set_contains(removed_ids_, id); });
+}
+
+// ---------------------------------------------------------------------------
+// Moves (I.3).
+
+// Walks the moved boxes one by one. Returns how many were walked: all of
+// them, or fewer when the swaps ran over `budget` or were on course to, in
+// which case the caller recomputes the frame.
+std::size_t SweepAndPrune::walk_moves(const FrameOps& ops, double budget) {
+  const std::size_t m = ops.moved.size();
+  std::uint64_t swaps = 0;
+  std::size_t done = 0;
+  while (done < m) {
+    const Slot a = ops.moved[done];
+    const Box3& box = ops.moved_boxes[done];
+    bounds_[dense_of_[a]] = box;
+    widen_extent(box);
+    if (axes_ == 3) {
+      swaps += move_on_axis<0, 1>(a, box) + move_on_axis<1, 2>(a, box) + move_on_axis<2, 0>(a, box);
+    } else {
+      swaps += move_on_axis<0, 1>(a, box) + move_on_axis<1, 0>(a, box);
+    }
+    ++done;
+    const double spent = double(swaps);
+    if (done < m && (spent > budget || (done >= kProjectAfter && spent * double(m) > budget * double(done)))) break;
+  }
+  if (done > 0) mobility_ = double(swaps) / double(done);
+  counters_.swaps += swaps;
+  return done;
+}
+
+// Moves box a's two endpoints on axis K (cross axis C) to the box's new
+// bounds. The one that moves outward goes first, so the interval stays
+// valid throughout.
+template <int K, int C>
+std::uint64_t SweepAndPrune::move_on_axis(Slot a, const Box3& box) {
+  const std::uint32_t cross_min = float_key(box.min[C]), cross_max = float_key(box.max[C]);
+  const Entry lo{make_endpoint(float_key(box.min[K]), a, false), cross_min, cross_max};
+  const Entry hi{make_endpoint(float_key(box.max[K]), a, true), cross_min, cross_max};
+  const std::uint32_t old_min_key = endpoint_key(axis_[K][pos_[K][2 * a]].word);
+  if (endpoint_key(lo.word) > old_min_key) return walk<K, C, true>(a, hi) + walk<K, C, false>(a, lo);
+  return walk<K, C, false>(a, lo) + walk<K, C, true>(a, hi);
+}
+
+// Moves one endpoint of box a on axis K to its new place, swapping it past
+// its neighbours (I.3, "update rules"), and returns the swaps. On each swap
+// with an endpoint of the other kind, of box b:
+//   going down, a min passes a max: a and b start overlapping on K -> add
+//               a max passes a min: they stop                      -> remove
+//   going up,   a max passes a min: start -> add; a min passes a max: stop -> remove
+// provided a and b overlap on the two other axes: on the cross axis C by the
+// keys b's entry carries, on the remaining axis R by endpoint indices, read
+// only when C passes. Either way the pair manager ends up exact: a pair
+// removed did overlap, a pair added did not.
+// The entry written at the end carries a's new bounds on C: no other box
+// walks before all of a's axes are done.
+template <int K, int C, bool kMax>
+std::uint32_t SweepAndPrune::walk(Slot a, Entry moving) {
+  constexpr int R = 3 - K - C;
+  constexpr std::uint32_t kOther = kMax ? 0 : 1;  // the kind whose passing flips overlap
+  Entry* const arr = axis_[K].data();
+  std::uint32_t* const pos = pos_[K].data();
+  const std::uint32_t* const pos_r = pos_[R].data();
+  // a's bounds on C and R as they stand now (walked or not yet): they do not
+  // change while it walks on K.
+  const std::uint32_t c_min = endpoint_key(axis_[C][pos_[C][2 * a]].word);
+  const std::uint32_t c_max = endpoint_key(axis_[C][pos_[C][2 * a + 1]].word);
+  const std::uint32_t r_min = pos_r[2 * a], r_max = pos_r[2 * a + 1];
+  const auto overlaps_r = [&](Slot b) { return r_min < pos_r[2 * b + 1] && pos_r[2 * b] < r_max; };
+
+  const std::uint32_t from = pos[2 * a + kMax];
+  std::uint32_t i = from;
+  if (rank_ceiling(moving.word) < arr[i - 1].word) {
+    do {  // down: the neighbour below moves up one place
+      const Entry passed = arr[i - 1];
+      arr[i] = passed;
+      pos[pos_index(passed.word)] = i;
+      if (kind_and_cross_overlap(passed, kOther, c_min, c_max)) [[unlikely]] {
+        const Slot b = endpoint_owner(passed.word);
+        if (overlaps_r(b)) {
+          if constexpr (kMax) {
+            pairs_->remove(id_[a], id_[b]);
+          } else {
+            pairs_->add(id_[a], id_[b]);
+          }
+        }
+      }
+      --i;
+    } while (rank_ceiling(moving.word) < arr[i - 1].word);
+  } else {
+    while (arr[i + 1].word < rank_floor(moving.word)) {  // up: the neighbour above moves down
+      const Entry passed = arr[i + 1];
+      arr[i] = passed;
+      pos[pos_index(passed.word)] = i;
+      if (kind_and_cross_overlap(passed, kOther, c_min, c_max)) [[unlikely]] {
+        const Slot b = endpoint_owner(passed.word);
+        if (overlaps_r(b)) {
+          if constexpr (kMax) {
+            pairs_->add(id_[a], id_[b]);
+          } else {
+            pairs_->remove(id_[a], id_[b]);
+          }
+        }
+      }
+      ++i;
+    }
+  }
+  arr[i] = moving;
+  pos[2 * a + kMax] = i;
+  return i > from ? i - from : from - i;
+}
+
+void SweepAndPrune::widen_extent(const Box3& box) {
+  for (int k = 0; k < axes_; ++k) extent_[k] = std::max(extent_[k], extent_of(box.min[k], box.max[k]));
+}
+
+// ---------------------------------------------------------------------------
+// Additions (I.4b, I.4c).
+
+void SweepAndPrune::add_objects(std::span<const Slot> added, std::span<const Box3> boxes, std::span<const Id> ids) {
+  for (std::size_t j = 0; j < added.size(); ++j) {
+    const Slot s = added[j];
+    if (s >= id_.size()) {
+      const std::size_t slots = std::size_t{s} + 1;
+      for (std::vector<std::uint32_t>& p : pos_) p.resize(2 * slots);
+      id_.resize(slots);
+      live_.resize(slots);
+      dense_of_.resize(slots);
+    }
+    id_[s] = ids[s];
+    live_[s] = 1;
+    pos_[2][2 * s] = 0;  // the z indices of 2D input: every box overlaps every other on z
+    pos_[2][2 * s + 1] = 1;
+    dense_of_[s] = static_cast<std::uint32_t>(bounds_.size());
+    bounds_.push_back(boxes[j]);
+    dense_slot_.push_back(s);
+    widen_extent(boxes[j]);
+  }
+}
+
+// The entry of the min or max on axis k of the box at dense index d.
+SweepAndPrune::Entry SweepAndPrune::make_entry(int k, std::size_t d, bool is_max) const {
+  const Box3& b = bounds_[d];
+  const int c = cross_[k];
+  return Entry{make_endpoint(float_key(is_max ? b.max[k] : b.min[k]), dense_slot_[d], is_max), float_key(b.min[c]),
+               float_key(b.max[c])};
+}
+
+// Presorts the new endpoints of axis k, then merges them in from the top of
+// the array down (I.4b): each new endpoint starts where the previous one
+// stopped, so the whole batch costs one pass over the part of the array
+// above its lowest endpoint. No overlap tests here.
+void SweepAndPrune::merge_axis(int k, std::size_t first_new) {
+  pending_.clear();
+  for (std::size_t d = first_new; d < bounds_.size(); ++d) pending_.push_back(make_entry(k, d, false));
+  for (std::size_t d = first_new; d < bounds_.size(); ++d) pending_.push_back(make_entry(k, d, true));
+  sort_by_key(pending_, spare_);
+
+  std::vector<Entry>& arr = axis_[k];
+  const std::size_t old_size = arr.size();
+  arr.resize(old_size + pending_.size());
+  Entry* const a = arr.data();
+  std::uint32_t* const pos = pos_[k].data();
+  std::size_t from = old_size - 2;  // the highest old endpoint (or the low sentinel)
+  std::size_t to = arr.size() - 1;
+  a[to] = Entry{kHighSentinel};
+  for (std::size_t j = pending_.size(); j-- > 0;) {
+    const Entry e = pending_[j];
+    while (rank_ceiling(e.word) < a[from].word) {  // old endpoints above e move up
+      const Entry f = a[from--];
+      a[--to] = f;
+      pos[pos_index(f.word)] = static_cast<std::uint32_t>(to);
+    }
+    a[--to] = e;
+    pos[pos_index(e.word)] = static_cast<std::uint32_t>(to);
+  }
+}
+
+// The new boxes' pairs (I.4c): among themselves by complete box pruning;
+// with the old boxes by scanning the arrays around each new box when that
+// is short, else by bipartite box pruning.
+void SweepAndPrune::pair_added(std::size_t first_new) {
+  const std::span<const Box3> all(bounds_);
+  const std::span<const Box3> fresh = all.subspan(first_new);
+  found_.clear();
+  pruner_.complete(fresh, found_);
+  add_found_pairs(first_new, first_new);
+  if (first_new == 0) return;
+  if (scan_added(first_new)) {
+    ++counters_.scanned_batches;
+    return;
+  }
+  found_.clear();
+  pruner_.bipartite(fresh, all.first(first_new), found_);
+  add_found_pairs(first_new, 0);
+  ++counters_.pruned_batches;
+}
+
+// Pairs each new box with the old boxes it overlaps by scanning one axis
+// array, the one where that is shortest: an old box b overlaps new box a on
+// axis k iff b's min lies inside a's interval, or b's min lies below a's and
+// b's max above it; no box is longer than extent_[k], so such a min lies
+// within extent_[k] below a's min. The two other axes are tested as in the
+// walks. Declines (false, before pairing anything) when the scans would cost
+// more than box pruning.
+bool SweepAndPrune::scan_added(std::size_t first_new) {
+  const std::size_t m = bounds_.size() - first_new;
+  const double budget = kBipartiteNsPerBox * double(first_new) / kScanNsPerEntry;
+  double planned = 0;
+  scan_plan_.clear();
+  for (std::size_t d = first_new; d < bounds_.size(); ++d) {
+    ScanPlan best{0, 0};
+    std::uint32_t shortest = std::numeric_limits<std::uint32_t>::max();
+    for (int k = 0; k < axes_; ++k) {
+      const std::uint32_t from = scan_start(k, d);
+      const std::uint32_t length = pos_[k][2 * dense_slot_[d] + 1] - from;
+      if (length < shortest) shortest = length, best = {k, from};
+    }
+    scan_plan_.push_back(best);
+    planned += shortest;
+    if (planned > budget) {
+      scan_length_ = planned / double(scan_plan_.size());
+      return false;
+    }
+  }
+  scan_length_ = planned / double(m);
+  for (std::size_t j = 0; j < m; ++j) scan_pairs(scan_plan_[j].axis, first_new + j, first_new, scan_plan_[j].from);
+  return true;
+}
+
+// The first index on axis k where an old box overlapping the box at dense
+// index d can have its min: the lowest entry whose key is at least the box's
+// min less extent_[k], found by galloping down from the box's min.
+std::uint32_t SweepAndPrune::scan_start(int k, std::size_t d) const {
+  const Entry* const arr = axis_[k].data();
+  const std::uint32_t bound = float_key(reach_below(bounds_[d].min[k], extent_[k]));
+  std::uint32_t hi = pos_[k][2 * dense_slot_[d]], step = 1, lo = 0;
+  while (step < hi && endpoint_key(arr[hi - step].word) >= bound) {
+    hi -= step;
+    step *= 2;
+  }
+  if (step < hi) lo = hi - step;  // else lo = 0: the low sentinel, below every bound
+  while (hi - lo > 1) {           // key(arr[lo]) < bound <= key(arr[hi])
+    const std::uint32_t mid = lo + (hi - lo) / 2;
+    (endpoint_key(arr[mid].word) < bound ? lo : hi) = mid;
+  }
+  return hi;
+}
+
+// Scans axis k from `from` up to the max of the new box at dense index d and
+// adds its pairs with the old boxes whose mins it meets.
+void SweepAndPrune::scan_pairs(int k, std::size_t d, std::size_t first_new, std::uint32_t from) {
+  const Slot a = dense_slot_[d];
+  const Box3& box = bounds_[d];
+  const Entry* const arr = axis_[k].data();
+  const std::uint32_t* const pos = pos_[k].data();
+  const std::uint32_t a_min = pos[2 * a], a_max = pos[2 * a + 1];
+  const int c = cross_[k], r = 3 - k - c;
+  const std::uint32_t c_min = float_key(box.min[c]), c_max = float_key(box.max[c]);
+  const std::uint32_t* const pos_r = pos_[r].data();
+  const std::uint32_t r_min = pos_r[2 * a], r_max = pos_r[2 * a + 1];
+  for (std::uint32_t i = from; i < a_max; ++i) {
+    // A min of another box, overlapping a on the cross axis...
+    if (!kind_and_cross_overlap(arr[i], 0, c_min, c_max)) continue;
+    const Slot b = endpoint_owner(arr[i].word);
+    if (b == a || dense_of_[b] >= first_new) continue;  // new pairs come from complete pruning
+    // ... that overlaps a on k (inside a's interval, or reaching into it)...
+    if (i < a_min && pos[2 * b + 1] < a_min) continue;
+    // ... and on the remaining axis.
+    if (r_min < pos_r[2 * b + 1] && pos_r[2 * b] < r_max) pairs_->add(id_[a], id_[b]);
+  }
+}
+
+void SweepAndPrune::add_found_pairs(std::size_t offset_i, std::size_t offset_j) {
+  for (const IndexPair& p : found_) pairs_->add(id_[dense_slot_[p.i + offset_i]], id_[dense_slot_[p.j + offset_j]]);
+}
+
+// ---------------------------------------------------------------------------
+// The global path (Tracy et al. section 4).
+
+// Finishes the frame from scratch: the moves not walked yet and the
+// additions are applied to the boxes, every pair is found by box pruning,
+// and the pair manager diffs them against the previous frame. The endpoint
+// arrays are left stale.
+void SweepAndPrune::recompute(const FrameOps& ops, std::size_t moves_applied, std::span<const Id> ids) {
+  for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) bounds_[dense_of_[ops.moved[j]]] = ops.moved_boxes[j];
+  add_objects(ops.added, ops.added_boxes, ids);
+  found_.clear();
+  pruner_.complete(bounds_, found_);
+  pairs_->remove_all();
+  add_found_pairs(0, 0);
+  arrays_valid_ = false;
+}
+
+// Rebuilds every endpoint array from the live boxes: all mins, then all
+// maxes, radix-sorted by key (so min before max at equal keys).
+void SweepAndPrune::restore_arrays() {
+  const std::size_t n = bounds_.size();
+  extent_ = {};
+  for (const Box3& b : bounds_) widen_extent(b);
+  for (int k = 0; k < axes_; ++k) {
+    pending_.clear();
+    for (std::size_t d = 0; d < n; ++d) pending_.push_back(make_entry(k, d, false));
+    for (std::size_t d = 0; d < n; ++d) pending_.push_back(make_entry(k, d, true));
+    sort_by_key(pending_, spare_);
+    std::vector<Entry>& arr = axis_[k];
+    arr.clear();
+    arr.push_back(Entry{kLowSentinel});
+    arr.insert(arr.end(), pending_.begin(), pending_.end());
+    arr.push_back(Entry{kHighSentinel});
+    std::uint32_t* const pos = pos_[k].data();
+    for (std::uint32_t i = 1; i + 1 < arr.size(); ++i) pos[pos_index(arr[i].word)] = i;
+  }
+  arrays_valid_ = true;
+  ++counters_.restores;
+}
+
+// ---------------------------------------------------------------------------
+
+std::size_t SweepAndPrune::memory_bytes() const {
+  std::size_t bytes = id_.capacity() * sizeof(Id) + live_.capacity() + bounds_.capacity() * sizeof(Box3) +
+                      dense_slot_.capacity() * sizeof(Slot) + dense_of_.capacity() * sizeof(std::uint32_t) +
+                      (pending_.capacity() + spare_.capacity()) * sizeof(Entry) +
+                      removed_ids_.capacity() * sizeof(std::uint64_t) + found_.capacity() * sizeof(IndexPair);
+  for (const std::vector<Entry>& a : axis_) bytes += a.capacity() * sizeof(Entry);
+  for (const std::vector<std::uint32_t>& p : pos_) bytes += p.capacity() * sizeof(std::uint32_t);
+  return bytes;
+}
+
+// Invariants after every update():
+// (a) bounds_, dense_slot_ and dense_of_ map the live slots one-to-one to
+//     dense indices; live_[s] is 1 exactly for live slots.
+// (b) With arrays_valid_, each axis k < axes_ holds kLowSentinel, the 2n
+//     endpoints of the live boxes, kHighSentinel, with ranks (key, min before
+//     max) never decreasing; each entry's key is the sortable key of its
+//     box's bound, its cross bounds those of the box on axis cross_[k], and
+//     pos_[k] points back to it. Hence each box's min index is below its max
+//     index, and indices compare like closed-interval bounds. extent_[k] is
+//     at least every live box's extent on k.
+// (c) With 2D input, every live slot's z indices are (0, 1).
+// (d) The pair manager holds exactly the overlapping pairs of the live boxes
+//     (by brute force up to 4096 boxes, by box pruning beyond).
+bool SweepAndPrune::validate() const {
+  const std::size_t n = bounds_.size();
+  if (dense_slot_.size() != n) return false;
+  for (std::size_t d = 0; d < n; ++d) {
+    const Slot s = dense_slot_[d];
+    if (s >= live_.size() || dense_of_[s] != d || live_[s] != 1) return false;
+    if (axes_ == 2 && (pos_[2][2 * s] != 0 || pos_[2][2 * s + 1] != 1)) return false;
+  }
+  if (static_cast<std::size_t>(std::count(live_.begin(), live_.end(), 1)) != n) return false;
+
+  if (arrays_valid_) {
+    for (int k = 0; k < axes_; ++k) {
+      const std::vector<Entry>& arr = axis_[k];
+      if (arr.size() != 2 * n + 2 || arr.front().word != kLowSentinel || arr.back().word != kHighSentinel) return false;
+      const int c = cross_[k];
+      for (std::uint32_t i = 1; i + 1 < arr.size(); ++i) {
+        const Endpoint e = arr[i].word;
+        if (rank_less(e, arr[i - 1].word) || !rank_less(kLowSentinel, e) || !rank_less(e, kHighSentinel)) return false;
+        const Slot s = endpoint_owner(e);
+        if (s >= live_.size() || !live_[s] || pos_[k][pos_index(e)] != i) return false;
+        const Box3& b = bounds_[dense_of_[s]];
+        if (endpoint_key(e) != float_key(endpoint_kind(e) ? b.max[k] : b.min[k])) return false;
+        if (arr[i].cross_min != float_key(b.min[c]) || arr[i].cross_max != float_key(b.max[c])) return false;
+      }
+      for (std::size_t d = 0; d < n; ++d) {
+        const Slot s = dense_slot_[d];
+        if (pos_[k][2 * s] >= pos_[k][2 * s + 1]) return false;
+        if (extent_of(bounds_[d].min[k], bounds_[d].max[k]) > extent_[k]) return false;
+      }
+    }
+  }
+
+  if (pairs_ == nullptr) return true;
+  std::vector<Pair> expected;
+  const auto id_of = [&](std::size_t d) { return id_[dense_slot_[d]]; };
+  if (n <= 4096) {
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = i + 1; j < n; ++j) {
+        if (overlaps(bounds_[i], bounds_[j])) expected.push_back(make_pair(id_of(i), id_of(j)));
+      }
+    }
+  } else {
+    std::vector<IndexPair> found;
+    complete_pairs(bounds_, found);
+    for (const IndexPair& p : found) expected.push_back(make_pair(id_of(p.i), id_of(p.j)));
+  }
+  std::vector<Pair> actual(pairs_->pairs().begin(), pairs_->pairs().end());
+  std::sort(expected.begin(), expected.end());
+  std::sort(actual.begin(), actual.end());
+  return expected == actual;
+}
+
+std::unique_ptr<Algorithm> make_sap(const Options& options) { return std::make_unique<SweepAndPrune>(options); }
+
+}  // namespace sapling::builtin

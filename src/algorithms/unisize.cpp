@@ -1,0 +1,478 @@
+// unisize: the bi-dimensional sweep and prune for boxes of one size of
+// Capannini and Larsson, "Output Sensitive Collision Detection for Unisize
+// Boxes" (SIGRAD 2016), Algorithm 1 (section 3), with the paper's names:
+//   Sort(P)  a stable LSD radix sort of an axis' 2n endpoints that returns
+//            indices, lows before highs on equal keys (Claim 1);
+//   R        the rank array: R[p] and R[p + n] are the positions of object
+//            p's low and high endpoint in the sorted first axis;
+//   S        the set of active ranks while the second axis is swept: a
+//            succinct 64-ary bit tree whose values are linked in order
+//            (bit_tree.hpp), so the range query of line 9 walks from R[p]
+//            to R[p + n] at O(1) per reported value.
+// Claim 1: because every interval has the same length, no interval contains
+// another in the sorted order, so b overlaps a on the first axis iff exactly
+// one of b's endpoint ranks lies strictly between a's; every active rank in
+// that range is therefore a collision and none is reported twice. Lines
+// 7-10 insert R[p] and R[p + n] into S and report S's values between them;
+// line 12 takes them out again.
+//
+// Cost per frame: O(n) for the two radix sorts and the merges, O(n log64 n)
+// for the updates of S, O(|C|) for the range queries: O(n log64 n + |C|) in
+// 2D, where |C| is the number of colliding pairs. In 3D the two sweep axes
+// are the two along which the boxes spread most (in units of the box size)
+// and the third is tested per candidate (section 7): exact, fast when the
+// world is flat along that axis, without the 2D bound otherwise. When every
+// box overlaps every other on the third axis (a 2D scene, or cubes resting
+// on one plane) the test is skipped.
+//
+// What "one size" means here, exactly. The first box added while none is
+// live fixes the size: on each axis its extent max - min, which must be a
+// float exactly (it is unless the box straddles zero with bounds of very
+// different magnitudes). A box then fits iff on every axis
+//   max == min + size   in float arithmetic (round to nearest),
+// and all coordinates are finite. Every exact translate of the first box
+// fits, and so does every box a program builds as {p, p + size} in float,
+// however p + size rounds. Under that rule max is a non-decreasing function
+// of min on each axis, which is all the sweep needs: sorting the lows by
+// (key, position) also sorts the highs, with equal highs in their lows'
+// order, so Sort(P) radix-sorts the n lows and merges in the n highs, whose
+// keys follow from the lows' (float_key(key_float(k) + size)). On exact
+// translates this is the paper's order (equal highs have equal lows, so
+// their order is the object order). The paper's plain tie rule would not be
+// enough for rounded translates: two boxes whose lows differ but whose highs
+// round to the same float would nest, and Claim 1 would fail for them.
+// Other boxes are refused by accepts() with kUnsupported. The size stays
+// fixed while any box is live at the start of a frame (removing every box
+// and adding boxes of another size in the same frame is refused); once a
+// frame ends with no box live, the next box added fixes it anew. accepts()
+// cannot see a batch that the broad phase itself refuses after accepting
+// its first box (an invalid box or a duplicate id further on), so while no
+// box is live such a refused batch can leave its first box's size as the
+// size until the next update with operations. A refusal by this algorithm
+// leaves nothing. Choose unisize for many boxes of one size, flat worlds
+// above all (crowds, particles, tiles); dual-axis for any boxes.
+//
+// Persistence: each frame with operations sweeps all live boxes (a one-shot
+// method), sorts the frame's pairs by slot and compares them with the
+// previous frame's sorted pairs, so only created and deleted pairs reach
+// the pair manager. Limits: fewer than 2^31 - 1 live boxes (2n ranks and a
+// sentinel in 32 bits).
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "algorithms/bit_tree.hpp"
+#include "algorithms/builtin.hpp"
+#include "sapling/float_key.hpp"
+
+namespace sapling::builtin {
+namespace {
+
+using Extent = std::array<float, 3>;
+
+bool finite(const Box3& b) {
+  for (int k = 0; k < 3; ++k) {
+    if (!std::isfinite(b.min[k]) || !std::isfinite(b.max[k])) return false;
+  }
+  return true;
+}
+
+// The size rule: max == min + size on every axis, in float arithmetic.
+bool fits(const Box3& b, const Extent& size) {
+  for (int k = 0; k < 3; ++k) {
+    if (!(b.max[k] == b.min[k] + size[k])) return false;
+  }
+  return true;
+}
+
+// The extent max - min of a box with finite bounds, if it is a float
+// exactly: Knuth's TwoSum in double gives the rounding error of the
+// difference, which must be zero, and the double must be a float.
+bool exact_extent(const Box3& b, Extent& out) {
+  for (int k = 0; k < 3; ++k) {
+    const double hi = b.max[k], lo = -double(b.min[k]);
+    const double s = hi + lo;
+    const double lo_part = s - hi;
+    const double error = (hi - (s - lo_part)) + (lo - lo_part);
+    const auto e = static_cast<float>(s);
+    if (error != 0 || double(e) != s) return false;
+    out[k] = e;
+  }
+  return true;
+}
+
+// The key of max from the key of min under the size rule.
+inline std::uint32_t high_key(std::uint32_t low_key, float size) { return float_key(key_float(low_key) + size); }
+
+// Stable LSD radix sort, 11-bit digits (the counts of a pass fit in L1):
+// `passes` digits, digit(item, d) the d-th from the least significant. A
+// pass whose digit is the same in every item is skipped.
+template <class T, class Digit>
+void radix_sort(std::vector<T>& items, std::vector<T>& scratch, int passes, Digit digit) {
+  constexpr std::size_t kBuckets = std::size_t{1} << 11;
+  std::array<std::array<std::uint32_t, kBuckets>, 6> counts;
+  for (int d = 0; d < passes; ++d) counts[d].fill(0);
+  for (const T& x : items) {
+    for (int d = 0; d < passes; ++d) ++counts[d][digit(x, d)];
+  }
+  if (items.size() < 2) return;
+  scratch.resize(items.size());
+  for (int d = 0; d < passes; ++d) {
+    std::array<std::uint32_t, kBuckets>& c = counts[d];
+    if (c[digit(items[0], d)] == items.size()) continue;  // one digit everywhere
+    std::uint32_t sum = 0;
+    for (std::uint32_t& v : c) sum += std::exchange(v, sum);
+    for (const T& x : items) scratch[c[digit(x, d)]++] = x;
+    items.swap(scratch);
+  }
+}
+
+// The d-th 11-bit digit of a 32-bit key, and of bits [first, 64) of a word.
+inline std::uint32_t digit32(std::uint32_t key, int d) { return (key >> (11 * d)) & 0x7ff; }
+inline std::uint32_t digit64(std::uint64_t word, int first, int d) {
+  return static_cast<std::uint32_t>(word >> (first + 11 * d)) & 0x7ff;
+}
+
+// The three roles of the axes: x is ranked (the paper's first axis), y is
+// swept (its second axis), t is tested per candidate unless flat.
+struct Axes {
+  int x = 0, y = 1, t = 2;
+};
+
+// Algorithm 1 over the live boxes, one frame. Objects are named by slot.
+//
+// The ranks of the whole frame would spread S, R and the rank-to-object map
+// over tens of megabytes, and every range query would miss the cache
+// (measured: 200 ms of a 2^20-box frame went to those misses). So the boxes,
+// sorted along x, are cut into strips of kStrip consecutive boxes, and
+// Algorithm 1 runs on each strip with ranks local to it, its arrays in
+// cache. A strip also holds the boxes before it that reach its first low
+// ("straddlers"; with one size they are consecutive too), and reports a pair
+// only if one of its boxes is its own: a pair belongs to the strip of its
+// later box in x order, which holds the earlier one as well.
+class UnisizeSweep {
+ public:
+  // Reports every overlapping pair of the boxes of `live` once, as
+  // report(slot, slot).
+  template <class Report>
+  void run(std::span<const Box3> boxes, std::span<const Slot> live, const Extent& size, Report&& report) {
+    const auto n = static_cast<std::uint32_t>(live.size());
+    if (n < 2) return;
+    const Axes axes = choose_axes(boxes, live, size);
+    size_x_ = size[axes.x];
+    size_y_ = size[axes.y];
+    size_t_ = size[axes.t];
+
+    // Each box as a member: its lows' keys on x and y, its low on t.
+    members_.resize(n);
+    float t_lo = std::numeric_limits<float>::infinity(), t_hi = -t_lo;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const Slot s = live[i];
+      const Box3& b = boxes[s];
+      members_[i] = Member{float_key(b.min[axes.x]), float_key(b.min[axes.y]), s, b.min[axes.t]};
+      t_lo = std::min(t_lo, b.min[axes.t]);
+      t_hi = std::max(t_hi, b.min[axes.t]);
+    }
+    // Every pair overlaps on t iff the highest low is not above the lowest high.
+    const bool flat = t_hi <= t_lo + size_t_;
+
+    // Line 1, Ix <- Sort(Px), for the lows; strips are then runs of it.
+    radix_sort(members_, member_scratch_, 3, [](const Member& m, int d) { return digit32(m.x_key, d); });
+    std::uint32_t first = 0;
+    for (std::uint32_t own = 0; own < n; own += kStrip) {
+      const std::uint32_t cut = members_[own].x_key;
+      while (high_key(members_[first].x_key, size_x_) < cut) ++first;
+      const std::uint32_t end = std::min(n, own + kStrip);
+      if (flat) {
+        strip<false>(first, own, end, report);
+      } else {
+        strip<true>(first, own, end, report);
+      }
+    }
+  }
+
+  // S is empty between strips: every object that entered it also left.
+  bool validate() const { return tree_.validate() && tree_.empty(); }
+
+  std::size_t memory_bytes() const {
+    return (members_.capacity() + member_scratch_.capacity()) * sizeof(Member) +
+           (y_items_.capacity() + y_scratch_.capacity()) * sizeof(std::uint64_t) + ranks_.capacity() * sizeof(Ranks) +
+           rank_member_.capacity() * sizeof(std::uint32_t) + tree_.memory_bytes();
+  }
+
+ private:
+  static constexpr std::uint32_t kStrip = 8192;  // own boxes per strip: its arrays take ~0.5 MB
+
+  struct Member {
+    std::uint32_t x_key, y_key;  // keys of the lows
+    Slot slot;
+    float t_min;  // the low on the third axis
+  };
+  struct Ranks {
+    std::uint32_t low = 0, high = 0;  // R[p] and R[p + n]
+  };
+
+  static std::uint32_t high_key(std::uint32_t low_key, float size) { return float_key(key_float(low_key) + size); }
+
+  // Algorithm 1 on members [first, end), reporting the pairs with a box in
+  // [own, end). Local object p is member first + p.
+  template <bool kTestT, class Report>
+  void strip(std::uint32_t first, std::uint32_t own, std::uint32_t end, Report& report) {
+    const Member* m = members_.data() + first;
+    const std::uint32_t n = end - first, own_from = own - first;
+
+    // Lines 2-3: R[Ix[i]] <- i. The highs come in the lows' order (see the
+    // file comment), so the 2n sorted endpoints are a merge of two runs.
+    ranks_.resize(n);
+    rank_member_.resize(std::size_t{2} * n);
+    {
+      std::uint32_t a = 0, b = 0, r = 0;
+      std::uint32_t low = m[0].x_key, high = high_key(low, size_x_);
+      while (a < n) {
+        if (low <= high) {  // lows first on equal keys
+          ranks_[a].low = r;
+          rank_member_[r++] = a;
+          if (++a < n) low = m[a].x_key;
+        } else {
+          ranks_[b].high = r;
+          rank_member_[r++] = b;
+          high = high_key(m[++b].x_key, size_x_);  // b < a <= n - 1 here
+        }
+      }
+      for (; b < n; ++b) {
+        ranks_[b].high = r;
+        rank_member_[r++] = b;
+      }
+    }
+
+    // Line 4: Iy <- Sort(Py), the lows (highs follow as on x).
+    y_items_.resize(n);
+    for (std::uint32_t p = 0; p < n; ++p) y_items_[p] = (std::uint64_t{m[p].y_key} << 32) | p;
+    radix_sort(y_items_, y_scratch_, 3, [](std::uint64_t x, int d) { return digit64(x, 32, d); });
+
+    // Lines 5-12: sweep y; lows before highs on equal keys.
+    if (tree_.universe() != 2 * n) tree_.reset(2 * n);
+    std::uint32_t a = 0, b = 0;
+    std::uint32_t low = key_of(y_items_[0]), high = high_key(low, size_y_);
+    while (b < n) {
+      if (a < n && low <= high) {
+        // p's low: S <- S + {R[p], R[p+n]}; report S's values between them.
+        const std::uint32_t p = local_of(y_items_[a]);
+        const Ranks r = ranks_[p];
+        const bool p_own = p >= own_from;
+        const float p_lo = m[p].t_min, p_hi = p_lo + size_t_;
+        tree_.insert(r.low);
+        std::uint32_t before = r.low;
+        for (std::uint32_t v = tree_.next(r.low); v < r.high; before = v, v = tree_.next(v)) {
+          const std::uint32_t q = rank_member_[v];
+          if (!p_own && q < own_from) continue;  // both straddlers: an earlier strip's pair
+          if constexpr (kTestT) {
+            if (!(m[q].t_min <= p_hi && p_lo <= m[q].t_min + size_t_)) continue;
+          }
+          report(m[p].slot, m[q].slot);
+        }
+        tree_.insert_after(before, r.high);  // the walk ended at R[p+n]'s predecessor
+        if (++a < n) low = key_of(y_items_[a]);
+      } else {
+        // p's high: S <- S - {R[p], R[p+n]}.
+        const Ranks r = ranks_[local_of(y_items_[b])];
+        tree_.erase(r.low);
+        tree_.erase(r.high);
+        if (++b < n) high = high_key(key_of(y_items_[b]), size_y_);
+      }
+    }
+  }
+
+  static std::uint32_t key_of(std::uint64_t item) { return static_cast<std::uint32_t>(item >> 32); }
+  static std::uint32_t local_of(std::uint64_t item) { return static_cast<std::uint32_t>(item); }
+
+  // Picks t as the axis along which the boxes spread least in units of
+  // their size (most pairs overlap on it), x and y as the other two, x the
+  // wider. From a sample of at most 4096 boxes.
+  static Axes choose_axes(std::span<const Box3> boxes, std::span<const Slot> live, const Extent& size) {
+    std::array<float, 3> lo{}, hi{};
+    const std::size_t stride = std::max<std::size_t>(1, live.size() / 4096);
+    for (int k = 0; k < 3; ++k) lo[k] = hi[k] = boxes[live[0]].min[k];
+    for (std::size_t i = 0; i < live.size(); i += stride) {
+      const Box3& b = boxes[live[i]];
+      for (int k = 0; k < 3; ++k) {
+        lo[k] = std::min(lo[k], b.min[k]);
+        hi[k] = std::max(hi[k], b.min[k]);
+      }
+    }
+    std::array<double, 3> spread{};
+    for (int k = 0; k < 3; ++k) {
+      const double range = double(hi[k]) - double(lo[k]);
+      spread[k] = size[k] > 0 ? range / size[k] : (range > 0 ? std::numeric_limits<double>::infinity() : 0.0);
+    }
+    Axes axes;
+    axes.t = 2;
+    for (int k = 1; k >= 0; --k) {
+      if (spread[k] < spread[axes.t]) axes.t = k;
+    }
+    const int u = axes.t == 0 ? 1 : 0, v = axes.t == 2 ? 1 : 2;
+    axes.x = spread[v] > spread[u] ? v : u;
+    axes.y = axes.x == u ? v : u;
+    return axes;
+  }
+
+  float size_x_ = 0, size_y_ = 0, size_t_ = 0;
+  std::vector<Member> members_, member_scratch_;    // live boxes, sorted by x low
+  std::vector<std::uint64_t> y_items_, y_scratch_;  // a strip's lows on y: (key << 32 | local)
+  std::vector<Ranks> ranks_;                        // R, by local object
+  std::vector<std::uint32_t> rank_member_;          // by local rank: its local object
+  LinkedBitTree tree_;                              // S
+};
+
+class Unisize final : public Algorithm {
+ public:
+  Status accepts(Operation op, Id id, std::size_t index, const Box3& box) const override {
+    if (!finite(box)) return Status::unsupported(op, id, index, kInfinite);
+    if (live_.size() > 0) {
+      return fits(box, size_) ? Status{} : Status::unsupported(op, id, index, kOtherSize);
+    }
+    // No box live: only adds reach here, and the first one fixes the size
+    // for the frame. A batch refused here is undone by the broad phase, so
+    // the size it fixed is dropped with it.
+    if (index == 0) batch_start_ = pending_;
+    if (!pending_) {
+      Extent e;
+      if (!exact_extent(box, e)) return Status::unsupported(op, id, index, kInexactSize);
+      pending_ = e;
+      return {};
+    }
+    if (fits(box, *pending_)) return {};
+    pending_ = batch_start_;
+    return Status::unsupported(op, id, index, kOtherSize);
+  }
+
+  void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override {
+    for (const Slot s : ops.removed) erase(s);
+    for (std::size_t k = 0; k < ops.moved.size(); ++k) boxes_[ops.moved[k]] = ops.moved_boxes[k];
+    for (std::size_t k = 0; k < ops.added.size(); ++k) insert(ops.added[k], ops.added_boxes[k]);
+    if (live_.empty()) {
+      pending_.reset();
+    } else if (pending_) {
+      size_ = *pending_;  // the frame's adds fixed it
+      pending_.reset();
+    }
+
+    const int shift = std::max(1, static_cast<int>(std::bit_width(boxes_.size())));
+    if (shift != shift_) rekey(shift);
+    now_.clear();
+    sweep_.run(boxes_, live_, size_, [&](Slot p, Slot q) { now_.push_back(p < q ? pack(p, q) : pack(q, p)); });
+    radix_sort(now_, pair_scratch_, (2 * shift_ + 10) / 11,
+               [first = 0](std::uint64_t x, int d) { return digit64(x, first, d); });
+    report_changes(ids, pairs);
+    now_.swap(before_);
+  }
+
+  std::size_t memory_bytes() const override {
+    return boxes_.capacity() * sizeof(Box3) + (live_.capacity() + position_.capacity()) * sizeof(std::uint32_t) +
+           (now_.capacity() + before_.capacity() + pair_scratch_.capacity()) * sizeof(std::uint64_t) +
+           sweep_.memory_bytes();
+  }
+
+  // Invariants after update():
+  // - live_ lists each live slot once and position_ inverts it;
+  // - when a box is live, every live box has finite coordinates and fits
+  //   the size (max == min + size per axis);
+  // - before_ holds this frame's pairs, strictly increasing, each packed as
+  //   (low slot << shift_ | high slot) of two live slots whose boxes overlap:
+  //   exactly the pairs reported to the pair manager and not taken back;
+  // - the sweep's S is empty.
+  bool validate() const override {
+    for (std::uint32_t i = 0; i < live_.size(); ++i) {
+      const Slot s = live_[i];
+      if (s >= boxes_.size() || position_[s] != i) return false;
+      if (!finite(boxes_[s]) || !fits(boxes_[s], size_)) return false;
+    }
+    for (std::size_t k = 0; k < before_.size(); ++k) {
+      if (k > 0 && !(before_[k - 1] < before_[k])) return false;
+      const Slot p = static_cast<Slot>(before_[k] >> shift_), q = static_cast<Slot>(before_[k] & mask());
+      if (!(p < q) || q >= boxes_.size() || position_[p] == kNotLive || position_[q] == kNotLive) return false;
+      if (!overlaps(boxes_[p], boxes_[q])) return false;
+    }
+    return sweep_.validate();
+  }
+
+ private:
+  static constexpr const char* kInfinite = "unisize: coordinates must be finite (an infinite box has no size)";
+  static constexpr const char* kOtherSize =
+      "unisize: every box must have the size of the first live box (max == min + size on each axis, in float)";
+  static constexpr const char* kInexactSize =
+      "unisize: the size max - min of the first box must be a float exactly on each axis";
+  static constexpr std::uint32_t kNotLive = ~std::uint32_t{0};
+
+  void insert(Slot s, const Box3& box) {
+    if (s >= boxes_.size()) {
+      boxes_.resize(s + 1);
+      position_.resize(s + 1, kNotLive);
+    }
+    boxes_[s] = box;
+    position_[s] = static_cast<std::uint32_t>(live_.size());
+    live_.push_back(s);
+  }
+
+  void erase(Slot s) {  // swap with the last live slot
+    const std::uint32_t i = position_[s];
+    live_[i] = live_.back();
+    position_[live_[i]] = i;
+    live_.pop_back();
+    position_[s] = kNotLive;
+  }
+
+  std::uint64_t mask() const { return (std::uint64_t{1} << shift_) - 1; }
+  std::uint64_t pack(Slot p, Slot q) const { return (std::uint64_t{p} << shift_) | q; }
+
+  // New slot width: re-pack the previous pairs (their order is kept).
+  void rekey(int shift) {
+    for (std::uint64_t& key : before_) {
+      const std::uint64_t p = key >> shift_, q = key & mask();
+      key = (p << shift) | q;
+    }
+    shift_ = shift;
+  }
+
+  // Merges the sorted pairs of this frame with the previous frame's: only
+  // the differences reach the pair manager.
+  void report_changes(std::span<const Id> ids, PairManager& pairs) const {
+    auto id_pair = [&](std::uint64_t key, auto&& call) {
+      call(ids[static_cast<Slot>(key >> shift_)], ids[static_cast<Slot>(key & mask())]);
+    };
+    std::size_t i = 0, j = 0;
+    while (i < now_.size() || j < before_.size()) {
+      if (j == before_.size() || (i < now_.size() && now_[i] < before_[j])) {
+        id_pair(now_[i++], [&](Id a, Id b) { pairs.add(a, b); });
+      } else if (i == now_.size() || before_[j] < now_[i]) {
+        id_pair(before_[j++], [&](Id a, Id b) { pairs.remove(a, b); });
+      } else {
+        ++i, ++j;
+      }
+    }
+  }
+
+  std::vector<Box3> boxes_;                // by slot
+  std::vector<Slot> live_;                 // the live slots
+  std::vector<std::uint32_t> position_;    // slot -> index in live_, or kNotLive
+  Extent size_{};                          // every live box's size
+  mutable std::optional<Extent> pending_;  // size fixed this frame while none is live
+  mutable std::optional<Extent> batch_start_;
+  UnisizeSweep sweep_;
+  std::vector<std::uint64_t> now_, before_;  // this and the previous frame's pairs, packed
+  std::vector<std::uint64_t> pair_scratch_;
+  int shift_ = 1;  // bits of a slot in a packed pair
+};
+
+}  // namespace
+
+std::unique_ptr<Algorithm> make_unisize(const Options&) { return std::make_unique<Unisize>(); }
+
+}  // namespace sapling::builtin

@@ -1,0 +1,187 @@
+// The succinct bit tree and its linked variant (src/algorithms/bit_tree.hpp)
+// against std::set: random inserts, erases and queries on universes at and
+// around the level boundaries (64, 4096, 262144 values), with validate()
+// after every batch of operations. A failure names the universe and seed.
+#include "algorithms/bit_tree.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <iterator>
+#include <random>
+#include <set>
+#include <vector>
+
+namespace sapling {
+namespace {
+
+constexpr std::uint32_t kNone = BitTree::kNone;
+
+std::uint32_t set_next(const std::set<std::uint32_t>& s, std::uint32_t v) {
+  const auto it = s.lower_bound(v);
+  return it == s.end() ? kNone : *it;
+}
+
+std::uint32_t set_prev(const std::set<std::uint32_t>& s, std::uint32_t v) {
+  auto it = s.upper_bound(v);
+  return it == s.begin() ? kNone : *std::prev(it);
+}
+
+const std::vector<std::uint32_t> kUniverses = {1, 2, 63, 64, 65, 127, 128, 4095, 4096, 4097, 64 * 64 * 3 + 5, 262145};
+
+TEST(BitTree, EmptyTreeAnswersNone) {
+  for (const std::uint32_t u : {0u, 1u, 64u, 5000u}) {
+    BitTree t;
+    t.reset(u);
+    EXPECT_TRUE(t.empty());
+    EXPECT_EQ(t.next(0), kNone);
+    EXPECT_EQ(t.prev(u), kNone);
+    EXPECT_EQ(t.next(u), kNone);
+    EXPECT_TRUE(t.validate());
+  }
+}
+
+TEST(BitTree, MatchesStdSet) {
+  for (const std::uint32_t u : kUniverses) {
+    for (const unsigned seed : {1u, 2u}) {
+      SCOPED_TRACE(testing::Message() << "universe " << u << " seed " << seed);
+      std::mt19937 rng(seed);
+      BitTree t;
+      t.reset(u);
+      std::set<std::uint32_t> ref;
+      // Dense and sparse phases: a bias towards inserts, then towards erases.
+      for (int phase = 0; phase < 4; ++phase) {
+        const double insert_rate = phase % 2 == 0 ? 0.8 : 0.2;
+        for (int op = 0; op < 3000; ++op) {
+          const std::uint32_t v = rng() % u;
+          if (std::uniform_real_distribution<double>(0, 1)(rng) < insert_rate) {
+            t.insert(v);
+            ref.insert(v);
+          } else {
+            t.erase(v);
+            ref.erase(v);
+          }
+          const std::uint32_t q = rng() % (u + 2);  // also at and past the universe
+          ASSERT_EQ(t.next(q), set_next(ref, q)) << "next(" << q << ")";
+          ASSERT_EQ(t.prev(q), set_prev(ref, q)) << "prev(" << q << ")";
+          ASSERT_EQ(t.contains(v), ref.count(v) == 1);
+        }
+        ASSERT_TRUE(t.validate());
+        ASSERT_EQ(t.empty(), ref.empty());
+      }
+      // Walking with next() visits exactly the stored values.
+      std::vector<std::uint32_t> walked;
+      for (std::uint32_t v = t.next(0); v != kNone; v = v + 1 < u ? t.next(v + 1) : kNone) walked.push_back(v);
+      EXPECT_EQ(walked, std::vector<std::uint32_t>(ref.begin(), ref.end()));
+      t.clear();
+      EXPECT_TRUE(t.empty());
+      EXPECT_EQ(t.next(0), kNone);
+      EXPECT_TRUE(t.validate());
+    }
+  }
+}
+
+TEST(BitTree, ExtremesOfTheUniverse) {
+  BitTree t;
+  t.reset(262145);
+  t.insert(0);
+  t.insert(262144);
+  EXPECT_EQ(t.next(1), 262144u);
+  EXPECT_EQ(t.prev(262143), 0u);
+  EXPECT_EQ(t.prev(4000000000u), 262144u);
+  t.erase(0);
+  EXPECT_EQ(t.prev(262143), kNone);
+  t.erase(262144);
+  EXPECT_TRUE(t.empty());
+  EXPECT_TRUE(t.validate());
+}
+
+TEST(BitTree, ResetEmptiesAndResizes) {
+  BitTree t;
+  t.reset(1000);
+  for (std::uint32_t v = 0; v < 1000; v += 7) t.insert(v);
+  t.reset(70);
+  EXPECT_TRUE(t.empty());
+  EXPECT_EQ(t.universe(), 70u);
+  t.insert(69);
+  EXPECT_EQ(t.next(0), 69u);
+  EXPECT_TRUE(t.validate());
+}
+
+// The linked variant: the list order is the set order, from any stored value.
+TEST(LinkedBitTree, MatchesStdSet) {
+  for (const std::uint32_t u : kUniverses) {
+    SCOPED_TRACE(testing::Message() << "universe " << u);
+    std::mt19937 rng(u);
+    LinkedBitTree t;
+    t.reset(u);
+    std::set<std::uint32_t> ref;
+    const std::uint32_t end = t.end();
+    EXPECT_EQ(end, u);
+    for (int op = 0; op < 6000; ++op) {
+      const std::uint32_t v = rng() % u;
+      const bool present = ref.count(v) == 1;
+      if (!present && rng() % 3 != 0) {
+        if (rng() % 2 == 0) {
+          t.insert(v);
+        } else {  // insert_after with the predecessor found by the caller
+          const std::uint32_t p = set_prev(ref, v);
+          t.insert_after(p == kNone ? end : p, v);
+        }
+        ref.insert(v);
+      } else if (present) {
+        t.erase(v);
+        ref.erase(v);
+      }
+      ASSERT_EQ(t.empty(), ref.empty());
+      const std::uint32_t q = rng() % (u + 1);
+      const std::uint32_t expected = set_next(ref, q);
+      ASSERT_EQ(t.lower_bound(q), expected == kNone ? end : expected);
+      if (!ref.empty()) {
+        const std::uint32_t s = *std::next(ref.begin(), static_cast<long>(rng() % ref.size()));
+        const std::uint32_t n = set_next(ref, s + 1), p = s == 0 ? kNone : set_prev(ref, s - 1);
+        ASSERT_EQ(t.next(s), n == kNone ? end : n);
+        ASSERT_EQ(t.prev(s), p == kNone ? end : p);
+        ASSERT_TRUE(t.contains(s));
+      }
+      if (op % 500 == 0) {
+        ASSERT_TRUE(t.validate());
+      }
+    }
+    // The sentinel closes the list at both ends.
+    std::vector<std::uint32_t> forward, backward;
+    for (std::uint32_t v = t.next(end); v != end; v = t.next(v)) forward.push_back(v);
+    for (std::uint32_t v = t.prev(end); v != end; v = t.prev(v)) backward.insert(backward.begin(), v);
+    EXPECT_EQ(forward, std::vector<std::uint32_t>(ref.begin(), ref.end()));
+    EXPECT_EQ(backward, forward);
+    EXPECT_TRUE(t.validate());
+    t.clear();
+    EXPECT_TRUE(t.empty());
+    EXPECT_EQ(t.next(end), end);
+    EXPECT_TRUE(t.validate());
+  }
+}
+
+// The range walk of the unisize sweep: from a stored value to another, the
+// values strictly between, in order.
+TEST(LinkedBitTree, RangeWalkBetweenStoredValues) {
+  LinkedBitTree t;
+  t.reset(10000);
+  std::set<std::uint32_t> ref;
+  std::mt19937 rng(7);
+  for (int i = 0; i < 800; ++i) {
+    const std::uint32_t v = rng() % 10000;
+    if (ref.insert(v).second) t.insert(v);
+  }
+  for (int i = 0; i < 200; ++i) {
+    const std::uint32_t lo = *std::next(ref.begin(), static_cast<long>(rng() % ref.size()));
+    const std::uint32_t hi = *std::next(ref.begin(), static_cast<long>(rng() % ref.size()));
+    if (lo >= hi) continue;
+    std::vector<std::uint32_t> walked, expected(ref.upper_bound(lo), ref.lower_bound(hi));
+    for (std::uint32_t v = t.next(lo); v != hi; v = t.next(v)) walked.push_back(v);
+    ASSERT_EQ(walked, expected);
+  }
+}
+
+}  // namespace
+}  // namespace sapling

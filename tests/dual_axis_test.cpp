@@ -1,0 +1,260 @@
+// dual-axis against brute, frame by frame through BroadPhase, on traces
+// aimed at its design (the differential suite covers the general kinds):
+// the widened range on y (extents equal to W, touching at the widened edge,
+// coordinates where y.min - W rounds), outliers (a few giant, infinite or
+// inf - inf boxes among small ones, and many outliers), lazy removal (long
+// boxes on x among short ones), flat and non-flat third axes, 2D and 3D.
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sapling/broad_phase.hpp"
+#include "trace_generators.hpp"
+
+namespace sapling {
+namespace {
+
+using testgen::Rng;
+using testgen::TraceBuilder;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+Box2 drop_z(const Box3& b) { return Box2{{b.min[0], b.min[1]}, {b.max[0], b.max[1]}}; }
+
+std::vector<Box2> flat(std::span<const Box3> boxes) {
+  std::vector<Box2> out;
+  for (const Box3& b : boxes) out.push_back(drop_z(b));
+  return out;
+}
+
+std::string describe(const std::vector<Pair>& pairs) {
+  std::ostringstream os;
+  for (std::size_t i = 0; i < pairs.size() && i < 5; ++i) os << " {" << pairs[i].a << "," << pairs[i].b << "}";
+  if (pairs.size() > 5) os << " ... (" << pairs.size() << ")";
+  return os.str();
+}
+
+void expect_same_as_brute(const Trace& trace) {
+  const Options options{.dims = trace.dims};
+  const auto ref = BroadPhase::create("brute", options);
+  const auto alg = BroadPhase::create("dual-axis", options);
+  ASSERT_NE(alg, nullptr);
+  std::vector<Pair> expected, got;
+  for (std::size_t f = 0; f < trace.frames.size(); ++f) {
+    SCOPED_TRACE("frame " + std::to_string(f));
+    const TraceFrame& frame = trace.frames[f];
+    for (BroadPhase* bp : {ref.get(), alg.get()}) {
+      ASSERT_TRUE(bp->remove(frame.removed).ok());
+      if (trace.dims == 3) {
+        ASSERT_TRUE(bp->move(frame.moved, frame.moved_boxes).ok());
+        ASSERT_TRUE(bp->add(frame.added, frame.added_boxes).ok());
+      } else {
+        const std::vector<Box2> moved = flat(frame.moved_boxes), added = flat(frame.added_boxes);
+        ASSERT_TRUE(bp->move(frame.moved, std::span<const Box2>(moved)).ok());
+        ASSERT_TRUE(bp->add(frame.added, std::span<const Box2>(added)).ok());
+      }
+    }
+    const FrameDelta& r = ref->update();
+    const std::vector<Pair> r_created(r.created.begin(), r.created.end()),
+        r_deleted(r.deleted.begin(), r.deleted.end());
+    const FrameDelta& d = alg->update();
+    const std::vector<Pair> created(d.created.begin(), d.created.end()), deleted(d.deleted.begin(), d.deleted.end());
+    EXPECT_EQ(created, r_created) << "created:" << describe(created) << " expected:" << describe(r_created);
+    EXPECT_EQ(deleted, r_deleted) << "deleted:" << describe(deleted) << " expected:" << describe(r_deleted);
+    ref->sorted_pairs(expected);
+    alg->sorted_pairs(got);
+    ASSERT_EQ(got, expected) << "pairs:" << describe(got) << " expected:" << describe(expected);
+    ASSERT_TRUE(alg->validate());
+  }
+}
+
+enum class Kind {
+  kMixedSizes,      // log-uniform extents over two decades, on a coarse grid
+  kEqualToW,        // one extent, lows on its multiples: touching at y.min - W
+  kRoundingY,       // y near 3e7 (spacing 2), extents that round
+  kGiants,          // 2% boxes a hundred times larger
+  kInfinite,        // planes, half-spaces, points at infinity, among unit boxes
+  kManyOutliers,    // 30% outliers
+  kLongX,           // boxes very long on x among short ones (lazy removal)
+  kFlatT,           // 3D, one plane on the third axis
+  kHugeMagnitudes,  // coordinates near FLT_MAX and 1e-30
+};
+
+std::string kind_name(Kind k) {
+  switch (k) {
+    case Kind::kMixedSizes:
+      return "mixed_sizes";
+    case Kind::kEqualToW:
+      return "equal_to_w";
+    case Kind::kRoundingY:
+      return "rounding_y";
+    case Kind::kGiants:
+      return "giants";
+    case Kind::kInfinite:
+      return "infinite";
+    case Kind::kManyOutliers:
+      return "many_outliers";
+    case Kind::kLongX:
+      return "long_x";
+    case Kind::kFlatT:
+      return "flat_t";
+    case Kind::kHugeMagnitudes:
+      return "huge_magnitudes";
+  }
+  return "?";
+}
+
+Box3 make_box(Kind kind, Rng& rng, double world) {
+  Box3 b;
+  for (int k = 0; k < 3; ++k) {
+    float lo = std::floor(rng.uniform(0, world));
+    float e = 1;
+    switch (kind) {
+      case Kind::kMixedSizes:
+        e = std::exp2(std::floor(rng.uniform(-3, 4)));
+        break;
+      case Kind::kEqualToW:
+        lo = 2.0f * float(rng.below(std::uint64_t(world / 2)));
+        e = 2;
+        break;
+      case Kind::kRoundingY:
+        if (k == 1) {
+          lo = 3.0e7f + 2.0f * float(rng.below(64));
+          e = (rng.chance(0.5) ? 6.0f : 4.0f);
+        }
+        break;
+      case Kind::kGiants:
+        e = rng.chance(0.02) ? 100.0f : 1.0f;
+        break;
+      case Kind::kManyOutliers:
+        e = rng.chance(0.3) ? 40.0f : 1.0f;
+        break;
+      case Kind::kLongX:
+        e = (k == 0 && rng.chance(0.1)) ? float(world) : 1.0f;
+        break;
+      case Kind::kFlatT:
+        if (k == 2) lo = 3, e = 1;
+        break;
+      case Kind::kHugeMagnitudes:
+        if (rng.chance(0.3)) {
+          lo = rng.chance(0.5) ? FLT_MAX / 2 : -FLT_MAX;
+          e = rng.chance(0.5) ? FLT_MAX / 2 : 0.0f;
+        } else {
+          lo = float(rng.below(8)) * 1e-30f;
+          e = 1e-30f;
+        }
+        break;
+      default:
+        break;
+    }
+    b.min[k] = lo;
+    b.max[k] = lo + e;
+  }
+  if (kind == Kind::kInfinite && rng.chance(0.05)) {
+    switch (rng.below(4)) {
+      case 0:  // a plane
+        b.min[0] = b.min[1] = -kInf;
+        b.max[0] = b.max[1] = kInf;
+        break;
+      case 1:  // a half-space on y
+        b.min[1] = -kInf;
+        break;
+      case 2:  // a point at infinity: inf - inf on y
+        b.min[1] = b.max[1] = kInf;
+        break;
+      default:  // infinite on x only: regular on y
+        b.max[0] = kInf;
+        break;
+    }
+  }
+  return b;
+}
+
+Trace make_trace(Kind kind, int dims, std::uint64_t seed, std::size_t n) {
+  TraceBuilder t(dims, seed);
+  const double world = std::cbrt(double(n)) * (dims == 2 ? 3.0 : 2.0);
+  auto box = [&](Rng& rng) { return make_box(kind, rng, world); };
+  t.begin_frame();
+  for (std::size_t i = 0; i < n; ++i) t.add(t.id_for_add(testgen::IdStyle::kSequential, 0), box(t.rng()));
+  for (int f = 1; f < 8; ++f) {
+    const std::size_t live = t.live_count();
+    testgen::random_frame(
+        t, live / 10, live / 3, live / 10, box, [&](Rng& rng, const Box3&) { return box(rng); },
+        testgen::IdStyle::kRandom32, 0.5);
+  }
+  return t.take();
+}
+
+using Param = std::tuple<Kind, int>;
+
+class DualAxisTraces : public testing::TestWithParam<Param> {};
+
+TEST_P(DualAxisTraces, MatchesBrute) {
+  const auto [kind, dims] = GetParam();
+  for (const std::uint64_t seed : {1u, 2u, 3u}) {
+    SCOPED_TRACE("kind " + kind_name(kind) + " dims " + std::to_string(dims) + " seed " + std::to_string(seed));
+    expect_same_as_brute(make_trace(kind, dims, seed, seed == 3 ? 1500 : 300));
+    if (HasFatalFailure()) return;
+  }
+}
+
+std::string param_name(const testing::TestParamInfo<Param>& info) {
+  return kind_name(std::get<0>(info.param)) + "_" + std::to_string(std::get<1>(info.param)) + "d";
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, DualAxisTraces,
+                         testing::Combine(testing::Values(Kind::kMixedSizes, Kind::kEqualToW, Kind::kRoundingY,
+                                                          Kind::kGiants, Kind::kInfinite, Kind::kManyOutliers,
+                                                          Kind::kLongX, Kind::kFlatT, Kind::kHugeMagnitudes),
+                                          testing::Values(2, 3)),
+                         param_name);
+
+// Beyond the 4096 boxes the statistics are sampled from, and crowded on x.
+TEST(DualAxis, LargeCrowdedScene) {
+  for (const int dims : {2, 3}) {
+    SCOPED_TRACE(dims);
+    TraceBuilder t(dims, 4);
+    auto box = [&](Rng& rng) {
+      Box3 b;
+      const float e = rng.chance(0.01) ? 30.0f : std::exp2(std::floor(rng.uniform(-1, 2)));
+      b.min = {float(rng.below(64)) * 0.25f, float(rng.below(3000)) * 0.5f, float(rng.below(6))};
+      b.max = {b.min[0] + e, b.min[1] + e, b.min[2] + e};
+      return b;
+    };
+    t.begin_frame();
+    for (int i = 0; i < 12000; ++i) t.add(t.id_for_add(testgen::IdStyle::kSequential, 0), box(t.rng()));
+    testgen::random_frame(
+        t, 1000, 4000, 1200, box, [&](Rng& rng, const Box3&) { return box(rng); }, testgen::IdStyle::kSequential, 0.5);
+    expect_same_as_brute(t.take());
+  }
+}
+
+// The scenes of the benchmarks, small.
+TEST(DualAxis, Scenarios) {
+  for (const char* name : {"unisize2d", "tracy", "allmoving3d", "cluster"}) {
+    SCOPED_TRACE(name);
+    ScenarioParams params;
+    params.name = name;
+    params.n = 1500;
+    params.cycle = 12;
+    const auto scenario = make_scenario(params);
+    ASSERT_NE(scenario, nullptr);
+    Trace trace;
+    trace.dims = scenario->dims();
+    for (int f = 0; f < 6; ++f) {
+      if (f > 0) scenario->step();
+      trace.frames.push_back(scenario_frame(*scenario));
+    }
+    expect_same_as_brute(trace);
+  }
+}
+
+}  // namespace
+}  // namespace sapling

@@ -1,0 +1,642 @@
+// Tests of the persistent sweep-and-prune (src/algorithms/sap.cpp), beyond
+// the differential tests every registered algorithm gets:
+// - randomized operation sequences (adds, moves, removes and updates
+//   interleaved, coordinates snapped to a grid so that ties, touching faces
+//   and zero-width boxes are common), each frame checked against brute
+//   force and against the algorithm's own validate(); seeds are printed on
+//   failure;
+// - the closed-interval edge cases one by one: ties, touching boxes,
+//   identical boxes, point boxes, -0/+0, infinities, FLT_MAX;
+// - the paths of the algorithm, which its counters expose: swaps, batch
+//   insertion into a populated world, batch removal, removal of everything,
+//   the switch to recomputation when most boxes move far and back when they
+//   calm down, and an incremental attempt abandoned midway.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "algorithms/sap.hpp"
+#include "sapling/broad_phase.hpp"
+#include "trace_generators.hpp"
+
+namespace sapling {
+namespace {
+
+using builtin::SapCounters;
+using builtin::SweepAndPrune;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+Box3 cube(float x, float y, float z, float size) { return Box3{{x, y, z}, {x + size, y + size, z + size}}; }
+
+std::string show(const std::vector<Pair>& pairs) {
+  std::ostringstream os;
+  for (std::size_t i = 0; i < pairs.size() && i < 8; ++i) os << " {" << pairs[i].a << "," << pairs[i].b << "}";
+  if (pairs.size() > 8) os << " ... (" << pairs.size() << ")";
+  return os.str();
+}
+
+// A sap broad phase and a brute one fed the same calls; every update()
+// compares the deltas and pair sets, and validates the sap.
+class Twin {
+ public:
+  explicit Twin(int dims = 3) : options_{.dims = dims} {
+    auto sap = std::make_unique<SweepAndPrune>(options_);
+    sap_ = sap.get();
+    bp_ = std::make_unique<BroadPhase>("sap", std::move(sap), options_);
+    ref_ = BroadPhase::create("brute", options_);
+  }
+
+  void add(Id id, const Box3& b) { add(std::vector<Id>{id}, std::vector<Box3>{b}); }
+  void move(Id id, const Box3& b) { move(std::vector<Id>{id}, std::vector<Box3>{b}); }
+  void remove(Id id) { remove(std::vector<Id>{id}); }
+
+  void add(const std::vector<Id>& ids, const std::vector<Box3>& boxes) {
+    ASSERT_TRUE(stage(Operation::kAdd, ids, boxes));
+    for (std::size_t i = 0; i < ids.size(); ++i) live_[ids[i]] = boxes[i];
+  }
+  void move(const std::vector<Id>& ids, const std::vector<Box3>& boxes) {
+    ASSERT_TRUE(stage(Operation::kMove, ids, boxes));
+    for (std::size_t i = 0; i < ids.size(); ++i) live_[ids[i]] = boxes[i];
+  }
+  void remove(const std::vector<Id>& ids) {
+    ASSERT_TRUE(stage(Operation::kRemove, ids, {}));
+    for (const Id id : ids) live_.erase(id);
+  }
+
+  // Runs one frame on both; "" if they agree and the sap validates.
+  std::string update() {
+    const FrameDelta& d = bp_->update();
+    const std::vector<Pair> created(d.created.begin(), d.created.end()), deleted(d.deleted.begin(), d.deleted.end());
+    const FrameDelta& r = ref_->update();
+    std::string e;
+    if (created != std::vector<Pair>(r.created.begin(), r.created.end()))
+      e += "created:" + show(created) + " expected" + show({r.created.begin(), r.created.end()}) + "\n";
+    if (deleted != std::vector<Pair>(r.deleted.begin(), r.deleted.end()))
+      e += "deleted:" + show(deleted) + " expected" + show({r.deleted.begin(), r.deleted.end()}) + "\n";
+    std::vector<Pair> mine, theirs;
+    bp_->sorted_pairs(mine);
+    ref_->sorted_pairs(theirs);
+    if (mine != theirs) e += "pairs:" + show(mine) + " expected" + show(theirs) + "\n";
+    if (!bp_->validate()) e += "validate() failed\n";
+    return e;
+  }
+
+  std::vector<Pair> pairs() const {
+    std::vector<Pair> out;
+    bp_->sorted_pairs(out);
+    return out;
+  }
+  const SapCounters& counters() const { return sap_->counters(); }
+  const std::map<Id, Box3>& live() const { return live_; }
+  const BroadPhase& broad_phase() const { return *bp_; }
+
+ private:
+  bool stage(Operation op, const std::vector<Id>& ids, const std::vector<Box3>& boxes) {
+    for (BroadPhase* bp : {bp_.get(), ref_.get()}) {
+      Status s;
+      if (op == Operation::kRemove) {
+        s = bp->remove(ids);
+      } else if (options_.dims == 3) {
+        s = op == Operation::kAdd ? bp->add(ids, boxes) : bp->move(ids, boxes);
+      } else {
+        std::vector<Box2> flat;
+        for (const Box3& b : boxes) flat.push_back(Box2{{b.min[0], b.min[1]}, {b.max[0], b.max[1]}});
+        s = op == Operation::kAdd ? bp->add(ids, flat) : bp->move(ids, flat);
+      }
+      if (!s) {
+        ADD_FAILURE() << s.message();
+        return false;
+      }
+    }
+    return true;
+  }
+
+  Options options_;
+  SweepAndPrune* sap_ = nullptr;
+  std::unique_ptr<BroadPhase> bp_, ref_;
+  std::map<Id, Box3> live_;
+};
+
+#define EXPECT_FRAME(twin)                  \
+  do {                                      \
+    const std::string e_ = (twin).update(); \
+    EXPECT_TRUE(e_.empty()) << e_;          \
+  } while (0)
+
+// ---------------------------------------------------------------------------
+// Randomized operation sequences.
+
+struct RandomWorld {
+  int dims = 3;
+  int grid = 40;             // coordinates are integers in [0, grid)
+  int max_size = 4;          // box extents are integers in [0, max_size]
+  std::size_t target = 200;  // live boxes the world drifts towards
+  double move_fraction = 0.1;
+  int step = 1;            // largest displacement of a move, per axis
+  double teleport = 0.02;  // chance a move jumps anywhere
+  double churn = 0.02;     // fraction added and removed per frame
+  int frames = 40;
+};
+
+Box3 random_box(testgen::Rng& rng, const RandomWorld& w) {
+  Box3 b;
+  for (int k = 0; k < 3; ++k) {
+    b.min[k] = static_cast<float>(rng.range(0, w.grid - 1));
+    b.max[k] = b.min[k] + static_cast<float>(rng.range(0, w.max_size));
+  }
+  return b;
+}
+
+Box3 nudge(testgen::Rng& rng, const RandomWorld& w, const Box3& b) {
+  if (rng.chance(w.teleport)) return random_box(rng, w);
+  Box3 out = b;
+  for (int k = 0; k < 3; ++k) {
+    const float d = static_cast<float>(rng.range(-w.step, w.step));
+    out.min[k] += d;
+    out.max[k] += d;
+    if (rng.chance(0.1)) out.max[k] = out.min[k] + static_cast<float>(rng.range(0, w.max_size));  // resize
+  }
+  return out;
+}
+
+// Runs one random world; "" on success, else the first failing frame.
+std::string run_world(const RandomWorld& w, std::uint64_t seed, SapCounters* counters) {
+  testgen::Rng rng(seed);
+  Twin twin(w.dims);
+  Id next_id = static_cast<Id>(rng.below(1000));
+  for (int f = 0; f < w.frames; ++f) {
+    std::vector<Id> live_ids;
+    for (const auto& [id, box] : twin.live()) live_ids.push_back(id);
+    rng.shuffle(live_ids);
+    // Removals, moves and additions on disjoint ids, staged in a random order.
+    const std::size_t live = live_ids.size();
+    std::size_t removes = static_cast<std::size_t>(double(live) * w.churn * 2 * rng.unit());
+    if (live > w.target) removes += (live - w.target) / 4;
+    if (rng.chance(0.02)) removes = live;  // everything goes
+    removes = std::min(removes, live);
+    const std::size_t moves =
+        std::min(live - removes, static_cast<std::size_t>(double(live) * w.move_fraction * 2 * rng.unit()));
+    std::size_t adds = static_cast<std::size_t>(double(w.target) * w.churn * 2 * rng.unit());
+    if (live < w.target) adds += (w.target - live) / (rng.chance(0.2) ? 1 : 4);
+    std::vector<Id> removed(live_ids.begin(), live_ids.begin() + static_cast<std::ptrdiff_t>(removes));
+    std::vector<Id> moved(live_ids.begin() + static_cast<std::ptrdiff_t>(removes),
+                          live_ids.begin() + static_cast<std::ptrdiff_t>(removes + moves));
+    std::vector<Box3> moved_boxes;
+    for (const Id id : moved) moved_boxes.push_back(nudge(rng, w, twin.live().at(id)));
+    std::vector<Id> added;
+    std::vector<Box3> added_boxes;
+    for (std::size_t i = 0; i < adds; ++i) {
+      added.push_back(next_id);
+      next_id += 1 + static_cast<Id>(rng.below(3));
+      added_boxes.push_back(random_box(rng, w));
+    }
+    const int order = rng.range(0, 2);
+    for (int step = 0; step < 3; ++step) {
+      switch ((order + step) % 3) {
+        case 0:
+          twin.remove(removed);
+          break;
+        case 1:
+          twin.move(moved, moved_boxes);
+          break;
+        default:
+          twin.add(added, added_boxes);
+          break;
+      }
+    }
+    const std::string e = twin.update();
+    if (!e.empty() || ::testing::Test::HasFailure()) {
+      return "frame " + std::to_string(f) + " (" + std::to_string(removes) + " removes, " + std::to_string(moves) +
+             " moves, " + std::to_string(adds) + " adds): " + e;
+    }
+  }
+  if (counters) {
+    const SapCounters& c = twin.counters();
+    counters->incremental_frames += c.incremental_frames;
+    counters->recomputed_frames += c.recomputed_frames;
+    counters->aborted_walks += c.aborted_walks;
+    counters->restores += c.restores;
+    counters->swaps += c.swaps;
+  }
+  return "";
+}
+
+TEST(SapRandom, OperationSequencesMatchBruteForce) {
+  SapCounters total;
+  for (std::uint64_t seed = 1; seed <= 120; ++seed) {
+    testgen::Rng pick(seed * 7919);
+    RandomWorld w;
+    w.dims = pick.chance(0.25) ? 2 : 3;
+    w.grid = pick.range(4, 60);
+    w.max_size = pick.range(0, 6);
+    w.target = static_cast<std::size_t>(pick.range(2, 300));
+    w.move_fraction = pick.chance(0.3) ? 1.0 : pick.unit() * 0.3;
+    w.step = pick.range(0, pick.chance(0.2) ? 20 : 2);
+    w.teleport = pick.chance(0.3) ? pick.unit() : 0.01;
+    w.churn = pick.chance(0.5) ? 0.0 : pick.unit() * 0.2;
+    w.frames = pick.range(10, 40);
+    const std::string e = run_world(w, seed, &total);
+    ASSERT_TRUE(e.empty()) << "seed " << seed << " dims " << w.dims << " grid " << w.grid << " max_size " << w.max_size
+                           << " target " << w.target << " move_fraction " << w.move_fraction << " step " << w.step
+                           << " teleport " << w.teleport << " churn " << w.churn << "\n"
+                           << e;
+  }
+  // Both paths and the switches between them were exercised.
+  EXPECT_GT(total.incremental_frames, 0u);
+  EXPECT_GT(total.recomputed_frames, 0u);
+  EXPECT_GT(total.restores, 0u);
+  EXPECT_GT(total.swaps, 0u);
+}
+
+// ---------------------------------------------------------------------------
+// Closed intervals, one edge case at a time.
+
+TEST(SapEdges, TouchingFacesEdgesAndCornersOverlap) {
+  Twin t;
+  t.add(1, cube(0, 0, 0, 1));
+  t.add(2, cube(1, 0, 0, 1));  // shares the face x = 1
+  t.add(3, cube(1, 1, 1, 1));  // shares the corner (1, 1, 1)
+  t.add(4, cube(2, 2, 2, 1));  // touches 3 at (2, 2, 2)
+  EXPECT_FRAME(t);
+  EXPECT_EQ(t.pairs(), (std::vector<Pair>{{1, 2}, {1, 3}, {2, 3}, {3, 4}}));
+  // Slide 2 off by the smallest step and back, on each axis in turn.
+  for (int k = 0; k < 3; ++k) {
+    Box3 away = cube(1, 0, 0, 1), back = away;
+    if (k == 0) away.min[0] = away.max[0] = 0, away = Box3{{std::nextafter(1.0f, 2.0f), 0, 0}, {2, 1, 1}};
+    if (k == 1) away = Box3{{1, std::nextafter(1.0f, 2.0f), 0}, {2, 2, 1}};
+    if (k == 2) away = Box3{{1, 0, -2}, {2, 1, std::nextafter(0.0f, -1.0f)}};
+    t.move(2, away);
+    EXPECT_FRAME(t);
+    t.move(2, back);
+    EXPECT_FRAME(t);
+  }
+}
+
+TEST(SapEdges, EqualMinsAndMaxesAmongThemselves) {
+  Twin t;
+  // Intervals that share both ends, one end, or touch end to start.
+  std::vector<Id> ids;
+  std::vector<Box3> boxes;
+  for (Id i = 0; i < 30; ++i) {
+    ids.push_back(i);
+    const float lo = static_cast<float>(i % 3), hi = lo + static_cast<float>(i % 4);
+    boxes.push_back(Box3{{lo, 0, lo}, {hi, 1, hi}});
+  }
+  t.add(ids, boxes);
+  EXPECT_FRAME(t);
+  // Every box in turn moves so that its min lands on others' maxes, then its max on others' mins.
+  for (Id i = 0; i < 30; ++i) {
+    t.move(i, Box3{{3, 0, 3}, {5, 1, 5}});
+    EXPECT_FRAME(t);
+    t.move(i, Box3{{-2, 0, -2}, {0, 1, 0}});
+    EXPECT_FRAME(t);
+  }
+}
+
+TEST(SapEdges, IdenticalBoxes) {
+  Twin t;
+  std::vector<Id> ids;
+  std::vector<Box3> boxes;
+  for (Id i = 0; i < 60; ++i) {
+    ids.push_back(i * 3);
+    boxes.push_back(cube(5, 5, 5, 2));
+  }
+  t.add(ids, boxes);
+  EXPECT_FRAME(t);
+  EXPECT_EQ(t.pairs().size(), 60u * 59u / 2u);
+  for (Id i = 0; i < 60; i += 7) {  // leave, come back, leave for good
+    t.move(i * 3, cube(50, 5, 5, 2));
+    EXPECT_FRAME(t);
+    t.move(i * 3, cube(5, 5, 5, 2));
+    EXPECT_FRAME(t);
+    t.move(i * 3, cube(7, 7, 7, 2));  // touches the others at a corner
+    EXPECT_FRAME(t);
+  }
+  t.move(ids, std::vector<Box3>(ids.size(), cube(7, 7, 7, 2)));  // all together elsewhere
+  EXPECT_FRAME(t);
+}
+
+TEST(SapEdges, PointBoxes) {
+  Twin t;
+  t.add(1, Box3{{1, 1, 1}, {1, 1, 1}});
+  t.add(2, Box3{{1, 1, 1}, {1, 1, 1}});  // the same point
+  t.add(3, cube(0, 0, 0, 1));            // the point is its corner
+  t.add(4, Box3{{1, 0, 0}, {1, 2, 2}});  // a flat box through the point
+  t.add(5, Box3{{2, 2, 2}, {2, 2, 2}});
+  EXPECT_FRAME(t);
+  t.move(1, Box3{{2, 2, 2}, {2, 2, 2}});
+  t.move(5, Box3{{1, 1, 1}, {1, 1, 1}});  // the two points swap places
+  EXPECT_FRAME(t);
+  t.move(4, Box3{{1, 0, 0}, {1, 0, 0}});  // shrinks to a point
+  EXPECT_FRAME(t);
+}
+
+TEST(SapEdges, SignedZeros) {
+  Twin t;
+  t.add(1, Box3{{-1, -1, -1}, {-0.0f, -0.0f, -0.0f}});
+  t.add(2, Box3{{0.0f, 0.0f, 0.0f}, {1, 1, 1}});
+  t.add(3, Box3{{0.0f, -0.0f, 0.0f}, {-0.0f, 0.0f, -0.0f}});  // [+0, -0]: a point at zero
+  EXPECT_FRAME(t);
+  EXPECT_EQ(t.pairs(), (std::vector<Pair>{{1, 2}, {1, 3}, {2, 3}}));
+  t.move(2, Box3{{-0.0f, 0.0f, -0.0f}, {1, 1, 1}});
+  EXPECT_FRAME(t);
+  t.move(1, Box3{{-1, -1, -1}, {-std::numeric_limits<float>::denorm_min(), 0, 0}});
+  EXPECT_FRAME(t);
+}
+
+TEST(SapEdges, InfinitiesAndFltMax) {
+  Twin t;
+  t.add(1, Box3{{-kInf, -kInf, 0}, {kInf, kInf, 0}});  // a ground plane
+  t.add(2, Box3{{-kInf, -kInf, -kInf}, {kInf, kInf, kInf}});
+  t.add(3, Box3{{kInf, kInf, kInf}, {kInf, kInf, kInf}});  // a point at +inf
+  t.add(4, Box3{{-kInf, -kInf, -kInf}, {-kInf, -kInf, -kInf}});
+  t.add(5, Box3{{FLT_MAX, FLT_MAX, FLT_MAX}, {kInf, kInf, kInf}});
+  t.add(6, Box3{{-FLT_MAX, -FLT_MAX, -FLT_MAX}, {-FLT_MAX, -FLT_MAX, -FLT_MAX}});
+  t.add(7, cube(0, 0, 0, 1));
+  EXPECT_FRAME(t);
+  // Boxes travel to the infinities and back.
+  t.move(7, Box3{{FLT_MAX, FLT_MAX, FLT_MAX}, {FLT_MAX, FLT_MAX, FLT_MAX}});
+  EXPECT_FRAME(t);
+  t.move(7, Box3{{-kInf, -kInf, -kInf}, {-FLT_MAX, -FLT_MAX, -FLT_MAX}});
+  t.move(3, Box3{{-kInf, -kInf, -kInf}, {-kInf, -kInf, -kInf}});
+  EXPECT_FRAME(t);
+  t.move(1, Box3{{-kInf, 1, -kInf}, {kInf, 1, kInf}});
+  t.move(4, cube(0, 0, 0, 0));
+  EXPECT_FRAME(t);
+  t.remove(2);
+  t.move(5, Box3{{-kInf, -kInf, -kInf}, {kInf, kInf, kInf}});
+  EXPECT_FRAME(t);
+}
+
+TEST(SapEdges, TwoDimensions) {
+  Twin t(2);
+  t.add(1, Box3{{0, 0, 0}, {1, 1, 0}});
+  t.add(2, Box3{{1, 1, 0}, {2, 2, 0}});
+  t.add(3, Box3{{3, 0, 0}, {4, 1, 0}});
+  EXPECT_FRAME(t);
+  t.move(3, Box3{{2, 2, 0}, {3, 3, 0}});
+  EXPECT_FRAME(t);
+  t.move(1, Box3{{5, 5, 0}, {6, 6, 0}});
+  EXPECT_FRAME(t);
+  EXPECT_EQ(t.pairs(), (std::vector<Pair>{{2, 3}}));
+}
+
+// ---------------------------------------------------------------------------
+// The paths.
+
+std::vector<Box3> scattered(std::size_t n, float world, float size, std::uint64_t seed) {
+  testgen::Rng rng(seed);
+  std::vector<Box3> boxes(n);
+  for (Box3& b : boxes) {
+    b = cube(rng.uniform(0, world), rng.uniform(0, world), rng.uniform(0, world), size);
+  }
+  return boxes;
+}
+
+std::vector<Id> id_range(Id first, std::size_t n) {
+  std::vector<Id> ids(n);
+  for (std::size_t i = 0; i < n; ++i) ids[i] = first + static_cast<Id>(i);
+  return ids;
+}
+
+TEST(SapPaths, FewSmallMovesSwap) {
+  Twin t;
+  const std::vector<Id> ids = id_range(0, 2000);
+  std::vector<Box3> boxes = scattered(2000, 40, 1.5f, 1);
+  t.add(ids, boxes);
+  EXPECT_FRAME(t);
+  for (int f = 0; f < 10; ++f) {
+    std::vector<Id> moved;
+    std::vector<Box3> moved_boxes;
+    for (std::size_t i = static_cast<std::size_t>(f); i < ids.size(); i += 50) {  // 2% move a little
+      boxes[i].min[f % 3] += 0.3f;
+      boxes[i].max[f % 3] += 0.3f;
+      moved.push_back(ids[i]);
+      moved_boxes.push_back(boxes[i]);
+    }
+    t.move(moved, moved_boxes);
+    EXPECT_FRAME(t);
+  }
+  EXPECT_EQ(t.counters().recomputed_frames, 0u);
+  EXPECT_EQ(t.counters().incremental_frames, 11u);
+  EXPECT_GT(t.counters().swaps, 0u);
+}
+
+TEST(SapPaths, EverythingMovingFarRecomputesThenCalmsDown) {
+  Twin t;
+  const std::vector<Id> ids = id_range(100, 3000);
+  t.add(ids, scattered(3000, 40, 1.5f, 2));
+  EXPECT_FRAME(t);
+  for (int f = 0; f < 6; ++f) {  // every box jumps anywhere: recomputation
+    t.move(ids, scattered(3000, 40, 1.5f, 10 + static_cast<std::uint64_t>(f)));
+    EXPECT_FRAME(t);
+  }
+  const SapCounters busy = t.counters();
+  EXPECT_GE(busy.recomputed_frames, 5u);
+  // Then a few boxes move a little for a while: the incremental path comes back.
+  std::vector<Box3> now(t.live().size());
+  std::vector<Id> live_ids;
+  for (const auto& [id, box] : t.live()) {
+    now[live_ids.size()] = box;
+    live_ids.push_back(id);
+  }
+  for (int f = 0; f < 40; ++f) {
+    std::vector<Id> moved;
+    std::vector<Box3> moved_boxes;
+    for (std::size_t i = static_cast<std::size_t>(f) % 97; i < live_ids.size(); i += 97) {
+      now[i].min[1] += 0.01f;
+      now[i].max[1] += 0.01f;
+      moved.push_back(live_ids[i]);
+      moved_boxes.push_back(now[i]);
+    }
+    t.move(moved, moved_boxes);
+    if (f % 5 == 0) t.add(10000 + static_cast<Id>(f), cube(1, 1, 1, 1));
+    EXPECT_FRAME(t);
+  }
+  EXPECT_GT(t.counters().restores, busy.restores);
+  EXPECT_GT(t.counters().incremental_frames, busy.incremental_frames + 20);
+}
+
+TEST(SapPaths, RetriesOfTheIncrementalPathBackOff) {
+  Twin t;
+  const std::vector<Id> ids = id_range(0, 600);
+  t.add(ids, scattered(600, 20, 1.0f, 15));
+  EXPECT_FRAME(t);
+  for (int f = 0; f < 150; ++f) {  // everything jumps anywhere, every frame
+    t.move(ids, scattered(600, 20, 1.0f, 500 + static_cast<std::uint64_t>(f)));
+    EXPECT_FRAME(t);
+  }
+  // Retries after 4, 8, 16, 32 and 64 recomputed frames, each one failing.
+  EXPECT_GE(t.counters().recomputed_frames, 145u);
+  EXPECT_LE(t.counters().restores, 6u);
+}
+
+TEST(SapPaths, TeleportsAcrossEverythingAbandonTheWalk) {
+  Twin t;
+  const std::vector<Id> ids = id_range(0, 2000);
+  std::vector<Box3> boxes = scattered(2000, 30, 1.0f, 3);
+  t.add(ids, boxes);
+  EXPECT_FRAME(t);
+  // A calm frame first, so the algorithm expects few swaps.
+  boxes[0].max[0] += 0.01f;
+  t.move(ids[0], boxes[0]);
+  EXPECT_FRAME(t);
+  // Then half the boxes jump from one corner of the world to the other.
+  std::vector<Id> moved;
+  std::vector<Box3> moved_boxes;
+  for (std::size_t i = 0; i < ids.size(); i += 2) {
+    moved.push_back(ids[i]);
+    moved_boxes.push_back(cube(30 - boxes[i].min[0], 30 - boxes[i].min[1], 30 - boxes[i].min[2], 1.0f));
+  }
+  t.move(moved, moved_boxes);
+  EXPECT_FRAME(t);
+  EXPECT_EQ(t.counters().aborted_walks, 1u);
+  // Single teleports stay incremental, however far.
+  const std::uint64_t recomputed = t.counters().recomputed_frames;
+  t.move(ids[1], cube(-1e30f, -1e30f, -1e30f, 1));
+  EXPECT_FRAME(t);
+  t.move(ids[1], cube(1e30f, 1e30f, 1e30f, 1));
+  EXPECT_FRAME(t);
+  t.move(ids[1], cube(15, 15, 15, 1));
+  EXPECT_FRAME(t);
+  EXPECT_EQ(t.counters().recomputed_frames, recomputed);
+}
+
+TEST(SapPaths, MassInsertionIntoAPopulatedWorld) {
+  Twin t;
+  t.add(id_range(0, 3000), scattered(3000, 40, 1.5f, 4));
+  EXPECT_FRAME(t);
+  t.add(id_range(5000, 3000), scattered(3000, 40, 1.5f, 5));  // one batch as large as the world
+  EXPECT_FRAME(t);
+  for (Id i = 0; i < 50; ++i) {  // then one at a time
+    t.add(20000 + i, scattered(1, 40, 1.5f, 100 + i)[0]);
+    EXPECT_FRAME(t);
+  }
+  const std::vector<Id> few = id_range(30000, 7);  // and a few at once, with a move
+  t.add(few, scattered(7, 40, 1.5f, 6));
+  t.move(0, cube(20, 20, 20, 3));
+  EXPECT_FRAME(t);
+  EXPECT_EQ(t.counters().recomputed_frames, 0u);
+  EXPECT_EQ(t.counters().merged_boxes, 6057u);
+}
+
+TEST(SapPaths, SmallBatchesScanLargeOnesPrune) {
+  Twin t;
+  t.add(id_range(0, 3000), scattered(3000, 40, 1.5f, 11));
+  EXPECT_FRAME(t);
+  for (Id i = 0; i < 20; ++i) {  // one or a few at a time: scanned from the arrays
+    const std::size_t count = 1 + i % 4;
+    t.add(id_range(10000 + 10 * i, count), scattered(count, 40, 1.5f, 300 + i));
+    EXPECT_FRAME(t);
+  }
+  EXPECT_EQ(t.counters().scanned_batches, 20u);
+  EXPECT_EQ(t.counters().pruned_batches, 0u);
+  t.add(id_range(20000, 3000), scattered(3000, 40, 1.5f, 12));  // as many as the world: box pruning
+  EXPECT_FRAME(t);
+  EXPECT_EQ(t.counters().pruned_batches, 1u);
+}
+
+TEST(SapPaths, InsertionsNextToHugeAndInfiniteBoxes) {
+  Twin t;
+  t.add(id_range(0, 1000), scattered(1000, 30, 1.0f, 13));
+  t.add(5000, Box3{{-kInf, -kInf, 10}, {kInf, kInf, 10}});  // a ground plane: x and y extents infinite
+  t.add(5001, Box3{{-1e30f, 5, 5}, {1e30f, 6, 6}});         // a long rod along x
+  EXPECT_FRAME(t);
+  const auto one_at = [&](Id id, const Box3& b) {
+    t.add(id, b);
+    EXPECT_FRAME(t);
+  };
+  one_at(6000, cube(5, 5, 9.5f, 1));                              // touches the plane from below
+  one_at(6001, cube(-3, 5.5f, 5.5f, 0.25f));                      // inside the rod's cross-section
+  one_at(6002, Box3{{kInf, kInf, kInf}, {kInf, kInf, kInf}});     // a point at +inf
+  one_at(6003, Box3{{-kInf, -kInf, -kInf}, {-kInf, -kInf, 10}});  // reaches up to the plane
+  one_at(6004, Box3{{-kInf, 0, 0}, {0, 0, 0}});                   // a ray
+  one_at(6005, Box3{{FLT_MAX, 0, 0}, {kInf, 30, 30}});            // beyond everything in x
+  EXPECT_GT(t.counters().scanned_batches, 0u);
+  // A box infinite on every axis: every scan runs the whole array, so a
+  // batch of some size goes to box pruning.
+  one_at(6006, Box3{{-kInf, -kInf, -kInf}, {kInf, kInf, kInf}});
+  const std::uint64_t pruned = t.counters().pruned_batches;
+  t.add(id_range(7000, 50), scattered(50, 30, 1.0f, 14));
+  EXPECT_FRAME(t);
+  EXPECT_EQ(t.counters().pruned_batches, pruned + 1);
+  one_at(6007, cube(1, 1, 1, 1));
+  // Once it is gone, insertions are right again (its extent may linger).
+  t.remove(6006);
+  EXPECT_FRAME(t);
+  one_at(6008, cube(2, 2, 2, 1));
+  t.move(5000, Box3{{-kInf, -kInf, 2.5f}, {kInf, kInf, 2.5f}});
+  EXPECT_FRAME(t);
+  one_at(6009, cube(3, 3, 2, 0.5f));
+}
+
+TEST(SapPaths, BatchRemovalAndRemovalOfEverything) {
+  Twin t;
+  const std::vector<Id> ids = id_range(0, 2000);
+  t.add(ids, scattered(2000, 30, 1.5f, 7));
+  EXPECT_FRAME(t);
+  std::vector<Id> half;
+  for (std::size_t i = 0; i < ids.size(); i += 2) half.push_back(ids[i]);
+  t.remove(half);  // every other box
+  EXPECT_FRAME(t);
+  t.remove(ids[1]);  // a single one
+  t.move(ids[3], cube(5, 5, 5, 4));
+  EXPECT_FRAME(t);
+  std::vector<Id> rest;
+  for (const auto& [id, box] : t.live()) rest.push_back(id);
+  t.remove(rest);  // everything
+  EXPECT_FRAME(t);
+  EXPECT_TRUE(t.pairs().empty());
+  EXPECT_EQ(t.broad_phase().size(), 0u);
+  t.add(ids[0], cube(0, 0, 0, 1));  // and the world starts again
+  t.add(ids[2], cube(1, 1, 1, 1));
+  EXPECT_FRAME(t);
+  EXPECT_EQ(t.pairs(), (std::vector<Pair>{{0, 2}}));
+  EXPECT_EQ(t.counters().recomputed_frames, 0u);
+  EXPECT_EQ(t.counters().compacted_boxes, 2000u);
+}
+
+TEST(SapPaths, RemovalsMovesAndAddsInOneFrame) {
+  Twin t;
+  t.add(id_range(0, 500), scattered(500, 15, 1.5f, 8));
+  EXPECT_FRAME(t);
+  for (int f = 0; f < 20; ++f) {
+    testgen::Rng rng(static_cast<std::uint64_t>(f) + 40);
+    std::vector<Id> live_ids;
+    for (const auto& [id, box] : t.live()) live_ids.push_back(id);
+    rng.shuffle(live_ids);
+    t.remove(std::vector<Id>(live_ids.begin(), live_ids.begin() + 20));
+    std::vector<Box3> moved_boxes;
+    for (std::size_t i = 20; i < 60; ++i) {
+      Box3 b = t.live().at(live_ids[i]);
+      for (int k = 0; k < 3; ++k) b.min[k] += 0.5f, b.max[k] += 0.5f;
+      moved_boxes.push_back(b);
+    }
+    t.move(std::vector<Id>(live_ids.begin() + 20, live_ids.begin() + 60), moved_boxes);
+    t.add(id_range(1000 + static_cast<Id>(f) * 20, 20), scattered(20, 15, 1.5f, 200 + static_cast<std::uint64_t>(f)));
+    EXPECT_FRAME(t);
+  }
+}
+
+TEST(SapMemory, ReportsItsArrays) {
+  SweepAndPrune sap(Options{});
+  const std::size_t empty = sap.memory_bytes();
+  auto bp = std::make_unique<BroadPhase>("sap", std::make_unique<SweepAndPrune>(Options{}), Options{});
+  const std::vector<Id> ids = id_range(0, 10000);
+  ASSERT_TRUE(bp->add(ids, scattered(10000, 60, 1, 9)));
+  bp->update();
+  // Three axes of 8-byte endpoints, a 32-byte record and a 24-byte box per object at least.
+  EXPECT_GE(bp->memory_bytes(), empty + 10000u * (3 * 2 * 8 + 32 + 24));
+}
+
+}  // namespace
+}  // namespace sapling

@@ -1,0 +1,392 @@
+// unisize against brute, frame by frame through BroadPhase, on traces where
+// every box has one size (the differential suite's traces mostly have mixed
+// sizes, which unisize refuses): touching lattices, identical boxes, points,
+// fine random positions, translates whose max is rounded (the case the
+// paper's plain tie rule gets wrong), large coordinates, signed zeros, more
+// boxes than one strip holds, 2D and 3D, flat and not, with moves and
+// churn. Then the size rule itself: what is refused, with which status, and
+// that a refusal leaves no trace.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sapling/broad_phase.hpp"
+#include "trace_generators.hpp"
+
+namespace sapling {
+namespace {
+
+using testgen::Rng;
+using testgen::TraceBuilder;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+Box2 drop_z(const Box3& b) { return Box2{{b.min[0], b.min[1]}, {b.max[0], b.max[1]}}; }
+
+Status add_boxes(BroadPhase& bp, int dims, std::span<const Id> ids, std::span<const Box3> boxes) {
+  if (dims == 3) return bp.add(ids, boxes);
+  std::vector<Box2> flat;
+  for (const Box3& b : boxes) flat.push_back(drop_z(b));
+  return bp.add(ids, std::span<const Box2>(flat));
+}
+
+Status move_boxes(BroadPhase& bp, int dims, std::span<const Id> ids, std::span<const Box3> boxes) {
+  if (dims == 3) return bp.move(ids, boxes);
+  std::vector<Box2> flat;
+  for (const Box3& b : boxes) flat.push_back(drop_z(b));
+  return bp.move(ids, std::span<const Box2>(flat));
+}
+
+std::string describe(const std::vector<Pair>& pairs) {
+  std::ostringstream os;
+  for (std::size_t i = 0; i < pairs.size() && i < 5; ++i) os << " {" << pairs[i].a << "," << pairs[i].b << "}";
+  if (pairs.size() > 5) os << " ... (" << pairs.size() << ")";
+  return os.str();
+}
+
+// Runs `trace` on `algo` and on brute; every frame's delta and pair set must
+// be the same, and the algorithm's invariants must hold.
+void expect_same_as_brute(const std::string& algo, const Trace& trace) {
+  const Options options{.dims = trace.dims};
+  const auto ref = BroadPhase::create("brute", options);
+  const auto alg = BroadPhase::create(algo, options);
+  ASSERT_NE(alg, nullptr);
+  std::vector<Pair> expected, got;
+  for (std::size_t f = 0; f < trace.frames.size(); ++f) {
+    SCOPED_TRACE("frame " + std::to_string(f));
+    const TraceFrame& frame = trace.frames[f];
+    for (BroadPhase* bp : {ref.get(), alg.get()}) {
+      ASSERT_TRUE(bp->remove(frame.removed).ok());
+      const Status m = move_boxes(*bp, trace.dims, frame.moved, frame.moved_boxes);
+      ASSERT_TRUE(m.ok()) << m.message();
+      const Status a = add_boxes(*bp, trace.dims, frame.added, frame.added_boxes);
+      ASSERT_TRUE(a.ok()) << a.message();
+    }
+    const FrameDelta& r = ref->update();
+    const std::vector<Pair> r_created(r.created.begin(), r.created.end()),
+        r_deleted(r.deleted.begin(), r.deleted.end());
+    const FrameDelta& d = alg->update();
+    const std::vector<Pair> created(d.created.begin(), d.created.end()), deleted(d.deleted.begin(), d.deleted.end());
+    EXPECT_EQ(created, r_created) << "created:" << describe(created) << " expected:" << describe(r_created);
+    EXPECT_EQ(deleted, r_deleted) << "deleted:" << describe(deleted) << " expected:" << describe(r_deleted);
+    ref->sorted_pairs(expected);
+    alg->sorted_pairs(got);
+    ASSERT_EQ(got, expected) << "pairs:" << describe(got) << " expected:" << describe(expected);
+    ASSERT_TRUE(alg->validate());
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Unisize traces. Each frame moves some boxes, removes some and adds some.
+
+enum class Kind {
+  kLattice,     // side 1 on an integer grid: faces, edges and corners touch
+  kIdentical,   // many boxes at a handful of positions
+  kPoints,      // size 0 on a coarse grid
+  kFine,        // positions in 1/4096 units, size 1.5
+  kRounded,     // max = min + size rounded: neighbouring lows, equal highs
+  kLarge,       // coordinates near 1e6, size 0.7 (rounded to 0.6875)
+  kSignedZero,  // boxes ending or starting at -0 and +0
+  kFlat3d,      // 3D, every box on one plane (t is not tested)
+};
+
+std::string kind_name(Kind k) {
+  switch (k) {
+    case Kind::kLattice:
+      return "lattice";
+    case Kind::kIdentical:
+      return "identical";
+    case Kind::kPoints:
+      return "points";
+    case Kind::kFine:
+      return "fine";
+    case Kind::kRounded:
+      return "rounded";
+    case Kind::kLarge:
+      return "large";
+    case Kind::kSignedZero:
+      return "signed_zero";
+    case Kind::kFlat3d:
+      return "flat3d";
+  }
+  return "?";
+}
+
+struct Shape {
+  std::array<float, 3> size;
+  int grid;  // lows are drawn on a grid of this many cells per axis
+};
+
+Shape shape_of(Kind kind, std::size_t n) {
+  const int side = std::max(4, static_cast<int>(std::cbrt(double(n)) * 2));
+  switch (kind) {
+    case Kind::kLattice:
+      return {{1, 1, 1}, side};
+    case Kind::kIdentical:
+      return {{2, 2, 2}, 3};
+    case Kind::kPoints:
+      return {{0, 0, 0}, side / 2};
+    case Kind::kFine:
+      return {{1.5f, 1.5f, 1.5f}, side * 4096};
+    case Kind::kRounded:
+      return {{16777216.0f, 3.0f, 16777216.0f}, 0};
+    case Kind::kLarge:
+      return {{0.7f, 0.7f, 0.7f}, 0};
+    case Kind::kSignedZero:
+      return {{1, 1, 1}, 4};
+    case Kind::kFlat3d:
+      return {{1, 1, 2}, side * 2};
+  }
+  return {{1, 1, 1}, side};
+}
+
+float low_on_axis(Kind kind, const Shape& shape, Rng& rng, int axis) {
+  switch (kind) {
+    case Kind::kFine:
+      return float(rng.below(std::uint64_t(shape.grid))) / 4096.0f;
+    case Kind::kRounded:
+      // Lows a few ulps apart just above 1: with size 2^24 their highs
+      // round to the same float, or to neighbours two apart.
+      if (axis == 1) return float(rng.below(40)) * 0.5f;
+      return 1.0f + float(rng.below(64)) * 0x1p-23f;
+    case Kind::kLarge:
+      return 1.0e6f + float(rng.below(4000)) * 0.0625f + (rng.chance(0.5) ? 0.03125f : 0.0f);
+    case Kind::kSignedZero: {
+      const float v = float(rng.range(-2, 1));
+      return v == 0.0f && rng.chance(0.5) ? -0.0f : v;
+    }
+    case Kind::kFlat3d:
+      if (axis == 2) return 5.0f;
+      return float(rng.below(std::uint64_t(shape.grid))) * 0.5f;
+    default:
+      return float(rng.below(std::uint64_t(shape.grid)));
+  }
+}
+
+Box3 make_box(Kind kind, const Shape& shape, Rng& rng) {
+  Box3 b;
+  for (int k = 0; k < 3; ++k) {
+    b.min[k] = low_on_axis(kind, shape, rng, k);
+    b.max[k] = b.min[k] + shape.size[k];
+  }
+  if (kind == Kind::kSignedZero) {  // max may be written as -0 where it is 0
+    for (int k = 0; k < 3; ++k) {
+      if (b.max[k] == 0.0f && rng.chance(0.5)) b.max[k] = -0.0f;
+    }
+  }
+  return b;
+}
+
+Trace unisize_trace(Kind kind, int dims, std::uint64_t seed, std::size_t n, int frames) {
+  TraceBuilder t(dims, seed);
+  Shape shape = shape_of(kind, n);
+  if (dims == 2) shape.size[2] = 0;  // lifted boxes are flat at z = 0
+  auto box = [&](Rng& rng) {
+    Box3 b = make_box(kind, shape, rng);
+    if (dims == 2) b.min[2] = b.max[2] = 0;
+    return b;
+  };
+  t.begin_frame();
+  if (kind == Kind::kRounded) {  // a first box whose extent is exact fixes the size
+    t.add(t.id_for_add(testgen::IdStyle::kSequential, 0), Box3{{0, 0, 0}, shape.size});
+  }
+  for (std::size_t i = 0; i < n; ++i) t.add(t.id_for_add(testgen::IdStyle::kSequential, 0), box(t.rng()));
+  for (int f = 1; f < frames; ++f) {
+    const std::size_t live = t.live_count();
+    testgen::random_frame(
+        t, live / 10, live / 3, live / 10, box, [&](Rng& rng, const Box3&) { return box(rng); },
+        f % 2 ? testgen::IdStyle::kSequential : testgen::IdStyle::kRandom32, 0.5);
+  }
+  return t.take();
+}
+
+using TraceParam = std::tuple<Kind, int>;
+
+class UnisizeTraces : public testing::TestWithParam<TraceParam> {};
+
+TEST_P(UnisizeTraces, MatchesBrute) {
+  const auto [kind, dims] = GetParam();
+  for (const std::uint64_t seed : {1u, 2u, 3u}) {
+    SCOPED_TRACE("kind " + kind_name(kind) + " dims " + std::to_string(dims) + " seed " + std::to_string(seed));
+    const std::size_t n = seed == 3 ? 1500 : 300;
+    expect_same_as_brute("unisize", unisize_trace(kind, dims, seed, n, 8));
+    if (HasFatalFailure()) return;
+  }
+}
+
+std::string trace_param_name(const testing::TestParamInfo<TraceParam>& info) {
+  return kind_name(std::get<0>(info.param)) + "_" + std::to_string(std::get<1>(info.param)) + "d";
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, UnisizeTraces,
+                         testing::Combine(testing::Values(Kind::kLattice, Kind::kIdentical, Kind::kPoints, Kind::kFine,
+                                                          Kind::kRounded, Kind::kLarge, Kind::kSignedZero,
+                                                          Kind::kFlat3d),
+                                          testing::Values(2, 3)),
+                         trace_param_name);
+
+// The rounded case in isolation: box 0 = [0, 2^24] fixes the size 2^24;
+// lows 1 + k ulps then have highs 2^24 (k = 0) or 2^24 + 2, so many boxes
+// nest while sharing their high. Every pair overlaps on x; y decides.
+TEST(Unisize, RoundedTranslatesThatNest) {
+  for (const int dims : {2, 3}) {
+    Trace trace;
+    trace.dims = dims;
+    trace.frames.emplace_back();
+    for (Id id = 0; id < 64; ++id) {
+      Box3 b;
+      b.min = {id == 0 ? 0.0f : 1.0f + float((id * 37) % 64) * 0x1p-23f, float(id % 7) * 0.5f, 0.0f};
+      for (int k = 0; k < 3; ++k) b.max[k] = b.min[k] + std::array<float, 3>{16777216.0f, 1.0f, 0.0f}[k];
+      trace.frames.back().added.push_back(id);
+      trace.frames.back().added_boxes.push_back(b);
+    }
+    expect_same_as_brute("unisize", trace);
+  }
+}
+
+// More boxes than one strip (8192) holds, crowded along x so that boxes
+// reach across several strips; brute is slow here, so few frames.
+TEST(Unisize, ManyStripsAndStraddlers) {
+  for (const int dims : {2, 3}) {
+    SCOPED_TRACE(dims);
+    TraceBuilder t(dims, 11);
+    auto box = [&](Rng& rng) {
+      Box3 b;
+      b.min = {float(rng.below(64)) * 0.125f, float(rng.below(4000)) * 0.5f, dims == 3 ? float(rng.below(8)) : 0.0f};
+      b.max = {b.min[0] + 2.0f, b.min[1] + 1.0f, b.min[2] + (dims == 3 ? 1.0f : 0.0f)};
+      return b;
+    };
+    t.begin_frame();
+    for (int i = 0; i < 20000; ++i) t.add(t.id_for_add(testgen::IdStyle::kSequential, 0), box(t.rng()));
+    testgen::random_frame(
+        t, 2000, 6000, 2500, box, [&](Rng& rng, const Box3&) { return box(rng); }, testgen::IdStyle::kSequential, 0.5);
+    expect_same_as_brute("unisize", t.take());
+  }
+}
+
+// The W1 scene (unisize2d) and the clustering scene (W4, flat 3D), small.
+TEST(Unisize, PaperScenes) {
+  for (const char* name : {"unisize2d", "cluster"}) {
+    SCOPED_TRACE(name);
+    ScenarioParams params;
+    params.name = name;
+    params.n = 2000;
+    params.cycle = 12;
+    params.density_pm = 600;
+    const auto scenario = make_scenario(params);
+    ASSERT_NE(scenario, nullptr);
+    Trace trace;
+    trace.dims = scenario->dims();
+    for (int f = 0; f < 10; ++f) {
+      if (f > 0) scenario->step();
+      trace.frames.push_back(scenario_frame(*scenario));
+    }
+    expect_same_as_brute("unisize", trace);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The size rule.
+
+Box3 cube_at(float x, float y, float z, float side) { return Box3{{x, y, z}, {x + side, y + side, z + side}}; }
+
+TEST(UnisizeRule, RefusesAnotherSize) {
+  const auto bp = BroadPhase::create("unisize");
+  ASSERT_TRUE(bp->add(1, cube_at(0, 0, 0, 1)).ok());
+  const Status s = bp->add(2, cube_at(0.5f, 0, 0, 2));  // same frame: checked against the first
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_EQ(s.id(), 2u);
+  EXPECT_NE(s.message().find("size"), std::string::npos) << s.message();
+  ASSERT_TRUE(bp->add(2, cube_at(0.5f, 0, 0, 1)).ok());
+  EXPECT_EQ(bp->update().created.size(), 1u);
+  EXPECT_EQ(bp->move(1, cube_at(0, 0, 0, 1.5f)).code(), StatusCode::kUnsupported);
+  EXPECT_EQ(bp->add(3, Box3{{0, 0, 0}, {1, 1, 2}}).code(), StatusCode::kUnsupported);  // one axis differs
+  EXPECT_TRUE(bp->move(1, cube_at(7, 7, 7, 1)).ok());
+  EXPECT_EQ(bp->update().deleted.size(), 1u);
+  EXPECT_TRUE(bp->validate());
+}
+
+TEST(UnisizeRule, RefusesInfiniteAndInexactFirstBoxes) {
+  const auto bp = BroadPhase::create("unisize");
+  EXPECT_EQ(bp->add(1, Box3{{-kInf, 0, 0}, {kInf, 1, 1}}).code(), StatusCode::kUnsupported);
+  EXPECT_EQ(bp->add(1, Box3{{0, 0, 0}, {kInf, 1, 1}}).code(), StatusCode::kUnsupported);
+  // -0.1 .. 1: the extent 1.1 is not a float, so this box cannot fix the size.
+  const Status s = bp->add(1, Box3{{-0.1f, 0, 0}, {1, 1, 1}});
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_NE(s.message().find("float"), std::string::npos) << s.message();
+  // Nothing was fixed by the refusals.
+  ASSERT_TRUE(bp->add(1, cube_at(0, 0, 0, 3)).ok());
+  ASSERT_TRUE(bp->add(2, cube_at(3, 3, 3, 3)).ok());  // touching at a corner
+  EXPECT_EQ(bp->update().created.size(), 1u);
+}
+
+TEST(UnisizeRule, RoundedTranslatesFit) {
+  // {p, p + size} in float fits however p + size rounds.
+  const auto bp = BroadPhase::create("unisize");
+  ASSERT_TRUE(bp->add(1, cube_at(0, 0, 0, 1.5f)).ok());
+  Rng rng(5);
+  for (Id id = 2; id < 200; ++id) {
+    const float x = rng.uniform(-60, 60), y = rng.uniform(0, 0.01), z = rng.uniform(1e5, 1e6);
+    ASSERT_TRUE(bp->add(id, cube_at(x, y, z, 1.5f)).ok()) << x << " " << y << " " << z;
+  }
+  bp->update();
+  EXPECT_TRUE(bp->validate());
+}
+
+TEST(UnisizeRule, SizeIsFixedAnewOnceEmpty) {
+  const auto bp = BroadPhase::create("unisize", Options{.dims = 2});
+  const std::vector<Id> ids = {1, 2};
+  const std::vector<Box2> small = {Box2{{0, 0}, {1, 1}}, Box2{{1, 1}, {2, 2}}};
+  const std::vector<Box2> big = {Box2{{0, 0}, {4, 4}}, Box2{{4, 0}, {8, 4}}};
+  ASSERT_TRUE(bp->add(ids, small).ok());
+  EXPECT_EQ(bp->update().created.size(), 1u);
+  // Removing every box does not free the size within the same frame.
+  ASSERT_TRUE(bp->remove(ids).ok());
+  EXPECT_EQ(bp->add(3, big[0]).code(), StatusCode::kUnsupported);
+  EXPECT_EQ(bp->update().deleted.size(), 1u);
+  // Once a frame ends with none live, the next box fixes the size.
+  ASSERT_TRUE(bp->add(ids, big).ok());
+  EXPECT_EQ(bp->update().created.size(), 1u);
+  EXPECT_EQ(bp->add(4, Box2{{0, 0}, {1, 1}}).code(), StatusCode::kUnsupported);
+  EXPECT_TRUE(bp->validate());
+}
+
+// A batch refused by unisize while nothing is live fixes nothing: afterwards
+// the broad phase behaves like a twin that never saw it.
+TEST(UnisizeRule, RefusedBatchLeavesNoSize) {
+  const auto bad = BroadPhase::create("unisize");
+  const auto twin = BroadPhase::create("unisize");
+  const std::vector<Id> ids = {1, 2};
+  const std::vector<Box3> mixed = {cube_at(0, 0, 0, 1), cube_at(0, 0, 0, 2)};
+  const Status s = bad->add(ids, mixed);
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_EQ(s.index(), 1u);
+  EXPECT_EQ(bad->size(), 0u);
+  const std::vector<Box3> twos = {cube_at(0, 0, 0, 2), cube_at(2, 0, 0, 2)};
+  for (BroadPhase* bp : {bad.get(), twin.get()}) {
+    ASSERT_TRUE(bp->add(ids, twos).ok());
+    EXPECT_EQ(bp->update().created.size(), 1u);
+  }
+}
+
+// Every live box keeps fitting through moves, churn and id reuse.
+TEST(UnisizeRule, ChurnKeepsTheSize) {
+  const Trace trace = unisize_trace(Kind::kLattice, 3, 9, 500, 12);
+  const auto bp = BroadPhase::create("unisize");
+  for (const TraceFrame& f : trace.frames) {
+    ASSERT_TRUE(bp->remove(f.removed).ok());
+    ASSERT_TRUE(bp->move(f.moved, f.moved_boxes).ok());
+    ASSERT_TRUE(bp->add(f.added, f.added_boxes).ok());
+    bp->update();
+    ASSERT_TRUE(bp->validate());
+  }
+}
+
+}  // namespace
+}  // namespace sapling

@@ -32,3 +32,22 @@ format-check:
 
 clean:
 	rm -rf $(BUILD)
+
+# Side-by-side benchmark against the peer libraries (CGAL, Bullet, FCL,
+# Box2D): installs their Debian packages if missing, builds with
+# SAPLING_BENCH_PEERS=ON in build-peers, and runs the one-shot suite
+# (tables on stdout, JSON and Markdown in build-peers/).
+PEER_PACKAGES := libcgal-dev libbullet-dev libfcl-dev libbox2d-dev
+.PHONY: bench-peers
+bench-peers: deps
+	@missing=""; for p in $(PEER_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+	@cmake -S . -B build-peers -G Ninja -DCMAKE_BUILD_TYPE=Release -DSAPLING_BENCH_PEERS=ON >/dev/null
+	@cmake --build build-peers -j $(JOBS) --target sapling_cli
+	build-peers/tools/sapling bench --suite one-shot --json build-peers/one-shot.json --md build-peers/one-shot.md $(BENCH_ARGS)

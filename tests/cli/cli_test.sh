@@ -5,7 +5,7 @@
 #
 #   cli_test.sh SAPLING_BINARY SOURCE_DIR AREA
 #
-# AREA: contract | errors | usage | gen | counts | run. Each failed check
+# AREA: contract | errors | usage | gen | counts | run | bench. Each failed check
 # prints what failed; the script exits 1 if any did.
 set -u
 
@@ -476,6 +476,30 @@ test_run() {
   expect_rc 0 "run --frames 1 (frame 0 only)"
 }
 
+# `sapling bench`: the quick suites run every contender of this build to the
+# end, every pair set verified, and the reports are written.
+test_bench() {
+  cli bench --suite all --quick --quiet --json "$TMP/bench.json" --md "$TMP/bench.md"
+  expect_rc 0 "bench --suite all --quick"
+  expect_grep "^== tracy-5k: " "$TMP/out" "bench: the table names each scene"
+  expect_grep " exact [(]" "$TMP/out" "bench: pair sets verified"
+  checks=$((checks + 1))
+  if grep -E "MISSES|PHANTOM|ERROR|unverified" "$TMP/out" >"$TMP/bad"; then
+    fail "bench: a contender failed verification or stopped"
+    head -n 5 "$TMP/bad" | sed 's/^/    /'
+  fi
+  checks=$((checks + 1))
+  python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$TMP/bench.json" 2>"$TMP/err" ||
+    fail "bench --json: not valid JSON: $(head -n 1 "$TMP/err")"
+  expect_grep "sapling bench --suite all --quick" "$TMP/bench.md" "bench --md: the command that produced it"
+  cli bench --suite no-such-suite
+  expect_rc 2 "bench: unknown suite"
+  cli bench --frames many
+  expect_rc 2 "bench: --frames not a number"
+  cli bench --contenders no-such-contender
+  expect_rc 2 "bench: unknown contender"
+}
+
 case $AREA in
   contract) test_contract ;;
   errors) test_errors ;;
@@ -483,6 +507,7 @@ case $AREA in
   gen) test_gen ;;
   counts) test_counts ;;
   run) test_run ;;
+  bench) test_bench ;;
   *)
     echo "unknown area '$AREA'" >&2
     exit 2

@@ -21,6 +21,7 @@ constexpr std::string_view kSynopsis = R"(usage:
   sapling replay TRACE --algo NAME [--report delta|pairs|hash] [--out FILE] [--threads T]
   sapling gen SCENARIO [--n N] [--frames F] [--seed S] [scenario options] --out FILE
   sapling run [--algo NAME] [--scenario S] [--n N] [--frames F] [--seed S] [--threads T] [scenario options]
+  sapling bench [--suite NAME | --scene A,B] [--contenders A,B] [--json FILE] [--md FILE] [...]
   sapling help
 )";
 
@@ -41,6 +42,10 @@ commands:
            when it is a terminal). Defaults: --scenario tracy --n 100000
            (small: 10) --frames 100 (frame 0 included), --algo the first of
            sap, box-pruning, sort-sweep that is registered.
+  bench    the benchmark suites: scenes run by several contenders (sapling's
+           algorithms and, when built with SAPLING_BENCH_PEERS, CGAL, Bullet,
+           FCL, Box2D) side by side, timed and verified; a table, and JSON
+           and Markdown on request. Its options: sapling bench --help.
 
 TRACE and FILE may be - for standard input and output. Trace format and
 outputs: shared/spec/trace-format.md (version 1).

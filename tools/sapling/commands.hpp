@@ -10,5 +10,6 @@ int cmd_algos(std::span<char* const> args);
 int cmd_replay(std::span<char* const> args);
 int cmd_gen(std::span<char* const> args);
 int cmd_run(std::span<char* const> args);
+int cmd_bench(std::span<char* const> args);
 
 }  // namespace sapling::cli

@@ -1,5 +1,5 @@
 // The `sapling` command: dispatches to algos, replay, gen and run
-// (shared/spec/trace-format.md is the contract for their output).
+// (shared/spec/trace-format.md is the contract for their output), and bench.
 #include <span>
 #include <string>
 #include <string_view>
@@ -17,5 +17,6 @@ int main(int argc, char** argv) {
   if (command == "replay") return cmd_replay(rest);
   if (command == "gen") return cmd_gen(rest);
   if (command == "run") return cmd_run(rest);
+  if (command == "bench") return cmd_bench(rest);
   return usage_error("unknown command '" + std::string(command) + "'");
 }

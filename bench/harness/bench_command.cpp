@@ -1,0 +1,250 @@
+// The bench command: options, scene and contender selection, the run, the reports.
+#include "harness/bench_command.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "harness/contender.hpp"
+#include "harness/report.hpp"
+#include "harness/runner.hpp"
+#include "harness/scenes.hpp"
+
+namespace sapling::bench {
+namespace {
+
+constexpr const char* kUsage = R"(usage: sapling bench [options]
+
+Runs scenes with several contenders side by side (interleaved, frame by frame)
+and prints per contender: ms per frame (median, p95 and mean over the frames
+after frame 0 and any warm-up; the mean is the headline when frame times come
+in bursts), frame 0 apart, pairs, ratio to the fastest, and verification of the
+pair sets against a reference.
+
+  --suite NAME          one-shot (default), persistent, unisize, or all
+  --scene A,B,...       these scenes instead of a suite (see --list)
+  --contenders A,B,...  these contenders only (default: all that apply)
+  --exclude A,B,...     leave these contenders out
+  --frames F            measured frames per scene (default: the scene's)
+  --warmup W            frames run after frame 0 but not measured (default: the scene's)
+  --reps R              repetitions (default: the scene's; static scenes rebuild R times)
+  --threads T           threads for sapling's contenders (default 1; 0 = all)
+  --budget S            seconds of timed work after frame 0 per contender per scene
+                        before it is stopped (default 60; it always gets frame 1)
+  --verify-samples K    frames checked besides frame 0 (default 3; the last included)
+  --no-verify           no pair-set comparison
+  --quick               small scenes of the same kinds (smoke test)
+  --json FILE           write every figure as JSON
+  --md FILE             write the tables as Markdown, command line first
+  --quiet               no progress on stderr
+  --list                list the scenes and contenders, then exit
+)";
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream s(text);
+  std::string item;
+  while (std::getline(s, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+bool parse_int(const std::string& text, long min, long& value) {
+  char* end = nullptr;
+  value = std::strtol(text.c_str(), &end, 10);
+  return !text.empty() && *end == '\0' && value >= min;
+}
+
+void list_everything() {
+  std::cout << "suites:";
+  for (const std::string& s : suite_names()) std::cout << " " << s;
+  std::cout << " all\n\nscenes:\n";
+  for (const SceneSpec& s : all_scenes()) std::printf("  %-28s %s\n", s.name.c_str(), s.description.c_str());
+  std::cout << "\ncontenders:\n";
+  for (const ContenderInfo& c : contender_catalogue()) {
+    std::printf("  %-24s %-8s %s%s\n", c.name.c_str(), c.origin.c_str(),
+                c.query == Query::kBipartite ? "(bipartite) " : "", c.description.c_str());
+  }
+  const std::vector<std::string> peers = peer_libraries();
+  std::cout << "\npeers compiled in:";
+  for (const std::string& p : peers) std::cout << " [" << p << "]";
+  if (peers.empty()) std::cout << " none (configure with -DSAPLING_BENCH_PEERS=ON)";
+  std::cout << "\n";
+}
+
+int usage_error(const std::string& message) {
+  std::cerr << "sapling bench: " << message << "\n(sapling bench --help for the options)\n";
+  return 2;
+}
+
+int run(const std::vector<std::string>& args, const std::string& command) {
+  std::string suite = "one-shot", json_path, md_path;
+  std::vector<std::string> scene_names, contender_names, excluded;
+  bool quick = false;
+  RunOptions options;
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    const std::string& a = args[k];
+    auto value = [&](std::string& out) {
+      if (k + 1 >= args.size()) return false;
+      out = args[++k];
+      return true;
+    };
+    std::string v;
+    long number = 0;
+    if (a == "-h" || a == "--help") {
+      std::cout << kUsage;
+      return 0;
+    } else if (a == "--list") {
+      list_everything();
+      return 0;
+    } else if (a == "--quick") {
+      quick = true;
+    } else if (a == "--quiet") {
+      options.progress = false;
+    } else if (a == "--no-verify") {
+      options.verify = false;
+    } else if (a == "--suite") {
+      if (!value(suite)) return usage_error("--suite needs a name");
+    } else if (a == "--scene") {
+      if (!value(v)) return usage_error("--scene needs names");
+      scene_names = split_list(v);
+    } else if (a == "--contenders") {
+      if (!value(v)) return usage_error("--contenders needs names");
+      contender_names = split_list(v);
+      options.explicit_contenders = true;
+    } else if (a == "--exclude") {
+      if (!value(v)) return usage_error("--exclude needs names");
+      excluded = split_list(v);
+    } else if (a == "--frames") {
+      if (!value(v) || !parse_int(v, 0, number)) return usage_error("--frames needs a count >= 0");
+      options.frames = static_cast<int>(number);
+    } else if (a == "--warmup") {
+      if (!value(v) || !parse_int(v, 0, number)) return usage_error("--warmup needs a count >= 0");
+      options.warmup = static_cast<int>(number);
+    } else if (a == "--reps") {
+      if (!value(v) || !parse_int(v, 1, number)) return usage_error("--reps needs a count >= 1");
+      options.reps = static_cast<int>(number);
+    } else if (a == "--threads") {
+      if (!value(v) || !parse_int(v, 0, number)) return usage_error("--threads needs a count >= 0");
+      options.threads = static_cast<unsigned>(number);
+    } else if (a == "--budget") {
+      if (!value(v) || !parse_int(v, 1, number)) return usage_error("--budget needs seconds >= 1");
+      options.budget_s = static_cast<double>(number);
+    } else if (a == "--verify-samples") {
+      if (!value(v) || !parse_int(v, 0, number)) return usage_error("--verify-samples needs a count >= 0");
+      options.verify_samples = static_cast<int>(number);
+    } else if (a == "--json") {
+      if (!value(json_path)) return usage_error("--json needs a file");
+    } else if (a == "--md") {
+      if (!value(md_path)) return usage_error("--md needs a file");
+    } else {
+      return usage_error("unknown option " + a);
+    }
+  }
+
+  // Scenes.
+  std::vector<SceneSpec> scenes;
+  if (!scene_names.empty()) {
+    for (const std::string& name : scene_names) {
+      std::optional<SceneSpec> s = find_scene(name);
+      if (!s) return usage_error("no scene named " + name + " (see --list)");
+      scenes.push_back(std::move(*s));
+    }
+  } else {
+    scenes = suite_scenes(suite, quick);
+    if (scenes.empty()) return usage_error("no suite named " + suite);
+  }
+  if (quick && options.frames < 0) options.frames = 5;
+  if (quick && options.warmup < 0) options.warmup = 0;
+
+  // Contenders.
+  std::vector<const ContenderInfo*> contenders;
+  if (contender_names.empty()) {
+    for (const ContenderInfo& c : contender_catalogue()) contenders.push_back(&c);
+  } else {
+    for (const std::string& name : contender_names) {
+      const ContenderInfo* c = find_contender(name);
+      if (!c) return usage_error("no contender named " + name + " (see --list)");
+      contenders.push_back(c);
+    }
+  }
+  for (const std::string& name : excluded) {
+    if (!find_contender(name)) return usage_error("no contender named " + name + " (see --list)");
+    std::erase_if(contenders, [&](const ContenderInfo* c) { return c->name == name; });
+  }
+
+  RunInfo info = collect_run_info();
+  info.command = command;
+  info.threads = options.threads;
+  info.budget_s = options.budget_s;
+  if (options.progress) {
+    std::cerr << "sapling bench: " << scenes.size() << " scene(s) on " << info.cpu << " (" << info.cores
+              << " threads), peers:";
+    for (const std::string& p : info.peers) std::cerr << " [" << p << "]";
+    if (info.peers.empty()) std::cerr << " none";
+    std::cerr << "\n";
+  }
+
+  std::vector<SceneResult> results;
+  int status = 0;
+  for (std::size_t k = 0; k < scenes.size(); ++k) {
+    if (options.progress) std::cerr << "[" << k + 1 << "/" << scenes.size() << "] " << scenes[k].name << "\n";
+    try {
+      results.push_back(run_scene(scenes[k], contenders, options));
+    } catch (const std::exception& e) {
+      std::cerr << "sapling bench: scene " << scenes[k].name << ": " << e.what() << "\n";
+      status = 1;
+      continue;
+    }
+    print_scene(std::cout, results.back());
+    std::cout.flush();
+    for (const ContenderResult& c : results.back().contenders) {
+      const bool bad = !c.error.empty() || c.verification.status == "MISSES" || c.verification.status == "PHANTOM";
+      if (c.origin == "sapling" && bad) status = 1;
+    }
+    const SceneResult& r = results.back();
+    if (r.expected_pairs && !r.reference.empty() && *r.expected_pairs != r.reference_pairs0) status = 1;
+  }
+  std::cout << "\nSummary (ms per frame, median or * mean, of the fastest verified contender of each kind; ratio = "
+               "peer / sapling):\n";
+  print_summary(std::cout, results, false);
+
+  if (!json_path.empty()) {
+    std::ofstream out(json_path);
+    write_json(out, info, results);
+    if (!out) {
+      std::cerr << "sapling bench: cannot write " << json_path << "\n";
+      status = 1;
+    }
+  }
+  if (!md_path.empty()) {
+    std::ofstream out(md_path);
+    write_markdown(out, info, results);
+    if (!out) {
+      std::cerr << "sapling bench: cannot write " << md_path << "\n";
+      status = 1;
+    }
+  }
+  if (status != 0) std::cerr << "sapling bench: a sapling contender failed verification or stopped with an error\n";
+  return status;
+}
+
+}  // namespace
+
+int run_bench_command(std::span<char* const> words) {
+  std::vector<std::string> args;
+  std::string command = "sapling bench";
+  for (char* const w : words) {
+    args.emplace_back(w);
+    command += " " + args.back();
+  }
+  return run(args, command);
+}
+
+}  // namespace sapling::bench

@@ -1,0 +1,105 @@
+// The benchmark harness's contenders: anything that takes the frames of a
+// scene and can say which pairs overlap now. sapling's algorithms (through
+// the persistent BroadPhase or one-shot BoxPruner calls) and the peers
+// (CGAL, Bullet, FCL, Box2D; bench/harness/peer_*.cpp) all sit behind this
+// one interface, so the runner times and verifies them the same way.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sapling/box.hpp"
+#include "sapling/pair.hpp"
+#include "sapling/scenario.hpp"
+
+namespace sapling::bench {
+
+/// What a contender learns about a scene before its first frame.
+struct SceneShape {
+  std::string name;           ///< catalogue name of the scene
+  int dims = 3;               ///< 2: squares in the plane (z = [0, 1] for every box)
+  std::size_t n = 0;          ///< live boxes at frame 0
+  std::optional<Box3> world;  ///< bounds every box stays within, when known
+  Id split = 0;               ///< > 0: bipartite scene, ids < split against ids >= split
+  bool is_static = false;     ///< one frame only: each repetition rebuilds from scratch
+  bool one_size = false;      ///< at frame 0 every box is a translate of the first (max == min + size)
+  bool bipartite() const noexcept { return split > 0; }
+};
+
+/// How a contender's pair set relates to the exact one.
+enum class Exactness : std::uint8_t {
+  kExact,     ///< claims exactly the overlapping pairs (closed boxes)
+  kSuperset,  ///< fattens boxes: every exact pair plus some that only nearly overlap
+};
+
+/// Complete (all pairs among the scene's boxes) or bipartite (set A against set B).
+enum class Query : std::uint8_t { kComplete, kBipartite };
+
+/// One contender. Not thread-safe; the runner calls it from one thread.
+/// frame() may throw std::exception when the contender cannot go on (the
+/// runner then reports the message and drops it from the scene).
+class Contender {
+ public:
+  virtual ~Contender() = default;
+
+  virtual std::string name() const = 0;
+  virtual Exactness exactness() const { return Exactness::kExact; }
+  virtual Query query() const { return Query::kComplete; }
+  /// A one-line remark printed with the results (fattening margin, limits), or empty.
+  virtual std::string note() const { return {}; }
+  /// False, with the reason in `why`, for a scene this contender cannot or should not run.
+  virtual bool supports(const SceneShape& /*shape*/, std::string* /*why*/) const { return true; }
+
+  /// Forgets everything and prepares for a new run of `shape`.
+  virtual void reset(const SceneShape& shape) = 0;
+  /// Processes the scenario's current frame: removed(), moved(), added() and
+  /// boxes() (frame 0 adds everything). This is the timed call.
+  virtual void frame(const Scenario& scenario) = 0;
+  /// The current pair set, sorted by (a, b), in scenario ids. Not timed.
+  virtual void pairs(std::vector<Pair>& out) = 0;
+  /// Size of the current pair set. Not timed.
+  virtual std::size_t pair_count() = 0;
+};
+
+/// What a contender factory may be told.
+struct ContenderOptions {
+  unsigned threads = 1;  ///< threads for sapling's parallel algorithms (peers stay single-threaded)
+};
+
+/// A contender the harness knows by name.
+struct ContenderInfo {
+  std::string name;
+  std::string origin;  ///< "sapling" or the peer library
+  std::string description;
+  Query query = Query::kComplete;
+  std::function<std::unique_ptr<Contender>(const ContenderOptions&)> make;
+  bool is_sapling() const { return origin == "sapling"; }
+};
+
+/// Every contender compiled into this build: sapling's first, then the
+/// peers that were found at configure time.
+const std::vector<ContenderInfo>& contender_catalogue();
+
+/// The catalogue entry called `name`, or null.
+const ContenderInfo* find_contender(const std::string& name);
+
+/// Names of the peer libraries compiled in (for reports), e.g. "CGAL 5.5.1".
+std::vector<std::string> peer_libraries();
+
+/// Helpers shared by contenders.
+namespace detail {
+
+/// The boxes of `ids` gathered from the scenario, into `out`.
+void gather(const Scenario& scenario, std::span<const Id> ids, std::vector<Box3>& out);
+/// Sorts and removes duplicates.
+void sort_pairs(std::vector<Pair>& pairs);
+
+}  // namespace detail
+
+}  // namespace sapling::bench

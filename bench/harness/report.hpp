@@ -1,0 +1,42 @@
+// Benchmark reports: a plain-text table per scene, a Markdown page and a
+// JSON file carrying the machine, the build, the command line and every figure.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "harness/runner.hpp"
+
+namespace sapling::bench {
+
+/// Where and how the figures were measured.
+struct RunInfo {
+  std::string command;             ///< the command line, words joined by spaces
+  std::string date;                ///< UTC, ISO 8601
+  std::string cpu;                 ///< model name from /proc/cpuinfo
+  unsigned cores = 0;              ///< hardware threads
+  std::string memory;              ///< MemTotal from /proc/meminfo
+  std::string os;                  ///< uname
+  std::string compiler;            ///< of the harness
+  std::string build;               ///< build type and SIMD setting
+  std::string git;                 ///< git describe of the source tree, or "unknown"
+  std::vector<std::string> peers;  ///< peer libraries compiled in
+  unsigned threads = 1;            ///< --threads
+  double budget_s = 0;             ///< --budget
+};
+
+/// Fills everything but `command`, `threads` and `budget_s`.
+RunInfo collect_run_info();
+
+/// One scene as an aligned text table.
+void print_scene(std::ostream& out, const SceneResult& scene);
+
+/// A headline table: per scene, sapling's fastest, the fastest peer and their ratio.
+void print_summary(std::ostream& out, const std::vector<SceneResult>& scenes, bool markdown);
+
+/// The whole run as Markdown (command line first) or JSON.
+void write_markdown(std::ostream& out, const RunInfo& info, const std::vector<SceneResult>& scenes);
+void write_json(std::ostream& out, const RunInfo& info, const std::vector<SceneResult>& scenes);
+
+}  // namespace sapling::bench

@@ -1,0 +1,321 @@
+// The runner: interleaved timing, budgets, verification on sampled frames.
+#include "harness/runner.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <set>
+
+namespace sapling::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+// Nearest-rank quantile of a copy of `v` (q in (0, 1]).
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
+  return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+// |a \ b| and |b \ a| for sorted, duplicate-free pair lists.
+void compare(const std::vector<Pair>& a, const std::vector<Pair>& b, std::uint64_t& only_a, std::uint64_t& only_b) {
+  only_a = only_b = 0;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (a[i] < b[j]) {
+      ++only_a;
+      ++i;
+    } else if (b[j] < a[i]) {
+      ++only_b;
+      ++j;
+    } else {
+      ++i;
+      ++j;
+    }
+  }
+  only_a += a.size() - i;
+  only_b += b.size() - j;
+}
+
+struct Runner {
+  std::unique_ptr<Contender> contender;
+  ContenderResult* result = nullptr;
+  bool active = false;
+  double total_ms = 0;
+};
+
+bool is_brute(const std::string& name) { return name == "brute-oneshot" || name == "brute-bipartite"; }
+
+}  // namespace
+
+std::string Verification::text() const {
+  char buf[160];
+  if (status == "reference" || status == "unverified") return status;
+  const std::string dup = duplicates ? ", " + std::to_string(duplicates) + " reported twice" : "";
+  if (status == "exact") {
+    std::snprintf(buf, sizeof buf, "exact (%llu frame%s)", static_cast<unsigned long long>(frames_checked),
+                  frames_checked == 1 ? "" : "s");
+  } else if (status == "superset") {
+    const double pct = reference_pairs ? 100.0 * static_cast<double>(extra) / static_cast<double>(reference_pairs) : 0;
+    std::snprintf(buf, sizeof buf, "superset +%llu (%.1f%%)", static_cast<unsigned long long>(extra), pct);
+  } else if (status == "MISSES") {
+    std::snprintf(buf, sizeof buf, "MISSES %llu (frame %lld)%s", static_cast<unsigned long long>(missing),
+                  static_cast<long long>(first_bad_frame), extra ? ", extra too" : "");
+  } else {
+    std::snprintf(buf, sizeof buf, "%s +%llu (frame %lld)", status.c_str(), static_cast<unsigned long long>(extra),
+                  static_cast<long long>(first_bad_frame));
+  }
+  return buf + dup;
+}
+
+SceneResult run_scene(const SceneSpec& spec, const std::vector<const ContenderInfo*>& contenders,
+                      const RunOptions& options) {
+  const Clock::time_point scene_start = Clock::now();
+  const bool tty = options.progress && isatty(STDERR_FILENO);
+  SceneResult scene;
+  scene.name = spec.name;
+  scene.description = spec.description;
+  scene.expected_pairs = spec.expected_pairs;
+  scene.frames = spec.is_static ? 0 : (options.frames >= 0 ? options.frames : spec.frames);
+  scene.warmup = spec.is_static ? 0 : (options.warmup >= 0 ? options.warmup : spec.warmup);
+  const int total_frames = scene.warmup + scene.frames;
+  scene.reps = options.reps > 0 ? options.reps : spec.reps;
+
+  std::unique_ptr<Scenario> scenario = spec.make();
+  scene.shape = shape_of(spec, *scenario);
+  const Query query = scene.shape.bipartite() ? Query::kBipartite : Query::kComplete;
+
+  // Build the contenders that take this kind of query; list the others' reasons.
+  std::vector<Runner> runners;
+  scene.contenders.reserve(contenders.size());
+  for (const ContenderInfo* info : contenders) {
+    if (info->query != query) continue;
+    ContenderResult& result = scene.contenders.emplace_back();
+    result.name = info->name;
+    result.origin = info->origin;
+    std::unique_ptr<Contender> c = info->make(ContenderOptions{options.threads});
+    result.note = c->note();
+    result.exactness = c->exactness();
+    std::string why;
+    const auto& slow = spec.skip_by_default;
+    if (!options.explicit_contenders && std::find(slow.begin(), slow.end(), info->name) != slow.end()) {
+      result.skipped = "too slow at this size (name it in --contenders to run it)";
+      continue;
+    }
+    if (!c->supports(scene.shape, &why)) {
+      result.skipped = why.empty() ? "not supported" : why;
+      continue;
+    }
+    runners.push_back({std::move(c), &result, true, 0});
+  }
+
+  // The reference: one-shot brute force if it runs, else sapling's first exact contender, else any exact one.
+  Runner* reference = nullptr;
+  for (Runner& r : runners) {
+    if (!reference && is_brute(r.result->name)) reference = &r;
+  }
+  for (Runner& r : runners) {
+    if (!reference && r.result->origin == "sapling" && r.result->exactness == Exactness::kExact) reference = &r;
+  }
+  for (Runner& r : runners) {
+    if (!reference && r.result->exactness == Exactness::kExact) reference = &r;
+  }
+  if (reference) scene.reference = reference->result->name;
+
+  // Frames whose pair sets are compared: 0 and verify_samples evenly spaced up to the last.
+  std::set<int> samples{0};
+  for (int k = 1; k <= options.verify_samples && total_frames > 0; ++k) {
+    samples.insert(static_cast<int>(std::lround(static_cast<double>(total_frames) * k / options.verify_samples)));
+  }
+
+  if (options.progress) {
+    const std::string plan = spec.is_static
+                                 ? "static, " + std::to_string(scene.reps) + " rebuilds"
+                                 : std::to_string(scene.warmup) + " warm-up + " + std::to_string(scene.frames) +
+                                       " frames x " + std::to_string(scene.reps) + " rep(s)";
+    std::fprintf(stderr, "  n = %zu, %s, %zu contenders, reference %s\n", scene.shape.n, plan.c_str(), runners.size(),
+                 reference ? reference->result->name.c_str() : "(none)");
+  }
+
+  auto fail = [&](Runner& r, const std::exception& e) {
+    r.active = false;
+    r.result->error = e.what();
+    if (options.progress)
+      std::fprintf(stderr, "%s  %s: error: %s\n", tty ? "\r" : "", r.result->name.c_str(), e.what());
+  };
+
+  std::vector<Pair> reference_pairs, pairs;
+  auto verify = [&](int frame) {
+    if (!options.verify || !reference || !reference->active) return;
+    reference->contender->pairs(reference_pairs);
+    if (frame == 0) scene.reference_pairs0 = reference_pairs.size();
+    for (Runner& r : runners) {
+      if (!r.active || &r == reference) continue;
+      r.contender->pairs(pairs);
+      std::uint64_t missing = 0, extra = 0;
+      compare(reference_pairs, pairs, missing, extra);
+      Verification& v = r.result->verification;
+      const std::size_t reported = r.contender->pair_count();
+      if (reported > pairs.size()) v.duplicates = std::max<std::uint64_t>(v.duplicates, reported - pairs.size());
+      ++v.frames_checked;
+      v.missing = std::max(v.missing, missing);
+      v.extra = std::max(v.extra, extra);
+      v.reference_pairs = reference_pairs.size();
+      const bool bad = missing > 0 || (r.result->exactness == Exactness::kExact && extra > 0);
+      if (bad && v.first_bad_frame < 0) v.first_bad_frame = frame;
+    }
+  };
+
+  // One frame for every active contender, in an order rotated by `turn`.
+  enum class Kind { kFirst, kWarmup, kMeasured };
+  auto run_frame = [&](std::size_t turn, Kind kind, bool record_pairs) {
+    for (std::size_t k = 0; k < runners.size(); ++k) {
+      Runner& r = runners[(turn + k) % runners.size()];
+      if (!r.active) continue;
+      try {
+        const Clock::time_point start = Clock::now();
+        r.contender->frame(*scenario);
+        const double ms = ms_since(start);
+        (kind == Kind::kFirst    ? r.result->frame0_ms
+         : kind == Kind::kWarmup ? r.result->warmup_ms
+                                 : r.result->frame_ms)
+            .push_back(ms);
+        // The budget counts what follows frame 0 (static scenes: every rebuild).
+        if (kind != Kind::kFirst || spec.is_static) r.total_ms += ms;
+        if (record_pairs) r.result->pairs_last = r.contender->pair_count();
+      } catch (const std::exception& e) {
+        fail(r, e);
+      }
+    }
+  };
+
+  const double budget_ms = options.budget_s * 1000.0;
+  for (int rep = 0; rep < scene.reps; ++rep) {
+    if (rep > 0 && !spec.is_static) scenario = spec.make();
+    for (Runner& r : runners) {
+      if (!r.active) continue;
+      try {
+        r.contender->reset(scene.shape);
+        r.result->ran = true;
+      } catch (const std::exception& e) {
+        fail(r, e);
+      }
+    }
+    run_frame(static_cast<std::size_t>(rep), Kind::kFirst, rep == 0);
+    if (rep == 0) {
+      verify(0);
+      if (options.progress) {
+        for (const Runner& r : runners) {
+          if (!r.result->frame0_ms.empty()) {
+            std::fprintf(stderr, "  %-22s frame 0: %10.2f ms, %zu pairs\n", r.result->name.c_str(),
+                         r.result->frame0_ms.front(), r.result->pairs_last);
+          }
+        }
+      }
+    }
+    for (Runner& r : runners) {
+      // Static scenes stop rebuilding past a quarter of the budget after 3 builds; a frame 0
+      // far beyond the budget gets no more frames.
+      if (!r.active || r.result->frame0_ms.empty()) continue;  // failed before or at frame 0
+      const bool over = spec.is_static ? rep >= 2 && rep + 1 < scene.reps && r.total_ms > budget_ms / 4
+                                       : r.result->frame0_ms.back() > 4 * budget_ms;
+      if (over) {
+        r.active = false;
+        r.result->stopped_by_budget = true;
+      }
+    }
+    for (int f = 1; f <= total_frames; ++f) {
+      const Clock::time_point round_start = Clock::now();
+      scenario->step();
+      run_frame(static_cast<std::size_t>(f + rep), f <= scene.warmup ? Kind::kWarmup : Kind::kMeasured, rep == 0);
+      if (rep == 0 && samples.count(f)) verify(f);
+      for (Runner& r : runners) {
+        if (r.active && r.total_ms > budget_ms && f < total_frames && f > scene.warmup) {
+          r.active = false;
+          r.result->stopped_by_budget = true;
+          if (options.progress) {
+            std::fprintf(stderr, "%s  %s: stopped after %d frame(s), over the %.0f s budget\n", tty ? "\r" : "",
+                         r.result->name.c_str(), f, options.budget_s);
+          }
+        }
+      }
+      const double round_ms = ms_since(round_start);
+      if (tty) {
+        std::fprintf(stderr, "\r  rep %d/%d frame %d/%d (%.2f s)   ", rep + 1, scene.reps, f, total_frames,
+                     round_ms / 1000);
+      } else if (options.progress && round_ms > 5000) {
+        std::fprintf(stderr, "  frame %d/%d: %.1f s\n", f, total_frames, round_ms / 1000);
+      }
+    }
+    if (tty && total_frames > 0) std::fprintf(stderr, "\r%60s\r", "");
+  }
+
+  // Figures and statuses.
+  double fastest = 0;
+  for (ContenderResult& c : scene.contenders) {
+    const std::vector<double>& timed = spec.is_static ? c.frame0_ms : c.frame_ms;
+    c.frame0_median_ms = median(c.frame0_ms);
+    if (!timed.empty()) {
+      c.median_ms = median(timed);
+      c.p95_ms = quantile(timed, 0.95);
+      c.min_ms = *std::min_element(timed.begin(), timed.end());
+      double sum = 0;
+      for (const double t : timed) sum += t;
+      c.mean_ms = sum / static_cast<double>(timed.size());
+      // Bursts: the mean is over twice the median and the slow frames add up to more than
+      // machine noise does (50 ms over the run).
+      const double excess_ms = (c.mean_ms - c.median_ms) * static_cast<double>(timed.size());
+      c.bursty = timed.size() >= 3 && c.mean_ms > 2 * c.median_ms && excess_ms > 50;
+      if (fastest == 0 || c.headline_ms() < fastest) fastest = c.headline_ms();
+    }
+    Verification& v = c.verification;
+    if (reference && c.name == reference->result->name) {
+      v.status = "reference";
+    } else if (v.frames_checked == 0) {
+      v.status = "unverified";
+    } else if (v.missing > 0) {
+      v.status = "MISSES";
+    } else if (c.exactness == Exactness::kExact && v.extra > 0) {
+      v.status = "PHANTOM";
+    } else {
+      v.status = c.exactness == Exactness::kExact ? "exact" : "superset";
+    }
+  }
+  for (ContenderResult& c : scene.contenders) {
+    const bool timed = spec.is_static ? !c.frame0_ms.empty() : !c.frame_ms.empty();
+    if (timed && fastest > 0) c.ratio = c.headline_ms() / fastest;
+  }
+  scene.wall_s = ms_since(scene_start) / 1000;
+  if (options.progress) {
+    for (const ContenderResult& c : scene.contenders) {
+      if (!c.skipped.empty()) {
+        std::fprintf(stderr, "  %-22s skipped: %s\n", c.name.c_str(), c.skipped.c_str());
+      } else {
+        std::fprintf(stderr, "  %-22s %10.3f ms/frame%s  %s\n", c.name.c_str(), c.headline_ms(),
+                     c.bursty ? " (mean)" : "", c.verification.text().c_str());
+      }
+    }
+    std::fprintf(stderr, "  (%.1f s)\n", scene.wall_s);
+  }
+  return scene;
+}
+
+}  // namespace sapling::bench

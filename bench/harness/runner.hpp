@@ -1,0 +1,83 @@
+// The benchmark runner: one scene, several contenders, run interleaved in
+// one process (each frame, every contender in turn, the order rotating), with
+// per-frame timings, a time budget per contender, and verification of the
+// pair sets against a reference contender on sampled frames.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/contender.hpp"
+#include "harness/scenes.hpp"
+
+namespace sapling::bench {
+
+struct RunOptions {
+  int frames = -1;                   ///< measured frames after frame 0; -1 = the scene's default
+  int warmup = -1;                   ///< frames run after frame 0 but not measured; -1 = the scene's default
+  int reps = -1;                     ///< repetitions; -1 = the scene's default
+  unsigned threads = 1;              ///< handed to sapling's contenders
+  double budget_s = 60.0;            ///< seconds after frame 0 before a contender stops (after frame 1)
+  int verify_samples = 3;            ///< frames checked besides frame 0 (evenly spaced, the last included)
+  bool verify = true;                ///< false: no pair-set comparison at all
+  bool progress = true;              ///< progress lines on stderr
+  bool explicit_contenders = false;  ///< named by the user: run even those a scene skips by default
+};
+
+/// How a contender's pair sets compared with the reference's.
+struct Verification {
+  std::string status = "unverified";  ///< reference, exact, superset, MISSES, PHANTOM, unverified
+  std::uint64_t frames_checked = 0;
+  std::uint64_t missing = 0;          ///< largest number of reference pairs absent on a checked frame
+  std::uint64_t extra = 0;            ///< pairs not in the reference, on the last checked frame
+  std::uint64_t reference_pairs = 0;  ///< the reference's pair count on that frame
+  std::uint64_t duplicates = 0;       ///< largest number of pairs reported more than once on a checked frame
+  std::int64_t first_bad_frame = -1;  ///< first checked frame with a missing (or, exact: extra) pair
+  /// One line, e.g. "exact (4 frames)" or "superset: +1234 (5.1%)".
+  std::string text() const;
+};
+
+struct ContenderResult {
+  std::string name, origin, note;
+  Exactness exactness = Exactness::kExact;
+  bool ran = false;
+  std::string skipped;             ///< why it did not run, when it did not
+  std::string error;               ///< what stopped it, when something did
+  bool stopped_by_budget = false;  ///< dropped after passing the time budget
+  std::vector<double> frame0_ms;   ///< frame 0 (mass insertion / first computation), one per repetition
+  std::vector<double> warmup_ms;   ///< warm-up frames of every repetition (not in the statistics)
+  std::vector<double> frame_ms;    ///< measured frames of every repetition
+  double median_ms = 0, p95_ms = 0, min_ms = 0, mean_ms = 0;  ///< over frame_ms (static: over frame0_ms)
+  double frame0_median_ms = 0;
+  /// Frame times in bursts (mean above twice the median, the slow frames adding up to over
+  /// 50 ms: e.g. periodic re-insertion of fattened boxes): the median shows only the quiet
+  /// frames, so the headline figure is the mean.
+  bool bursty = false;
+  /// The headline ms per frame: the median, or the mean when bursty.
+  double headline_ms() const { return bursty ? mean_ms : median_ms; }
+  std::size_t pairs_last = 0;  ///< pair_count() after its last frame of the first repetition
+  Verification verification;
+  double ratio = 0;  ///< median_ms / the fastest contender's median_ms
+  bool has_time() const { return ran && (!frame_ms.empty() || !frame0_ms.empty()); }
+};
+
+struct SceneResult {
+  std::string name, description;
+  SceneShape shape;
+  int frames = 0, warmup = 0, reps = 0;
+  std::string reference;             ///< the contender verified against, or empty
+  std::size_t reference_pairs0 = 0;  ///< the reference's pair count at frame 0
+  std::optional<std::size_t> expected_pairs;
+  std::vector<ContenderResult> contenders;
+  double wall_s = 0;
+};
+
+/// Runs `spec` with `contenders` (those that do not support it are listed as
+/// skipped). The reference is one-shot brute force if it runs, else
+/// the first exact sapling contender, else the first exact one.
+SceneResult run_scene(const SceneSpec& spec, const std::vector<const ContenderInfo*>& contenders,
+                      const RunOptions& options);
+
+}  // namespace sapling::bench

@@ -1,0 +1,55 @@
+// The benchmark scene catalogue: named instances of the spec's scenarios
+// (shared/spec/scenarios.md W1..W3), Terdiman's static random-box test, and a
+// bipartite scene, grouped into suites (one-shot, persistent, unisize).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/contender.hpp"
+#include "sapling/scenario.hpp"
+
+namespace sapling::bench {
+
+/// A named scene: how to build it and how long to run it.
+struct SceneSpec {
+  std::string name;
+  std::string description;                          ///< one line
+  std::function<std::unique_ptr<Scenario>()> make;  ///< a fresh scenario at frame 0
+  int frames = 10;                                  ///< measured frames after frame 0 (static: ignored)
+  int warmup = 0;                                   ///< frames run before the measured ones, not counted
+  int reps = 1;                                     ///< repetitions (static scenes: rebuilds)
+  Id split = 0;                                     ///< > 0: bipartite, ids < split against the others
+  bool is_static = false;                           ///< nothing moves: only frame 0 is timed, reps times
+  std::optional<std::size_t> expected_pairs;        ///< published pair count at frame 0, if any
+  /// Contenders left out unless named explicitly (--contenders): too slow at this size.
+  std::vector<std::string> skip_by_default;
+};
+
+/// The shape a contender is told about, from the spec and its scenario at frame 0.
+SceneShape shape_of(const SceneSpec& spec, const Scenario& scenario);
+
+/// Suites: "one-shot", "persistent", "unisize"; "all" is their union.
+/// `quick` gives small scenes of the same kinds for smoke tests.
+std::vector<SceneSpec> suite_scenes(const std::string& suite, bool quick);
+
+/// The names of the suites (not counting "all").
+std::vector<std::string> suite_names();
+
+/// Every scene of every suite, full and quick, without repeats.
+std::vector<SceneSpec> all_scenes();
+
+/// The scene called `name` (full or quick catalogue), or nullopt.
+std::optional<SceneSpec> find_scene(const std::string& name);
+
+/// Terdiman's random-box test (BoxPruning, 2017), n boxes, one static frame:
+/// with the MSVC C runtime's rand() seeded with 42, per box the centre
+/// x, y, z = (rand() & 4095) - 2048, then half-extents x, y, z = rand() & 127;
+/// box = centre -+ extent. 10k boxes: 11,811 pairs; 100k: 1,144,045.
+std::unique_ptr<Scenario> make_terdiman_scene(std::size_t n);
+
+}  // namespace sapling::bench

@@ -377,6 +377,122 @@ INSTANTIATE_TEST_SUITE_P(AllAlgorithms, DifferentialTest,
 // Only brute registered: nothing to compare, which is not an error.
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(DifferentialTest);
 
+// ---------------------------------------------------------------------------
+// Every algorithm, unisize above all, on traces of boxes of one size: the
+// traces above mix sizes, so an algorithm restricted to one size (unisize)
+// refuses them and is checked here instead, with the others alongside.
+
+enum class OneSize {
+  kTouchingLattice,  // lows on multiples of the size: every neighbour touches (faces, edges, corners)
+  kIdentical,        // many boxes on a few positions: large groups of identical boxes
+  kHalfGrid,         // lows on multiples of half the size: ties, touching and overlap by half
+  kPoints,           // size 0 on one axis: flat boxes on a coarse grid
+  kFlatWorld,        // 3D boxes resting on one plane (the third axis always overlaps)
+  kRandom,           // lows anywhere, sizes not powers of two
+};
+
+std::string one_size_name(OneSize k) {
+  switch (k) {
+    case OneSize::kTouchingLattice:
+      return "touching_lattice";
+    case OneSize::kIdentical:
+      return "identical";
+    case OneSize::kHalfGrid:
+      return "half_grid";
+    case OneSize::kPoints:
+      return "points";
+    case OneSize::kFlatWorld:
+      return "flat_world";
+    case OneSize::kRandom:
+      return "random";
+  }
+  return "?";
+}
+
+// A trace of n boxes of one size: frame 0 adds them, then frames that move a
+// third (on the same grid), remove and add a tenth, one frame that removes
+// every box and adds them back, and a last frame that moves every box.
+Trace one_size_trace(OneSize kind, int dims, std::uint64_t seed, std::size_t n) {
+  testgen::TraceBuilder t(dims, seed);
+  std::array<float, 3> size{1, 1, 1};
+  if (kind == OneSize::kHalfGrid) size = {2, 0.5f, 1};
+  if (kind == OneSize::kPoints) size = {1, 0, 1};
+  if (kind == OneSize::kRandom) size = {0.75f, 1.25f, 0.375f};
+  // Cells per axis: about one box per cell in 2D, or a few cells for all
+  // (identical: tens of boxes on each position).
+  const std::uint64_t cells = kind == OneSize::kIdentical ? 3 : static_cast<std::uint64_t>(std::sqrt(double(n))) + 1;
+  auto box = [&](testgen::Rng& rng) {
+    Box3 b;
+    for (int k = 0; k < 3; ++k) {
+      float lo = 0;
+      switch (kind) {
+        case OneSize::kTouchingLattice:
+        case OneSize::kIdentical:
+        case OneSize::kPoints:
+          lo = float(rng.below(cells)) * (size[k] == 0 ? 1.0f : size[k]);
+          break;
+        case OneSize::kHalfGrid:
+          lo = float(rng.below(2 * cells)) * size[k] * 0.5f;
+          break;
+        case OneSize::kFlatWorld:
+          lo = k == 2 ? 0.0f : float(rng.below(2 * cells)) * 0.5f;
+          break;
+        case OneSize::kRandom:  // on a 2^-8 grid, so that lo + size is exact: one extent for all
+          lo = float(rng.below(256 * cells)) * 0x1p-8f - 0.5f * float(cells);
+          break;
+      }
+      b.min[k] = lo;
+      b.max[k] = lo + size[k];
+    }
+    if (dims == 2) b.min[2] = b.max[2] = 0;
+    return b;
+  };
+  auto move = [&](testgen::Rng& rng, const Box3&) { return box(rng); };
+  testgen::random_frame(t, 0, 0, n, box, move, testgen::IdStyle::kSequential, 0.0);
+  for (int f = 1; f <= 4; ++f) {
+    const std::size_t live = t.live_count();
+    testgen::random_frame(t, live / 10, live / 3, live / 10, box, move,
+                          f % 2 ? testgen::IdStyle::kRandom32 : testgen::IdStyle::kSequential, 0.5);
+  }
+  testgen::random_frame(t, t.live_count(), 0, 0, box, move, testgen::IdStyle::kSequential, 0.0);
+  testgen::random_frame(t, 0, 0, n, box, move, testgen::IdStyle::kOffset, 0.5);
+  testgen::random_frame(t, 0, t.live_count(), 0, box, move, testgen::IdStyle::kSequential, 0.0);
+  return t.take();
+}
+
+using OneSizeParam = std::tuple<std::string, OneSize, int>;
+
+class OneSizeDifferentialTest : public ::testing::TestWithParam<OneSizeParam> {};
+
+TEST_P(OneSizeDifferentialTest, MatchesBruteAndOracle) {
+  const auto& [algo, kind, dims] = GetParam();
+  for (const std::uint64_t seed : kSeeds) {
+    // Identical boxes: every box overlaps about every other, so fewer of them.
+    const std::size_t n = (seed == 3 ? 2000 : 400) / (kind == OneSize::kIdentical ? 4 : 1);
+    const RunResult r = run_differential(algo, one_size_trace(kind, dims, seed, n), seed);
+    const std::string where = "algorithm=" + algo + " one-size kind=" + one_size_name(kind) +
+                              " dims=" + std::to_string(dims) + " seed=" + std::to_string(seed) +
+                              " n=" + std::to_string(n);
+    // Every box has one size, so no algorithm may refuse these traces.
+    ASSERT_TRUE(r.skip.empty()) << where << " refused: " << r.skip;
+    ASSERT_TRUE(r.failure.empty()) << where << "\n" << r.failure;
+  }
+}
+
+std::string one_size_param_name(const ::testing::TestParamInfo<OneSizeParam>& info) {
+  const auto& [algo, kind, dims] = info.param;
+  return identifier(algo) + "_" + one_size_name(kind) + "_" + std::to_string(dims) + "d";
+}
+
+INSTANTIATE_TEST_SUITE_P(OneSize, OneSizeDifferentialTest,
+                         ::testing::Combine(::testing::ValuesIn(algorithm_names(false)),
+                                            ::testing::Values(OneSize::kTouchingLattice, OneSize::kIdentical,
+                                                              OneSize::kHalfGrid, OneSize::kPoints, OneSize::kFlatWorld,
+                                                              OneSize::kRandom),
+                                            ::testing::Values(2, 3)),
+                         one_size_param_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(OneSizeDifferentialTest);
+
 // Brute against the oracle (and itself for determinism), so that the
 // reference is checked even with no other algorithm registered.
 using KindParam = std::tuple<TraceKind, int>;

@@ -41,6 +41,8 @@ pair sets against a reference.
   --quick               small scenes of the same kinds (smoke test)
   --json FILE           write every figure as JSON
   --md FILE             write the tables as Markdown, command line first
+  --frames-csv FILE     write each frame's time and pair count (first repetition) as CSV:
+                        scene,contender,frame,ms,pairs (for bench/plot_frames.py)
   --quiet               no progress on stderr
   --list                list the scenes and contenders, then exit
 )";
@@ -84,7 +86,7 @@ int usage_error(const std::string& message) {
 }
 
 int run(const std::vector<std::string>& args, const std::string& command) {
-  std::string suite = "one-shot", json_path, md_path;
+  std::string suite = "one-shot", json_path, md_path, csv_path;
   std::vector<std::string> scene_names, contender_names, excluded;
   bool quick = false;
   RunOptions options;
@@ -143,6 +145,8 @@ int run(const std::vector<std::string>& args, const std::string& command) {
       if (!value(json_path)) return usage_error("--json needs a file");
     } else if (a == "--md") {
       if (!value(md_path)) return usage_error("--md needs a file");
+    } else if (a == "--frames-csv") {
+      if (!value(csv_path)) return usage_error("--frames-csv needs a file");
     } else {
       return usage_error("unknown option " + a);
     }
@@ -228,6 +232,14 @@ int run(const std::vector<std::string>& args, const std::string& command) {
     write_markdown(out, info, results);
     if (!out) {
       std::cerr << "sapling bench: cannot write " << md_path << "\n";
+      status = 1;
+    }
+  }
+  if (!csv_path.empty()) {
+    std::ofstream out(csv_path);
+    write_frames_csv(out, results);
+    if (!out) {
+      std::cerr << "sapling bench: cannot write " << csv_path << "\n";
       status = 1;
     }
   }

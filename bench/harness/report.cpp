@@ -3,6 +3,7 @@
 
 #include <sys/utsname.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <ostream>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 namespace sapling::bench {
 namespace {
@@ -177,6 +179,121 @@ bool trustworthy(const ContenderResult& c) {
   return c.error.empty() && c.verification.status != "MISSES" && c.verification.status != "PHANTOM";
 }
 
+// The unisize paper's Table 1 (Capannini and Larsson, SIGRAD 2016, section 5):
+// seconds per frame of its own method ("Our") for density d (per mille) and
+// n = 2^17..2^20, on a 2.8 GHz i7-4810MQ; shown beside ours for scale.
+double paper_table1_s(unsigned density_pm, std::size_t n) {
+  static constexpr double kOur[4][4] = {{0.017, 0.035, 0.090, 0.220},
+                                        {0.017, 0.036, 0.091, 0.216},
+                                        {0.017, 0.036, 0.087, 0.219},
+                                        {0.018, 0.037, 0.087, 0.215}};
+  const int row = density_pm == 200 ? 0 : density_pm == 400 ? 1 : density_pm == 600 ? 2 : density_pm == 800 ? 3 : -1;
+  int column = -1;
+  for (int k = 0; k < 4; ++k) {
+    if (n == (std::size_t{1} << (17 + k))) column = k;
+  }
+  return row < 0 || column < 0 ? 0 : kOur[row][column];
+}
+
+// A scene of the unisize grid: "unisize2d-N-dD".
+bool unisize_scene(const SceneResult& s, std::size_t& n, unsigned& density_pm) {
+  unsigned long long count = 0;
+  unsigned d = 0;
+  char tail = 0;
+  if (std::sscanf(s.name.c_str(), "unisize2d-%llu-d%u%c", &count, &d, &tail) != 2) return false;
+  n = static_cast<std::size_t>(count);
+  density_pm = d;
+  return true;
+}
+
+const ContenderResult* find_result(const SceneResult& s, const std::string& name) {
+  for (const ContenderResult& c : s.contenders) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+// One Table 1 cell: the headline ms, or why there is none.
+std::string table1_cell(const ContenderResult* c) {
+  if (!c) return "not run";
+  if (!c->skipped.empty()) {
+    return c->skipped.rfind("too slow", 0) == 0 ? "skipped (too slow)" : "skipped (" + c->skipped + ")";
+  }
+  if (!c->error.empty()) return "ERROR";
+  if (c->frame_ms.empty()) return c->stopped_by_budget ? "stopped by budget at frame 0" : "-";
+  std::string cell = ms_text(c->headline_ms()) + (c->bursty ? "*" : "");
+  if (c->stopped_by_budget) cell += " (" + std::to_string(c->frame_ms.size()) + " frame(s), budget)";
+  if (!trustworthy(*c)) cell += " " + c->verification.status;
+  return cell;
+}
+
+std::string ratio_cell(const ContenderResult* num, const ContenderResult* den) {
+  if (!num || !den || !num->has_time() || !den->has_time() || num->frame_ms.empty() || den->frame_ms.empty() ||
+      den->headline_ms() <= 0) {
+    return "-";
+  }
+  return fixed(num->headline_ms() / den->headline_ms(), 1) + "x";
+}
+
+// Table 1 of the unisize paper, in its shape: rows n x d, ms per frame per
+// contender, then unisize's speed-up over CGAL and box-pruning.
+void print_table1(std::ostream& out, const std::vector<SceneResult>& scenes) {
+  static const char* const kColumns[] = {"sort-sweep",          "cgal",      "box-pruning",
+                                         "box-pruning-oneshot", "dual-axis", "unisize"};
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> header{"n", "d"};
+  for (const char* c : kColumns) header.emplace_back(c);
+  for (const char* h : {"pairs", "cgal / unisize", "box-pruning / unisize", "paper (Our)"}) header.emplace_back(h);
+  rows.push_back(header);
+  // Rows ordered by density, then n, like the paper's table.
+  std::vector<std::pair<std::pair<unsigned, std::size_t>, const SceneResult*>> order;
+  for (const SceneResult& s : scenes) {
+    std::size_t n = 0;
+    unsigned d = 0;
+    if (unisize_scene(s, n, d)) order.push_back({{d, n}, &s});
+  }
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [key, s] : order) {
+    const auto [d, n] = key;
+    std::vector<std::string> row{std::to_string(n), fixed(d / 1000.0, 1)};
+    for (const char* c : kColumns) row.push_back(table1_cell(find_result(*s, c)));
+    const ContenderResult* uni = find_result(*s, "unisize");
+    row.push_back(uni && uni->ran ? std::to_string(uni->pairs_last) : "-");
+    row.push_back(ratio_cell(find_result(*s, "cgal"), uni));
+    row.push_back(ratio_cell(find_result(*s, "box-pruning"), uni));
+    const double paper = paper_table1_s(d, n);
+    row.push_back(paper > 0 ? ms_text(paper * 1000) : "-");
+    rows.push_back(std::move(row));
+  }
+  if (rows.size() > 1) print_rows(out, rows, true);
+}
+
+// Worst, mean and median frame time of every contender of a long run (the
+// clustering run of the paper's Figure 4 reports these three).
+void print_frame_stats(std::ostream& out, const SceneResult& s) {
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"contender", "frames", "worst ms", "mean ms", "median ms", "pairs min", "pairs max"});
+  for (const ContenderResult& c : s.contenders) {
+    if (c.frame_ms.empty()) continue;
+    const double worst = *std::max_element(c.frame_ms.begin(), c.frame_ms.end());
+    std::size_t lo = 0, hi = 0;
+    if (!c.frame_pairs.empty()) {
+      lo = *std::min_element(c.frame_pairs.begin(), c.frame_pairs.end());
+      hi = *std::max_element(c.frame_pairs.begin(), c.frame_pairs.end());
+    }
+    rows.push_back({c.name, std::to_string(c.frame_ms.size()), ms_text(worst), ms_text(c.mean_ms), ms_text(c.median_ms),
+                    c.frame_pairs.empty() ? "-" : std::to_string(lo),
+                    c.frame_pairs.empty() ? "-" : std::to_string(hi)});
+  }
+  if (rows.size() > 1) print_rows(out, rows, true);
+}
+
+std::string json_counts(const std::vector<std::size_t>& v) {
+  std::string out = "[";
+  for (std::size_t k = 0; k < v.size(); ++k) out += (k ? ", " : "") + std::to_string(v[k]);
+  return out + "]";
+}
+
 }  // namespace
 
 RunInfo collect_run_info() {
@@ -248,24 +365,60 @@ void write_markdown(std::ostream& out, const RunInfo& info, const std::vector<Sc
   out << "- ms/frame: the median over the measured frames after frame 0 and any warm-up frames (static scenes: "
          "over rebuilds from scratch), or * the mean when frame times come in bursts (mean > 2x median, e.g. "
          "periodic re-insertion of fattened boxes: the median would show only the quiet frames); median, mean and "
-         "p95 alongside; frame 0 (mass insertion) apart; a contender stops after 60 s of frames (budget). x fastest = "
-         "ratio to the fastest contender "
-         "of the scene. Contenders run interleaved, frame by frame, in one process; the order rotates each frame.\n";
+         "p95 alongside; frame 0 (mass insertion) apart; a contender stops after "
+      << json_number(info.budget_s)
+      << " s of frames (budget). x fastest = ratio to the fastest contender of the scene. Contenders run interleaved, "
+         "frame by frame, in one process; the order rotates each frame.\n";
   out << "- verification: each contender's full sorted pair set against the reference's on frame 0 and "
          "sampled frames up to the last. superset = every exact pair plus fattened-box extras; MISSES = pairs "
          "absent.\n";
   out << "\n## Summary\n\nms per frame (median; * mean) of the fastest verified contender of each kind; ratio = peer / "
          "sapling (above 1: sapling is faster). Superset peers return more pairs than exist (fattened boxes).\n\n";
   print_summary(out, scenes, true);
+  bool any_unisize = false;
+  for (const SceneResult& s : scenes) {
+    std::size_t n = 0;
+    unsigned d = 0;
+    any_unisize = any_unisize || unisize_scene(s, n, d);
+  }
+  if (any_unisize) {
+    out << "\n## Table 1 of the unisize paper\n\nCapannini and Larsson, \"Output Sensitive Collision Detection for "
+           "Unisize Boxes\" (SIGRAD 2016), Table 1: n squares moving randomly in the plane at density d, passing "
+           "through each other (W1 unisize2d). ms per frame (median; * mean when bursty) of each contender; their "
+           "[Bar92] column is our sort-sweep, [KMZ13] is CGAL's box_intersection_d, \"Our\" is unisize. "
+           "\"skipped (too slow)\": left out at this n unless named in --contenders; \"(k frame(s), budget)\": "
+           "stopped after k measured frames by the time budget. Ratios above 1: unisize is faster. The paper's own "
+           "figure (\"Our\", on a 2.8 GHz i7-4810MQ) is given for scale only.\n\n";
+    print_table1(out, scenes);
+  }
   for (const SceneResult& s : scenes) {
     out << "\n## " << s.name << "\n\n" << s.description << ". " << scene_heading(s) << ".\n\n";
     print_rows(out, scene_rows(s), true);
+    if (s.frames >= 100) {
+      out << "\nFrame times over the " << s.frames
+          << " measured frames (the unisize paper's Figure 4 gives worst, mean and median):\n\n";
+      print_frame_stats(out, s);
+    }
     bool any_note = false;
     for (const ContenderResult& c : s.contenders) any_note = any_note || (!c.note.empty() && c.skipped.empty());
     if (any_note) {
       out << "\n";
       for (const ContenderResult& c : s.contenders) {
         if (!c.note.empty() && c.skipped.empty()) out << "- " << c.name << ": " << c.note << "\n";
+      }
+    }
+  }
+}
+
+void write_frames_csv(std::ostream& out, const std::vector<SceneResult>& scenes) {
+  out << "scene,contender,frame,ms,pairs\n";
+  for (const SceneResult& s : scenes) {
+    for (const ContenderResult& c : s.contenders) {
+      if (!c.skipped.empty() || c.frame0_ms.empty()) continue;
+      out << s.name << "," << c.name << ",0," << json_number(c.frame0_ms.front()) << "," << c.frame0_pairs << "\n";
+      for (std::size_t k = 0; k < c.frame_pairs.size() && k < c.frame_ms.size(); ++k) {
+        out << s.name << "," << c.name << "," << s.warmup + 1 + static_cast<int>(k) << "," << json_number(c.frame_ms[k])
+            << "," << c.frame_pairs[k] << "\n";
       }
     }
   }
@@ -311,7 +464,8 @@ void write_json(std::ostream& out, const RunInfo& info, const std::vector<SceneR
           << ", \"missing\": " << v.missing << ", \"extra\": " << v.extra << ", \"duplicates\": " << v.duplicates
           << ", \"reference_pairs\": " << v.reference_pairs << ", \"first_bad_frame\": " << v.first_bad_frame
           << "},\n       \"frame0_ms\": " << json_array(c.frame0_ms) << ", \"warmup_ms\": " << json_array(c.warmup_ms)
-          << ", \"frame_ms\": " << json_array(c.frame_ms) << "}";
+          << ", \"frame_ms\": " << json_array(c.frame_ms) << ",\n       \"frame0_pairs\": " << c.frame0_pairs
+          << ", \"frame_pairs\": " << json_counts(c.frame_pairs) << "}";
     }
     out << "]}";
   }

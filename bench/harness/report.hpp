@@ -39,4 +39,8 @@ void print_summary(std::ostream& out, const std::vector<SceneResult>& scenes, bo
 void write_markdown(std::ostream& out, const RunInfo& info, const std::vector<SceneResult>& scenes);
 void write_json(std::ostream& out, const RunInfo& info, const std::vector<SceneResult>& scenes);
 
+/// Per-frame figures of the first repetition as CSV, one row per contender and frame:
+/// scene,contender,frame,ms,pairs (frame 0 = mass insertion; warm-up frames left out).
+void write_frames_csv(std::ostream& out, const std::vector<SceneResult>& scenes);
+
 }  // namespace sapling::bench

@@ -200,7 +200,11 @@ SceneResult run_scene(const SceneSpec& spec, const std::vector<const ContenderIn
             .push_back(ms);
         // The budget counts what follows frame 0 (static scenes: every rebuild).
         if (kind != Kind::kFirst || spec.is_static) r.total_ms += ms;
-        if (record_pairs) r.result->pairs_last = r.contender->pair_count();
+        if (record_pairs) {
+          r.result->pairs_last = r.contender->pair_count();
+          if (kind == Kind::kFirst) r.result->frame0_pairs = r.result->pairs_last;
+          if (kind == Kind::kMeasured) r.result->frame_pairs.push_back(r.result->pairs_last);
+        }
       } catch (const std::exception& e) {
         fail(r, e);
       }

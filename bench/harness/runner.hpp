@@ -58,6 +58,9 @@ struct ContenderResult {
   /// The headline ms per frame: the median, or the mean when bursty.
   double headline_ms() const { return bursty ? mean_ms : median_ms; }
   std::size_t pairs_last = 0;  ///< pair_count() after its last frame of the first repetition
+  /// pair_count() after each measured frame of the first repetition (frame_ms's first entries).
+  std::vector<std::size_t> frame_pairs;
+  std::size_t frame0_pairs = 0;  ///< pair_count() after frame 0 of the first repetition
   Verification verification;
   double ratio = 0;  ///< median_ms / the fastest contender's median_ms
   bool has_time() const { return ran && (!frame_ms.empty() || !frame0_ms.empty()); }

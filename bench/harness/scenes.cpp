@@ -124,6 +124,22 @@ SceneSpec unisize(std::size_t n, unsigned density_pm, int frames) {
               maker(p), frames);
 }
 
+// W4 cluster, the clustering run of the unisize paper's Figure 4: n cubes on a
+// plane heading for the centre, one converge-and-spread cycle of `cycle`
+// frames, all of them measured.
+SceneSpec cluster(std::size_t n, std::uint32_t cycle) {
+  ScenarioParams p;
+  p.name = "cluster";
+  p.n = n;
+  p.cycle = cycle;
+  return spec("cluster-" + count_name(n) + "-c" + std::to_string(cycle),
+              "W4 cluster: " + std::to_string(n) +
+                  " unit cubes on a plane converging on the centre and spreading "
+                  "out again, " +
+                  std::to_string(cycle) + "-frame cycle, 25% footprint density",
+              maker(p), static_cast<int>(cycle));
+}
+
 SceneSpec terdiman(std::size_t n, int reps, std::optional<std::size_t> expected) {
   SceneSpec s = spec(
       "terdiman-" + count_name(n),
@@ -213,6 +229,12 @@ std::vector<SceneSpec> unisize_grid(bool quick) {
   return scenes;
 }
 
+// Figure 4 of the unisize paper: 100k cubes, 500 frames.
+std::vector<SceneSpec> cluster_run(bool quick) {
+  if (quick) return {cluster(4000, 20)};
+  return {cluster(100'000, 500)};
+}
+
 void append_new(std::vector<SceneSpec>& out, std::vector<SceneSpec> more) {
   for (SceneSpec& s : more) {
     bool seen = false;
@@ -260,12 +282,13 @@ SceneShape shape_of(const SceneSpec& spec, const Scenario& scenario) {
   return shape;
 }
 
-std::vector<std::string> suite_names() { return {"one-shot", "persistent", "unisize"}; }
+std::vector<std::string> suite_names() { return {"one-shot", "persistent", "unisize", "cluster"}; }
 
 std::vector<SceneSpec> suite_scenes(const std::string& suite, bool quick) {
   if (suite == "one-shot") return one_shot(quick);
   if (suite == "persistent") return persistent(quick);
   if (suite == "unisize") return unisize_grid(quick);
+  if (suite == "cluster") return cluster_run(quick);
   if (suite == "all") {
     std::vector<SceneSpec> scenes;
     for (const std::string& name : suite_names()) append_new(scenes, suite_scenes(name, quick));

@@ -474,6 +474,23 @@ test_run() {
   done
   cli run --n 500 --frames 1
   expect_rc 0 "run --frames 1 (frame 0 only)"
+
+  # unisize, restricted to boxes of one size: refuses mixed sizes with status
+  # 3 before writing anything, on replay and run alike, and takes its scenes.
+  if grep -qx unisize <<<"$ALGOS"; then
+    cli replay "$DATA/example.trace" --algo unisize --report hash
+    expect_rc 3 "replay of mixed sizes --algo unisize"
+    expect_empty "$TMP/out" "replay of mixed sizes --algo unisize: stdout"
+    expect_grep "unsupported by unisize: .*size" "$TMP/err" "replay --algo unisize names the restriction"
+    cli run --algo unisize --scenario allmoving3d --n 300 --frames 3
+    expect_rc 3 "run --algo unisize --scenario allmoving3d (mixed sizes)"
+    expect_empty "$TMP/out" "run --algo unisize of mixed sizes: stdout"
+    expect_grep "unisize.*size" "$TMP/err" "run --algo unisize names the restriction"
+    for scene in unisize2d cluster tracy; do
+      cli run --algo unisize --scenario "$scene" --n 300 --frames 3 --cycle 10
+      expect_rc 0 "run --algo unisize --scenario $scene (one size)"
+    done
+  fi
 }
 
 # `sapling bench`: the quick suites run every contender of this build to the
@@ -492,6 +509,20 @@ test_bench() {
   python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$TMP/bench.json" 2>"$TMP/err" ||
     fail "bench --json: not valid JSON: $(head -n 1 "$TMP/err")"
   expect_grep "sapling bench --suite all --quick" "$TMP/bench.md" "bench --md: the command that produced it"
+  cli bench --suite cluster --quick --frames 20 --quiet --contenders unisize,dual-axis --frames-csv "$TMP/frames.csv"
+  expect_rc 0 "bench --suite cluster --quick --frames-csv"
+  expect_grep '^scene,contender,frame,ms,pairs$' "$TMP/frames.csv" "bench --frames-csv: header"
+  expect_grep '^cluster-4k-c20,unisize,20,[0-9.e+-]+,[0-9]+$' "$TMP/frames.csv" "bench --frames-csv: last frame"
+  if python3 "$SRC/../../bench/plot_frames.py" "$TMP/frames.csv" "$TMP/frames.svg" 2>"$TMP/err"; then
+    expect_grep '^<svg ' "$TMP/frames.svg" "plot_frames.py writes an SVG"
+  else
+    checks=$((checks + 1))
+    fail "plot_frames.py: $(head -n 1 "$TMP/err")"
+  fi
+  cli bench --suite unisize --quick --quiet --contenders box-pruning-oneshot,unisize,dual-axis --md "$TMP/uni.md"
+  expect_rc 0 "bench --suite unisize --quick"
+  expect_grep '^## Table 1 of the unisize paper' "$TMP/uni.md" "bench --suite unisize: Table 1 in the Markdown"
+  expect_grep '^\| 4096 +\| 0.2 ' "$TMP/uni.md" "bench --suite unisize: a Table 1 row per n and d"
   cli bench --suite no-such-suite
   expect_rc 2 "bench: unknown suite"
   cli bench --frames many

@@ -8,6 +8,7 @@
 // that a refusal leaves no trace.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "sapling/broad_phase.hpp"
+#include "sapling/unisize.hpp"
 #include "trace_generators.hpp"
 
 namespace sapling {
@@ -386,6 +388,58 @@ TEST(UnisizeRule, ChurnKeepsTheSize) {
     bp->update();
     ASSERT_TRUE(bp->validate());
   }
+}
+
+// The one-shot sweep: the same pairs as brute force on each kind of scene,
+// once each and i < j; refusals name the first box of another size.
+TEST(UnisizePruner, MatchesBruteOnEveryKind) {
+  for (const Kind kind :
+       {Kind::kLattice, Kind::kIdentical, Kind::kPoints, Kind::kFine, Kind::kLarge, Kind::kSignedZero, Kind::kFlat3d}) {
+    for (const std::uint64_t seed : {1u, 2u}) {
+      SCOPED_TRACE("kind " + kind_name(kind) + " seed " + std::to_string(seed));
+      Rng rng(seed);
+      const Shape shape = shape_of(kind, 700);
+      std::vector<Box3> boxes;
+      for (int i = 0; i < 700; ++i) boxes.push_back(make_box(kind, shape, rng));
+      std::vector<IndexPair> found;
+      UnisizePruner pruner;
+      ASSERT_TRUE(pruner.complete(boxes, found).ok());
+      std::vector<std::pair<std::uint32_t, std::uint32_t>> got, want;
+      for (const IndexPair& p : found) {
+        ASSERT_LT(p.i, p.j);
+        got.emplace_back(p.i, p.j);
+      }
+      for (std::uint32_t i = 0; i < boxes.size(); ++i) {
+        for (std::uint32_t j = i + 1; j < boxes.size(); ++j) {
+          if (overlaps(boxes[i], boxes[j])) want.emplace_back(i, j);
+        }
+      }
+      std::sort(got.begin(), got.end());
+      EXPECT_EQ(got, want);
+      // Warm buffers give the same answer in the same order.
+      std::vector<IndexPair> again;
+      ASSERT_TRUE(pruner.complete(boxes, again).ok());
+      ASSERT_EQ(again.size(), found.size());
+      for (std::size_t k = 0; k < found.size(); ++k) EXPECT_TRUE(again[k].i == found[k].i && again[k].j == found[k].j);
+    }
+  }
+}
+
+TEST(UnisizePruner, RefusesOtherSizes) {
+  std::vector<Box3> boxes = {Box3{{0, 0, 0}, {1, 1, 1}}, Box3{{0.5f, 0, 0}, {1.5f, 1, 1}},
+                             Box3{{2, 0, 0}, {3, 1.5f, 1}}};
+  std::vector<IndexPair> out;
+  UnisizePruner pruner;
+  const Status s = pruner.complete(boxes, out);
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_EQ(s.index(), 2u);
+  EXPECT_TRUE(out.empty());
+  boxes[2].max[0] = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(pruner.complete(boxes, out).code(), StatusCode::kUnsupported);
+  boxes.pop_back();
+  ASSERT_TRUE(pruner.complete(boxes, out).ok());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].i == 0 && out[0].j == 1);
 }
 
 }  // namespace

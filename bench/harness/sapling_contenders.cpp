@@ -9,6 +9,7 @@
 #include "sapling/box_pruning.hpp"
 #include "sapling/broad_phase.hpp"
 #include "sapling/task_system.hpp"
+#include "sapling/unisize.hpp"
 
 namespace sapling::bench {
 namespace {
@@ -178,6 +179,30 @@ class BoxPruningOneShot final : public OneShotContender {
   BoxPruner pruner_;
 };
 
+// UnisizePruner::complete on the dense live boxes: the unisize paper's
+// Algorithm 1 alone, all pairs each frame, as its Table 1 times it.
+class UnisizeOneShot final : public OneShotContender {
+ public:
+  std::string name() const override { return "unisize-oneshot"; }
+  std::string note() const override { return "UnisizePruner::complete (Algorithm 1, all pairs each frame)"; }
+  bool supports(const SceneShape& shape, std::string* why) const override {
+    if (shape.one_size) return true;
+    if (why) *why = "boxes of one size only";
+    return false;
+  }
+
+  void frame(const Scenario& s) override {
+    found_.clear();
+    gather_live(s, ids_, boxes_);
+    const Status status = pruner_.complete(boxes_, found_);
+    if (!status) throw std::runtime_error(status.message());
+    to_id_pairs(found_, ids_, ids_);
+  }
+
+ private:
+  UnisizePruner pruner_;
+};
+
 // The textbook one-shot sort-and-sweep: std::sort by min.x, then each box
 // scans forward while the next min.x is within its max.x, testing y and z.
 class StdSortSweep final : public OneShotContender {
@@ -267,6 +292,9 @@ void add_sapling_contenders(std::vector<ContenderInfo>& out) {
                      return std::make_unique<BroadPhaseContender>(algo, o.threads);
                    }});
   }
+  out.push_back(
+      {"unisize-oneshot", "sapling", "UnisizePruner::complete on the dense live boxes each frame", Query::kComplete,
+       [](const ContenderOptions&) -> std::unique_ptr<Contender> { return std::make_unique<UnisizeOneShot>(); }});
   out.push_back(
       {"std-sort-sweep", "sapling", "reference one-shot: std::sort on min.x and a forward sweep", Query::kComplete,
        [](const ContenderOptions&) -> std::unique_ptr<Contender> { return std::make_unique<StdSortSweep>(); }});

@@ -71,6 +71,7 @@
 #include "algorithms/bit_tree.hpp"
 #include "algorithms/builtin.hpp"
 #include "sapling/float_key.hpp"
+#include "sapling/unisize.hpp"
 
 namespace sapling::builtin {
 namespace {
@@ -476,3 +477,47 @@ class Unisize final : public Algorithm {
 std::unique_ptr<Algorithm> make_unisize(const Options&) { return std::make_unique<Unisize>(); }
 
 }  // namespace sapling::builtin
+
+namespace sapling {
+
+// The one-shot sweep: the persistent algorithm's UnisizeSweep over every box.
+struct UnisizePruner::Impl {
+  builtin::UnisizeSweep sweep;
+  std::vector<Slot> all;  // 0..n-1
+};
+
+UnisizePruner::UnisizePruner() : impl_(new Impl) {}
+UnisizePruner::~UnisizePruner() { delete impl_; }
+UnisizePruner::UnisizePruner(UnisizePruner&& other) noexcept : impl_(std::exchange(other.impl_, nullptr)) {}
+UnisizePruner& UnisizePruner::operator=(UnisizePruner&& other) noexcept {
+  std::swap(impl_, other.impl_);
+  return *this;
+}
+
+Status UnisizePruner::complete(std::span<const Box3> boxes, std::vector<IndexPair>& out) {
+  static constexpr const char* kInfinite = "unisize: coordinates must be finite (an infinite box has no size)";
+  static constexpr const char* kOtherSize =
+      "unisize: every box must have the size of the first (max == min + size on each axis, in float)";
+  static constexpr const char* kInexactSize =
+      "unisize: the size max - min of the first box must be a float exactly on each axis";
+  if (boxes.empty()) return {};
+  builtin::Extent size{};
+  for (std::size_t i = 0; i < boxes.size(); ++i) {
+    if (!builtin::finite(boxes[i])) return Status::unsupported(Operation::kNone, static_cast<Id>(i), i, kInfinite);
+    if (i == 0 && !builtin::exact_extent(boxes[0], size)) {
+      return Status::unsupported(Operation::kNone, 0, 0, kInexactSize);
+    }
+    if (!builtin::fits(boxes[i], size)) return Status::unsupported(Operation::kNone, static_cast<Id>(i), i, kOtherSize);
+  }
+  const auto n = static_cast<Slot>(boxes.size());
+  if (impl_->all.size() != n) {
+    impl_->all.resize(n);
+    for (Slot s = 0; s < n; ++s) impl_->all[s] = s;
+  }
+  impl_->sweep.run(boxes, impl_->all, size, [&out](Slot p, Slot q) {
+    out.push_back(p < q ? IndexPair{p, q} : IndexPair{q, p});
+  });
+  return {};
+}
+
+}  // namespace sapling

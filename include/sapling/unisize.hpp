@@ -1,0 +1,49 @@
+// One-shot unisize sweep and prune (Capannini and Larsson, "Output Sensitive
+// Collision Detection for Unisize Boxes", SIGRAD 2016, Algorithm 1): every
+// overlapping pair among boxes that all have one size, from scratch, with no
+// state kept between calls but buffers. The persistent algorithm "unisize"
+// (BroadPhase::create("unisize")) runs the same sweep each frame and diffs
+// the pairs; this class is the sweep alone, what the paper's Table 1 times.
+//
+// Input rule, exactly as for "unisize": boxes[0] fixes the size, its extent
+// max - min on each axis (which must be a float exactly); every box must
+// have finite coordinates and max == min + size on each axis in float
+// arithmetic (every exact translate of boxes[0] does). Other input is
+// refused with StatusCode::kUnsupported naming the first offending index,
+// and nothing is appended.
+//
+// Cost: O(n) radix sorts plus O(n log64 n + |C|) for the sweep in 2D and
+// flat 3D worlds (|C| = pairs); in 3D the third axis is tested per
+// candidate. Closed intervals: touching boxes overlap.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "sapling/algorithm.hpp"
+#include "sapling/box.hpp"
+#include "sapling/status.hpp"
+
+namespace sapling {
+
+/// The unisize sweep with reusable buffers: no allocation per call once
+/// warm. Not thread-safe: one UnisizePruner per thread.
+class UnisizePruner {
+ public:
+  UnisizePruner();
+  ~UnisizePruner();
+  UnisizePruner(UnisizePruner&&) noexcept;
+  UnisizePruner& operator=(UnisizePruner&&) noexcept;
+
+  /// Appends every pair {i, j} of overlapping boxes, i < j, once each, or
+  /// refuses boxes not all of one size (see above) and appends nothing.
+  /// Order: deterministic for a given input (by strip of the first sorted
+  /// axis, then by the sweep of the second).
+  Status complete(std::span<const Box3> boxes, std::vector<IndexPair>& out);
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+}  // namespace sapling

@@ -204,8 +204,9 @@ class UnisizeSweep {
 
   std::size_t memory_bytes() const {
     return (members_.capacity() + member_scratch_.capacity()) * sizeof(Member) +
-           (y_items_.capacity() + y_scratch_.capacity()) * sizeof(std::uint64_t) + ranks_.capacity() * sizeof(Ranks) +
-           rank_member_.capacity() * sizeof(std::uint32_t) + tree_.memory_bytes();
+           (y_items_.capacity() + y_scratch_.capacity()) * sizeof(std::uint64_t) +
+           ranks_.capacity() * sizeof(std::uint32_t) + rank_member_.capacity() * sizeof(std::uint32_t) +
+           tree_.memory_bytes();
   }
 
  private:
@@ -231,24 +232,24 @@ class UnisizeSweep {
 
     // Lines 2-3: R[Ix[i]] <- i. The highs come in the lows' order (see the
     // file comment), so the 2n sorted endpoints are a merge of two runs.
-    ranks_.resize(n);
+    // Branch-free: which run comes next is a coin toss the predictor loses.
+    ranks_.resize(std::size_t{2} * n);
     rank_member_.resize(std::size_t{2} * n);
     {
       std::uint32_t a = 0, b = 0, r = 0;
       std::uint32_t low = m[0].x_key, high = high_key(low, size_x_);
       while (a < n) {
-        if (low <= high) {  // lows first on equal keys
-          ranks_[a].low = r;
-          rank_member_[r++] = a;
-          if (++a < n) low = m[a].x_key;
-        } else {
-          ranks_[b].high = r;
-          rank_member_[r++] = b;
-          high = high_key(m[++b].x_key, size_x_);  // b < a <= n - 1 here
-        }
+        const bool take_low = low <= high;  // lows first on equal keys
+        const std::uint32_t p = take_low ? a : b;
+        ranks_[2 * p + (take_low ? 0 : 1)] = r;
+        rank_member_[r++] = p;
+        a += take_low ? 1 : 0;
+        b += take_low ? 0 : 1;
+        low = m[a < n ? a : n - 1].x_key;      // unused once a == n
+        high = high_key(m[b].x_key, size_x_);  // b < a <= n here
       }
       for (; b < n; ++b) {
-        ranks_[b].high = r;
+        ranks_[2 * b + 1] = r;
         rank_member_[r++] = b;
       }
     }
@@ -266,7 +267,7 @@ class UnisizeSweep {
       if (a < n && low <= high) {
         // p's low: S <- S + {R[p], R[p+n]}; report S's values between them.
         const std::uint32_t p = local_of(y_items_[a]);
-        const Ranks r = ranks_[p];
+        const Ranks r{ranks_[2 * p], ranks_[2 * p + 1]};
         const bool p_own = p >= own_from;
         const float p_lo = m[p].t_min, p_hi = p_lo + size_t_;
         tree_.insert(r.low);
@@ -283,7 +284,8 @@ class UnisizeSweep {
         if (++a < n) low = key_of(y_items_[a]);
       } else {
         // p's high: S <- S - {R[p], R[p+n]}.
-        const Ranks r = ranks_[local_of(y_items_[b])];
+        const std::uint32_t p = local_of(y_items_[b]);
+        const Ranks r{ranks_[2 * p], ranks_[2 * p + 1]};
         tree_.erase(r.low);
         tree_.erase(r.high);
         if (++b < n) high = high_key(key_of(y_items_[b]), size_y_);
@@ -327,7 +329,7 @@ class UnisizeSweep {
   float size_x_ = 0, size_y_ = 0, size_t_ = 0;
   std::vector<Member> members_, member_scratch_;    // live boxes, sorted by x low
   std::vector<std::uint64_t> y_items_, y_scratch_;  // a strip's lows on y: (key << 32 | local)
-  std::vector<Ranks> ranks_;                        // R, by local object
+  std::vector<std::uint32_t> ranks_;                // R: R[p] at 2p, R[p + n] at 2p + 1, by local object
   std::vector<std::uint32_t> rank_member_;          // by local rank: its local object
   LinkedBitTree tree_;                              // S
 };

@@ -48,6 +48,9 @@ class PairManager {
     if (index != HashIndex::kNotFound) mark_removed(index);
   }
 
+  /// Hints that {x, y} will be added or removed soon (see HashIndex::prefetch):
+  /// callers with many changes overlap the hash table's cache misses.
+  void prefetch(Id x, Id y) const noexcept { index_.prefetch(pair_key(make_pair(x, y))); }
   /// Records that no pair overlaps any more: the start of a recomputation,
   /// after which add() re-asserts the pairs that still overlap.
   void remove_all() {

@@ -109,6 +109,22 @@ TEST(BitTree, ResetEmptiesAndResizes) {
 }
 
 // The linked variant: the list order is the set order, from any stored value.
+// A tree that was never reset (an algorithm that has not swept yet) is a
+// valid empty set over an empty universe: validate() after an update with
+// fewer than two boxes runs on it.
+TEST(LinkedBitTree, NeverResetIsEmptyAndValid) {
+  const LinkedBitTree tree;
+  EXPECT_EQ(tree.universe(), 0u);
+  EXPECT_TRUE(tree.empty());
+  EXPECT_EQ(tree.next(tree.end()), tree.end());
+  EXPECT_EQ(tree.lower_bound(0), tree.end());
+  EXPECT_TRUE(tree.validate());
+  LinkedBitTree cleared;
+  cleared.clear();
+  EXPECT_TRUE(cleared.empty());
+  EXPECT_TRUE(cleared.validate());
+}
+
 TEST(LinkedBitTree, MatchesStdSet) {
   for (const std::uint32_t u : kUniverses) {
     SCOPED_TRACE(testing::Message() << "universe " << u);

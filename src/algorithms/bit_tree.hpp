@@ -249,8 +249,10 @@ class LinkedBitTree {
   }
 
   BitTree tree_;
-  std::vector<std::uint32_t> next_;  // by value; index universe is the sentinel
-  std::vector<std::uint32_t> prev_;
+  // By value; index universe is the sentinel. A tree never reset has the
+  // universe 0 and so just the sentinel: empty() and validate() hold.
+  std::vector<std::uint32_t> next_{0};
+  std::vector<std::uint32_t> prev_{0};
 };
 
 }  // namespace sapling

@@ -272,6 +272,29 @@ TEST(Unisize, ManyStripsAndStraddlers) {
   }
 }
 
+// Strips of both sizes in one sweep: a dense band (hundreds of straddlers
+// per strip: large strips) then a sparse one (a few: small strips of 2048
+// boxes), with ties and touching boxes on the 0.5 grid at every boundary.
+TEST(Unisize, StripsOfBothSizes) {
+  for (const int dims : {2, 3}) {
+    SCOPED_TRACE(dims);
+    TraceBuilder t(dims, 12);
+    auto box = [&](Rng& rng) {
+      const bool dense = rng.chance(0.5);
+      Box3 b;
+      b.min = {dense ? float(rng.below(32)) * 0.25f : 8.0f + float(rng.below(8000)) * 0.5f, float(rng.below(80)) * 0.5f,
+               dims == 3 ? float(rng.below(4)) : 0.0f};
+      b.max = {b.min[0] + 1.0f, b.min[1] + 1.0f, b.min[2] + (dims == 3 ? 1.0f : 0.0f)};
+      return b;
+    };
+    t.begin_frame();
+    for (int i = 0; i < 16000; ++i) t.add(t.id_for_add(testgen::IdStyle::kSequential, 0), box(t.rng()));
+    testgen::random_frame(
+        t, 1000, 5000, 1500, box, [&](Rng& rng, const Box3&) { return box(rng); }, testgen::IdStyle::kSequential, 0.5);
+    expect_same_as_brute("unisize", t.take());
+  }
+}
+
 // The W1 scene (unisize2d) and the clustering scene (W4, flat 3D), small.
 TEST(Unisize, PaperScenes) {
   for (const char* name : {"unisize2d", "cluster"}) {

@@ -176,7 +176,7 @@ struct Axes {
 // The ranks of the whole frame would spread S, R and the rank-to-object map
 // over tens of megabytes, and every range query would miss the cache
 // (measured: 200 ms of a 2^20-box frame went to those misses). So the boxes,
-// sorted along x, are cut into strips of kStrip consecutive boxes, and
+// sorted along x, are cut into strips of consecutive boxes, and
 // Algorithm 1 runs on each strip with ranks local to it, its arrays in
 // cache. A strip also holds the boxes before it that reach its first low
 // ("straddlers"; with one size they are consecutive too), and reports a pair
@@ -211,10 +211,12 @@ class UnisizeSweep {
     // Line 1, Ix <- Sort(Px), for the lows; strips are then runs of it.
     radix_sort(members_, member_scratch_, 3, [](const Member& m, int d) { return digit32(m.x_key, d); });
     std::uint32_t first = 0;
-    for (std::uint32_t own = 0; own < n; own += kStrip) {
+    for (std::uint32_t own = 0, end = 0; own < n; own = end) {
       const std::uint32_t cut = members_[own].x_key;
       while (high_key(members_[first].x_key, size_x_) < cut) ++first;
-      const std::uint32_t end = std::min(n, own + kStrip);
+      const std::uint32_t straddlers = own - first;
+      const std::uint32_t own_count = straddlers <= kSmallStrip / 4 ? kSmallStrip - straddlers : kLargeStrip;
+      end = n - own > own_count ? own + own_count : n;
       if (flat) {
         strip<false>(first, own, end, report);
       } else {
@@ -234,7 +236,15 @@ class UnisizeSweep {
   }
 
  private:
-  static constexpr std::uint32_t kStrip = 8192;  // own boxes per strip: its arrays take ~0.5 MB
+  // Strip sizes. A strip of k boxes (own and straddlers) has 2k ranks. In
+  // sparse scenes each update of S climbs the whole bit tree, so a strip
+  // takes kSmallStrip boxes, 4096 ranks, two levels, as long as at most a
+  // quarter of them are straddlers; in denser scenes (more straddlers per
+  // strip, and S fuller, so updates stop low in the tree) a strip takes
+  // kLargeStrip own boxes, its arrays ~0.5 MB. Measured on 2^20 squares:
+  // 9% less time at density 0.2, the same within 2% at 0.4 and 0.8,
+  // against kLargeStrip everywhere.
+  static constexpr std::uint32_t kSmallStrip = 2048, kLargeStrip = 8192;
 
   struct Member {
     std::uint32_t x_key, y_key;  // keys of the lows

@@ -48,11 +48,11 @@
 // Measured (one thread, 2-core AMD EPYC, 2026-11-21; bench/results/
 // unisize-table1-2026-11-21.md, cluster-2026-11-21.md and
 // dual-axis-3d-2026-11-21.md), persistent dual-axis against persistent
-// box-pruning. Flat worlds: 15.3 vs 9.2 ms (2^17 squares, d = 0.2), 25.1 vs
-// 20.6 (2^17, d = 0.8), 200 vs 82 (2^20, d = 0.2), 309 vs 224 (2^20,
-// d = 0.8), median 14.9 vs 9.7 on the clustering run. 3D worlds: 1.6..4.6x
+// box-pruning. Flat worlds: 13.8 vs 9.1 ms (2^17 squares, d = 0.2), 21.7 vs
+// 19.7 (2^17, d = 0.8), 217 vs 90 (2^20, d = 0.2), 320 vs 220 (2^20,
+// d = 0.8), median 10.9 vs 8.6 on the clustering run. 3D worlds: 1.6..4.6x
 // slower over seven scenes (allmoving3d 100k: 26.4 vs 6.8 ms, 1M: 546 vs
-// 117; tracy 100k: 19.9 vs 6.2). It is exact everywhere and 6..11x faster
+// 117; tracy 100k: 19.9 vs 6.2). It is exact everywhere and 7..10x faster
 // than CGAL on the flat scenes, but box pruning is the better general
 // choice on every scene measured: its grid cuts the candidates on two axes
 // where this sweep cuts them on one and tests t per candidate, and at a

@@ -62,18 +62,19 @@
 // When to choose it, and what it costs here (one thread, 2-core AMD EPYC,
 // bench/results/unisize-table1-2026-11-21.md and cluster-2026-11-21.md):
 // - the paper's Table 1 (2^17..2^20 squares, density 0.2..0.8): the sweep
-//   alone (unisize-oneshot) takes 8.3..9.6 ms at 2^17 and 75..85 ms at 2^20,
-//   nearly flat in the density as the paper found, 12..40x faster than
-//   CGAL's box_intersection_d; the persistent algorithm takes 11..17 ms at
-//   2^17 and 99..168 ms at 2^20 (the pair manager's hash updates for the
-//   pairs that start and stop each frame grow with the density), 9..21x
-//   faster than CGAL, and against box-pruning 1.1..1.3x as fast at density
-//   0.6 and 0.8, 0.9..1.1x at 0.4, 0.8..1.0x at 0.2;
+//   alone (unisize-oneshot) takes 8.1..10.5 ms at 2^17 and 71..86 ms at 2^20,
+//   nearly flat in the density as the paper found, 13..38x faster than
+//   CGAL's box_intersection_d. The persistent algorithm takes 10.4..16.1 ms
+//   at 2^17 and 90..146 ms at 2^20 (the pair manager's hash updates for the
+//   pairs that start and stop each frame grow with the density), 10..22x
+//   faster than CGAL; against persistent box-pruning it is 1.2..1.5x as
+//   fast at density 0.6 and 0.8, 1.0..1.2x at 0.4, and 0.9..1.0x (slower)
+//   at 0.2, where box pruning has few candidates;
 // - the paper's Figure 4 (100k cubes converging on a plane, 500 frames, up to
-//   1.66M pairs): the sweep's median frame 6.9 ms, mean 8.7, worst 21.3
-//   (the paper: 13.2, 13.5, 17.5); the persistent algorithm's median 10.1 ms
-//   but frames of up to 380 ms at the peak, where a million pairs start or
-//   stop per frame;
+//   1.66M pairs): the sweep's median frame 6.6 ms, mean 8.2, worst 21.1 (the
+//   paper: 13.2, 13.5, 17.5); the persistent algorithm's median 7.8 ms but
+//   frames of up to 270 ms at the peak, where a million pairs start or stop
+//   per frame;
 // - against one-shot box pruning (BoxPruner, a SIMD grid sweep) the sweep is
 //   0.6..0.9x as fast on these scenes: its cost per box (two radix sorts,
 //   four updates of S) does not fall with the density as the grid's does.

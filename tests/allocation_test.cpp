@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <new>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "sapling/box_pruning.hpp"
@@ -44,18 +45,21 @@ TEST(Allocation, WarmBoxPruningAllocatesNothing) {
   for (TaskSystem* tasks : {static_cast<TaskSystem*>(nullptr), static_cast<TaskSystem*>(&pool)}) {
     BoxPruner pruner(tasks);
     const std::vector<Box3> a = random_boxes(5000, 1, 0.0f), b = random_boxes(5000, 2, 0.0f);
+    const std::span<const Box3> few = std::span<const Box3>(a).first(300);  // the probe path
     std::vector<IndexPair> out;
     for (int warm = 0; warm < 2; ++warm) {
       out.clear();
       pruner.complete(a, out);
       pruner.complete(b, out);
       pruner.bipartite(a, b, out);
+      pruner.bipartite(few, b, out);
     }
     out.clear();
     const std::size_t before = g_allocations.load();
     pruner.complete(a, out);
     pruner.complete(b, out);
     pruner.bipartite(a, b, out);
+    pruner.bipartite(few, b, out);
     EXPECT_EQ(g_allocations.load() - before, 0u);
     EXPECT_FALSE(out.empty());
   }

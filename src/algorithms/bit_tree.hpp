@@ -164,6 +164,9 @@ class BitTree {
 
 class LinkedBitTree {
  public:
+  /// An empty set over an empty universe (so every member is usable at once).
+  LinkedBitTree() { reset(0); }
+
   /// Empties the set and sets its universe to [0, universe); universe < 2^32 - 1.
   void reset(std::uint32_t universe) {
     tree_.reset(universe);

@@ -97,12 +97,15 @@ std::vector<std::vector<std::string>> scene_rows(const SceneResult& scene) {
   std::vector<std::vector<std::string>> rows;
   const bool is_static = scene.shape.is_static;
   rows.push_back({"contender", is_static ? "ms/build" : "ms/frame", "median", "mean", "p95", "frame 0", "pairs",
-                  "x fastest", "verification"});
+                  "B/object", "B/pair", "x fastest", "verification"});
   for (const ContenderResult& c : scene.contenders) {
     if (!c.skipped.empty()) {
-      rows.push_back({c.name, "-", "-", "-", "-", "-", "-", "-", "skipped: " + c.skipped});
+      rows.push_back({c.name, "-", "-", "-", "-", "-", "-", "-", "-", "-", "skipped: " + c.skipped});
       continue;
     }
+    std::string per_object = "-", per_pair = "-";
+    if (c.memory && c.boxes_last > 0) per_object = fixed(double(c.memory->object_bytes) / double(c.boxes_last), 1);
+    if (c.memory && c.pairs_last > 0) per_pair = fixed(double(c.memory->pair_bytes) / double(c.pairs_last), 1);
     const bool timed = is_static ? !c.frame0_ms.empty() : !c.frame_ms.empty();
     std::string verification = c.verification.text();
     if (!c.error.empty()) verification = "ERROR: " + c.error;
@@ -114,7 +117,7 @@ std::vector<std::vector<std::string>> scene_rows(const SceneResult& scene) {
     rows.push_back({c.name, timed ? ms_text(c.headline_ms()) + (c.bursty ? "*" : "") : "-",
                     timed ? ms_text(c.median_ms) : "-", timed ? ms_text(c.mean_ms) : "-",
                     timed ? ms_text(c.p95_ms) : "-", c.frame0_ms.empty() ? "-" : ms_text(c.frame0_median_ms),
-                    std::to_string(c.pairs_last), timed ? fixed(c.ratio, 2) : "-", verification});
+                    std::to_string(c.pairs_last), per_object, per_pair, timed ? fixed(c.ratio, 2) : "-", verification});
   }
   return rows;
 }
@@ -306,7 +309,15 @@ void write_json(std::ostream& out, const RunInfo& info, const std::vector<SceneR
           << ", \"bursty\": " << (c.bursty ? "true" : "false") << ", \"headline_ms\": " << json_number(c.headline_ms())
           << ", \"frame0_median_ms\": " << json_number(c.frame0_median_ms)
           << ", \"ratio_to_fastest\": " << json_number(c.ratio) << ", \"pairs_last\": " << c.pairs_last
-          << ",\n       \"verification\": {\"status\": " << json_string(v.status)
+          << ", \"boxes_last\": " << c.boxes_last;
+      if (c.memory) {
+        out << ", \"memory\": {\"object_bytes\": " << c.memory->object_bytes
+            << ", \"pair_bytes\": " << c.memory->pair_bytes << ", \"bytes_per_object\": "
+            << json_number(c.boxes_last ? double(c.memory->object_bytes) / double(c.boxes_last) : 0)
+            << ", \"bytes_per_pair\": "
+            << json_number(c.pairs_last ? double(c.memory->pair_bytes) / double(c.pairs_last) : 0) << "}";
+      }
+      out << ",\n       \"verification\": {\"status\": " << json_string(v.status)
           << ", \"text\": " << json_string(v.text()) << ", \"frames_checked\": " << v.frames_checked
           << ", \"missing\": " << v.missing << ", \"extra\": " << v.extra << ", \"duplicates\": " << v.duplicates
           << ", \"reference_pairs\": " << v.reference_pairs << ", \"first_bad_frame\": " << v.first_bad_frame

@@ -93,6 +93,7 @@ SceneResult run_scene(const SceneSpec& spec, const std::vector<const ContenderIn
   SceneResult scene;
   scene.name = spec.name;
   scene.description = spec.description;
+  scene.series = spec.series;
   scene.expected_pairs = spec.expected_pairs;
   scene.frames = spec.is_static ? 0 : spec.one_frame ? 1 : (options.frames >= 0 ? options.frames : spec.frames);
   scene.warmup = spec.is_static || spec.one_frame ? 0 : (options.warmup >= 0 ? options.warmup : spec.warmup);

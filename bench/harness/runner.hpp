@@ -67,7 +67,7 @@ struct ContenderResult {
 };
 
 struct SceneResult {
-  std::string name, description;
+  std::string name, description, series;
   SceneShape shape;
   int frames = 0, warmup = 0, reps = 0;
   std::string reference;             ///< the contender verified against, or empty

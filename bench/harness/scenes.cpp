@@ -257,6 +257,7 @@ std::vector<SceneSpec> persistent(bool quick) {
   }
   // Point 7 of issue 4: the scaling series (10% moving, 0.5% churn)...
   std::vector<SceneSpec> scenes{tracy(10'000, 30), tracy(50'000, 20), tracy(100'000, 15), tracy(200'000, 10)};
+  for (SceneSpec& s : scenes) s.series = "tracy (10% moving, 0.5% churn)";
   // ... churn at 10k moving...
   for (const std::size_t churn : {0, 10, 100, 1000}) {
     scenes.push_back(tracy_variant(100'000, 10'000, churn, "churn" + std::to_string(churn), 15));

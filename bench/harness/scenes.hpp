@@ -29,6 +29,8 @@ struct SceneSpec {
   std::optional<std::size_t> expected_pairs;        ///< published pair count at frame 0, if any
   /// Contenders left out unless named explicitly (--contenders): too slow at this size.
   std::vector<std::string> skip_by_default;
+  /// Scenes of one series differ only in n: reports fit time per frame against n across them.
+  std::string series;
   /// Opt-in contenders (ContenderInfo::opt_in) this scene runs by default.
   std::vector<std::string> opt_in;
 };

@@ -67,7 +67,7 @@
 // batch shares it, so a single insertion costs O(n) too: insert in batches.
 // Recomputed frames: box pruning of all boxes and the pair manager's diff.
 //
-// Memory (bench/results/persistent-2026-11-21.md): ~260-330 bytes per live
+// Memory (bench/results/persistent-2026-11-21.md): ~260-350 bytes per live
 // object (three axes of 16-byte entries, the spare array of the rebuild
 // pass, positions, boxes, indices, scratch), and the pair manager's ~73
 // bytes per current pair. No allocation per frame once warm.

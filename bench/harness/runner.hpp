@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,14 +58,16 @@ struct ContenderResult {
   bool bursty = false;
   /// The headline ms per frame: the median, or the mean when bursty.
   double headline_ms() const { return bursty ? mean_ms : median_ms; }
-  std::size_t pairs_last = 0;  ///< pair_count() after its last frame of the first repetition
+  std::size_t pairs_last = 0;               ///< pair_count() after its last frame of the first repetition
+  std::size_t boxes_last = 0;               ///< live boxes then
+  std::optional<Contender::Memory> memory;  ///< bytes held then, when the contender tells
   Verification verification;
   double ratio = 0;  ///< median_ms / the fastest contender's median_ms
   bool has_time() const { return ran && (!frame_ms.empty() || !frame0_ms.empty()); }
 };
 
 struct SceneResult {
-  std::string name, description;
+  std::string name, description, series;
   SceneShape shape;
   int frames = 0, warmup = 0, reps = 0;
   std::string reference;             ///< the contender verified against, or empty

@@ -479,7 +479,7 @@ test_run() {
 # `sapling bench`: the quick suites run every contender of this build to the
 # end, every pair set verified, and the reports are written.
 test_bench() {
-  cli bench --suite all --quick --quiet --json "$TMP/bench.json" --md "$TMP/bench.md"
+  cli bench --suite all --quick --quiet --budget 1000 --json "$TMP/bench.json" --md "$TMP/bench.md"
   expect_rc 0 "bench --suite all --quick"
   expect_grep "^== tracy-5k: " "$TMP/out" "bench: the table names each scene"
   expect_grep " exact [(]" "$TMP/out" "bench: pair sets verified"
@@ -491,7 +491,7 @@ test_bench() {
   checks=$((checks + 1))
   python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$TMP/bench.json" 2>"$TMP/err" ||
     fail "bench --json: not valid JSON: $(head -n 1 "$TMP/err")"
-  expect_grep "sapling bench --suite all --quick" "$TMP/bench.md" "bench --md: the command that produced it"
+  expect_grep "sapling bench --suite all --quick --quiet --budget 1000" "$TMP/bench.md" "bench --md: the command that produced it"
   cli bench --suite no-such-suite
   expect_rc 2 "bench: unknown suite"
   cli bench --frames many

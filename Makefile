@@ -23,6 +23,7 @@ test: build
 
 bench: build
 	$(BUILD)/bench/pair_manager_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+	$(BUILD)/bench/one_shot_bench --quick
 
 format:
 	clang-format -i $$(git ls-files '*.hpp' '*.cpp')

@@ -4,7 +4,8 @@
 // from scratch), timed manually around Contender::frame() only, so stepping
 // the scenario is not counted. Counters: pairs after the last frame, and the
 // frame-0 (mass insertion) time in ms. Contenders a scene skips by default
-// (too slow at its size) are not registered.
+// (too slow at its size) are not registered. Each complete scene also has a
+// `memory-pass` entry: reading the boxes once and writing the pairs once.
 //
 //   one_shot_bench [--quick] [--threads=T] [Google Benchmark flags]
 #include <benchmark/benchmark.h>
@@ -18,6 +19,7 @@
 
 #include "harness/contender.hpp"
 #include "harness/scenes.hpp"
+#include "sapling/box_pruning.hpp"
 
 namespace sapling::bench {
 namespace {
@@ -48,6 +50,30 @@ void run_frames(benchmark::State& state, const SceneSpec& spec, const ContenderI
   state.counters["frame0_ms"] = frame0_s * 1000;
 }
 
+// The floor no one-shot method can go under: read every live box once and
+// write as many pairs as the scene has (counted beforehand, untimed). The
+// "within 3x of one pass over memory" yardstick of the box-pruning issue.
+void memory_pass(benchmark::State& state, const SceneSpec& spec) {
+  std::unique_ptr<Scenario> scenario = spec.make();
+  std::vector<Box3> boxes;
+  detail::gather(*scenario, scenario->alive_ids(), boxes);
+  std::vector<IndexPair> pairs;
+  complete_pairs(boxes, pairs);
+  const std::size_t count = pairs.size();
+  for (auto _ : state) {
+    const Clock::time_point start = Clock::now();
+    float sum = 0;
+    for (const Box3& b : boxes) sum += (b.max[0] - b.min[0]) + (b.max[1] - b.min[1]) + (b.max[2] - b.min[2]);
+    pairs.clear();
+    for (std::size_t k = 0; k < count; ++k)
+      pairs.push_back({static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(k + 1)});
+    benchmark::DoNotOptimize(sum);
+    benchmark::DoNotOptimize(pairs.data());
+    state.SetIterationTime(seconds_since(start));
+  }
+  state.counters["pairs"] = static_cast<double>(count);
+}
+
 // Removes "--name" or "--name=value" from argv; returns the value ("" for a bare flag), or null.
 const char* take_flag(int& argc, char** argv, const char* name) {
   const std::size_t len = std::strlen(name);
@@ -75,6 +101,13 @@ int main(int argc, char** argv) {
     auto spec = std::make_shared<const SceneSpec>(scene);
     const SceneShape shape = shape_of(*spec, *spec->make());
     const Query query = shape.bipartite() ? Query::kBipartite : Query::kComplete;
+    if (query == Query::kComplete) {
+      benchmark::RegisterBenchmark((spec->name + "/memory-pass").c_str(),
+                                   [spec](benchmark::State& state) { memory_pass(state, *spec); })
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond)
+          ->Iterations(std::max(5, spec->frames));
+    }
     for (const ContenderInfo& info : contender_catalogue()) {
       if (info.query != query || !info.make(ContenderOptions{threads})->supports(shape, nullptr)) continue;
       const auto& slow = spec->skip_by_default;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <new>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "sapling/box_pruning.hpp"
@@ -44,18 +45,21 @@ TEST(Allocation, WarmBoxPruningAllocatesNothing) {
   for (TaskSystem* tasks : {static_cast<TaskSystem*>(nullptr), static_cast<TaskSystem*>(&pool)}) {
     BoxPruner pruner(tasks);
     const std::vector<Box3> a = random_boxes(5000, 1, 0.0f), b = random_boxes(5000, 2, 0.0f);
+    const std::span<const Box3> few = std::span<const Box3>(a).first(300);  // the probe path
     std::vector<IndexPair> out;
     for (int warm = 0; warm < 2; ++warm) {
       out.clear();
       pruner.complete(a, out);
       pruner.complete(b, out);
       pruner.bipartite(a, b, out);
+      pruner.bipartite(few, b, out);
     }
     out.clear();
     const std::size_t before = g_allocations.load();
     pruner.complete(a, out);
     pruner.complete(b, out);
     pruner.bipartite(a, b, out);
+    pruner.bipartite(few, b, out);
     EXPECT_EQ(g_allocations.load() - before, 0u);
     EXPECT_FALSE(out.empty());
   }
@@ -88,6 +92,41 @@ TEST(Allocation, WarmFramesAllocateNothing) {
     }
     EXPECT_EQ(g_allocations.load() - before, 0u);
   }
+}
+
+// sap's incremental path (issue 4, point 6): a few boxes moving a little and
+// a few removed and added each frame. Two sets of ids take turns being out,
+// so once both turns have run, every container has its size for good.
+TEST(Allocation, WarmSapChurnFramesAllocateNothing) {
+#if defined(SAPLING_VALIDATE)
+  GTEST_SKIP() << "SAPLING_VALIDATE: every update validates, which allocates";
+#endif
+  const std::size_t n = 3000, movers = 150, churn = 30;
+  const std::vector<Box3> even = random_boxes(n + churn, 5, 0.0f), odd = random_boxes(n + churn, 5, 0.05f);
+  std::vector<Id> ids(n + churn);
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<Id>(i * 3 + 2);
+  const std::span<const Id> set_a(ids.data() + n - churn, churn), set_b(ids.data() + n, churn),
+      moving(ids.data(), movers);
+  auto bp = BroadPhase::create("sap");
+  ASSERT_TRUE(bp->add(std::span<const Id>(ids.data(), n), std::span<const Box3>(even.data(), n)));
+  bp->update();
+  std::vector<Box3> moved(movers), added(churn);
+  auto frame = [&](int f) {
+    const std::vector<Box3>& layout = f % 2 ? odd : even;
+    const std::span<const Id> out = f % 2 ? set_a : set_b, in = f % 2 ? set_b : set_a;
+    const std::size_t first_in = f % 2 ? n : n - churn;
+    for (std::size_t i = 0; i < movers; ++i) moved[i] = layout[i];
+    for (std::size_t i = 0; i < churn; ++i) added[i] = layout[first_in + i];
+    ASSERT_TRUE(bp->remove(out));
+    ASSERT_TRUE(bp->move(moving, moved));
+    ASSERT_TRUE(bp->add(in, added));
+    bp->update();
+  };
+  for (int f = 1; f < 8; ++f) frame(f);
+  const std::size_t before = g_allocations.load();
+  for (int f = 8; f < 14; ++f) frame(f);
+  EXPECT_EQ(g_allocations.load() - before, 0u);
+  EXPECT_EQ(bp->size(), n);
 }
 
 }  // namespace

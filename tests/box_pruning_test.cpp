@@ -123,6 +123,35 @@ TEST_P(BoxPruningTest, BipartiteMatchesBruteForce) {
   EXPECT_TRUE(same_sequence(got, again));
 }
 
+// One set much smaller than the other takes the probe path, in either order.
+TEST_P(BoxPruningTest, AsymmetricBipartiteMatchesBruteForce) {
+  const auto [kind, n] = GetParam();
+  std::mt19937 rng(5);
+  const std::vector<Box3> large = make_boxes(kind, n, rng);
+  const std::vector<Box3> small = make_boxes(kind, n / 10 + 1, rng);
+  std::vector<IndexPair> expected;
+  for (std::uint32_t i = 0; i < small.size(); ++i)
+    for (std::uint32_t j = 0; j < large.size(); ++j)
+      if (overlaps(small[i], large[j])) expected.push_back({i, j});
+  ThreadPool pool(2);
+  for (const bool small_first : {true, false}) {
+    SCOPED_TRACE(small_first ? "small set first" : "large set first");
+    std::vector<IndexPair> got, threaded;
+    BoxPruner pruner;
+    if (small_first) {
+      pruner.bipartite(small, large, got);
+      BoxPruner(&pool).bipartite(small, large, threaded);
+    } else {
+      pruner.bipartite(large, small, got);
+      BoxPruner(&pool).bipartite(large, small, threaded);
+      for (IndexPair& p : got) std::swap(p.i, p.j);
+      for (IndexPair& p : threaded) std::swap(p.i, p.j);
+    }
+    ASSERT_EQ(keys(got), keys(expected));
+    EXPECT_TRUE(same_sequence(got, threaded));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, BoxPruningTest,
                          testing::Combine(testing::Values(Kind::kUniform, Kind::kFlat, Kind::kLattice, Kind::kIdentical,
                                                           Kind::kInfinite, Kind::kHuge, Kind::kPoints,

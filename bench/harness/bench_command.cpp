@@ -218,6 +218,8 @@ int run(const std::vector<std::string>& args, const std::string& command) {
   std::cout << "\nSummary (ms per frame, median or * mean, of the fastest verified contender of each kind; ratio = "
                "peer / sapling):\n";
   print_summary(std::cout, results, false);
+  std::cout << "\nScaling (exponent of ms/frame against n, least squares on logs):\n";
+  print_scaling(std::cout, results, false);
 
   if (!json_path.empty()) {
     std::ofstream out(json_path);

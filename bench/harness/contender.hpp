@@ -65,6 +65,13 @@ class Contender {
   virtual void pairs(std::vector<Pair>& out) = 0;
   /// Size of the current pair set. Not timed.
   virtual std::size_t pair_count() = 0;
+  /// Bytes held now, when the contender can tell: for the objects (boxes,
+  /// endpoints, indices) and for the pair set (the pair manager). Not timed.
+  struct Memory {
+    std::size_t object_bytes = 0;
+    std::size_t pair_bytes = 0;
+  };
+  virtual std::optional<Memory> memory() const { return std::nullopt; }
 };
 
 /// What a contender factory may be told.
@@ -79,6 +86,8 @@ struct ContenderInfo {
   std::string description;
   Query query = Query::kComplete;
   std::function<std::unique_ptr<Contender>(const ContenderOptions&)> make;
+  /// Runs only in scenes that ask for it (SceneSpec::opt_in) or when named with --contenders.
+  bool opt_in = false;
   bool is_sapling() const { return origin == "sapling"; }
 };
 

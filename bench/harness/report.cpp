@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -99,12 +100,15 @@ std::vector<std::vector<std::string>> scene_rows(const SceneResult& scene) {
   std::vector<std::vector<std::string>> rows;
   const bool is_static = scene.shape.is_static;
   rows.push_back({"contender", is_static ? "ms/build" : "ms/frame", "median", "mean", "p95", "frame 0", "pairs",
-                  "x fastest", "verification"});
+                  "B/object", "B/pair", "x fastest", "verification"});
   for (const ContenderResult& c : scene.contenders) {
     if (!c.skipped.empty()) {
-      rows.push_back({c.name, "-", "-", "-", "-", "-", "-", "-", "skipped: " + c.skipped});
+      rows.push_back({c.name, "-", "-", "-", "-", "-", "-", "-", "-", "-", "skipped: " + c.skipped});
       continue;
     }
+    std::string per_object = "-", per_pair = "-";
+    if (c.memory && c.boxes_last > 0) per_object = fixed(double(c.memory->object_bytes) / double(c.boxes_last), 1);
+    if (c.memory && c.pairs_last > 0) per_pair = fixed(double(c.memory->pair_bytes) / double(c.pairs_last), 1);
     const bool timed = is_static ? !c.frame0_ms.empty() : !c.frame_ms.empty();
     std::string verification = c.verification.text();
     if (!c.error.empty()) verification = "ERROR: " + c.error;
@@ -116,7 +120,7 @@ std::vector<std::vector<std::string>> scene_rows(const SceneResult& scene) {
     rows.push_back({c.name, timed ? ms_text(c.headline_ms()) + (c.bursty ? "*" : "") : "-",
                     timed ? ms_text(c.median_ms) : "-", timed ? ms_text(c.mean_ms) : "-",
                     timed ? ms_text(c.p95_ms) : "-", c.frame0_ms.empty() ? "-" : ms_text(c.frame0_median_ms),
-                    std::to_string(c.pairs_last), timed ? fixed(c.ratio, 2) : "-", verification});
+                    std::to_string(c.pairs_last), per_object, per_pair, timed ? fixed(c.ratio, 2) : "-", verification});
   }
   return rows;
 }
@@ -363,6 +367,58 @@ void print_summary(std::ostream& out, const std::vector<SceneResult>& scenes, bo
   print_rows(out, rows, markdown);
 }
 
+namespace {
+
+struct ScalingFit {
+  std::string series, contender;
+  double exponent = 0;
+  std::vector<std::pair<std::size_t, double>> points;  // (n, ms per frame)
+};
+
+std::vector<ScalingFit> scaling_fits(const std::vector<SceneResult>& scenes) {
+  std::vector<ScalingFit> fits;
+  for (const SceneResult& s : scenes) {
+    if (s.series.empty()) continue;
+    for (const ContenderResult& c : s.contenders) {
+      if (!c.has_time() || c.frame_ms.empty() || !trustworthy(c) || c.stopped_by_budget) continue;
+      auto it = std::find_if(fits.begin(), fits.end(),
+                             [&](const ScalingFit& f) { return f.series == s.series && f.contender == c.name; });
+      if (it == fits.end()) it = fits.insert(fits.end(), ScalingFit{s.series, c.name, 0, {}});
+      it->points.emplace_back(s.shape.n, c.headline_ms());
+    }
+  }
+  std::erase_if(fits, [](const ScalingFit& f) { return f.points.size() < 3; });
+  for (ScalingFit& f : fits) {
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    const auto k = static_cast<double>(f.points.size());
+    for (const auto& [n, ms] : f.points) {
+      const double x = std::log(static_cast<double>(n)), y = std::log(ms);
+      sx += x;
+      sy += y;
+      sxx += x * x;
+      sxy += x * y;
+    }
+    f.exponent = (k * sxy - sx * sy) / (k * sxx - sx * sx);
+  }
+  return fits;
+}
+
+}  // namespace
+
+void print_scaling(std::ostream& out, const std::vector<SceneResult>& scenes, bool markdown) {
+  const std::vector<ScalingFit> fits = scaling_fits(scenes);
+  if (fits.empty()) return;
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"series", "contender", "exponent", "ms/frame at n"});
+  for (const ScalingFit& f : fits) {
+    std::string points;
+    for (const auto& [n, ms] : f.points)
+      points += (points.empty() ? "" : ", ") + std::to_string(n) + ": " + ms_text(ms);
+    rows.push_back({f.series, f.contender, fixed(f.exponent, 2), points});
+  }
+  print_rows(out, rows, markdown);
+}
+
 void write_markdown(std::ostream& out, const RunInfo& info, const std::vector<SceneResult>& scenes) {
   out << "# sapling side-by-side benchmark\n\n";
   out << "```\n" << info.command << "\n```\n\n";
@@ -382,9 +438,17 @@ void write_markdown(std::ostream& out, const RunInfo& info, const std::vector<Sc
   out << "- verification: each contender's full sorted pair set against the reference's on frame 0 and "
          "sampled frames up to the last. superset = every exact pair plus fattened-box extras; MISSES = pairs "
          "absent.\n";
+  out << "- B/object, B/pair: bytes held after the last frame (BroadPhase::memory_bytes()): the pair manager's "
+         "share per current pair, the rest per live object (sapling contenders only).\n";
   out << "\n## Summary\n\nms per frame (median; * mean) of the fastest verified contender of each kind; ratio = peer / "
          "sapling (above 1: sapling is faster). Superset peers return more pairs than exist (fattened boxes).\n\n";
   print_summary(out, scenes, true);
+  if (!scaling_fits(scenes).empty()) {
+    out << "\n## Scaling\n\nTime per frame against n: the exponent b of ms/frame ~ a n^b, least squares on "
+           "log(ms/frame) against log(n) over the sizes of each series (computed by the harness, "
+           "bench/harness/report.cpp, print_scaling()).\n\n";
+    print_scaling(out, scenes, true);
+  }
   bool any_unisize = false;
   for (const SceneResult& s : scenes) {
     std::size_t n = 0;
@@ -449,11 +513,11 @@ void write_json(std::ostream& out, const RunInfo& info, const std::vector<SceneR
   for (std::size_t s = 0; s < scenes.size(); ++s) {
     const SceneResult& sc = scenes[s];
     out << (s ? "," : "") << "\n    {\"name\": " << json_string(sc.name)
-        << ", \"description\": " << json_string(sc.description) << ", \"n\": " << sc.shape.n
-        << ", \"dims\": " << sc.shape.dims << ", \"static\": " << (sc.shape.is_static ? "true" : "false")
-        << ", \"bipartite_split\": " << sc.shape.split << ", \"frames\": " << sc.frames << ", \"warmup\": " << sc.warmup
-        << ", \"reps\": " << sc.reps << ", \"reference\": " << json_string(sc.reference)
-        << ", \"reference_pairs_frame0\": " << sc.reference_pairs0;
+        << ", \"description\": " << json_string(sc.description) << ", \"series\": " << json_string(sc.series)
+        << ", \"n\": " << sc.shape.n << ", \"dims\": " << sc.shape.dims
+        << ", \"static\": " << (sc.shape.is_static ? "true" : "false") << ", \"bipartite_split\": " << sc.shape.split
+        << ", \"frames\": " << sc.frames << ", \"warmup\": " << sc.warmup << ", \"reps\": " << sc.reps
+        << ", \"reference\": " << json_string(sc.reference) << ", \"reference_pairs_frame0\": " << sc.reference_pairs0;
     if (sc.expected_pairs) out << ", \"expected_pairs\": " << *sc.expected_pairs;
     out << ", \"wall_s\": " << json_number(sc.wall_s) << ",\n     \"contenders\": [";
     for (std::size_t k = 0; k < sc.contenders.size(); ++k) {
@@ -472,7 +536,15 @@ void write_json(std::ostream& out, const RunInfo& info, const std::vector<SceneR
           << ", \"bursty\": " << (c.bursty ? "true" : "false") << ", \"headline_ms\": " << json_number(c.headline_ms())
           << ", \"frame0_median_ms\": " << json_number(c.frame0_median_ms)
           << ", \"ratio_to_fastest\": " << json_number(c.ratio) << ", \"pairs_last\": " << c.pairs_last
-          << ",\n       \"verification\": {\"status\": " << json_string(v.status)
+          << ", \"boxes_last\": " << c.boxes_last;
+      if (c.memory) {
+        out << ", \"memory\": {\"object_bytes\": " << c.memory->object_bytes
+            << ", \"pair_bytes\": " << c.memory->pair_bytes << ", \"bytes_per_object\": "
+            << json_number(c.boxes_last ? double(c.memory->object_bytes) / double(c.boxes_last) : 0)
+            << ", \"bytes_per_pair\": "
+            << json_number(c.pairs_last ? double(c.memory->pair_bytes) / double(c.pairs_last) : 0) << "}";
+      }
+      out << ",\n       \"verification\": {\"status\": " << json_string(v.status)
           << ", \"text\": " << json_string(v.text()) << ", \"frames_checked\": " << v.frames_checked
           << ", \"missing\": " << v.missing << ", \"extra\": " << v.extra << ", \"duplicates\": " << v.duplicates
           << ", \"reference_pairs\": " << v.reference_pairs << ", \"first_bad_frame\": " << v.first_bad_frame

@@ -35,6 +35,11 @@ void print_scene(std::ostream& out, const SceneResult& scene);
 /// A headline table: per scene, sapling's fastest, the fastest peer and their ratio.
 void print_summary(std::ostream& out, const std::vector<SceneResult>& scenes, bool markdown);
 
+/// Per series of scenes (SceneSpec::series) and contender timed on 3 or more
+/// of its sizes: the exponent b of time per frame ~ a n^b, by least squares
+/// on log(headline ms) against log(n).
+void print_scaling(std::ostream& out, const std::vector<SceneResult>& scenes, bool markdown);
+
 /// The whole run as Markdown (command line first) or JSON.
 void write_markdown(std::ostream& out, const RunInfo& info, const std::vector<SceneResult>& scenes);
 void write_json(std::ostream& out, const RunInfo& info, const std::vector<SceneResult>& scenes);

@@ -93,9 +93,10 @@ SceneResult run_scene(const SceneSpec& spec, const std::vector<const ContenderIn
   SceneResult scene;
   scene.name = spec.name;
   scene.description = spec.description;
+  scene.series = spec.series;
   scene.expected_pairs = spec.expected_pairs;
-  scene.frames = spec.is_static ? 0 : (options.frames >= 0 ? options.frames : spec.frames);
-  scene.warmup = spec.is_static ? 0 : (options.warmup >= 0 ? options.warmup : spec.warmup);
+  scene.frames = spec.is_static ? 0 : spec.one_frame ? 1 : (options.frames >= 0 ? options.frames : spec.frames);
+  scene.warmup = spec.is_static || spec.one_frame ? 0 : (options.warmup >= 0 ? options.warmup : spec.warmup);
   const int total_frames = scene.warmup + scene.frames;
   scene.reps = options.reps > 0 ? options.reps : spec.reps;
 
@@ -108,6 +109,11 @@ SceneResult run_scene(const SceneSpec& spec, const std::vector<const ContenderIn
   scene.contenders.reserve(contenders.size());
   for (const ContenderInfo* info : contenders) {
     if (info->query != query) continue;
+    const auto& asked = spec.opt_in;
+    if (info->opt_in && !options.explicit_contenders &&
+        std::find(asked.begin(), asked.end(), info->name) == asked.end()) {
+      continue;
+    }
     ContenderResult& result = scene.contenders.emplace_back();
     result.name = info->name;
     result.origin = info->origin;
@@ -204,6 +210,8 @@ SceneResult run_scene(const SceneSpec& spec, const std::vector<const ContenderIn
           r.result->pairs_last = r.contender->pair_count();
           if (kind == Kind::kFirst) r.result->frame0_pairs = r.result->pairs_last;
           if (kind == Kind::kMeasured) r.result->frame_pairs.push_back(r.result->pairs_last);
+          r.result->boxes_last = scenario->alive_ids().size();
+          r.result->memory = r.contender->memory();
         }
       } catch (const std::exception& e) {
         fail(r, e);
@@ -270,6 +278,13 @@ SceneResult run_scene(const SceneSpec& spec, const std::vector<const ContenderIn
       }
     }
     if (tty && total_frames > 0) std::fprintf(stderr, "\r%60s\r", "");
+    // Repetitions of a moving scene stop once the budget is spent (e.g. the one-by-one insertion).
+    for (Runner& r : runners) {
+      if (!spec.is_static && r.active && rep + 1 < scene.reps && r.total_ms > budget_ms) {
+        r.active = false;
+        r.result->stopped_by_budget = true;
+      }
+    }
   }
 
   // Figures and statuses.

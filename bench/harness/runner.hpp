@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,7 +58,9 @@ struct ContenderResult {
   bool bursty = false;
   /// The headline ms per frame: the median, or the mean when bursty.
   double headline_ms() const { return bursty ? mean_ms : median_ms; }
-  std::size_t pairs_last = 0;  ///< pair_count() after its last frame of the first repetition
+  std::size_t pairs_last = 0;               ///< pair_count() after its last frame of the first repetition
+  std::size_t boxes_last = 0;               ///< live boxes then
+  std::optional<Contender::Memory> memory;  ///< bytes held then, when the contender tells
   /// pair_count() after each measured frame of the first repetition (frame_ms's first entries).
   std::vector<std::size_t> frame_pairs;
   std::size_t frame0_pairs = 0;  ///< pair_count() after frame 0 of the first repetition
@@ -67,7 +70,7 @@ struct ContenderResult {
 };
 
 struct SceneResult {
-  std::string name, description;
+  std::string name, description, series;
   SceneShape shape;
   int frames = 0, warmup = 0, reps = 0;
   std::string reference;             ///< the contender verified against, or empty

@@ -13,6 +13,7 @@
 #include "harness/scenes.hpp"
 
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 
 namespace sapling::bench {
@@ -54,6 +55,47 @@ class StaticScene final : public Scenario {
     p.name = "terdiman";
     return p;
   }
+};
+
+// Mass insertion: the boxes of a W2 tracy scene of `live + inserted` cubes
+// (nothing moving, no churn; 5% density once all are in). Frame 0 adds the
+// first `live`, frame 1 the other `inserted` in one batch, later frames
+// change nothing.
+class MassInsertScene final : public Scenario {
+ public:
+  MassInsertScene(std::size_t live, std::size_t inserted) : Scenario(3, make_params(live + inserted)) {
+    std::string error;
+    const std::unique_ptr<Scenario> source = make_scenario(params_, &error);
+    if (!source) throw std::runtime_error("scenario tracy: " + error);
+    const std::span<const Box3> boxes = source->boxes();
+    boxes_.assign(boxes.begin(), boxes.end());
+    world_ = source->world();
+    alive_.assign(boxes_.size(), 0);
+    later_.reserve(inserted);
+    for (const Id id : source->alive_ids()) (added_.size() < live ? added_ : later_).push_back(id);
+    for (const Id id : added_) alive_[id] = 1;
+    alive_ids_ = added_;
+  }
+  void step() override {
+    added_.clear();
+    if (++frame_ == 1) {
+      added_.swap(later_);
+      for (const Id id : added_) alive_[id] = 1;
+      alive_ids_.insert(alive_ids_.end(), added_.begin(), added_.end());
+    }
+  }
+
+ private:
+  static ScenarioParams make_params(std::size_t n) {
+    ScenarioParams p;
+    p.name = "tracy";
+    p.n = n;
+    p.moving = 0;
+    p.inserts = 0;
+    p.removes = 0;
+    return p;
+  }
+  std::vector<Id> later_;
 };
 
 std::string count_name(std::size_t n) {
@@ -111,6 +153,21 @@ SceneSpec tracy_variant(std::size_t n, std::size_t moving, std::size_t churn, co
               "W2 tracy: " + std::to_string(n) + " unit cubes, " + std::to_string(moving) + " moving, churn " +
                   std::to_string(churn) + " per frame",
               maker(p), frames);
+}
+
+// `live` resting cubes, then `inserted` more in one frame: frame 1 is the
+// measured one (frames = 1, a fresh world per repetition). The one-by-one
+// contender inserts the same boxes with an update() per box.
+SceneSpec mass_insert(std::size_t live, std::size_t inserted, int reps) {
+  SceneSpec s = spec(
+      "mass-insert-" + count_name(inserted) + "-into-" + count_name(live),
+      "W2 tracy cubes: " + std::to_string(inserted) + " inserted in one frame into a resting world of " +
+          std::to_string(live) + " (5% density after); the frame timed is the insertion",
+      [live, inserted] { return std::make_unique<MassInsertScene>(live, inserted); }, 1);
+  s.reps = reps;
+  s.one_frame = true;
+  s.opt_in = {"sap-one-by-one"};
+  return s;
 }
 
 SceneSpec unisize(std::size_t n, unsigned density_pm, int frames) {
@@ -206,15 +263,32 @@ std::vector<SceneSpec> one_shot(bool quick) {
 
 std::vector<SceneSpec> persistent(bool quick) {
   if (quick) {
-    return {tracy(2000, 5), tracy(5000, 5), tracy_variant(5000, 500, 0, "churn0", 5),
-            tracy_variant(5000, 0, 25, "static", 5), tracy_variant(5000, 5000, 25, "allmoving", 5)};
+    return {tracy(2000, 5),
+            tracy(5000, 5),
+            tracy_variant(5000, 500, 0, "churn0", 5),
+            tracy_variant(5000, 0, 25, "static", 5),
+            tracy_variant(5000, 5000, 25, "allmoving", 5),
+            tracy_variant(5000, 250, 25, "moving5pc", 5),
+            mass_insert(5000, 5000, 2)};
   }
+  // Point 7 of issue 4: the scaling series (10% moving, 0.5% churn)...
   std::vector<SceneSpec> scenes{tracy(10'000, 30), tracy(50'000, 20), tracy(100'000, 15), tracy(200'000, 10)};
+  for (SceneSpec& s : scenes) s.series = "tracy (10% moving, 0.5% churn)";
+  // ... churn at 10k moving...
   for (const std::size_t churn : {0, 10, 100, 1000}) {
     scenes.push_back(tracy_variant(100'000, 10'000, churn, "churn" + std::to_string(churn), 15));
   }
+  // ... nothing and everything moving...
   scenes.push_back(tracy_variant(100'000, 0, 500, "static", 15));
   scenes.push_back(tracy_variant(100'000, 100'000, 500, "allmoving", 10));
+  // ... the moving fraction where sap and recomputing cross (0.5% churn, as tracy-100k; 10% is tracy-100k)...
+  for (const unsigned pc : {1u, 2u, 5u, 20u, 50u}) {
+    scenes.push_back(tracy_variant(100'000, 1000 * pc, 500, "moving" + std::to_string(pc) + "pc", 15));
+  }
+  // ... mass insertion, batched and one box per update()...
+  scenes.push_back(mass_insert(100'000, 100'000, 3));
+  // ... and a 2D scene, where Box2D's tree runs (all moving: sap recomputes).
+  scenes.push_back(warm(unisize(131'072, 200, 12), 8));
   return scenes;
 }
 

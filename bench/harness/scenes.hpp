@@ -21,6 +21,7 @@ struct SceneSpec {
   std::string description;                          ///< one line
   std::function<std::unique_ptr<Scenario>()> make;  ///< a fresh scenario at frame 0
   int frames = 10;                                  ///< measured frames after frame 0 (static: ignored)
+  bool one_frame = false;                           ///< frame 1 is the event measured: --frames, --quick ignored
   int warmup = 0;                                   ///< frames run before the measured ones, not counted
   int reps = 1;                                     ///< repetitions (static scenes: rebuilds)
   Id split = 0;                                     ///< > 0: bipartite, ids < split against the others
@@ -28,6 +29,10 @@ struct SceneSpec {
   std::optional<std::size_t> expected_pairs;        ///< published pair count at frame 0, if any
   /// Contenders left out unless named explicitly (--contenders): too slow at this size.
   std::vector<std::string> skip_by_default;
+  /// Scenes of one series differ only in n: reports fit time per frame against n across them.
+  std::string series;
+  /// Opt-in contenders (ContenderInfo::opt_in) this scene runs by default.
+  std::vector<std::string> opt_in;
 };
 
 /// The shape a contender is told about, from the spec and its scenario at frame 0.

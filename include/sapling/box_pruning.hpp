@@ -53,7 +53,10 @@ class BoxPruner {
   void complete(std::span<const Box3> boxes, std::vector<IndexPair>& out);
 
   /// Appends every pair (i, j) with boxes_a[i] overlapping boxes_b[j], once
-  /// each. Order as for complete().
+  /// each. Order as for complete(), except when one set has at least 8 times
+  /// as many boxes as the other: then only the smaller set is sorted, and the
+  /// pairs come in index order of the larger set's boxes (each box's pairs
+  /// grouped by cell), the same for any thread count.
   void bipartite(std::span<const Box3> boxes_a, std::span<const Box3> boxes_b, std::vector<IndexPair>& out);
 
   /// The task system used, or nullptr.

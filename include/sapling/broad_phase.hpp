@@ -86,6 +86,8 @@ class BroadPhase {
 
   /// Bytes held by the broad phase, its algorithm and its pair manager.
   std::size_t memory_bytes() const noexcept;
+  /// The pair manager's share of memory_bytes().
+  std::size_t pair_memory_bytes() const noexcept { return pairs_.memory_bytes(); }
 
   /// Checks every invariant of the broad phase, its pair manager and its
   /// algorithm; false on the first violation. O(n + pairs). Builds with

@@ -3,9 +3,12 @@
 
 #include "sapling/algorithm.hpp"
 #include "sapling/box.hpp"
+#include "sapling/box_pruning.hpp"
 #include "sapling/broad_phase.hpp"
 #include "sapling/float_key.hpp"
 #include "sapling/pair.hpp"
 #include "sapling/pair_manager.hpp"
+#include "sapling/scenario.hpp"
 #include "sapling/status.hpp"
+#include "sapling/task_system.hpp"
 #include "sapling/trace.hpp"

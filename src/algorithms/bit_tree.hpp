@@ -164,6 +164,9 @@ class BitTree {
 
 class LinkedBitTree {
  public:
+  /// An empty set over an empty universe (so every member is usable at once).
+  LinkedBitTree() { reset(0); }
+
   /// Empties the set and sets its universe to [0, universe); universe < 2^32 - 1.
   void reset(std::uint32_t universe) {
     tree_.reset(universe);
@@ -249,10 +252,8 @@ class LinkedBitTree {
   }
 
   BitTree tree_;
-  // By value; index universe is the sentinel. A tree never reset has the
-  // universe 0 and so just the sentinel: empty() and validate() hold.
-  std::vector<std::uint32_t> next_{0};
-  std::vector<std::uint32_t> prev_{0};
+  std::vector<std::uint32_t> next_;  // by value; index universe is the sentinel
+  std::vector<std::uint32_t> prev_;
 };
 
 }  // namespace sapling

@@ -48,6 +48,17 @@ constexpr double kMinCellExtents = 6.0;
 // Coarsen the grid when boxes are copied into more cells than this, on average.
 constexpr double kMaxCopiesPerBox = 1.6;
 constexpr std::uint32_t kMaxCellsPerAxis = 1024;
+// Bipartite calls with one set at least this many times larger than the
+// other take the probe path (BoxPruner::Impl::probe).
+constexpr std::size_t kProbeRatio = 8;
+// Probe path: small boxes per cell the grid aims for, and the thinnest
+// cell, in mean box extents.
+constexpr double kProbeEntries = 4.0;
+constexpr double kProbeMinCellExtents = 2.0;
+// Probe path's occupancy filter: at most this many cells in all (512 KiB
+// of bits), and no box covering more than this many.
+constexpr std::uint64_t kMaxOccupancyCells = std::uint64_t{1} << 22;
+constexpr std::uint64_t kMaxOccupancyCellsPerBox = 64;
 
 // A monotone map from a coordinate to a cell index along one axis: any
 // rounding keeps it non-decreasing, which is all exactness needs.
@@ -126,39 +137,63 @@ AxisCells axis_cells(const Stats& st, int axis, std::uint32_t count) {
   return c;
 }
 
-// Chooses the sweep axis and the grid from the statistics of a sample.
-Layout choose_layout(const Stats& st, std::size_t n) {
+// The axis along which the sample's centres spread most, swept; the grid
+// on the other two.
+Layout sweep_layout(const Stats& st) {
   Layout layout;
-  if (st.finite == 0) return layout;
   int s = 0;
   for (int k = 1; k < 3; ++k) {
     if (st.var_centre[k] > st.var_centre[s]) s = k;
   }
   layout.sweep = s;
   layout.grid = {s == 0 ? 1 : 0, s == 2 ? 1 : 2};
-  if (n < kGridMinBoxes) return layout;
+  return layout;
+}
 
-  // Candidates per box of a single sweep: n times the chance that two
-  // intervals on the sweep axis meet, (extent_i + extent_j) / spread.
-  const double spread_s = double(st.hi[s]) - st.lo[s] + st.mean_extent[s];
-  const double candidates = double(n) * std::min(1.0, 2.0 * st.mean_extent[s] / std::max(spread_s, 1e-30));
-  const double cells_wanted = std::clamp(candidates / kTargetCandidates, 1.0, double(n) / 8.0);
+// About `cells_wanted` cells on the grid axes, split between them in
+// proportion to their room: the spread of the centres over the thinnest
+// cell allowed, min_cell[k] on axis k.
+void split_cells(const Stats& st, Layout& layout, double cells_wanted, const std::array<double, 3>& min_cell) {
   std::array<double, 2> most{};  // most cells along each grid axis
-  std::array<double, 2> ratio{};
   for (int g = 0; g < 2; ++g) {
     const int k = layout.grid[g];
     const double spread = double(st.hi[k]) - st.lo[k];
-    const double extent = std::max(st.mean_extent[k], spread * 1e-6);
-    most[g] = spread > 0 ? std::clamp(spread / (kMinCellExtents * extent), 1.0, double(kMaxCellsPerAxis)) : 1.0;
-    ratio[g] = most[g];
+    const double cell = std::max(min_cell[k], spread * 1e-6);
+    most[g] = spread > 0 ? std::clamp(spread / cell, 1.0, double(kMaxCellsPerAxis)) : 1.0;
   }
-  // Split the cells between the two axes in proportion to their room.
-  double ga = std::sqrt(cells_wanted * ratio[0] / ratio[1]);
-  ga = std::clamp(ga, 1.0, most[0]);
-  double gb = std::clamp(cells_wanted / ga, 1.0, most[1]);
+  double ga = std::clamp(std::sqrt(cells_wanted * most[0] / most[1]), 1.0, most[0]);
+  const double gb = std::clamp(cells_wanted / ga, 1.0, most[1]);
   ga = std::clamp(cells_wanted / gb, 1.0, most[0]);
   layout.cells_a = axis_cells(st, layout.grid[0], static_cast<std::uint32_t>(ga));
   layout.cells_b = axis_cells(st, layout.grid[1], static_cast<std::uint32_t>(gb));
+}
+
+// Chooses the sweep axis and the grid from the statistics of a sample.
+Layout choose_layout(const Stats& st, std::size_t n) {
+  Layout layout = sweep_layout(st);
+  if (st.finite == 0 || n < kGridMinBoxes) return layout;
+  // Candidates per box of a single sweep: n times the chance that two
+  // intervals on the sweep axis meet, (extent_i + extent_j) / spread.
+  const int s = layout.sweep;
+  const double spread_s = double(st.hi[s]) - st.lo[s] + st.mean_extent[s];
+  const double candidates = double(n) * std::min(1.0, 2.0 * st.mean_extent[s] / std::max(spread_s, 1e-30));
+  std::array<double, 3> min_cell{};
+  for (int k = 0; k < 3; ++k) min_cell[k] = kMinCellExtents * st.mean_extent[k];
+  split_cells(st, layout, std::clamp(candidates / kTargetCandidates, 1.0, double(n) / 8.0), min_cell);
+  return layout;
+}
+
+// The probe path's grid: over the small set's centres, about kProbeEntries
+// small boxes per cell, no cell thinner than kProbeMinCellExtents mean
+// extents of either set's boxes (so a probing box touches a few cells).
+Layout probe_layout(const Stats& small, const Stats& large, std::size_t m) {
+  Layout layout = sweep_layout(small);
+  if (small.finite == 0) return layout;
+  std::array<double, 3> min_cell{};
+  for (int k = 0; k < 3; ++k) {
+    min_cell[k] = kProbeMinCellExtents * std::max(small.mean_extent[k], large.mean_extent[k]);
+  }
+  split_cells(small, layout, std::max(1.0, double(m) / kProbeEntries), min_cell);
   return layout;
 }
 
@@ -218,12 +253,22 @@ struct TaskScratch {
   std::vector<IndexPair> out;
 };
 
+// The probe path's filter: which cells of a coarse 3D grid the small set's
+// boxes touch (BoxPruner::Impl::probe).
+struct Occupancy {
+  std::array<AxisCells, 3> axis;
+  std::vector<std::uint64_t> bits;
+  bool build(std::span<const Box3> small, const Box3& bounds);
+  bool may_overlap(const Box3& q) const;
+};
+
 struct BoxPruner::Impl {
   TaskSystem* tasks = nullptr;
   std::array<CellArrays, 2> sets;
   std::vector<std::uint32_t> chunk_counts;  // [chunk][cell] entries, then offsets
   std::vector<std::uint32_t> task_begin;    // first cell of each task
   std::vector<TaskScratch> scratch;
+  Occupancy occupancy;
 
   template <class Task>
   void parallel(std::size_t count, Task&& task) {
@@ -236,7 +281,8 @@ struct BoxPruner::Impl {
   void bucket(const Layout& layout, std::span<const Box3> boxes, CellArrays& cells);
   void sort_cell(const Layout& layout, CellArrays& cells, std::uint32_t cell, TaskScratch& tmp);
   void plan_tasks(const Layout& layout, std::size_t sets_used);
-  void collect(std::vector<IndexPair>& out);
+  void collect(std::size_t parts, std::vector<IndexPair>& out);
+  void probe(std::span<const Box3> small, std::span<const Box3> large, bool small_is_a, std::vector<IndexPair>& out);
   template <bool kBipartite>
   void sweep_cell(const Layout& layout, std::uint32_t cell, std::vector<IndexPair>& out) const;
   template <bool kBipartite>
@@ -248,6 +294,14 @@ namespace {
 inline CellRange cell_range(const Layout& layout, const Box3& b) {
   const int ka = layout.grid[0], kb = layout.grid[1];
   return {layout.cells_a(b.min[ka]), layout.cells_a(b.max[ka]), layout.cells_b(b.min[kb]), layout.cells_b(b.max[kb])};
+}
+
+// Whether cell (ca, cb) reports the pair of overlapping boxes p and q: the
+// cell of the low corner of their overlap, (max of mins) on the grid axes,
+// which both boxes touch.
+inline bool owns(const Layout& layout, std::uint32_t ca, std::uint32_t cb, const CrossAxes& p, const CrossAxes& q) {
+  return layout.cells_a(std::max(prune::min_a(p), prune::min_a(q))) == ca &&
+         layout.cells_b(std::max(prune::min_b(p), prune::min_b(q))) == cb;
 }
 
 }  // namespace
@@ -343,8 +397,8 @@ void BoxPruner::Impl::plan_tasks(const Layout& layout, std::size_t sets_used) {
   for (std::size_t t = 0; t < count; ++t) scratch[t].out.clear();
 }
 
-void BoxPruner::Impl::collect(std::vector<IndexPair>& out) {
-  const std::size_t count = task_begin.size() - 1;
+// Appends the first `count` scratch outputs, in order.
+void BoxPruner::Impl::collect(std::size_t count, std::vector<IndexPair>& out) {
   std::size_t total = out.size();
   for (std::size_t t = 0; t < count; ++t) total += scratch[t].out.size();
   out.reserve(total);
@@ -362,7 +416,7 @@ void BoxPruner::Impl::run(const Layout& layout, std::vector<IndexPair>& out) {
       sweep_cell<kBipartite>(layout, c, tmp.out);
     }
   });
-  collect(out);
+  collect(task_begin.size() - 1, out);
 }
 
 // The prune loop of one cell. A pair of entries that passes the sweep and
@@ -373,13 +427,9 @@ void BoxPruner::Impl::run(const Layout& layout, std::vector<IndexPair>& out) {
 template <bool kBipartite>
 void BoxPruner::Impl::sweep_cell(const Layout& layout, std::uint32_t cell, std::vector<IndexPair>& out) const {
   const std::uint32_t ca = cell % layout.cells_a.count, cb = cell / layout.cells_a.count;
-  auto owned = [&](const CrossAxes& p, const CrossAxes& q) {
-    return layout.cells_a(std::max(prune::min_a(p), prune::min_a(q))) == ca &&
-           layout.cells_b(std::max(prune::min_b(p), prune::min_b(q))) == cb;
-  };
   auto emit = [&](const CellArrays& x, std::uint32_t i, const CellArrays& y, std::uint32_t j) {
     const std::uint32_t ix = x.index[i], iy = y.index[j];
-    if (((ix | iy) & kSpansCells) && !owned(x.cross[i], y.cross[j])) return;
+    if (((ix | iy) & kSpansCells) && !owns(layout, ca, cb, x.cross[i], y.cross[j])) return;
     const std::uint32_t p = ix & ~kSpansCells, q = iy & ~kSpansCells;
     if constexpr (kBipartite) {
       out.push_back(&x == &sets[0] ? IndexPair{p, q} : IndexPair{q, p});
@@ -413,6 +463,127 @@ void BoxPruner::Impl::sweep_cell(const Layout& layout, std::uint32_t cell, std::
       prune(b, i, a, k);
     }
   }
+}
+
+// Occupancy::build: a grid of about box-sized cells over `bounds` (the
+// small set's), one bit per cell set where a small box touches it. False
+// (no filter) when a box covers too many cells for the filter to pay.
+bool Occupancy::build(std::span<const Box3> small, const Box3& bounds) {
+  double extent[3]{};
+  for (const Box3& b : small) {
+    for (int k = 0; k < 3; ++k) extent[k] += double(b.max[k]) - b.min[k];
+  }
+  std::uint64_t cells = 1;
+  for (int k = 0; k < 3; ++k) {
+    const double span = double(bounds.max[k]) - bounds.min[k];
+    const double size = std::max(extent[k] / double(small.size()), span / double(kMaxCellsPerAxis));
+    axis[k] = AxisCells{};
+    if (!std::isfinite(span) || !(size > 0) || span / size < 2) continue;
+    const auto count = static_cast<std::uint32_t>(span / size);
+    axis[k] = AxisCells{bounds.min[k], static_cast<float>(count / span), static_cast<float>(count - 1), count};
+    cells *= count;
+  }
+  if (cells == 1 || cells > kMaxOccupancyCells) return false;
+  bits.assign((cells + 63) / 64, 0);
+  for (const Box3& b : small) {
+    std::uint32_t lo[3], hi[3];
+    std::uint64_t covered = 1;
+    for (int k = 0; k < 3; ++k) {
+      lo[k] = axis[k](b.min[k]);
+      hi[k] = axis[k](b.max[k]);
+      covered *= hi[k] - lo[k] + 1;
+    }
+    if (covered > kMaxOccupancyCellsPerBox) return false;
+    for (std::uint32_t z = lo[2]; z <= hi[2]; ++z)
+      for (std::uint32_t y = lo[1]; y <= hi[1]; ++y)
+        for (std::uint32_t x = lo[0]; x <= hi[0]; ++x) {
+          const std::uint64_t c = (std::uint64_t{z} * axis[1].count + y) * axis[0].count + x;
+          bits[c >> 6] |= std::uint64_t{1} << (c & 63);
+        }
+  }
+  return true;
+}
+
+// Whether box q touches a marked cell: if not, it overlaps no small box (a
+// point common to both lies in a cell both touch, the maps being monotone).
+// Boxes covering many cells are let through.
+bool Occupancy::may_overlap(const Box3& q) const {
+  std::uint32_t lo[3], hi[3];
+  std::uint64_t covered = 1;
+  for (int k = 0; k < 3; ++k) {
+    lo[k] = axis[k](q.min[k]);
+    hi[k] = axis[k](q.max[k]);
+    covered *= hi[k] - lo[k] + 1;
+  }
+  if (covered > kMaxOccupancyCellsPerBox) return true;
+  for (std::uint32_t z = lo[2]; z <= hi[2]; ++z)
+    for (std::uint32_t y = lo[1]; y <= hi[1]; ++y)
+      for (std::uint32_t x = lo[0]; x <= hi[0]; ++x) {
+        const std::uint64_t c = (std::uint64_t{z} * axis[1].count + y) * axis[0].count + x;
+        if (bits[c >> 6] >> (c & 63) & 1) return true;
+      }
+  return false;
+}
+
+// The probe path of bipartite calls where one set is much smaller: sorting
+// the large set would cost more than all the rest, so only the small set is
+// laid out in cells (over its own extent, sorted per cell as usual), and the
+// boxes of the large set, read once in index order, each scan the cells
+// they touch. A probing box outside the small set's bounds is dropped at
+// once, and so is one that touches no cell of a coarse occupancy grid of the
+// small boxes. O(large + small + candidates); output in order of the large set's
+// boxes, in parallel over fixed chunks of them.
+void BoxPruner::Impl::probe(std::span<const Box3> small, std::span<const Box3> large, bool small_is_a,
+                            std::vector<IndexPair>& out) {
+  const Layout layout = probe_layout(sample_stats(small, {}), sample_stats(large, {}), small.size());
+  CellArrays& cells = sets[0];
+  bucket(layout, small, cells);
+  plan_tasks(layout, 1);
+  parallel(task_begin.size() - 1, [&](std::size_t t) {
+    for (std::uint32_t c = task_begin[t]; c < task_begin[t + 1]; ++c) sort_cell(layout, cells, c, scratch[t]);
+  });
+  Box3 bounds = small.front();
+  for (const Box3& b : small) {
+    for (int k = 0; k < 3; ++k) {
+      bounds.min[k] = std::min(bounds.min[k], b.min[k]);
+      bounds.max[k] = std::max(bounds.max[k], b.max[k]);
+    }
+  }
+  const bool filtering = occupancy.build(small, bounds);
+
+  const std::size_t n = large.size();
+  const std::size_t chunks = std::clamp<std::size_t>(n / 16384, 1, 64);
+  if (scratch.size() < chunks) scratch.resize(chunks);
+  const int s = layout.sweep, ka = layout.grid[0], kb = layout.grid[1];
+  parallel(chunks, [&](std::size_t k) {
+    std::vector<IndexPair>& found = scratch[k].out;
+    found.clear();
+    for (std::size_t i = n * k / chunks, last = n * (k + 1) / chunks; i < last; ++i) {
+      const Box3& q = large[i];
+      if (!overlaps(q, bounds) || (filtering && !occupancy.may_overlap(q))) continue;
+      const CellRange r = cell_range(layout, q);
+      const bool spans = r.a0 != r.a1 || r.b0 != r.b1;
+      const CrossAxes cross = prune::cross_axes(q.min[ka], q.min[kb], q.max[ka], q.max[kb]);
+      const std::uint32_t min_key = float_key(q.min[s]), max_key = float_key(q.max[s]);
+      const auto large_index = static_cast<std::uint32_t>(i);
+      for (std::uint32_t cb = r.b0; cb <= r.b1; ++cb) {
+        for (std::uint32_t ca = r.a0; ca <= r.a1; ++ca) {
+          // The cell's boxes that start at or before q's max; those that also
+          // end at or after q's min overlap it on the sweep axis.
+          const std::uint32_t cell = cb * layout.cells_a.count + ca;
+          prune::scan(
+              cross, max_key, cells.min_key.data(), cells.cross.data(), cells.begin(cell), [&](std::uint32_t j) {
+                if (cells.max_key[j] < min_key) return;
+                const std::uint32_t index = cells.index[j];
+                if ((spans || (index & kSpansCells)) && !owns(layout, ca, cb, cross, cells.cross[j])) return;
+                const std::uint32_t small_index = index & ~kSpansCells;
+                found.push_back(small_is_a ? IndexPair{small_index, large_index} : IndexPair{large_index, small_index});
+              });
+        }
+      }
+    }
+  });
+  collect(chunks, out);
 }
 
 BoxPruner::BoxPruner(TaskSystem* tasks) : impl_(new Impl) { impl_->tasks = tasks; }
@@ -455,6 +626,8 @@ void BoxPruner::complete(std::span<const Box3> boxes, std::vector<IndexPair>& ou
 void BoxPruner::bipartite(std::span<const Box3> boxes_a, std::span<const Box3> boxes_b, std::vector<IndexPair>& out) {
   if (boxes_a.empty() || boxes_b.empty()) return;
   Impl& m = *impl_;
+  if (boxes_a.size() * kProbeRatio <= boxes_b.size()) return m.probe(boxes_a, boxes_b, true, out);
+  if (boxes_b.size() * kProbeRatio <= boxes_a.size()) return m.probe(boxes_b, boxes_a, false, out);
   const double n = double(boxes_a.size() + boxes_b.size());
   Layout layout = choose_layout(sample_stats(boxes_a, boxes_b), boxes_a.size() + boxes_b.size());
   for (;;) {

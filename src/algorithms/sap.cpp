@@ -22,8 +22,10 @@
 // coordinate (appendix B's FLT_MAX caveat does not apply).
 //
 // One frame, in the order of FrameOps: removals, moves, additions.
-// - Removals (I.5b): tag the removed boxes' entries, compact each array once
-//   from its first tagged entry, drop their pairs with remove_if_involves.
+// - Removals (I.5b): tag the removed boxes' entries (cross bounds that
+//   overlap nothing, so the walks pass them without effect), drop their
+//   pairs with remove_if_involves; the arrays lose the tagged entries when
+//   they are rebuilt after the moves.
 // - Moves (I.3): each moved box walks its endpoints, axis by axis, to their
 //   new places by adjacent swaps. The endpoint moving outward goes first (the
 //   max if the min moves up, else the min), so the interval never inverts
@@ -35,13 +37,14 @@
 //   sorted at every step, so the indices describe a real configuration (x
 //   walked, y walking, z not yet), and with adjacent swaps the other half of
 //   the test on the walking axis is implied: no real comparison is needed.
-// - Additions (I.4b, I.4c): the new endpoints of each axis are radix-sorted
-//   and merged into the array from its top in one backward pass, with no
-//   overlap tests. Then complete box pruning pairs the new boxes among
-//   themselves, and each new box is paired with the old ones by scanning
-//   one array from the lowest index where an overlapping box can start (no
-//   box is longer than extent_[k]), or, when the scans would cost more, by
-//   bipartite box pruning of the new boxes against the old.
+// - Additions (I.4b, I.4c): the new endpoints of each axis are radix-sorted,
+//   then one forward pass per axis merges them with the old entries into a
+//   spare array, leaving the tagged ones out (removals and additions share
+//   the pass), with no overlap tests. Then complete box pruning pairs the
+//   new boxes among themselves, and each new box is paired with the old ones
+//   by scanning one array up to its max, from its min or from where a box
+//   containing it could start (no box is longer than extent_[k]), or, when
+//   the scans would cost more, by bipartite box pruning of new against old.
 //
 // The switch (Tracy et al. section 4). Swaps grow with the moving objects
 // and with how many endpoints each passes (~n^(1 - 1/3) per moving object in
@@ -53,18 +56,27 @@
 // rebuilt (radix sort) only when a frame goes incremental again: when the
 // estimate says the frame is cheap, or after a streak of recomputed frames
 // (a probe, to measure the mobility again) that doubles after each failed
-// probe. In the tracy scene at 100k boxes the switch comes at ~5% of the
-// boxes moving, ~1% with 0.5% of the boxes also added and removed per frame.
+// probe. In the tracy scene at 100k boxes (with 0.5% of the boxes added and
+// removed per frame) the switch comes between 2% and 5% of the boxes moving.
 //
-// Cost. Nothing when nothing moves (the BroadPhase skips empty frames).
-// Moves: O(moved + swaps). Additions and removals: O(n) per frame that has
-// any (the arrays shift), plus the pairing of the new boxes; a batch shares
-// it. Recomputed frames: box pruning of all boxes. Memory: ~160 bytes per
-// object, plus the pair manager's.
+// Cost. Nothing when nothing moves (the BroadPhase skips empty frames: ~6 ns
+// per update() at 100k, bench/sap_bench). Moves: O(moved + swaps); a moving
+// cube of the tracy scene passes ~n^0.67 endpoints per frame (measured 102
+// at 10k, 476 at 100k, 755 at 200k). Additions and removals: O(n) per frame
+// that has any (one pass per axis), plus the pairing of the new boxes; a
+// batch shares it, so a single insertion costs O(n) too: insert in batches.
+// Recomputed frames: box pruning of all boxes and the pair manager's diff.
+//
+// Memory (bench/results/persistent-2026-11-21.md): ~260-350 bytes per live
+// object (three axes of 16-byte entries, the spare array of the rebuild
+// pass, positions, boxes, indices, scratch), and the pair manager's ~73
+// bytes per current pair. No allocation per frame once warm.
 //
 // Choose it for worlds where most objects rest or move a little each frame
-// (temporal coherence); it reports exact created and deleted pairs whatever
-// the motion, falling back to box pruning's cost when most objects move far.
+// (temporal coherence), and for exact created/deleted pairs every frame; at
+// a few percent of the objects moving far per frame, or with heavy churn,
+// it costs what recomputing with box pruning costs (it then does exactly
+// that). Measured figures: bench/results/persistent-2026-11-21.md.
 #include "algorithms/sap.hpp"
 
 #include <algorithm>
@@ -126,6 +138,13 @@ inline bool kind_and_cross_overlap(const Entry& e, std::uint32_t kind, std::uint
   return (misses >> 63) == 0;
 }
 
+/// Whether entry e's cross bounds overlap [lo, hi], either kind, with one
+/// branch (half the entries of a scan lie below lo, half above hi: two
+/// branches would mispredict).
+inline bool cross_overlap(const Entry& e, std::uint32_t lo, std::uint32_t hi) noexcept {
+  return (((std::uint64_t{e.cross_max} - lo) | (std::uint64_t{hi} - e.cross_min)) >> 63) == 0;
+}
+
 // ---------------------------------------------------------------------------
 // Tuning: what the parts of a frame cost, in nanoseconds, as measured with
 // `sapling run` on the tracy scene at 100k boxes (x86-64, one thread). Only
@@ -134,8 +153,7 @@ inline bool kind_and_cross_overlap(const Entry& e, std::uint32_t kind, std::uint
 constexpr double kSwapNs = 2.5;            ///< one swap of a walk
 constexpr double kRecomputeNsPerBox = 60;  ///< box pruning of all boxes, and the pair manager's diff
 constexpr double kRestoreNsPerBox = 60;    ///< rebuilding the endpoint arrays
-constexpr double kCompactNsPerBox = 15;    ///< compacting the arrays after removals
-constexpr double kMergeNsPerBox = 11;      ///< merging new endpoints into the arrays
+constexpr double kRebuildNsPerBox = 20;    ///< rebuilding the arrays after removals or additions
 constexpr double kBipartiteNsPerBox = 35;  ///< bipartite box pruning of new boxes, per old box
 constexpr double kScanNsPerEntry = 1.5;    ///< scanning an array entry for a new box's pairs
 /// Moved objects walked before their swaps are extrapolated to all.
@@ -258,10 +276,10 @@ void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairMan
   // merging and pairing of the new boxes, and the swaps predicted from the
   // last measured mobility.
   const double recompute_ns = kRecomputeNsPerBox * double(kept + ops.added.size());
-  double churn_ns = ops.removed.empty() ? 0.0 : kCompactNsPerBox * n;
+  double churn_ns = ops.removed.empty() && ops.added.empty() ? 0.0 : kRebuildNsPerBox * n;
   if (!ops.added.empty()) {
     const double scan_ns = kScanNsPerEntry * scan_length_ * double(ops.added.size());
-    churn_ns += kMergeNsPerBox * n + std::min(kBipartiteNsPerBox * n, scan_ns);
+    churn_ns += std::min(kBipartiteNsPerBox * n, scan_ns);
   }
   const double incremental_ns = churn_ns + kSwapNs * mobility_ * double(ops.moved.size());
   bool incremental = incremental_ns <= recompute_ns, probing = false;
@@ -274,7 +292,8 @@ void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairMan
   // Swaps the incremental path can afford before recomputing is cheaper.
   const double budget = std::max(0.0, (recompute_ns - churn_ns) / kSwapNs);
 
-  drop_removed(ops.removed, incremental && arrays_valid_);
+  const bool tagged = incremental && arrays_valid_ && !ops.removed.empty();
+  drop_removed(ops.removed, tagged);
   std::size_t walked = 0;
   if (incremental) {
     if (!arrays_valid_) restore_arrays();
@@ -294,8 +313,11 @@ void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairMan
     remove_pairs_of(ops.removed);
     const std::size_t first_new = bounds_.size();
     add_objects(ops.added, ops.added_boxes, ids);
+    if (tagged || first_new < bounds_.size()) {
+      for (int k = 0; k < axes_; ++k) rebuild_axis(k, first_new, tagged);
+      if (tagged) counters_.compacted_boxes += ops.removed.size();
+    }
     if (first_new < bounds_.size()) {
-      for (int k = 0; k < axes_; ++k) merge_axis(k, first_new);
       counters_.merged_boxes += bounds_.size() - first_new;
       pair_added(first_new);
     }
@@ -309,12 +331,23 @@ void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairMan
 // ---------------------------------------------------------------------------
 // Removals (I.5b).
 
-void SweepAndPrune::drop_removed(std::span<const Slot> removed, bool compact) {
+// Marks the removed boxes dead and drops them from the dense list; with
+// `tag`, also tags their entries in every axis array, which rebuild_axis()
+// then leaves out. Until then the walks pass tagged entries like any other,
+// but no overlap starts or stops with them: their cross bounds overlap
+// nothing.
+void SweepAndPrune::drop_removed(std::span<const Slot> removed, bool tag) {
   if (removed.empty()) return;
   for (const Slot s : removed) live_[s] = 0;
-  if (compact) {
-    for (int k = 0; k < axes_; ++k) compact_axis(k, removed);
-    counters_.compacted_boxes += removed.size();
+  if (tag) {
+    for (int k = 0; k < axes_; ++k) {
+      for (const Slot s : removed) {
+        for (const std::uint32_t i : {pos_[k][2 * s], pos_[k][2 * s + 1]}) {
+          axis_[k][i].cross_min = kDeadCrossMin;
+          axis_[k][i].cross_max = kDeadCrossMax;
+        }
+      }
+    }
   }
   // Drop the boxes from the dense list, each replaced by the last one.
   for (const Slot s : removed) {
@@ -326,30 +359,6 @@ void SweepAndPrune::drop_removed(std::span<const Slot> removed, bool compact) {
     bounds_.pop_back();
     dense_slot_.pop_back();
   }
-}
-
-// Tags the removed boxes' entries, then slides the live entries down over
-// them in one pass from the first tagged one; their positions follow.
-void SweepAndPrune::compact_axis(int k, std::span<const Slot> removed) {
-  std::vector<Entry>& arr = axis_[k];
-  std::uint32_t* const pos = pos_[k].data();
-  auto first = static_cast<std::uint32_t>(arr.size() - 1);
-  for (const Slot s : removed) {
-    for (const std::uint32_t i : {pos[2 * s], pos[2 * s + 1]}) {
-      arr[i].cross_min = kDeadCrossMin;
-      arr[i].cross_max = kDeadCrossMax;
-    }
-    first = std::min(first, pos[2 * s]);
-  }
-  std::uint32_t to = first;
-  for (std::uint32_t from = first; from + 1 < arr.size(); ++from) {
-    const Entry e = arr[from];
-    if (e.cross_min > e.cross_max) continue;  // tagged
-    pos[pos_index(e.word)] = to;
-    arr[to++] = e;
-  }
-  arr[to++] = Entry{kHighSentinel};
-  arr.resize(to);
 }
 
 void SweepAndPrune::remove_pairs_of(std::span<const Slot> removed) {
@@ -477,15 +486,16 @@ void SweepAndPrune::widen_extent(const Box3& box) {
 // Additions (I.4b, I.4c).
 
 void SweepAndPrune::add_objects(std::span<const Slot> added, std::span<const Box3> boxes, std::span<const Id> ids) {
+  std::size_t slots = id_.size();
+  for (const Slot s : added) slots = std::max(slots, std::size_t{s} + 1);
+  if (slots > id_.size()) {
+    for (std::vector<std::uint32_t>& p : pos_) p.resize(2 * slots);
+    id_.resize(slots);
+    live_.resize(slots);
+    dense_of_.resize(slots);
+  }
   for (std::size_t j = 0; j < added.size(); ++j) {
     const Slot s = added[j];
-    if (s >= id_.size()) {
-      const std::size_t slots = std::size_t{s} + 1;
-      for (std::vector<std::uint32_t>& p : pos_) p.resize(2 * slots);
-      id_.resize(slots);
-      live_.resize(slots);
-      dense_of_.resize(slots);
-    }
     id_[s] = ids[s];
     live_[s] = 1;
     pos_[2][2 * s] = 0;  // the z indices of 2D input: every box overlaps every other on z
@@ -505,34 +515,44 @@ SweepAndPrune::Entry SweepAndPrune::make_entry(int k, std::size_t d, bool is_max
                float_key(b.max[c])};
 }
 
-// Presorts the new endpoints of axis k, then merges them in from the top of
-// the array down (I.4b): each new endpoint starts where the previous one
-// stopped, so the whole batch costs one pass over the part of the array
-// above its lowest endpoint. No overlap tests here.
-void SweepAndPrune::merge_axis(int k, std::size_t first_new) {
+// Brings axis k up to date after removals and additions (I.4b, I.5b): the
+// new endpoints (dense indices from first_new on) are presorted, then one
+// forward pass merges them with the old entries into the spare array,
+// leaving the tagged entries out, and the arrays swap. Positions are written
+// only for entries whose index changes. No overlap tests here.
+void SweepAndPrune::rebuild_axis(int k, std::size_t first_new, bool tagged) {
   pending_.clear();
   for (std::size_t d = first_new; d < bounds_.size(); ++d) pending_.push_back(make_entry(k, d, false));
   for (std::size_t d = first_new; d < bounds_.size(); ++d) pending_.push_back(make_entry(k, d, true));
   sort_by_key(pending_, spare_);
 
-  std::vector<Entry>& arr = axis_[k];
-  const std::size_t old_size = arr.size();
-  arr.resize(old_size + pending_.size());
-  Entry* const a = arr.data();
+  const std::vector<Entry>& old = axis_[k];
+  rebuilt_.resize(2 * bounds_.size() + 2);
+  const Entry* const in = old.data();
+  const Entry* const fresh = pending_.data();
+  Entry* const out = rebuilt_.data();
   std::uint32_t* const pos = pos_[k].data();
-  std::size_t from = old_size - 2;  // the highest old endpoint (or the low sentinel)
-  std::size_t to = arr.size() - 1;
-  a[to] = Entry{kHighSentinel};
-  for (std::size_t j = pending_.size(); j-- > 0;) {
-    const Entry e = pending_[j];
-    while (rank_ceiling(e.word) < a[from].word) {  // old endpoints above e move up
-      const Entry f = a[from--];
-      a[--to] = f;
-      pos[pos_index(f.word)] = static_cast<std::uint32_t>(to);
+  const std::size_t last = old.size() - 1, m = pending_.size();  // old[last]: the high sentinel
+  out[0] = in[0];
+  std::size_t i = 1, j = 0, to = 1;
+  for (;;) {
+    const Entry e = in[i];
+    // A new endpoint goes before old ones of higher rank; every new rank is below the sentinel's.
+    if (j < m && rank_less(fresh[j].word, e.word)) {
+      out[to] = fresh[j++];
+      pos[pos_index(out[to].word)] = static_cast<std::uint32_t>(to);
+      ++to;
+      continue;
     }
-    a[--to] = e;
-    pos[pos_index(e.word)] = static_cast<std::uint32_t>(to);
+    if (i == last) break;
+    ++i;
+    if (tagged && e.cross_min > e.cross_max) continue;
+    out[to] = e;
+    if (to != i - 1) pos[pos_index(e.word)] = static_cast<std::uint32_t>(to);
+    ++to;
   }
+  out[to] = in[last];
+  axis_[k].swap(rebuilt_);
 }
 
 // The new boxes' pairs (I.4c): among themselves by complete box pruning;
@@ -556,10 +576,13 @@ void SweepAndPrune::pair_added(std::size_t first_new) {
 }
 
 // Pairs each new box with the old boxes it overlaps by scanning one axis
-// array, the one where that is shortest: an old box b overlaps new box a on
-// axis k iff b's min lies inside a's interval, or b's min lies below a's and
-// b's max above it; no box is longer than extent_[k], so such a min lies
-// within extent_[k] below a's min. The two other axes are tested as in the
+// array, the one where that is shortest, up to a's max. An old box b
+// overlaps new box a on axis k iff (by indices) b's min lies inside a's
+// interval, or b's min lies below a's min and b's max inside a's interval,
+// or b's interval contains a's. In the last case b is longer than a, and as
+// no box is longer than extent_[k], b's min lies above a's max less
+// extent_[k]: the scan starts there, or at a's min if that is lower (for
+// boxes of one size, at a's min). The two other axes are tested as in the
 // walks. Declines (false, before pairing anything) when the scans would cost
 // more than box pruning.
 bool SweepAndPrune::scan_added(std::size_t first_new) {
@@ -587,13 +610,15 @@ bool SweepAndPrune::scan_added(std::size_t first_new) {
   return true;
 }
 
-// The first index on axis k where an old box overlapping the box at dense
-// index d can have its min: the lowest entry whose key is at least the box's
-// min less extent_[k], found by galloping down from the box's min.
+// The first index on axis k from which scan_pairs() finds the old boxes
+// overlapping the box at dense index d: its min's, or the lowest entry whose
+// key is at least the box's max less extent_[k] if that is lower, found by
+// galloping down from the box's min.
 std::uint32_t SweepAndPrune::scan_start(int k, std::size_t d) const {
   const Entry* const arr = axis_[k].data();
-  const std::uint32_t bound = float_key(reach_below(bounds_[d].min[k], extent_[k]));
+  const std::uint32_t bound = float_key(reach_below(bounds_[d].max[k], extent_[k]));
   std::uint32_t hi = pos_[k][2 * dense_slot_[d]], step = 1, lo = 0;
+  if (endpoint_key(arr[hi].word) < bound) return hi;  // no longer box reaches below a's min
   while (step < hi && endpoint_key(arr[hi - step].word) >= bound) {
     hi -= step;
     step *= 2;
@@ -618,15 +643,23 @@ void SweepAndPrune::scan_pairs(int k, std::size_t d, std::size_t first_new, std:
   const std::uint32_t c_min = float_key(box.min[c]), c_max = float_key(box.max[c]);
   const std::uint32_t* const pos_r = pos_[r].data();
   const std::uint32_t r_min = pos_r[2 * a], r_max = pos_r[2 * a + 1];
-  for (std::uint32_t i = from; i < a_max; ++i) {
-    // A min of another box, overlapping a on the cross axis...
+  // Each candidate that passes the cross axis costs a few reads at random
+  // places: the remaining axis first, the most selective.
+  const auto overlaps_r = [&](Slot b) { return r_min < pos_r[2 * b + 1] && pos_r[2 * b] < r_max; };
+  // Below a's min: mins of boxes that contain a's interval.
+  for (std::uint32_t i = from; i < a_min; ++i) {
     if (!kind_and_cross_overlap(arr[i], 0, c_min, c_max)) continue;
     const Slot b = endpoint_owner(arr[i].word);
-    if (b == a || dense_of_[b] >= first_new) continue;  // new pairs come from complete pruning
-    // ... that overlaps a on k (inside a's interval, or reaching into it)...
-    if (i < a_min && pos[2 * b + 1] < a_min) continue;
-    // ... and on the remaining axis.
-    if (r_min < pos_r[2 * b + 1] && pos_r[2 * b] < r_max) pairs_->add(id_[a], id_[b]);
+    if (!overlaps_r(b) || pos[2 * b + 1] < a_max) continue;
+    if (dense_of_[b] < first_new) pairs_->add(id_[a], id_[b]);  // new pairs come from complete pruning
+  }
+  // Inside a's interval: any min, and the maxes of boxes whose min is below a's.
+  for (std::uint32_t i = a_min + 1; i < a_max; ++i) {
+    const Entry& e = arr[i];
+    if (!cross_overlap(e, c_min, c_max)) continue;
+    const Slot b = endpoint_owner(e.word);
+    if (!overlaps_r(b) || (endpoint_kind(e.word) == 1 && pos[2 * b] > a_min)) continue;
+    if (dense_of_[b] < first_new) pairs_->add(id_[a], id_[b]);
   }
 }
 
@@ -679,7 +712,7 @@ void SweepAndPrune::restore_arrays() {
 std::size_t SweepAndPrune::memory_bytes() const {
   std::size_t bytes = id_.capacity() * sizeof(Id) + live_.capacity() + bounds_.capacity() * sizeof(Box3) +
                       dense_slot_.capacity() * sizeof(Slot) + dense_of_.capacity() * sizeof(std::uint32_t) +
-                      (pending_.capacity() + spare_.capacity()) * sizeof(Entry) +
+                      (pending_.capacity() + spare_.capacity() + rebuilt_.capacity()) * sizeof(Entry) +
                       removed_ids_.capacity() * sizeof(std::uint64_t) + found_.capacity() * sizeof(IndexPair);
   for (const std::vector<Entry>& a : axis_) bytes += a.capacity() * sizeof(Entry);
   for (const std::vector<std::uint32_t>& p : pos_) bytes += p.capacity() * sizeof(std::uint32_t);

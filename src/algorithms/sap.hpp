@@ -58,8 +58,7 @@ class SweepAndPrune final : public Algorithm {
   };
 
  private:
-  void drop_removed(std::span<const Slot> removed, bool compact);
-  void compact_axis(int k, std::span<const Slot> removed);
+  void drop_removed(std::span<const Slot> removed, bool tag);
   void remove_pairs_of(std::span<const Slot> removed);
   std::size_t walk_moves(const FrameOps& ops, double budget);
   template <int K, int C>
@@ -67,7 +66,7 @@ class SweepAndPrune final : public Algorithm {
   template <int K, int C, bool kMax>
   std::uint32_t walk(Slot a, Entry moving);
   void add_objects(std::span<const Slot> added, std::span<const Box3> boxes, std::span<const Id> ids);
-  void merge_axis(int k, std::size_t first_new);
+  void rebuild_axis(int k, std::size_t first_new, bool tagged);
   Entry make_entry(int k, std::size_t dense, bool is_max) const;
   void pair_added(std::size_t first_new);
   bool scan_added(std::size_t first_new);
@@ -99,6 +98,7 @@ class SweepAndPrune final : public Algorithm {
 
   PairManager* pairs_ = nullptr;            // the frame's pair manager (also read by validate())
   std::vector<Entry> pending_, spare_;      // scratch: entries to merge, radix sort buffer
+  std::vector<Entry> rebuilt_;              // scratch: the axis array being rebuilt, swapped in
   std::vector<std::uint64_t> removed_ids_;  // scratch: open-addressing set of removed ids
   std::vector<IndexPair> found_;            // scratch: pairs from box pruning, as dense indices
   struct ScanPlan {

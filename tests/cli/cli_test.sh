@@ -496,7 +496,7 @@ test_run() {
 # `sapling bench`: the quick suites run every contender of this build to the
 # end, every pair set verified, and the reports are written.
 test_bench() {
-  cli bench --suite all --quick --quiet --json "$TMP/bench.json" --md "$TMP/bench.md"
+  cli bench --suite all --quick --quiet --budget 1000 --json "$TMP/bench.json" --md "$TMP/bench.md"
   expect_rc 0 "bench --suite all --quick"
   expect_grep "^== tracy-5k: " "$TMP/out" "bench: the table names each scene"
   expect_grep " exact [(]" "$TMP/out" "bench: pair sets verified"
@@ -508,8 +508,8 @@ test_bench() {
   checks=$((checks + 1))
   python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$TMP/bench.json" 2>"$TMP/err" ||
     fail "bench --json: not valid JSON: $(head -n 1 "$TMP/err")"
-  expect_grep "sapling bench --suite all --quick" "$TMP/bench.md" "bench --md: the command that produced it"
-  cli bench --suite cluster --quick --frames 20 --quiet --contenders unisize,dual-axis --frames-csv "$TMP/frames.csv"
+  expect_grep "sapling bench --suite all --quick --quiet --budget 1000" "$TMP/bench.md" "bench --md: the command that produced it"
+  cli bench --suite cluster --quick --frames 20 --quiet --budget 1000 --contenders unisize,dual-axis --frames-csv "$TMP/frames.csv"
   expect_rc 0 "bench --suite cluster --quick --frames-csv"
   expect_grep '^scene,contender,frame,ms,pairs$' "$TMP/frames.csv" "bench --frames-csv: header"
   expect_grep '^cluster-4k-c20,unisize,20,[0-9.e+-]+,[0-9]+$' "$TMP/frames.csv" "bench --frames-csv: last frame"
@@ -519,7 +519,7 @@ test_bench() {
     checks=$((checks + 1))
     fail "plot_frames.py: $(head -n 1 "$TMP/err")"
   fi
-  cli bench --suite unisize --quick --quiet --contenders box-pruning-oneshot,unisize,dual-axis --md "$TMP/uni.md"
+  cli bench --suite unisize --quick --quiet --budget 1000 --contenders box-pruning-oneshot,unisize,dual-axis --md "$TMP/uni.md"
   expect_rc 0 "bench --suite unisize --quick"
   expect_grep '^## Table 1 of the unisize paper' "$TMP/uni.md" "bench --suite unisize: Table 1 in the Markdown"
   expect_grep '^\| 4096 +\| 0.2 ' "$TMP/uni.md" "bench --suite unisize: a Table 1 row per n and d"

@@ -48,17 +48,17 @@
 // Measured (one thread, 2-core AMD EPYC, 2026-11-21; bench/results/
 // unisize-table1-2026-11-21.md, cluster-2026-11-21.md and
 // dual-axis-3d-2026-11-21.md), persistent dual-axis against persistent
-// box-pruning. Flat worlds: 13.8 vs 9.1 ms (2^17 squares, d = 0.2), 21.7 vs
-// 19.7 (2^17, d = 0.8), 217 vs 90 (2^20, d = 0.2), 320 vs 220 (2^20,
-// d = 0.8), median 10.9 vs 8.6 on the clustering run. 3D worlds: 1.6..4.6x
-// slower over seven scenes (allmoving3d 100k: 26.4 vs 6.8 ms, 1M: 546 vs
-// 117; tracy 100k: 19.9 vs 6.2). It is exact everywhere and 7..10x faster
+// box-pruning. Flat worlds: 12.4 vs 8.5 ms (2^17 squares, d = 0.2), 19.5 vs
+// 18.1 (2^17, d = 0.8), 218 vs 89 (2^20, d = 0.2), 332 vs 214 (2^20,
+// d = 0.8), median 11.2 vs 8.5 on the clustering run. 3D worlds: 1.7..7.4x
+// slower over seven scenes (allmoving3d 100k: 21.4 vs 6.4 ms, 1M: 515 vs
+// 69; tracy 100k: 15.6 vs 5.9). It is exact everywhere and 9..14x faster
 // than CGAL on the flat scenes, but box pruning is the better general
 // choice on every scene measured: its grid cuts the candidates on two axes
 // where this sweep cuts them on one and tests t per candidate, and at a
 // million boxes the ranks, S and its links (tens of MB, visited in y-rank
 // order) miss the cache on most steps (unisize avoids this by sweeping
-// strips of 8192 boxes; general boxes would need each strip's straddling
+// strips of 2048..8192 boxes; general boxes would need each strip's straddling
 // boxes found by an interval search, not done here).
 #include <algorithm>
 #include <array>

@@ -62,21 +62,21 @@
 // When to choose it, and what it costs here (one thread, 2-core AMD EPYC,
 // bench/results/unisize-table1-2026-11-21.md and cluster-2026-11-21.md):
 // - the paper's Table 1 (2^17..2^20 squares, density 0.2..0.8): the sweep
-//   alone (unisize-oneshot) takes 8.1..10.5 ms at 2^17 and 71..86 ms at 2^20,
-//   nearly flat in the density as the paper found, 13..38x faster than
-//   CGAL's box_intersection_d. The persistent algorithm takes 10.4..16.1 ms
-//   at 2^17 and 90..146 ms at 2^20 (the pair manager's hash updates for the
-//   pairs that start and stop each frame grow with the density), 10..22x
-//   faster than CGAL; against persistent box-pruning it is 1.2..1.5x as
-//   fast at density 0.6 and 0.8, 1.0..1.2x at 0.4, and 0.9..1.0x (slower)
-//   at 0.2, where box pruning has few candidates;
+//   alone (unisize-oneshot) takes 7.7..10.0 ms at 2^17 and 69..89 ms at 2^20,
+//   nearly flat in the density as the paper found, 14..52x faster than
+//   CGAL's box_intersection_d. The persistent algorithm takes 9.7..15.9 ms
+//   at 2^17 and 92..148 ms at 2^20 (the pair manager's hash updates for the
+//   pairs that start and stop each frame grow with the density), 11..31x
+//   faster than CGAL; against persistent box-pruning it is 1.1..1.5x as
+//   fast at density 0.6 and 0.8, 0.97..1.04x at 0.4, and 0.87..0.98x
+//   (slower) at 0.2, where box pruning has few candidates;
 // - the paper's Figure 4 (100k cubes converging on a plane, 500 frames, up to
-//   1.66M pairs): the sweep's median frame 6.6 ms, mean 8.2, worst 21.1 (the
-//   paper: 13.2, 13.5, 17.5); the persistent algorithm's median 7.8 ms but
-//   frames of up to 270 ms at the peak, where a million pairs start or stop
+//   1.66M pairs): the sweep's median frame 6.7 ms, mean 8.3, worst 20.4 (the
+//   paper: 13.2, 13.5, 17.5); the persistent algorithm's median 8.1 ms but
+//   frames of up to 262 ms at the peak, where a million pairs start or stop
 //   per frame;
 // - against one-shot box pruning (BoxPruner, a SIMD grid sweep) the sweep is
-//   0.6..0.9x as fast on these scenes: its cost per box (two radix sorts,
+//   0.6..0.8x as fast on these scenes: its cost per box (two radix sorts,
 //   four updates of S) does not fall with the density as the grid's does.
 // So: unisize for many boxes of one size with many overlaps (dense crowds,
 // particles, tiles; flat worlds above all), where its time stays flat while

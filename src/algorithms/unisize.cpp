@@ -256,8 +256,6 @@ class UnisizeSweep {
     std::uint32_t low = 0, high = 0;  // R[p] and R[p + n]
   };
 
-  static std::uint32_t high_key(std::uint32_t low_key, float size) { return float_key(key_float(low_key) + size); }
-
   // Algorithm 1 on members [first, end), reporting the pairs with a box in
   // [own, end). Local object p is member first + p.
   template <bool kTestT, class Report>

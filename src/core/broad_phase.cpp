@@ -181,11 +181,15 @@ bool BroadPhase::validate() const {
   std::size_t live = 0, free = 0;
   for (Slot s = 0; s < slots; ++s) {
     switch (state_[s]) {
-      case SlotState::kLive: ++live; [[fallthrough]];
+      case SlotState::kLive:
+        ++live;
+        [[fallthrough]];
       case SlotState::kPendingAdd:
         if (slot_of_id_.find(id_of_slot_[s]) != s) return false;
         break;
-      case SlotState::kFree: ++free; break;
+      case SlotState::kFree:
+        ++free;
+        break;
     }
   }
   if (live != live_ || free != free_slots_.size() || slot_of_id_.size() != slots - free) return false;

@@ -15,65 +15,18 @@
 #include <string>
 #include <vector>
 
+#include "same_as_brute.hpp"
 #include "sapling/broad_phase.hpp"
 #include "trace_generators.hpp"
 
 namespace sapling {
 namespace {
 
+using testgen::expect_same_as_brute;
 using testgen::Rng;
 using testgen::TraceBuilder;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
-
-Box2 drop_z(const Box3& b) { return Box2{{b.min[0], b.min[1]}, {b.max[0], b.max[1]}}; }
-
-std::vector<Box2> flat(std::span<const Box3> boxes) {
-  std::vector<Box2> out;
-  for (const Box3& b : boxes) out.push_back(drop_z(b));
-  return out;
-}
-
-std::string describe(const std::vector<Pair>& pairs) {
-  std::ostringstream os;
-  for (std::size_t i = 0; i < pairs.size() && i < 5; ++i) os << " {" << pairs[i].a << "," << pairs[i].b << "}";
-  if (pairs.size() > 5) os << " ... (" << pairs.size() << ")";
-  return os.str();
-}
-
-void expect_same_as_brute(const Trace& trace) {
-  const Options options{.dims = trace.dims};
-  const auto ref = BroadPhase::create("brute", options);
-  const auto alg = BroadPhase::create("dual-axis", options);
-  ASSERT_NE(alg, nullptr);
-  std::vector<Pair> expected, got;
-  for (std::size_t f = 0; f < trace.frames.size(); ++f) {
-    SCOPED_TRACE("frame " + std::to_string(f));
-    const TraceFrame& frame = trace.frames[f];
-    for (BroadPhase* bp : {ref.get(), alg.get()}) {
-      ASSERT_TRUE(bp->remove(frame.removed).ok());
-      if (trace.dims == 3) {
-        ASSERT_TRUE(bp->move(frame.moved, frame.moved_boxes).ok());
-        ASSERT_TRUE(bp->add(frame.added, frame.added_boxes).ok());
-      } else {
-        const std::vector<Box2> moved = flat(frame.moved_boxes), added = flat(frame.added_boxes);
-        ASSERT_TRUE(bp->move(frame.moved, std::span<const Box2>(moved)).ok());
-        ASSERT_TRUE(bp->add(frame.added, std::span<const Box2>(added)).ok());
-      }
-    }
-    const FrameDelta& r = ref->update();
-    const std::vector<Pair> r_created(r.created.begin(), r.created.end()),
-        r_deleted(r.deleted.begin(), r.deleted.end());
-    const FrameDelta& d = alg->update();
-    const std::vector<Pair> created(d.created.begin(), d.created.end()), deleted(d.deleted.begin(), d.deleted.end());
-    EXPECT_EQ(created, r_created) << "created:" << describe(created) << " expected:" << describe(r_created);
-    EXPECT_EQ(deleted, r_deleted) << "deleted:" << describe(deleted) << " expected:" << describe(r_deleted);
-    ref->sorted_pairs(expected);
-    alg->sorted_pairs(got);
-    ASSERT_EQ(got, expected) << "pairs:" << describe(got) << " expected:" << describe(expected);
-    ASSERT_TRUE(alg->validate());
-  }
-}
 
 enum class Kind {
   kMixedSizes,      // log-uniform extents over two decades, on a coarse grid
@@ -200,7 +153,7 @@ TEST_P(DualAxisTraces, MatchesBrute) {
   const auto [kind, dims] = GetParam();
   for (const std::uint64_t seed : {1u, 2u, 3u}) {
     SCOPED_TRACE("kind " + kind_name(kind) + " dims " + std::to_string(dims) + " seed " + std::to_string(seed));
-    expect_same_as_brute(make_trace(kind, dims, seed, seed == 3 ? 1500 : 300));
+    expect_same_as_brute("dual-axis", make_trace(kind, dims, seed, seed == 3 ? 1500 : 300));
     if (HasFatalFailure()) return;
   }
 }
@@ -232,7 +185,7 @@ TEST(DualAxis, LargeCrowdedScene) {
     for (int i = 0; i < 12000; ++i) t.add(t.id_for_add(testgen::IdStyle::kSequential, 0), box(t.rng()));
     testgen::random_frame(
         t, 1000, 4000, 1200, box, [&](Rng& rng, const Box3&) { return box(rng); }, testgen::IdStyle::kSequential, 0.5);
-    expect_same_as_brute(t.take());
+    expect_same_as_brute("dual-axis", t.take());
   }
 }
 
@@ -252,7 +205,7 @@ TEST(DualAxis, Scenarios) {
       if (f > 0) scenario->step();
       trace.frames.push_back(scenario_frame(*scenario));
     }
-    expect_same_as_brute(trace);
+    expect_same_as_brute("dual-axis", trace);
   }
 }
 

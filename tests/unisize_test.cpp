@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "same_as_brute.hpp"
 #include "sapling/broad_phase.hpp"
 #include "sapling/unisize.hpp"
 #include "trace_generators.hpp"
@@ -24,65 +25,11 @@
 namespace sapling {
 namespace {
 
+using testgen::expect_same_as_brute;
 using testgen::Rng;
 using testgen::TraceBuilder;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
-
-Box2 drop_z(const Box3& b) { return Box2{{b.min[0], b.min[1]}, {b.max[0], b.max[1]}}; }
-
-Status add_boxes(BroadPhase& bp, int dims, std::span<const Id> ids, std::span<const Box3> boxes) {
-  if (dims == 3) return bp.add(ids, boxes);
-  std::vector<Box2> flat;
-  for (const Box3& b : boxes) flat.push_back(drop_z(b));
-  return bp.add(ids, std::span<const Box2>(flat));
-}
-
-Status move_boxes(BroadPhase& bp, int dims, std::span<const Id> ids, std::span<const Box3> boxes) {
-  if (dims == 3) return bp.move(ids, boxes);
-  std::vector<Box2> flat;
-  for (const Box3& b : boxes) flat.push_back(drop_z(b));
-  return bp.move(ids, std::span<const Box2>(flat));
-}
-
-std::string describe(const std::vector<Pair>& pairs) {
-  std::ostringstream os;
-  for (std::size_t i = 0; i < pairs.size() && i < 5; ++i) os << " {" << pairs[i].a << "," << pairs[i].b << "}";
-  if (pairs.size() > 5) os << " ... (" << pairs.size() << ")";
-  return os.str();
-}
-
-// Runs `trace` on `algo` and on brute; every frame's delta and pair set must
-// be the same, and the algorithm's invariants must hold.
-void expect_same_as_brute(const std::string& algo, const Trace& trace) {
-  const Options options{.dims = trace.dims};
-  const auto ref = BroadPhase::create("brute", options);
-  const auto alg = BroadPhase::create(algo, options);
-  ASSERT_NE(alg, nullptr);
-  std::vector<Pair> expected, got;
-  for (std::size_t f = 0; f < trace.frames.size(); ++f) {
-    SCOPED_TRACE("frame " + std::to_string(f));
-    const TraceFrame& frame = trace.frames[f];
-    for (BroadPhase* bp : {ref.get(), alg.get()}) {
-      ASSERT_TRUE(bp->remove(frame.removed).ok());
-      const Status m = move_boxes(*bp, trace.dims, frame.moved, frame.moved_boxes);
-      ASSERT_TRUE(m.ok()) << m.message();
-      const Status a = add_boxes(*bp, trace.dims, frame.added, frame.added_boxes);
-      ASSERT_TRUE(a.ok()) << a.message();
-    }
-    const FrameDelta& r = ref->update();
-    const std::vector<Pair> r_created(r.created.begin(), r.created.end()),
-        r_deleted(r.deleted.begin(), r.deleted.end());
-    const FrameDelta& d = alg->update();
-    const std::vector<Pair> created(d.created.begin(), d.created.end()), deleted(d.deleted.begin(), d.deleted.end());
-    EXPECT_EQ(created, r_created) << "created:" << describe(created) << " expected:" << describe(r_created);
-    EXPECT_EQ(deleted, r_deleted) << "deleted:" << describe(deleted) << " expected:" << describe(r_deleted);
-    ref->sorted_pairs(expected);
-    alg->sorted_pairs(got);
-    ASSERT_EQ(got, expected) << "pairs:" << describe(got) << " expected:" << describe(expected);
-    ASSERT_TRUE(alg->validate());
-  }
-}
 
 // ---------------------------------------------------------------------------
 // Unisize traces. Each frame moves some boxes, removes some and adds some.

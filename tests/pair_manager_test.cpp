@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iterator>
 #include <random>
 #include <set>
 #include <vector>
@@ -130,6 +131,85 @@ TEST(PairManager, MatchesModelOnRandomFrames) {
       ASSERT_EQ(d.created, created) << "frame " << frame;
       ASSERT_EQ(d.deleted, deleted) << "frame " << frame;
       ASSERT_EQ(sorted(pm.pairs()), std::vector<Pair>(next.begin(), next.end()));
+      model = next;
+    }
+  }
+}
+
+// assign() against the model, in frames that mix it with add()/remove()
+// frames, two assign() calls in one frame, an assign() after add() in the
+// same frame, and contains() while the index waits to be rebuilt.
+TEST(PairManager, AssignMatchesModel) {
+  for (const unsigned seed : {4u, 5u, 6u}) {
+    SCOPED_TRACE(testing::Message() << "seed " << seed);
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<Id> id(0, 200);
+    PairManager pm;
+    std::set<Pair> model;
+    auto random_set = [&] {
+      std::set<Pair> set;
+      const int count = static_cast<int>(rng() % 2000);
+      for (int k = 0; k < count; ++k) {
+        const Id x = id(rng), y = id(rng);
+        if (x != y) set.insert(make_pair(x, y));
+      }
+      // Keep about half of the current pairs, as a moving scene does.
+      for (const Pair& p : model) {
+        if (rng() % 2) set.insert(p);
+      }
+      return set;
+    };
+    auto assign = [&](const std::set<Pair>& set) {
+      std::vector<Pair> v(set.begin(), set.end());
+      std::shuffle(v.begin(), v.end(), rng);
+      pm.assign(v);
+    };
+    for (int frame = 0; frame < 80; ++frame) {
+      SCOPED_TRACE(testing::Message() << "frame " << frame);
+      std::set<Pair> next = model;
+      switch (rng() % 4) {
+        case 0:  // incremental changes
+          for (int k = 0; k < 300; ++k) {
+            const Id x = id(rng), y = id(rng);
+            if (x == y) continue;
+            if (rng() % 2) {
+              pm.add(x, y);
+              next.insert(make_pair(x, y));
+            } else {
+              pm.remove(x, y);
+              next.erase(make_pair(x, y));
+            }
+          }
+          break;
+        case 1:  // one assign
+          next = random_set();
+          assign(next);
+          break;
+        case 2:  // two in one frame: the delta is from the frame's start
+          assign(random_set());
+          next = random_set();
+          assign(next);
+          break;
+        case 3: {  // add() first, then assign(): the general way
+          const Id x = id(rng), y = (x + 1) % 201;
+          pm.add(x, y);
+          next = random_set();
+          assign(next);
+          break;
+        }
+      }
+      const Delta d = end_frame(pm);
+      std::vector<Pair> created, deleted;
+      std::set_difference(next.begin(), next.end(), model.begin(), model.end(), std::back_inserter(created));
+      std::set_difference(model.begin(), model.end(), next.begin(), next.end(), std::back_inserter(deleted));
+      ASSERT_EQ(d.created, created);
+      ASSERT_EQ(d.deleted, deleted);
+      ASSERT_EQ(sorted(pm.pairs()), std::vector<Pair>(next.begin(), next.end()));
+      for (int k = 0; k < 50; ++k) {
+        const Id x = id(rng), y = id(rng);
+        if (x == y) continue;
+        ASSERT_EQ(pm.contains(x, y), next.count(make_pair(x, y)) == 1);
+      }
       model = next;
     }
   }

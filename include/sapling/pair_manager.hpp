@@ -31,6 +31,7 @@ class PairManager {
  public:
   /// Records that {x, y} overlaps now. Requires x != y.
   void add(Id x, Id y) {
+    if (index_stale_) rebuild_index();
     const Pair p = make_pair(x, y);
     const auto [index, inserted] = index_.insert(pair_key(p), static_cast<std::uint32_t>(pairs_.size()));
     if (inserted) {
@@ -44,6 +45,7 @@ class PairManager {
 
   /// Records that {x, y} no longer overlaps; nothing if it was not a pair.
   void remove(Id x, Id y) {
+    if (index_stale_) rebuild_index();
     const std::uint32_t index = index_.find(pair_key(make_pair(x, y)));
     if (index != HashIndex::kNotFound) mark_removed(index);
   }
@@ -51,15 +53,27 @@ class PairManager {
   /// Hints that {x, y} will be added or removed soon (see HashIndex::prefetch):
   /// callers with many changes overlap the hash table's cache misses.
   void prefetch(Id x, Id y) const noexcept { index_.prefetch(pair_key(make_pair(x, y))); }
+  /// Replaces the whole pair set by `pairs` (each pair once, a < b, any
+  /// order): a recomputation's frame in one call. The lists are sorted and
+  /// merged instead of probing the hash table once per pair, which at a
+  /// million pairs misses the cache on every probe; the hash index is then
+  /// rebuilt only if add(), remove() or the like come later. It must be the
+  /// frame's only change: after add() or remove() in the same frame it falls
+  /// back to remove_all() and add(); no add() or remove() may follow it in
+  /// that frame. `pairs` is taken (its storage swapped for the old set's).
+  void assign(std::vector<Pair>& pairs);
+
   /// Records that no pair overlaps any more: the start of a recomputation,
   /// after which add() re-asserts the pairs that still overlap.
   void remove_all() {
+    if (index_stale_) rebuild_index();
     for (std::uint32_t i = 0; i < pairs_.size(); ++i) mark_removed(i);
   }
 
   /// Records the removal of every pair with an id for which `involved(id)`.
   template <class Predicate>
   void remove_if_involves(Predicate involved) {
+    if (index_stale_) rebuild_index();
     for (std::uint32_t i = 0; i < pairs_.size(); ++i) {
       if (involved(pairs_[i].a) || involved(pairs_[i].b)) mark_removed(i);
     }
@@ -67,6 +81,7 @@ class PairManager {
 
   /// Whether {x, y} is a pair now (during a frame: as recorded so far).
   bool contains(Id x, Id y) const {
+    if (index_stale_) return sorted_contains(make_pair(x, y));  // then nothing is pending
     const std::uint32_t index = index_.find(pair_key(make_pair(x, y)));
     return index != HashIndex::kNotFound && !(flags_[index] & kRemoved);
   }
@@ -77,7 +92,7 @@ class PairManager {
 
   /// All current pairs, contiguous; valid after end_frame() until the next
   /// call that changes the manager. The order is deterministic for a given
-  /// sequence of calls, otherwise unspecified.
+  /// sequence of calls, otherwise unspecified (sorted after assign()).
   std::span<const Pair> pairs() const noexcept { return pairs_; }
   std::size_t size() const noexcept { return pairs_.size(); }
 
@@ -94,6 +109,9 @@ class PairManager {
   static constexpr std::uint8_t kRemoved = 2;  // to be removed at end_frame()
   static constexpr std::uint8_t kTouched = 4;  // listed in touched_
 
+  void rebuild_index();
+  bool sorted_contains(Pair p) const;
+
   void mark_removed(std::uint32_t index) {
     std::uint8_t& f = flags_[index];
     if (!(f & kTouched)) touched_.push_back(index);
@@ -105,6 +123,12 @@ class PairManager {
   HashIndex index_;                     // pair_key -> position in pairs_
   std::vector<std::uint32_t> touched_;  // positions changed this frame
   std::vector<std::uint64_t> doomed_;   // scratch: keys removed in end_frame()
+  // assign(): pairs_ is sorted and index_ out of date until rebuild_index();
+  // the frame's delta waits in assigned_created_ / assigned_deleted_.
+  bool index_stale_ = false;
+  std::vector<Pair> assigned_created_, assigned_deleted_;
+  std::vector<std::uint64_t> sort_keys_, sort_scratch_;  // scratch of assign()
+  std::vector<std::uint32_t> sort_counts_;
 };
 
 }  // namespace sapling

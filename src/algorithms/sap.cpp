@@ -679,8 +679,11 @@ void SweepAndPrune::recompute(const FrameOps& ops, std::size_t moves_applied, st
   add_objects(ops.added, ops.added_boxes, ids);
   found_.clear();
   pruner_.complete(bounds_, found_);
-  pairs_->remove_all();
-  add_found_pairs(0, 0);
+  frame_pairs_.resize(found_.size());
+  for (std::size_t k = 0; k < found_.size(); ++k) {
+    frame_pairs_[k] = make_pair(id_[dense_slot_[found_[k].i]], id_[dense_slot_[found_[k].j]]);
+  }
+  pairs_->assign(frame_pairs_);  // diffed in bulk (after walked moves: the general way)
   arrays_valid_ = false;
 }
 
@@ -713,7 +716,8 @@ std::size_t SweepAndPrune::memory_bytes() const {
   std::size_t bytes = id_.capacity() * sizeof(Id) + live_.capacity() + bounds_.capacity() * sizeof(Box3) +
                       dense_slot_.capacity() * sizeof(Slot) + dense_of_.capacity() * sizeof(std::uint32_t) +
                       (pending_.capacity() + spare_.capacity() + rebuilt_.capacity()) * sizeof(Entry) +
-                      removed_ids_.capacity() * sizeof(std::uint64_t) + found_.capacity() * sizeof(IndexPair);
+                      removed_ids_.capacity() * sizeof(std::uint64_t) + found_.capacity() * sizeof(IndexPair) +
+                      frame_pairs_.capacity() * sizeof(Pair);
   for (const std::vector<Entry>& a : axis_) bytes += a.capacity() * sizeof(Entry);
   for (const std::vector<std::uint32_t>& p : pos_) bytes += p.capacity() * sizeof(std::uint32_t);
   return bytes;

@@ -101,6 +101,7 @@ class SweepAndPrune final : public Algorithm {
   std::vector<Entry> rebuilt_;              // scratch: the axis array being rebuilt, swapped in
   std::vector<std::uint64_t> removed_ids_;  // scratch: open-addressing set of removed ids
   std::vector<IndexPair> found_;            // scratch: pairs from box pruning, as dense indices
+  std::vector<Pair> frame_pairs_;           // scratch: a recomputed frame's pairs, for PairManager::assign
   struct ScanPlan {
     int axis;
     std::uint32_t from;

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstddef>
+#include <iterator>
+#include <utility>
 
 namespace sapling {
 
@@ -52,7 +55,104 @@ void HashIndex::rehash(std::size_t capacity) {
   }
 }
 
+namespace {
+
+// LSD radix sort of 64-bit keys, 11-bit digits; digits on which every key
+// agrees are skipped (ids are often small, so half the digits are).
+void radix_sort(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>& scratch,
+                std::vector<std::uint32_t>& counts) {
+  constexpr int kBits = 11, kDigits = (64 + kBits - 1) / kBits;
+  constexpr std::size_t kBuckets = std::size_t{1} << kBits;
+  if (keys.size() < 2) return;
+  counts.assign(kDigits * kBuckets, 0);
+  for (const std::uint64_t k : keys) {
+    for (int d = 0; d < kDigits; ++d) ++counts[d * kBuckets + ((k >> (d * kBits)) & (kBuckets - 1))];
+  }
+  scratch.resize(keys.size());
+  for (int d = 0; d < kDigits; ++d) {
+    std::uint32_t* c = &counts[d * kBuckets];
+    if (std::find(c, c + kBuckets, static_cast<std::uint32_t>(keys.size())) != c + kBuckets) continue;
+    std::uint32_t sum = 0;
+    for (std::size_t b = 0; b < kBuckets; ++b) sum += std::exchange(c[b], sum);
+    for (const std::uint64_t k : keys) scratch[c[(k >> (d * kBits)) & (kBuckets - 1)]++] = k;
+    keys.swap(scratch);
+  }
+}
+
+Pair pair_of_key(std::uint64_t key) { return Pair{static_cast<Id>(key >> 32), static_cast<Id>(key)}; }
+
+}  // namespace
+
+void PairManager::assign(std::vector<Pair>& pairs) {
+  if (!touched_.empty()) {
+    remove_all();  // not the frame's only change: the general way
+    for (const Pair& p : pairs) add(p.a, p.b);
+    return;
+  }
+  if (!assigned_created_.empty() || !assigned_deleted_.empty()) {
+    // A second assign() this frame: back to the set the frame started with,
+    // (pairs \ created) + deleted, all three sorted by key.
+    const auto by_key = [](const Pair& x, const Pair& y) { return pair_key(x) < pair_key(y); };
+    std::vector<Pair> kept;
+    std::set_difference(pairs_.begin(), pairs_.end(), assigned_created_.begin(), assigned_created_.end(),
+                        std::back_inserter(kept), by_key);
+    pairs_.clear();
+    std::merge(kept.begin(), kept.end(), assigned_deleted_.begin(), assigned_deleted_.end(), std::back_inserter(pairs_),
+               by_key);
+    assigned_created_.clear();
+    assigned_deleted_.clear();
+  }
+  // The new set, sorted by key.
+  sort_keys_.clear();
+  for (const Pair& p : pairs) sort_keys_.push_back(pair_key(p));
+  radix_sort(sort_keys_, sort_scratch_, sort_counts_);
+  pairs.resize(sort_keys_.size());
+  for (std::size_t k = 0; k < sort_keys_.size(); ++k) pairs[k] = pair_of_key(sort_keys_[k]);
+  // The old set sorted too (it is, unless pairs came by add() before).
+  const auto key_less = [](const Pair& x, const Pair& y) { return pair_key(x) < pair_key(y); };
+  if (!std::is_sorted(pairs_.begin(), pairs_.end(), key_less)) {
+    sort_keys_.clear();
+    for (const Pair& p : pairs_) sort_keys_.push_back(pair_key(p));
+    radix_sort(sort_keys_, sort_scratch_, sort_counts_);
+    for (std::size_t k = 0; k < sort_keys_.size(); ++k) pairs_[k] = pair_of_key(sort_keys_[k]);
+  }
+  // Merge: the frame's delta.
+  std::size_t i = 0, j = 0;
+  while (i < pairs_.size() && j < pairs.size()) {
+    const std::uint64_t old_key = pair_key(pairs_[i]), new_key = pair_key(pairs[j]);
+    if (old_key < new_key) {
+      assigned_deleted_.push_back(pairs_[i++]);
+    } else if (new_key < old_key) {
+      assigned_created_.push_back(pairs[j++]);
+    } else {
+      ++i, ++j;
+    }
+  }
+  assigned_deleted_.insert(assigned_deleted_.end(), pairs_.begin() + static_cast<std::ptrdiff_t>(i), pairs_.end());
+  assigned_created_.insert(assigned_created_.end(), pairs.begin() + static_cast<std::ptrdiff_t>(j), pairs.end());
+  pairs_.swap(pairs);
+  flags_.assign(pairs_.size(), 0);
+  index_stale_ = true;
+}
+
+void PairManager::rebuild_index() {
+  index_.clear();
+  index_.reserve(pairs_.size());
+  for (std::uint32_t i = 0; i < pairs_.size(); ++i) index_.insert(pair_key(pairs_[i]), i);
+  index_stale_ = false;
+}
+
+bool PairManager::sorted_contains(Pair p) const {
+  const auto it = std::lower_bound(pairs_.begin(), pairs_.end(), p,
+                                   [](const Pair& x, const Pair& y) { return pair_key(x) < pair_key(y); });
+  return it != pairs_.end() && *it == p;
+}
+
 void PairManager::end_frame(std::vector<Pair>& created, std::vector<Pair>& deleted) {
+  created.insert(created.end(), assigned_created_.begin(), assigned_created_.end());
+  deleted.insert(deleted.end(), assigned_deleted_.begin(), assigned_deleted_.end());
+  assigned_created_.clear();
+  assigned_deleted_.clear();
   // Terdiman's DumpPairs: report, then remove in a second pass, because a
   // removal moves the last pair into the hole and would invalidate the
   // positions still to be read from touched_.
@@ -93,15 +193,30 @@ void PairManager::clear() {
   flags_.clear();
   index_.clear();
   touched_.clear();
+  assigned_created_.clear();
+  assigned_deleted_.clear();
+  index_stale_ = false;
 }
 
 std::size_t PairManager::memory_bytes() const noexcept {
   return pairs_.capacity() * sizeof(Pair) + flags_.capacity() + index_.memory_bytes() +
-         touched_.capacity() * sizeof(std::uint32_t) + doomed_.capacity() * sizeof(std::uint64_t);
+         touched_.capacity() * sizeof(std::uint32_t) + doomed_.capacity() * sizeof(std::uint64_t) +
+         (assigned_created_.capacity() + assigned_deleted_.capacity()) * sizeof(Pair) +
+         (sort_keys_.capacity() + sort_scratch_.capacity()) * sizeof(std::uint64_t) +
+         sort_counts_.capacity() * sizeof(std::uint32_t);
 }
 
 bool PairManager::validate() const {
-  if (flags_.size() != pairs_.size() || index_.size() != pairs_.size() || !touched_.empty()) return false;
+  if (flags_.size() != pairs_.size() || !touched_.empty()) return false;
+  if (!assigned_created_.empty() || !assigned_deleted_.empty()) return false;
+  if (index_stale_) {  // after assign(): sorted, each pair once, a < b
+    for (std::uint32_t i = 0; i < pairs_.size(); ++i) {
+      if (pairs_[i].a >= pairs_[i].b || flags_[i] != 0) return false;
+      if (i > 0 && !(pair_key(pairs_[i - 1]) < pair_key(pairs_[i]))) return false;
+    }
+    return true;
+  }
+  if (index_.size() != pairs_.size()) return false;
   for (std::uint32_t i = 0; i < pairs_.size(); ++i) {
     if (pairs_[i].a >= pairs_[i].b || flags_[i] != 0 || index_.find(pair_key(pairs_[i])) != i) return false;
   }

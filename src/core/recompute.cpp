@@ -19,8 +19,11 @@ class Recompute final : public Algorithm {
 
     found_.clear();
     one_shot_->find_pairs(boxes_, found_);
-    pairs.remove_all();
-    for (const IndexPair& p : found_) pairs.add(ids[slots_[p.i]], ids[slots_[p.j]]);
+    frame_pairs_.resize(found_.size());
+    for (std::size_t k = 0; k < found_.size(); ++k) {
+      frame_pairs_[k] = make_pair(ids[slots_[found_[k].i]], ids[slots_[found_[k].j]]);
+    }
+    pairs.assign(frame_pairs_);  // sorted and diffed in bulk
   }
 
   // Invariant: boxes_ and slots_ are parallel and dense_of_slot_ inverts slots_.
@@ -34,7 +37,8 @@ class Recompute final : public Algorithm {
 
   std::size_t memory_bytes() const override {
     return boxes_.capacity() * sizeof(Box3) + slots_.capacity() * sizeof(Slot) +
-           dense_of_slot_.capacity() * sizeof(std::uint32_t) + found_.capacity() * sizeof(IndexPair);
+           dense_of_slot_.capacity() * sizeof(std::uint32_t) + found_.capacity() * sizeof(IndexPair) +
+           frame_pairs_.capacity() * sizeof(Pair);
   }
 
  private:
@@ -59,6 +63,7 @@ class Recompute final : public Algorithm {
   std::vector<Slot> slots_;                   // dense index -> slot
   std::vector<std::uint32_t> dense_of_slot_;  // slot -> dense index
   std::vector<IndexPair> found_;
+  std::vector<Pair> frame_pairs_;  // the frame's pairs as ids; swapped with the manager's old set
 };
 
 }  // namespace

@@ -197,15 +197,7 @@ TEST(DualAxis, Scenarios) {
     params.name = name;
     params.n = 1500;
     params.cycle = 12;
-    const auto scenario = make_scenario(params);
-    ASSERT_NE(scenario, nullptr);
-    Trace trace;
-    trace.dims = scenario->dims();
-    for (int f = 0; f < 6; ++f) {
-      if (f > 0) scenario->step();
-      trace.frames.push_back(scenario_frame(*scenario));
-    }
-    expect_same_as_brute("dual-axis", trace);
+    expect_same_as_brute("dual-axis", testgen::scenario_trace(params, 6));
   }
 }
 

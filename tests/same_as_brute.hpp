@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sapling/broad_phase.hpp"
+#include "sapling/scenario.hpp"
 #include "sapling/trace.hpp"
 
 namespace sapling::testgen {
@@ -32,6 +33,21 @@ inline std::string describe(const std::vector<Pair>& pairs) {
   for (std::size_t i = 0; i < pairs.size() && i < 5; ++i) os << " {" << pairs[i].a << "," << pairs[i].b << "}";
   if (pairs.size() > 5) os << " ... (" << pairs.size() << ")";
   return os.str();
+}
+
+/// The first `frames` frames of a built-in scenario as a trace (empty, with
+/// a test failure, if the parameters are refused).
+inline Trace scenario_trace(const ScenarioParams& params, int frames) {
+  Trace trace;
+  const auto scenario = make_scenario(params);
+  EXPECT_NE(scenario, nullptr) << params.name;
+  if (!scenario) return trace;
+  trace.dims = scenario->dims();
+  for (int f = 0; f < frames; ++f) {
+    if (f > 0) scenario->step();
+    trace.frames.push_back(scenario_frame(*scenario));
+  }
+  return trace;
 }
 
 /// Runs `trace` on `algo` and on brute; every frame's delta and pair set

@@ -251,15 +251,7 @@ TEST(Unisize, PaperScenes) {
     params.n = 2000;
     params.cycle = 12;
     params.density_pm = 600;
-    const auto scenario = make_scenario(params);
-    ASSERT_NE(scenario, nullptr);
-    Trace trace;
-    trace.dims = scenario->dims();
-    for (int f = 0; f < 10; ++f) {
-      if (f > 0) scenario->step();
-      trace.frames.push_back(scenario_frame(*scenario));
-    }
-    expect_same_as_brute("unisize", trace);
+    expect_same_as_brute("unisize", testgen::scenario_trace(params, 10));
   }
 }
 

@@ -47,19 +47,22 @@ TEST(Allocation, WarmBoxPruningAllocatesNothing) {
     const std::vector<Box3> a = random_boxes(5000, 1, 0.0f), b = random_boxes(5000, 2, 0.0f);
     const std::span<const Box3> few = std::span<const Box3>(a).first(300);  // the probe path
     std::vector<IndexPair> out;
-    for (int warm = 0; warm < 2; ++warm) {
-      out.clear();
+    const auto calls = [&] {
       pruner.complete(a, out);
       pruner.complete(b, out);
       pruner.bipartite(a, b, out);
       pruner.bipartite(few, b, out);
+      pruner.prepare(b);
+      EXPECT_TRUE(pruner.bipartite_prepared(a, out));
+      EXPECT_TRUE(pruner.bipartite_prepared(few, out));
+    };
+    for (int warm = 0; warm < 2; ++warm) {
+      out.clear();
+      calls();
     }
     out.clear();
     const std::size_t before = g_allocations.load();
-    pruner.complete(a, out);
-    pruner.complete(b, out);
-    pruner.bipartite(a, b, out);
-    pruner.bipartite(few, b, out);
+    calls();
     EXPECT_EQ(g_allocations.load() - before, 0u);
     EXPECT_FALSE(out.empty());
   }

@@ -152,6 +152,73 @@ TEST_P(BoxPruningTest, AsymmetricBipartiteMatchesBruteForce) {
   }
 }
 
+// A prepared set queried by sets of other sizes and shapes, queries that
+// lie partly outside it included; calls to complete() and bipartite() in
+// between leave it alone; a set too coarse for huge query boxes declines.
+TEST_P(BoxPruningTest, PreparedBipartiteMatchesBruteForce) {
+  const auto [kind, n] = GetParam();
+  std::mt19937 rng(7);
+  const std::vector<Box3> resting = make_boxes(kind, n, rng);
+  ThreadPool pool(2);
+  BoxPruner pruner, threaded_pruner(&pool);
+  pruner.prepare(resting);
+  threaded_pruner.prepare(resting);
+  EXPECT_EQ(pruner.prepared_size(), n);
+  EXPECT_GE(pruner.prepared_cells(), 1u);
+  for (const std::size_t m : {std::size_t{0}, std::size_t{1}, n / 10 + 1, n + 5}) {
+    SCOPED_TRACE(testing::Message() << m << " query boxes");
+    std::vector<Box3> query = make_boxes(kind, m, rng);
+    for (std::size_t i = 0; i < query.size(); i += 5) {  // some beyond the prepared set's bounds
+      for (int k = 0; k < 3; ++k) query[i].min[k] -= 1000, query[i].max[k] -= 999;
+    }
+    std::vector<IndexPair> expected, got, threaded, unrelated;
+    for (std::uint32_t i = 0; i < query.size(); ++i)
+      for (std::uint32_t j = 0; j < resting.size(); ++j)
+        if (overlaps(query[i], resting[j])) expected.push_back({i, j});
+    pruner.complete(query, unrelated);
+    pruner.bipartite(query, resting, unrelated);
+    if (!pruner.bipartite_prepared(query, got)) {
+      EXPECT_TRUE(got.empty());
+      EXPECT_TRUE(kind == Kind::kInfinite || kind == Kind::kHuge) << "declined ordinary boxes";
+      continue;
+    }
+    ASSERT_EQ(keys(got), keys(expected));
+    ASSERT_TRUE(threaded_pruner.bipartite_prepared(query, threaded));
+    EXPECT_TRUE(same_sequence(got, threaded)) << "output order depends on the thread count";
+  }
+  // Prepared anew: the old set is gone.
+  const std::vector<Box3> other = make_boxes(kind, n / 2, rng);
+  pruner.prepare(other);
+  EXPECT_EQ(pruner.prepared_size(), n / 2);
+  std::vector<IndexPair> expected, got;
+  for (std::uint32_t i = 0; i < resting.size(); ++i)
+    for (std::uint32_t j = 0; j < other.size(); ++j)
+      if (overlaps(resting[i], other[j])) expected.push_back({i, j});
+  if (pruner.bipartite_prepared(resting, got)) {
+    EXPECT_EQ(keys(got), keys(expected));
+  }
+}
+
+// Query boxes far larger than the prepared grid's cells would be copied into
+// most of them: the call declines rather than doing that.
+TEST(BoxPruning, PreparedDeclinesHugeQueries) {
+  std::mt19937 rng(11);
+  const std::vector<Box3> resting = make_boxes(Kind::kUniform, 20000, rng);
+  BoxPruner pruner;
+  pruner.prepare(resting);
+  ASSERT_GT(pruner.prepared_cells(), 16u);
+  std::vector<IndexPair> out;
+  const std::vector<Box3> everywhere(100, Box3{{-kInf, -kInf, -kInf}, {kInf, kInf, kInf}});
+  EXPECT_FALSE(pruner.bipartite_prepared(everywhere, out));
+  EXPECT_TRUE(out.empty());
+  const std::vector<Box3> one{Box3{{-kInf, -kInf, -kInf}, {kInf, kInf, kInf}}};
+  std::vector<IndexPair> expected;
+  for (std::uint32_t j = 0; j < resting.size(); ++j) expected.push_back({0, j});
+  if (pruner.bipartite_prepared(one, out)) {
+    EXPECT_EQ(keys(out), keys(expected));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, BoxPruningTest,
                          testing::Combine(testing::Values(Kind::kUniform, Kind::kFlat, Kind::kLattice, Kind::kIdentical,
                                                           Kind::kInfinite, Kind::kHuge, Kind::kPoints,

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <memory>
@@ -225,6 +226,8 @@ std::string run_world(const RandomWorld& w, std::uint64_t seed, SapCounters* cou
     counters->recomputed_frames += c.recomputed_frames;
     counters->aborted_walks += c.aborted_walks;
     counters->restores += c.restores;
+    counters->resting_frames += c.resting_frames;
+    counters->preparations += c.preparations;
     counters->swaps += c.swaps;
   }
   return "";
@@ -250,8 +253,14 @@ TEST(SapRandom, OperationSequencesMatchBruteForce) {
                            << " teleport " << w.teleport << " churn " << w.churn << "\n"
                            << e;
   }
-  // Both paths and the switches between them were exercised.
+  // The three paths and the switches between them were exercised.
+  std::printf(
+      "frames: %llu incremental, %llu resting (%llu preparations), %llu recomputed\n",
+      static_cast<unsigned long long>(total.incremental_frames), static_cast<unsigned long long>(total.resting_frames),
+      static_cast<unsigned long long>(total.preparations), static_cast<unsigned long long>(total.recomputed_frames));
   EXPECT_GT(total.incremental_frames, 0u);
+  EXPECT_GT(total.resting_frames, 0u);
+  EXPECT_GT(total.preparations, 0u);
   EXPECT_GT(total.recomputed_frames, 0u);
   EXPECT_GT(total.restores, 0u);
   EXPECT_GT(total.swaps, 0u);
@@ -511,6 +520,41 @@ TEST(SapPaths, TeleportsAcrossEverythingAbandonTheWalk) {
   EXPECT_EQ(t.counters().recomputed_frames, recomputed);
 }
 
+// A tenth of the boxes move far every frame, with churn: walking them would
+// cost more than recomputing, so they are paired against the resting set.
+// Halfway, another tenth takes over: the resting boxes that start moving
+// leave stale entries behind, the ones that stop linger as active boxes,
+// and a new resting set is laid out.
+TEST(SapPaths, ManyMovingFarPruneAgainstTheRestingSet) {
+  Twin t;
+  const std::size_t n = 5000;
+  const std::vector<Id> ids = id_range(0, n);
+  t.add(ids, scattered(n, 50, 1.0f, 21));
+  EXPECT_FRAME(t);
+  Id next = 100000;
+  std::uint64_t preparations_before_switch = 0;
+  for (int f = 0; f < 24; ++f) {
+    if (f == 12) preparations_before_switch = t.counters().preparations;
+    const std::size_t first = f < 12 ? 0 : 1000;  // ids 0..499 move, then 1000..1499
+    std::vector<Id> moved;
+    for (std::size_t i = first; i < first + 500; ++i) moved.push_back(ids[i]);
+    t.move(moved, scattered(500, 50, 1.0f, 1000 + static_cast<std::uint64_t>(f)));
+    std::vector<Id> gone;  // churn among the boxes that never move
+    for (const auto& [id, box] : t.live()) {
+      if (id >= 2000 && gone.size() < 40) gone.push_back(id);
+    }
+    t.remove(gone);
+    t.add(id_range(next, 40), scattered(40, 50, 1.0f, 2000 + static_cast<std::uint64_t>(f)));
+    next += 40;
+    EXPECT_FRAME(t);
+  }
+  const SapCounters& c = t.counters();
+  EXPECT_GE(c.resting_frames, 22u);
+  EXPECT_GE(preparations_before_switch, 1u);
+  EXPECT_GT(c.preparations, preparations_before_switch);  // laid out again after the switch
+  EXPECT_LT(c.preparations, c.resting_frames / 2);        // and reused in between
+}
+
 TEST(SapPaths, MassInsertionIntoAPopulatedWorld) {
   Twin t;
   t.add(id_range(0, 3000), scattered(3000, 40, 1.5f, 4));
@@ -563,12 +607,15 @@ TEST(SapPaths, InsertionsNextToHugeAndInfiniteBoxes) {
   one_at(6005, Box3{{FLT_MAX, 0, 0}, {kInf, 30, 30}});            // beyond everything in x
   EXPECT_GT(t.counters().scanned_batches, 0u);
   // A box infinite on every axis: every scan runs the whole array, so a
-  // batch of some size goes to box pruning.
+  // batch of some size goes to box pruning (bipartite against the old
+  // boxes, or against the resting set).
   one_at(6006, Box3{{-kInf, -kInf, -kInf}, {kInf, kInf, kInf}});
-  const std::uint64_t pruned = t.counters().pruned_batches;
+  const auto pruned = [&] { return t.counters().pruned_batches + t.counters().resting_frames; };
+  const std::uint64_t scanned = t.counters().scanned_batches, pruned_before = pruned();
   t.add(id_range(7000, 50), scattered(50, 30, 1.0f, 14));
   EXPECT_FRAME(t);
-  EXPECT_EQ(t.counters().pruned_batches, pruned + 1);
+  EXPECT_EQ(t.counters().scanned_batches, scanned);
+  EXPECT_EQ(pruned(), pruned_before + 1);
   one_at(6007, cube(1, 1, 1, 1));
   // Once it is gone, insertions are right again (its extent may linger).
   t.remove(6006);

@@ -59,6 +59,31 @@ class BoxPruner {
   /// grouped by cell), the same for any thread count.
   void bipartite(std::span<const Box3> boxes_a, std::span<const Box3> boxes_b, std::vector<IndexPair>& out);
 
+  /// Lays out `boxes` once for many bipartite queries against them: bucketed
+  /// into a grid and sorted per cell as bipartite() would do on every call
+  /// (PhysX's automatic box pruning keeps its resting boxes sorted the same
+  /// way). The span itself is not kept. Replaces any set prepared before;
+  /// complete() and bipartite() leave the prepared set alone.
+  void prepare(std::span<const Box3> boxes);
+
+  /// Appends every pair (i, j) with query[i] overlapping box j of the
+  /// prepared set, once each. Only the query boxes are sorted, into the
+  /// prepared grid, and only cells holding query boxes are swept: O(query +
+  /// prepared entries of those cells + candidates). Order: by cell, then as
+  /// bipartite(); the same for any thread count. Declines (returns false,
+  /// appends nothing) when the query boxes would be copied into many more
+  /// cells than they number (boxes far larger than the prepared grid's
+  /// cells): bipartite() over the boxes themselves is then the better call.
+  bool bipartite_prepared(std::span<const Box3> query, std::vector<IndexPair>& out);
+
+  /// Boxes in the prepared set (0 until prepare()), and cells of its grid:
+  /// a query box meets about prepared_size() / prepared_cells() of them.
+  std::size_t prepared_size() const noexcept;
+  std::size_t prepared_cells() const noexcept;
+
+  /// Bytes held in buffers and the prepared set.
+  std::size_t memory_bytes() const noexcept;
+
   /// The task system used, or nullptr.
   TaskSystem* tasks() const noexcept;
 

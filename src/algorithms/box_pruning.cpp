@@ -265,6 +265,9 @@ struct Occupancy {
 struct BoxPruner::Impl {
   TaskSystem* tasks = nullptr;
   std::array<CellArrays, 2> sets;
+  CellArrays prepared;  // prepare()'s boxes, sorted in prepared_layout's cells
+  Layout prepared_layout;
+  std::size_t prepared_boxes = 0;
   std::vector<std::uint32_t> chunk_counts;  // [chunk][cell] entries, then offsets
   std::vector<std::uint32_t> task_begin;    // first cell of each task
   std::vector<TaskScratch> scratch;
@@ -280,11 +283,13 @@ struct BoxPruner::Impl {
   }
   void bucket(const Layout& layout, std::span<const Box3> boxes, CellArrays& cells);
   void sort_cell(const Layout& layout, CellArrays& cells, std::uint32_t cell, TaskScratch& tmp);
-  void plan_tasks(const Layout& layout, std::size_t sets_used);
+  void plan_tasks(const Layout& layout, const CellArrays& first, const CellArrays* second);
   void collect(std::size_t parts, std::vector<IndexPair>& out);
+  void sort_cells(const Layout& layout, CellArrays& cells);
   void probe(std::span<const Box3> small, std::span<const Box3> large, bool small_is_a, std::vector<IndexPair>& out);
   template <bool kBipartite>
-  void sweep_cell(const Layout& layout, std::uint32_t cell, std::vector<IndexPair>& out) const;
+  void sweep_cell(const Layout& layout, std::uint32_t cell, const CellArrays& a, const CellArrays& b,
+                  std::vector<IndexPair>& out) const;
   template <bool kBipartite>
   void run(const Layout& layout, std::vector<IndexPair>& out);
 };
@@ -377,12 +382,10 @@ void BoxPruner::Impl::sort_cell(const Layout&, CellArrays& c, std::uint32_t cell
 // Splits the cells into tasks of similar entry counts. The split depends on
 // the input only, never on the thread count, so results are combined in the
 // same order whatever runs them.
-void BoxPruner::Impl::plan_tasks(const Layout& layout, std::size_t sets_used) {
+void BoxPruner::Impl::plan_tasks(const Layout& layout, const CellArrays& first, const CellArrays* second) {
   const std::uint32_t cells = layout.cell_count();
   auto entries_before = [&](std::uint32_t cell) {
-    std::uint64_t e = 0;
-    for (std::size_t k = 0; k < sets_used; ++k) e += sets[k].start[cell];
-    return e;
+    return std::uint64_t{first.start[cell]} + (second != nullptr ? second->start[cell] : 0);
   };
   const std::uint64_t total = entries_before(cells);
   const std::size_t wanted = std::clamp<std::size_t>(total / 8192, 1, 256);
@@ -397,6 +400,14 @@ void BoxPruner::Impl::plan_tasks(const Layout& layout, std::size_t sets_used) {
   for (std::size_t t = 0; t < count; ++t) scratch[t].out.clear();
 }
 
+// Sorts every cell of one set, in parallel.
+void BoxPruner::Impl::sort_cells(const Layout& layout, CellArrays& cells) {
+  plan_tasks(layout, cells, nullptr);
+  parallel(task_begin.size() - 1, [&](std::size_t t) {
+    for (std::uint32_t c = task_begin[t]; c < task_begin[t + 1]; ++c) sort_cell(layout, cells, c, scratch[t]);
+  });
+}
+
 // Appends the first `count` scratch outputs, in order.
 void BoxPruner::Impl::collect(std::size_t count, std::vector<IndexPair>& out) {
   std::size_t total = out.size();
@@ -407,13 +418,13 @@ void BoxPruner::Impl::collect(std::size_t count, std::vector<IndexPair>& out) {
 
 template <bool kBipartite>
 void BoxPruner::Impl::run(const Layout& layout, std::vector<IndexPair>& out) {
-  plan_tasks(layout, kBipartite ? 2 : 1);
+  plan_tasks(layout, sets[0], kBipartite ? &sets[1] : nullptr);
   parallel(task_begin.size() - 1, [&](std::size_t t) {
     TaskScratch& tmp = scratch[t];
     for (std::uint32_t c = task_begin[t]; c < task_begin[t + 1]; ++c) {
       sort_cell(layout, sets[0], c, tmp);
       if constexpr (kBipartite) sort_cell(layout, sets[1], c, tmp);
-      sweep_cell<kBipartite>(layout, c, tmp.out);
+      sweep_cell<kBipartite>(layout, c, sets[0], sets[1], tmp.out);
     }
   });
   collect(task_begin.size() - 1, out);
@@ -425,14 +436,15 @@ void BoxPruner::Impl::run(const Layout& layout, std::vector<IndexPair>& out) {
 // of the low corner of the overlap, (max of mins) on the grid axes, which
 // both boxes touch.
 template <bool kBipartite>
-void BoxPruner::Impl::sweep_cell(const Layout& layout, std::uint32_t cell, std::vector<IndexPair>& out) const {
+void BoxPruner::Impl::sweep_cell(const Layout& layout, std::uint32_t cell, const CellArrays& a,
+                                 [[maybe_unused]] const CellArrays& b, std::vector<IndexPair>& out) const {
   const std::uint32_t ca = cell % layout.cells_a.count, cb = cell / layout.cells_a.count;
   auto emit = [&](const CellArrays& x, std::uint32_t i, const CellArrays& y, std::uint32_t j) {
     const std::uint32_t ix = x.index[i], iy = y.index[j];
     if (((ix | iy) & kSpansCells) && !owns(layout, ca, cb, x.cross[i], y.cross[j])) return;
     const std::uint32_t p = ix & ~kSpansCells, q = iy & ~kSpansCells;
     if constexpr (kBipartite) {
-      out.push_back(&x == &sets[0] ? IndexPair{p, q} : IndexPair{q, p});
+      out.push_back(&x == &a ? IndexPair{p, q} : IndexPair{q, p});
     } else {
       out.push_back(p < q ? IndexPair{p, q} : IndexPair{q, p});
     }
@@ -443,24 +455,22 @@ void BoxPruner::Impl::sweep_cell(const Layout& layout, std::uint32_t cell, std::
                 [&](std::uint32_t j) { emit(x, i, y, j); });
   };
 
-  const CellArrays& a = sets[0];
   if constexpr (!kBipartite) {
     for (std::uint32_t i = a.begin(cell), end = a.end(cell); i < end; ++i) prune(a, i, a, i + 1);
   } else {
     // Terdiman's bipartite pruning: each box of one set scans the boxes of
     // the other set that start at or after it; ties on the min go to the
     // first loop only (< versus <=), so no pair is found twice.
-    const CellArrays& b = sets[1];
     const std::uint32_t a_end = a.end(cell), b_end = b.end(cell);
     std::uint32_t j = b.begin(cell);
     for (std::uint32_t i = a.begin(cell); i < a_end; ++i) {
       while (j < b_end && b.min_key[j] < a.min_key[i]) ++j;
-      prune(a, i, b, j);
+      if (b.min_key[j] <= a.max_key[i]) prune(a, i, b, j);  // one set may be far sparser than the other
     }
     std::uint32_t k = a.begin(cell);
     for (std::uint32_t i = b.begin(cell); i < b_end; ++i) {
       while (k < a_end && a.min_key[k] <= b.min_key[i]) ++k;
-      prune(b, i, a, k);
+      if (a.min_key[k] <= b.max_key[i]) prune(b, i, a, k);
     }
   }
 }
@@ -538,10 +548,7 @@ void BoxPruner::Impl::probe(std::span<const Box3> small, std::span<const Box3> l
   const Layout layout = probe_layout(sample_stats(small, {}), sample_stats(large, {}), small.size());
   CellArrays& cells = sets[0];
   bucket(layout, small, cells);
-  plan_tasks(layout, 1);
-  parallel(task_begin.size() - 1, [&](std::size_t t) {
-    for (std::uint32_t c = task_begin[t]; c < task_begin[t + 1]; ++c) sort_cell(layout, cells, c, scratch[t]);
-  });
+  sort_cells(layout, cells);
   Box3 bounds = small.front();
   for (const Box3& b : small) {
     for (int k = 0; k < 3; ++k) {
@@ -637,6 +644,66 @@ void BoxPruner::bipartite(std::span<const Box3> boxes_a, std::span<const Box3> b
     coarsen(layout);
   }
   m.run<true>(layout, out);
+}
+
+void BoxPruner::prepare(std::span<const Box3> boxes) {
+  Impl& m = *impl_;
+  Layout layout = choose_layout(sample_stats(boxes, {}), boxes.size());
+  // The staging buffer is needed only until the cells are sorted: borrow
+  // bipartite()'s rather than keep one more.
+  m.prepared.staged.swap(m.sets[1].staged);
+  m.bucket(layout, boxes, m.prepared);
+  while (layout.cell_count() > 1 && double(m.prepared.entries()) > kMaxCopiesPerBox * double(boxes.size())) {
+    coarsen(layout);
+    m.bucket(layout, boxes, m.prepared);
+  }
+  m.sort_cells(layout, m.prepared);
+  m.prepared.staged.swap(m.sets[1].staged);
+  m.prepared_layout = layout;
+  m.prepared_boxes = boxes.size();
+}
+
+// The query boxes go into the prepared grid (its map clamps boxes outside
+// the prepared bounds into the border cells), and each cell holding any is
+// swept as in bipartite(); cells without query boxes are skipped unsorted.
+bool BoxPruner::bipartite_prepared(std::span<const Box3> query, std::vector<IndexPair>& out) {
+  Impl& m = *impl_;
+  if (query.empty() || m.prepared_boxes == 0) return true;
+  const Layout& layout = m.prepared_layout;
+  double copies = 0;
+  for (const Box3& q : query) {
+    const CellRange r = cell_range(layout, q);
+    copies += double(r.a1 - r.a0 + 1) * double(r.b1 - r.b0 + 1);
+  }
+  if (copies > kMaxCopiesPerBox * double(query.size()) + 64) return false;
+  m.bucket(layout, query, m.sets[0]);
+  const CellArrays& q = m.sets[0];
+  m.plan_tasks(layout, q, &m.prepared);
+  m.parallel(m.task_begin.size() - 1, [&](std::size_t t) {
+    TaskScratch& tmp = m.scratch[t];
+    for (std::uint32_t c = m.task_begin[t]; c < m.task_begin[t + 1]; ++c) {
+      if (q.start[c] == q.start[c + 1]) continue;
+      m.sort_cell(layout, m.sets[0], c, tmp);
+      m.sweep_cell<true>(layout, c, m.sets[0], m.prepared, tmp.out);
+    }
+  });
+  m.collect(m.task_begin.size() - 1, out);
+  return true;
+}
+
+std::size_t BoxPruner::prepared_size() const noexcept { return impl_->prepared_boxes; }
+std::size_t BoxPruner::prepared_cells() const noexcept { return impl_->prepared_layout.cell_count(); }
+
+std::size_t BoxPruner::memory_bytes() const noexcept {
+  const Impl& m = *impl_;
+  const auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
+  std::size_t total = bytes(m.chunk_counts) + bytes(m.task_begin) + bytes(m.occupancy.bits);
+  for (const CellArrays* c : {&m.sets[0], &m.sets[1], &m.prepared}) {
+    total +=
+        bytes(c->start) + bytes(c->staged) + bytes(c->min_key) + bytes(c->max_key) + bytes(c->cross) + bytes(c->index);
+  }
+  for (const TaskScratch& t : m.scratch) total += bytes(t.keys) + bytes(t.spare) + bytes(t.out);
+  return total;
 }
 
 void complete_pairs(std::span<const Box3> boxes, std::vector<IndexPair>& out) {

@@ -2,7 +2,9 @@
 // (array-based, sections I.2-I.6 and appendices A and B), with the batch
 // insertion and removal of I.4b, I.4c and I.5b, and the per-frame choice
 // between local sorting and a global recomputation of Tracy, Buss and Woods
-// 2009 (sections 3.2.1 and 4).
+// 2009 (sections 3.2.1 and 4), extended by a third path for frames where
+// many objects move: box pruning of the changed objects against a resting
+// set kept sorted between frames.
 //
 // State. Per axis, a sorted array of endpoints between two sentinels, and
 // for every object the indices of its six endpoints (pos_). An entry is the
@@ -46,18 +48,39 @@
 //   containing it could start (no box is longer than extent_[k]), or, when
 //   the scans would cost more, by bipartite box pruning of new against old.
 //
+// Many moving: the resting set. Pairs among boxes that did not change in a
+// frame stand; only those of the boxes moved or added (C) can start or
+// stop. So when walking C would cost too much, the frame drops C's pairs
+// (and the removed boxes') and finds them anew with box pruning: against the
+// resting set R, boxes laid out once in box pruning's grid and sorted per
+// cell (BoxPruner::prepare; PhysX's automatic box pruning keeps its sleeping
+// boxes the same way), sorting only C into that grid; among C; and against
+// the active boxes A, moved or added since R was laid out but not in this
+// frame. A box of R that moves or is removed leaves a stale entry behind,
+// skipped when it pairs. R is laid out anew, from every box but C, when the
+// boxes of A and the stale entries, paid for every frame, would soon cost
+// more than the layout (kPrepareAmortization frames). This is Tracy et al.'s
+// batch insertion (3.2.1) applied to moves, with the old boxes kept sorted
+// between frames. It costs O(|C| + |A| + R's entries in the cells C touches
+// + pairs) per frame: far below a recomputation when a tenth of the boxes
+// move, while the swaps of a walk grow with how far they move.
+//
 // The switch (Tracy et al. section 4). Swaps grow with the moving objects
 // and with how many endpoints each passes (~n^(1 - 1/3) per moving object in
 // a uniform world), while box pruning recomputes every pair in O(n + pairs).
-// Each frame estimates both costs from constants measured below and the
-// swaps per moved object of the last walks, and takes the cheaper path; a
-// walk that runs over its budget, or is on course to, stops and the frame
-// is recomputed. After a recomputation the endpoint arrays are stale and are
-// rebuilt (radix sort) only when a frame goes incremental again: when the
-// estimate says the frame is cheap, or after a streak of recomputed frames
-// (a probe, to measure the mobility again) that doubles after each failed
-// probe. In the tracy scene at 100k boxes (with 0.5% of the boxes added and
-// removed per frame) the switch comes between 2% and 5% of the boxes moving.
+// Each frame estimates the cost of the three paths (walk, resting set,
+// recomputation) from constants measured below and the swaps per moved
+// object of the last walks, and takes the cheapest; a walk that runs over
+// its budget, or is on course to, stops and the frame finishes on the next
+// cheapest path. After a frame off the walk the endpoint arrays are stale
+// and are rebuilt (radix sort) only when a frame goes incremental again:
+// when the estimate says the frame is cheap, or now and then (a probe, to
+// measure the mobility again; the wait doubles after each failed probe),
+// and only if the objects move less far than when the swaps were last
+// measured. In the tracy scene at 100k boxes (0.5% of the boxes added and
+// removed per frame) the resting set takes every frame from 1% to 20% of
+// the boxes moving, and recomputation from about 50%; the walk wins when few
+// objects move a little and none come and go.
 //
 // Cost. Nothing when nothing moves (the BroadPhase skips empty frames: ~6 ns
 // per update() at 100k, bench/sap_bench). Moves: O(moved + swaps); a moving
@@ -65,18 +88,19 @@
 // at 10k, 476 at 100k, 755 at 200k). Additions and removals: O(n) per frame
 // that has any (one pass per axis), plus the pairing of the new boxes; a
 // batch shares it, so a single insertion costs O(n) too: insert in batches.
-// Recomputed frames: box pruning of all boxes and the pair manager's diff.
+// Resting-set frames: as above. Recomputed frames: box pruning of all boxes
+// and the pair manager's diff.
 //
-// Memory (bench/results/persistent-2026-11-21.md): ~260-350 bytes per live
+// Memory (bench/results/persistent-2026-11-22.md): ~500-600 bytes per live
 // object (three axes of 16-byte entries, the spare array of the rebuild
-// pass, positions, boxes, indices, scratch), and the pair manager's ~73
-// bytes per current pair. No allocation per frame once warm.
+// pass, positions, boxes, indices, the resting set's grid, box pruning's
+// buffers, scratch), and the pair manager's ~73 bytes per current pair. No
+// allocation per frame once warm.
 //
-// Choose it for worlds where most objects rest or move a little each frame
-// (temporal coherence), and for exact created/deleted pairs every frame; at
-// a few percent of the objects moving far per frame, or with heavy churn,
-// it costs what recomputing with box pruning costs (it then does exactly
-// that). Measured figures: bench/results/persistent-2026-11-21.md.
+// Choose it for persistent worlds where a part of the objects moves each
+// frame and objects come and go: it walks when that is cheapest, pairs the
+// changed objects against the resting ones when many move, and recomputes
+// only when most move. Measured figures: bench/results/persistent-2026-11-22.md.
 #include "algorithms/sap.hpp"
 
 #include <algorithm>
@@ -150,18 +174,31 @@ inline bool cross_overlap(const Entry& e, std::uint32_t lo, std::uint32_t hi) no
 // `sapling run` on the tracy scene at 100k boxes (x86-64, one thread). Only
 // their ratios matter: they pick the cheaper path for each frame.
 
-constexpr double kSwapNs = 2.5;            ///< one swap of a walk
-constexpr double kRecomputeNsPerBox = 60;  ///< box pruning of all boxes, and the pair manager's diff
+constexpr double kSwapNs = 4;              ///< one swap of a walk
+constexpr double kRecomputeNsPerBox = 50;  ///< box pruning of all boxes, and the pair manager's diff
 constexpr double kRestoreNsPerBox = 60;    ///< rebuilding the endpoint arrays
 constexpr double kRebuildNsPerBox = 20;    ///< rebuilding the arrays after removals or additions
 constexpr double kBipartiteNsPerBox = 35;  ///< bipartite box pruning of new boxes, per old box
 constexpr double kScanNsPerEntry = 1.5;    ///< scanning an array entry for a new box's pairs
+constexpr double kPrepareNsPerBox = 25;    ///< laying out the resting set
+constexpr double kQueryNsPerBox = 110;     ///< a changed box: its pairs dropped, sorted into the grid, paired
+constexpr double kRestingSweepNs = 5;      ///< a resting entry in a cell swept for the changed boxes
+constexpr double kActiveNsPerBox = 40;     ///< an active box not changed this frame, paired with the changed
+constexpr double kPairScanNs = 1.5;        ///< a current pair, scanned for the changed boxes' pairs
+/// Frames over which a new resting set must pay for itself.
+constexpr double kPrepareAmortization = 8;
 /// Moved objects walked before their swaps are extrapolated to all.
 constexpr std::size_t kProjectAfter = 32;
 /// Recomputed frames in a row before the incremental path is retried; the
 /// streak doubles after each failed retry, up to the maximum.
 constexpr std::uint32_t kMinProbeInterval = 4;
 constexpr std::uint32_t kMaxProbeInterval = 64;
+
+// rest_state_ values.
+constexpr std::uint8_t kGone = 0;     // a free slot
+constexpr std::uint8_t kResting = 1;  // in the resting set, with its current bounds
+constexpr std::uint8_t kActive = 2;   // moved or added since the resting set was laid out
+constexpr std::uint8_t kChanged = 3;  // kActive, and moved or added this frame (during prune_changed)
 
 // ---------------------------------------------------------------------------
 // Numbers.
@@ -184,6 +221,16 @@ float reach_below(float x, double e) noexcept {
   float f = static_cast<float>(below);
   if (double(f) > below) f = std::nextafter(f, -kInf);
   return f;
+}
+
+/// How far a box moved: the sum over axes of how far each bound moved.
+double moved_by(const Box3& from, const Box3& to) noexcept {
+  double d = 0;
+  for (int k = 0; k < 3; ++k) {
+    if (from.min[k] != to.min[k]) d += std::abs(double(to.min[k]) - double(from.min[k]));
+    if (from.max[k] != to.max[k]) d += std::abs(double(to.max[k]) - double(from.max[k]));
+  }
+  return d;
 }
 
 // ---------------------------------------------------------------------------
@@ -269,28 +316,34 @@ SweepAndPrune::~SweepAndPrune() = default;
 
 void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
   pairs_ = &pairs;
+  track_changes(ops);
   const std::size_t kept = bounds_.size() - ops.removed.size();
   const double n = double(kept);
 
-  // What the frame costs (ns) recomputed, and incrementally: compaction,
-  // merging and pairing of the new boxes, and the swaps predicted from the
-  // last measured mobility.
+  // What the frame costs (ns) recomputed, by pruning the changed boxes
+  // against the resting ones, and incrementally: compaction, merging and
+  // pairing of the new boxes, and the swaps predicted from the last
+  // measured mobility.
   const double recompute_ns = kRecomputeNsPerBox * double(kept + ops.added.size());
+  const double resting_ns = resting_cost(ops.moved.size() + ops.added.size(), kept + ops.added.size());
+  const double alternative_ns = std::min(recompute_ns, resting_ns);
   double churn_ns = ops.removed.empty() && ops.added.empty() ? 0.0 : kRebuildNsPerBox * n;
   if (!ops.added.empty()) {
     const double scan_ns = kScanNsPerEntry * scan_length_ * double(ops.added.size());
     churn_ns += std::min(kBipartiteNsPerBox * n, scan_ns);
   }
   const double incremental_ns = churn_ns + kSwapNs * mobility_ * double(ops.moved.size());
-  bool incremental = incremental_ns <= recompute_ns, probing = false;
-  if (!arrays_valid_ && incremental_ns + kRestoreNsPerBox * n > recompute_ns && incremental_ns > recompute_ns / 2) {
+  bool incremental = incremental_ns <= alternative_ns, probing = false;
+  if (!arrays_valid_ && incremental_ns + kRestoreNsPerBox * n > alternative_ns && incremental_ns > alternative_ns / 2) {
     // Stale arrays, and rebuilding them would not pay for itself soon: only
-    // now and then, to measure the mobility again (a probe).
-    probing = ++recompute_streak_ >= probe_interval_;
+    // now and then, to measure the mobility again (a probe), and only when
+    // the swaps could decide it.
+    probing = ++recompute_streak_ >= probe_interval_ && !ops.moved.empty() && churn_ns < alternative_ns &&
+              walk_could_pay(ops, alternative_ns - churn_ns);
     incremental = probing;
   }
-  // Swaps the incremental path can afford before recomputing is cheaper.
-  const double budget = std::max(0.0, (recompute_ns - churn_ns) / kSwapNs);
+  // Swaps the incremental path can afford before another path is cheaper.
+  const double budget = std::max(0.0, (alternative_ns - churn_ns) / kSwapNs);
 
   const bool tagged = incremental && arrays_valid_ && !ops.removed.empty();
   drop_removed(ops.removed, tagged);
@@ -322,6 +375,9 @@ void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairMan
       pair_added(first_new);
     }
     ++counters_.incremental_frames;
+  } else if (resting_ns <= recompute_ns) {
+    prune_changed(ops, walked, ids);
+    ++counters_.resting_frames;
   } else {
     recompute(ops, walked, ids);
     ++counters_.recomputed_frames;
@@ -378,9 +434,11 @@ std::size_t SweepAndPrune::walk_moves(const FrameOps& ops, double budget) {
   const std::size_t m = ops.moved.size();
   std::uint64_t swaps = 0;
   std::size_t done = 0;
+  double displacement = 0;
   while (done < m) {
     const Slot a = ops.moved[done];
     const Box3& box = ops.moved_boxes[done];
+    displacement += moved_by(bounds_[dense_of_[a]], box);
     bounds_[dense_of_[a]] = box;
     widen_extent(box);
     if (axes_ == 3) {
@@ -392,7 +450,10 @@ std::size_t SweepAndPrune::walk_moves(const FrameOps& ops, double budget) {
     const double spent = double(swaps);
     if (done < m && (spent > budget || (done >= kProjectAfter && spent * double(m) > budget * double(done)))) break;
   }
-  if (done > 0) mobility_ = double(swaps) / double(done);
+  if (done > 0) {
+    mobility_ = double(swaps) / double(done);
+    walk_displacement_ = displacement / double(done);
+  }
   counters_.swaps += swaps;
   return done;
 }
@@ -687,6 +748,153 @@ void SweepAndPrune::recompute(const FrameOps& ops, std::size_t moves_applied, st
   arrays_valid_ = false;
 }
 
+// ---------------------------------------------------------------------------
+// Many moving: the resting set.
+
+// Keeps the resting set's bookkeeping for the frame's operations, whatever
+// path the frame takes: removed boxes leave it, moved ones leave it for the
+// active list, added ones join the active list.
+void SweepAndPrune::track_changes(const FrameOps& ops) {
+  std::size_t slots = rest_state_.size();
+  for (const Slot s : ops.added) slots = std::max(slots, std::size_t{s} + 1);
+  if (slots > rest_state_.size()) rest_state_.resize(slots, kGone);
+  for (const Slot s : ops.removed) {
+    if (rest_state_[s] == kResting) ++dead_resting_;
+    rest_state_[s] = kGone;
+  }
+  if (!ops.removed.empty()) std::erase_if(active_, [&](Slot s) { return rest_state_[s] != kActive; });
+  for (const Slot s : ops.moved) {
+    if (rest_state_[s] != kResting) continue;
+    ++dead_resting_;
+    rest_state_[s] = kActive;
+    active_.push_back(s);
+  }
+  for (const Slot s : ops.added) {
+    rest_state_[s] = kActive;
+    active_.push_back(s);
+  }
+}
+
+// Whether walking this frame's moves might cost less than `budget_ns`, by
+// the swaps of the last walk scaled by how far the objects move now against
+// then (a sample of the moves): so that a probe, which first rebuilds the
+// arrays, is spent only when the motion has calmed down.
+bool SweepAndPrune::walk_could_pay(const FrameOps& ops, double budget_ns) const {
+  if (!(walk_displacement_ > 0) || !std::isfinite(walk_displacement_)) return true;  // nothing to scale
+  const std::size_t sample = std::min<std::size_t>(ops.moved.size(), 64);
+  double displacement = 0;
+  for (std::size_t j = 0; j < sample; ++j)
+    displacement += moved_by(bounds_[dense_of_[ops.moved[j]]], ops.moved_boxes[j]);
+  const double swaps = mobility_ * (displacement / double(sample)) / walk_displacement_;
+  return std::isfinite(swaps) && kSwapNs * swaps * double(ops.moved.size()) < budget_ns;
+}
+
+// Whether the frame should lay out a new resting set first: when the
+// active boxes that did not change this frame, paired again every frame,
+// and the dead entries, swept every frame, would soon cost more.
+bool SweepAndPrune::wants_preparation(std::size_t changed, std::size_t live) const {
+  const double idle = double(active_.size() - changed);
+  const double waste = kActiveNsPerBox * idle + kRestingSweepNs * double(dead_resting_);
+  return waste * kPrepareAmortization > kPrepareNsPerBox * double(live);
+}
+
+// What prune_changed() would cost (ns) with `changed` boxes moved or added
+// and `live` boxes after the frame.
+double SweepAndPrune::resting_cost(std::size_t changed, std::size_t live) const {
+  double ns = kPairScanNs * double(pairs_->size()) + kQueryNsPerBox * double(changed);
+  double resting = double(pruner_.prepared_size()), cells = double(std::max<std::size_t>(1, pruner_.prepared_cells()));
+  if (wants_preparation(changed, live)) {
+    ns += kPrepareNsPerBox * double(live - changed);
+    resting = double(live - changed);
+    cells = std::max(1.0, resting / 256);  // a guess: the grid is not chosen yet
+  } else {
+    ns += kActiveNsPerBox * double(active_.size() - changed);
+  }
+  // The query boxes land in about one cell each, whose resting entries are swept.
+  return ns + kRestingSweepNs * resting * std::min(1.0, double(changed) / cells);
+}
+
+// Finishes the frame by pairing the boxes moved or added this frame (C)
+// again: their pairs are dropped, then found anew against the resting set
+// (its grid laid out already: only C is sorted), among themselves, and
+// against the other active boxes. Pairs among unchanged boxes stand. The
+// moves from `moves_applied` on are applied here; the endpoint arrays are
+// left stale.
+void SweepAndPrune::prune_changed(const FrameOps& ops, std::size_t moves_applied, std::span<const Id> ids) {
+  clear_id_set(removed_ids_, ops.removed.size() + ops.moved.size());
+  for (const Slot s : ops.removed) insert_id(removed_ids_, id_[s]);
+  for (const Slot s : ops.moved) insert_id(removed_ids_, id_[s]);
+  if (!ops.removed.empty() || !ops.moved.empty()) {
+    pairs_->remove_if_involves([this](Id id) { return id_set_contains(removed_ids_, id); });
+  }
+  for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) bounds_[dense_of_[ops.moved[j]]] = ops.moved_boxes[j];
+  add_objects(ops.added, ops.added_boxes, ids);
+
+  const std::size_t changed = ops.moved.size() + ops.added.size();
+  query_slots_.clear();
+  query_boxes_.clear();
+  for (const std::span<const Slot> list : {ops.moved, ops.added}) {
+    for (const Slot s : list) {
+      rest_state_[s] = kChanged;
+      query_slots_.push_back(s);
+      query_boxes_.push_back(bounds_[dense_of_[s]]);
+    }
+  }
+  if (wants_preparation(changed, bounds_.size())) prepare_resting();
+  other_slots_.clear();
+  other_boxes_.clear();
+  for (const Slot s : active_) {
+    if (rest_state_[s] != kActive) continue;
+    other_slots_.push_back(s);
+    other_boxes_.push_back(bounds_[dense_of_[s]]);
+  }
+
+  const auto add_pairs = [&](std::span<const Slot> first, std::span<const Slot> second) {
+    for (const IndexPair& p : found_) pairs_->add(id_[first[p.i]], id_[second[p.j]]);
+  };
+  found_.clear();
+  if (pruner_.bipartite_prepared(query_boxes_, found_)) {
+    for (const IndexPair& p : found_) {  // resting entries of boxes since moved or removed are stale
+      const Slot t = resting_slot_[p.j];
+      if (rest_state_[t] == kResting) pairs_->add(id_[query_slots_[p.i]], id_[t]);
+    }
+  } else {
+    // Boxes too large for the resting grid: pair them with everything the plain way.
+    for (const Slot s : resting_slot_) {
+      if (rest_state_[s] != kResting) continue;
+      other_slots_.push_back(s);
+      other_boxes_.push_back(bounds_[dense_of_[s]]);
+    }
+  }
+  found_.clear();
+  pruner_.complete(query_boxes_, found_);
+  add_pairs(query_slots_, query_slots_);
+  found_.clear();
+  pruner_.bipartite(query_boxes_, other_boxes_, found_);
+  add_pairs(query_slots_, other_slots_);
+
+  for (const Slot s : query_slots_) rest_state_[s] = kActive;
+  arrays_valid_ = false;
+}
+
+// Lays out every live box not changed this frame as the new resting set;
+// the changed ones become the whole active list.
+void SweepAndPrune::prepare_resting() {
+  other_boxes_.clear();
+  resting_slot_.clear();
+  for (std::size_t d = 0; d < bounds_.size(); ++d) {
+    const Slot s = dense_slot_[d];
+    if (rest_state_[s] == kChanged) continue;
+    rest_state_[s] = kResting;
+    resting_slot_.push_back(s);
+    other_boxes_.push_back(bounds_[d]);
+  }
+  pruner_.prepare(other_boxes_);
+  active_.assign(query_slots_.begin(), query_slots_.end());
+  dead_resting_ = 0;
+  ++counters_.preparations;
+}
+
 // Rebuilds every endpoint array from the live boxes: all mins, then all
 // maxes, radix-sorted by key (so min before max at equal keys).
 void SweepAndPrune::restore_arrays() {
@@ -713,11 +921,15 @@ void SweepAndPrune::restore_arrays() {
 // ---------------------------------------------------------------------------
 
 std::size_t SweepAndPrune::memory_bytes() const {
-  std::size_t bytes = id_.capacity() * sizeof(Id) + live_.capacity() + bounds_.capacity() * sizeof(Box3) +
-                      dense_slot_.capacity() * sizeof(Slot) + dense_of_.capacity() * sizeof(std::uint32_t) +
-                      (pending_.capacity() + spare_.capacity() + rebuilt_.capacity()) * sizeof(Entry) +
-                      removed_ids_.capacity() * sizeof(std::uint64_t) + found_.capacity() * sizeof(IndexPair) +
-                      frame_pairs_.capacity() * sizeof(Pair);
+  std::size_t bytes =
+      id_.capacity() * sizeof(Id) + live_.capacity() + bounds_.capacity() * sizeof(Box3) +
+      dense_slot_.capacity() * sizeof(Slot) + dense_of_.capacity() * sizeof(std::uint32_t) +
+      (pending_.capacity() + spare_.capacity() + rebuilt_.capacity()) * sizeof(Entry) +
+      removed_ids_.capacity() * sizeof(std::uint64_t) + found_.capacity() * sizeof(IndexPair) +
+      frame_pairs_.capacity() * sizeof(Pair) + rest_state_.capacity() +
+      (active_.capacity() + resting_slot_.capacity() + query_slots_.capacity() + other_slots_.capacity()) *
+          sizeof(Slot) +
+      (query_boxes_.capacity() + other_boxes_.capacity()) * sizeof(Box3) + pruner_.memory_bytes();
   for (const std::vector<Entry>& a : axis_) bytes += a.capacity() * sizeof(Entry);
   for (const std::vector<std::uint32_t>& p : pos_) bytes += p.capacity() * sizeof(std::uint32_t);
   return bytes;
@@ -766,6 +978,22 @@ bool SweepAndPrune::validate() const {
         if (extent_of(bounds_[d].min[k], bounds_[d].max[k]) > extent_[k]) return false;
       }
     }
+  }
+
+  // (e) The resting set: free slots kGone, live ones kResting or kActive;
+  //     active_ lists the kActive slots once each; every prepared box is a
+  //     kResting slot's or counted dead.
+  std::size_t resting = 0, active = 0;
+  for (Slot s = 0; s < rest_state_.size(); ++s) {
+    const bool live = s < live_.size() && live_[s];
+    if (live != (rest_state_[s] == kResting || rest_state_[s] == kActive)) return false;
+    resting += rest_state_[s] == kResting;
+    active += rest_state_[s] == kActive;
+  }
+  if (active != active_.size() || resting + dead_resting_ != resting_slot_.size()) return false;
+  if (resting_slot_.size() != pruner_.prepared_size()) return false;
+  for (const Slot s : active_) {
+    if (s >= rest_state_.size() || rest_state_[s] != kActive) return false;
   }
 
   if (pairs_ == nullptr) return true;

@@ -21,7 +21,9 @@ namespace sapling::builtin {
 struct SapCounters {
   std::uint64_t incremental_frames = 0;  ///< frames finished by swaps, merges and compaction
   std::uint64_t recomputed_frames = 0;   ///< frames finished by a full recomputation
-  std::uint64_t aborted_walks = 0;       ///< incremental attempts that switched to a recomputation midway
+  std::uint64_t resting_frames = 0;      ///< frames finished by pruning the changed boxes against the resting set
+  std::uint64_t preparations = 0;        ///< resting sets laid out (sorted into box pruning's grid)
+  std::uint64_t aborted_walks = 0;       ///< incremental attempts that switched to another path midway
   std::uint64_t restores = 0;            ///< endpoint arrays rebuilt by radix sort after recomputed frames
   std::uint64_t swaps = 0;               ///< endpoint swaps done by moving objects
   std::uint64_t merged_boxes = 0;        ///< boxes batch-inserted into the endpoint arrays
@@ -74,6 +76,12 @@ class SweepAndPrune final : public Algorithm {
   void scan_pairs(int k, std::size_t dense, std::size_t first_new, std::uint32_t from);
   void add_found_pairs(std::size_t offset_i, std::size_t offset_j);
   void recompute(const FrameOps& ops, std::size_t moves_applied, std::span<const Id> ids);
+  void track_changes(const FrameOps& ops);
+  bool walk_could_pay(const FrameOps& ops, double budget_ns) const;
+  double resting_cost(std::size_t changed, std::size_t live) const;
+  bool wants_preparation(std::size_t changed, std::size_t live) const;
+  void prune_changed(const FrameOps& ops, std::size_t moves_applied, std::span<const Id> ids);
+  void prepare_resting();
   void restore_arrays();
   void widen_extent(const Box3& box);
 
@@ -92,9 +100,21 @@ class SweepAndPrune final : public Algorithm {
   std::array<double, 3> extent_{};       // per axis, at least the largest extent of a live box
   bool arrays_valid_ = true;             // false after a recomputed frame, until restore_arrays()
   double mobility_ = 0;                  // swaps per moved object, last measured
+  double walk_displacement_ = 0;         // how far those objects moved, on average (moved_by())
   double scan_length_ = 0;               // entries scanned per new object, last planned
   std::uint32_t recompute_streak_ = 0;   // recomputed frames in a row with stale arrays
   std::uint32_t probe_interval_ = 0;     // streak length after which the incremental path is retried
+
+  // The resting set (see "Many moving" in sap.cpp): boxes laid out once in
+  // pruner_'s prepared grid. rest_state_ by slot: kResting while the slot's box
+  // is there with its current bounds, kActive once it moved or was added
+  // since (listed in active_), kGone for free slots.
+  std::vector<std::uint8_t> rest_state_;
+  std::vector<Slot> active_;
+  std::vector<Slot> resting_slot_;               // prepared box index -> slot
+  std::size_t dead_resting_ = 0;                 // prepared boxes whose slot is no longer kResting
+  std::vector<Box3> query_boxes_, other_boxes_;  // scratch: this frame's changed boxes, the other active ones
+  std::vector<Slot> query_slots_, other_slots_;
 
   PairManager* pairs_ = nullptr;            // the frame's pair manager (also read by validate())
   std::vector<Entry> pending_, spare_;      // scratch: entries to merge, radix sort buffer

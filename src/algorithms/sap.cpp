@@ -178,6 +178,7 @@ constexpr double kSwapNs = 4;              ///< one swap of a walk
 constexpr double kRecomputeNsPerBox = 50;  ///< box pruning of all boxes, and the pair manager's diff
 constexpr double kRestoreNsPerBox = 60;    ///< rebuilding the endpoint arrays
 constexpr double kRebuildNsPerBox = 20;    ///< rebuilding the arrays after removals or additions
+constexpr double kMergeNsPerNewBox = 300;  ///< a new box's endpoints sorted and merged, and its pairs found
 constexpr double kBipartiteNsPerBox = 35;  ///< bipartite box pruning of new boxes, per old box
 constexpr double kScanNsPerEntry = 1.5;    ///< scanning an array entry for a new box's pairs
 constexpr double kPrepareNsPerBox = 25;    ///< laying out the resting set
@@ -326,8 +327,12 @@ void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairMan
   // measured mobility.
   const double recompute_ns = kRecomputeNsPerBox * double(kept + ops.added.size());
   const double resting_ns = resting_cost(ops.moved.size() + ops.added.size(), kept + ops.added.size());
-  const double alternative_ns = std::min(recompute_ns, resting_ns);
+  // Leaving the walk with valid arrays makes them stale: a later walk pays
+  // for rebuilding them, counted here spread over a few frames.
+  const double stale_ns = arrays_valid_ ? kRestoreNsPerBox * n / kPrepareAmortization : 0.0;
+  const double alternative_ns = std::min(recompute_ns, resting_ns) + stale_ns;
   double churn_ns = ops.removed.empty() && ops.added.empty() ? 0.0 : kRebuildNsPerBox * n;
+  churn_ns += kMergeNsPerNewBox * double(ops.added.size());
   if (!ops.added.empty()) {
     const double scan_ns = kScanNsPerEntry * scan_length_ * double(ops.added.size());
     churn_ns += std::min(kBipartiteNsPerBox * n, scan_ns);
@@ -375,7 +380,7 @@ void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairMan
       pair_added(first_new);
     }
     ++counters_.incremental_frames;
-  } else if (resting_ns <= recompute_ns) {
+  } else if (resting_ns <= recompute_ns) {  // the walk's arrays, if valid, go stale either way
     prune_changed(ops, walked, ids);
     ++counters_.resting_frames;
   } else {

@@ -4,11 +4,13 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <memory>
 #include <new>
 #include <random>
 #include <span>
 #include <vector>
 
+#include "algorithms/sap.hpp"
 #include "sapling/box_pruning.hpp"
 #include "sapling/broad_phase.hpp"
 
@@ -97,39 +99,69 @@ TEST(Allocation, WarmFramesAllocateNothing) {
   }
 }
 
-// sap's incremental path (issue 4, point 6): a few boxes moving a little and
-// a few removed and added each frame. Two sets of ids take turns being out,
-// so once both turns have run, every container has its size for good.
-TEST(Allocation, WarmSapChurnFramesAllocateNothing) {
-#if defined(SAPLING_VALIDATE)
-  GTEST_SKIP() << "SAPLING_VALIDATE: every update validates, which allocates";
-#endif
-  const std::size_t n = 3000, movers = 150, churn = 30;
-  const std::vector<Box3> even = random_boxes(n + churn, 5, 0.0f), odd = random_boxes(n + churn, 5, 0.05f);
-  std::vector<Id> ids(n + churn);
+// sap (issue 4, point 6): a part of the boxes moving, a few removed and
+// added each frame. Two sets of ids take turns being out, so once both
+// turns have run, every container has its size for good. Half the boxes
+// moving 0.005 keep the frames on the walk (merging and compacting the
+// arrays); a tenth moving 7 takes them to the resting set (laid out in the
+// first frames; BoxPruner's own test covers a warm prepare()).
+struct SapFrames {
+  std::size_t n, movers, churn;
+  float move;
+};
+
+builtin::SapCounters run_sap_frames(const SapFrames& p) {
+  const std::vector<Box3> even = random_boxes(p.n + p.churn, 5, 0.0f), odd = random_boxes(p.n + p.churn, 5, p.move);
+  std::vector<Id> ids(p.n + p.churn);
   for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<Id>(i * 3 + 2);
-  const std::span<const Id> set_a(ids.data() + n - churn, churn), set_b(ids.data() + n, churn),
-      moving(ids.data(), movers);
-  auto bp = BroadPhase::create("sap");
-  ASSERT_TRUE(bp->add(std::span<const Id>(ids.data(), n), std::span<const Box3>(even.data(), n)));
-  bp->update();
-  std::vector<Box3> moved(movers), added(churn);
+  const std::span<const Id> set_a(ids.data() + p.n - p.churn, p.churn), set_b(ids.data() + p.n, p.churn),
+      moving(ids.data(), p.movers);
+  auto owned = std::make_unique<builtin::SweepAndPrune>(Options{});
+  const builtin::SweepAndPrune& sap = *owned;
+  BroadPhase bp("sap", std::move(owned), Options{});
+  EXPECT_TRUE(bp.add(std::span<const Id>(ids.data(), p.n), std::span<const Box3>(even.data(), p.n)));
+  bp.update();
+  std::vector<Box3> moved(p.movers), added(p.churn);
   auto frame = [&](int f) {
     const std::vector<Box3>& layout = f % 2 ? odd : even;
     const std::span<const Id> out = f % 2 ? set_a : set_b, in = f % 2 ? set_b : set_a;
-    const std::size_t first_in = f % 2 ? n : n - churn;
-    for (std::size_t i = 0; i < movers; ++i) moved[i] = layout[i];
-    for (std::size_t i = 0; i < churn; ++i) added[i] = layout[first_in + i];
-    ASSERT_TRUE(bp->remove(out));
-    ASSERT_TRUE(bp->move(moving, moved));
-    ASSERT_TRUE(bp->add(in, added));
-    bp->update();
+    const std::size_t first_in = f % 2 ? p.n : p.n - p.churn;
+    for (std::size_t i = 0; i < p.movers; ++i) moved[i] = layout[i];
+    for (std::size_t i = 0; i < p.churn; ++i) added[i] = layout[first_in + i];
+    EXPECT_TRUE(bp.remove(out));
+    EXPECT_TRUE(bp.move(moving, moved));
+    EXPECT_TRUE(bp.add(in, added));
+    bp.update();
   };
-  for (int f = 1; f < 8; ++f) frame(f);
-  const std::size_t before = g_allocations.load();
-  for (int f = 8; f < 14; ++f) frame(f);
-  EXPECT_EQ(g_allocations.load() - before, 0u);
-  EXPECT_EQ(bp->size(), n);
+  for (int f = 1; f < 20; ++f) frame(f);
+  const builtin::SapCounters before = sap.counters();
+  const std::size_t allocations = g_allocations.load();
+  for (int f = 20; f < 40; ++f) frame(f);
+  EXPECT_EQ(g_allocations.load() - allocations, 0u);
+  EXPECT_EQ(bp.size(), p.n);
+  builtin::SapCounters delta = sap.counters();  // in the measured frames, but preparations
+  delta.incremental_frames -= before.incremental_frames;
+  delta.resting_frames -= before.resting_frames;
+  delta.merged_boxes -= before.merged_boxes;
+  return delta;
+}
+
+TEST(Allocation, WarmSapWalkFramesAllocateNothing) {
+#if defined(SAPLING_VALIDATE)
+  GTEST_SKIP() << "SAPLING_VALIDATE: every update validates, which allocates";
+#endif
+  const builtin::SapCounters c = run_sap_frames({3000, 1500, 30, 0.005f});
+  EXPECT_EQ(c.incremental_frames, 20u);
+  EXPECT_GT(c.merged_boxes, 0u);
+}
+
+TEST(Allocation, WarmSapRestingFramesAllocateNothing) {
+#if defined(SAPLING_VALIDATE)
+  GTEST_SKIP() << "SAPLING_VALIDATE: every update validates, which allocates";
+#endif
+  const builtin::SapCounters c = run_sap_frames({6000, 600, 40, 7.0f});
+  EXPECT_EQ(c.resting_frames, 20u);
+  EXPECT_GT(c.preparations, 0u);
 }
 
 }  // namespace

@@ -91,7 +91,7 @@
 // Resting-set frames: as above. Recomputed frames: box pruning of all boxes
 // and the pair manager's diff.
 //
-// Memory (bench/results/persistent-2026-11-22.md): ~500-600 bytes per live
+// Memory (bench/results/persistent-2026-11-21.md): ~500-600 bytes per live
 // object (three axes of 16-byte entries, the spare array of the rebuild
 // pass, positions, boxes, indices, the resting set's grid, box pruning's
 // buffers, scratch), and the pair manager's ~73 bytes per current pair. No
@@ -100,7 +100,7 @@
 // Choose it for persistent worlds where a part of the objects moves each
 // frame and objects come and go: it walks when that is cheapest, pairs the
 // changed objects against the resting ones when many move, and recomputes
-// only when most move. Measured figures: bench/results/persistent-2026-11-22.md.
+// only when most move. Measured figures: bench/results/persistent-2026-11-21.md.
 #include "algorithms/sap.hpp"
 
 #include <algorithm>
@@ -348,7 +348,11 @@ void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairMan
     incremental = probing;
   }
   // Swaps the incremental path can afford before another path is cheaper.
-  const double budget = std::max(0.0, (alternative_ns - churn_ns) / kSwapNs);
+  double budget = std::max(0.0, (alternative_ns - churn_ns) / kSwapNs);
+  if (walk_only_) {
+    incremental = true, probing = false;
+    budget = std::numeric_limits<double>::infinity();
+  }
 
   const bool tagged = incremental && arrays_valid_ && !ops.removed.empty();
   drop_removed(ops.removed, tagged);

@@ -43,6 +43,10 @@ class SweepAndPrune final : public Algorithm {
 
   const SapCounters& counters() const noexcept { return counters_; }
 
+  /// For measurements of the plain SAP of part I: with `on`, every frame
+  /// walks its moves and merges its additions, whatever it costs.
+  void set_walk_only(bool on) noexcept { walk_only_ = on; }
+
   /// The endpoint word: the sortable key of the coordinate in the upper 32
   /// bits, then the min/max flag (bit 31), then the owner's slot. Endpoints
   /// are ordered by (key, flag), the upper 33 bits, so at equal keys a min
@@ -98,6 +102,7 @@ class SweepAndPrune final : public Algorithm {
   std::vector<Slot> dense_slot_;         // dense index -> slot
   std::vector<std::uint32_t> dense_of_;  // slot -> dense index
   std::array<double, 3> extent_{};       // per axis, at least the largest extent of a live box
+  bool walk_only_ = false;               // set_walk_only()
   bool arrays_valid_ = true;             // false after a recomputed frame, until restore_arrays()
   double mobility_ = 0;                  // swaps per moved object, last measured
   double walk_displacement_ = 0;         // how far those objects moved, on average (moved_by())

@@ -100,7 +100,12 @@
 // Choose it for persistent worlds where a part of the objects moves each
 // frame and objects come and go: it walks when that is cheapest, pairs the
 // changed objects against the resting ones when many move, and recomputes
-// only when most move. Measured figures: bench/results/persistent-2026-11-21.md.
+// only when most move. Measured (one thread, 2-core AMD EPYC, tracy cubes at
+// 100k with 0.5% churn, bench/results/persistent-2026-11-21.md), ms per
+// frame against persistent box-pruning: 1.6 vs 5.3 at 1% moving, 2.4 vs 5.5
+// at 5%, 3.2 vs 5.2 at 10% (Bullet's btDbvtBroadphase 48, FCL's dynamic tree
+// 31), 4.7 vs 5.5 at 20%, even from about 30%; nothing moving, only churn:
+// 1.3 vs 5.2.
 #include "algorithms/sap.hpp"
 
 #include <algorithm>

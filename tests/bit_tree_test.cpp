@@ -199,5 +199,67 @@ TEST(LinkedBitTree, RangeWalkBetweenStoredValues) {
   }
 }
 
+// The forward-linked variant as unisize uses it: inserts by tree search or
+// after a known predecessor, and erasures only while walking a range, of
+// the values the walk passes that a predicate marks (lazy deletion).
+TEST(ForwardLinkedBitTree, MatchesStdSetWithErasureDuringWalks) {
+  for (const std::uint32_t u : kUniverses) {
+    SCOPED_TRACE(testing::Message() << "universe " << u);
+    std::mt19937 rng(u + 11);
+    ForwardLinkedBitTree t;
+    EXPECT_TRUE(t.empty());
+    EXPECT_TRUE(t.validate());
+    t.reset(u);
+    std::set<std::uint32_t> ref;
+    const std::uint32_t end = t.end();
+    EXPECT_EQ(end, u);
+    for (int op = 0; op < 6000; ++op) {
+      const std::uint32_t v = rng() % u;
+      if (ref.count(v) == 0 && rng() % 2 == 0) {
+        if (rng() % 2 == 0) {
+          t.insert(v);
+        } else {
+          const std::uint32_t p = set_prev(ref, v);
+          t.insert_after(p == kNone ? end : p, v);
+        }
+        ref.insert(v);
+      } else {
+        // Walk from v's predecessor (or the head) over up to 8 values,
+        // erasing those with an odd value times the op number.
+        const std::uint32_t p = set_prev(ref, v);
+        std::uint32_t before = p == kNone ? end : p;
+        std::uint32_t at = t.next(before);
+        for (int k = 0; k < 8 && at != end; ++k) {
+          const std::uint32_t next = t.next(at);
+          ASSERT_EQ(next, [&] {
+            const std::uint32_t e = set_next(ref, at + 1);
+            return e == kNone ? end : e;
+          }());
+          if ((at * static_cast<std::uint32_t>(op)) % 2 == 1) {
+            t.erase_after(before, at);
+            ref.erase(at);
+          } else {
+            before = at;
+          }
+          at = next;
+        }
+      }
+      ASSERT_EQ(t.empty(), ref.empty());
+      ASSERT_EQ(t.contains(v), ref.count(v) == 1);
+      if (op % 500 == 0) {
+        ASSERT_TRUE(t.validate());
+      }
+    }
+    std::vector<std::uint32_t> forward;
+    for (std::uint32_t v = t.next(end); v != end; v = t.next(v)) forward.push_back(v);
+    EXPECT_EQ(forward, std::vector<std::uint32_t>(ref.begin(), ref.end()));
+    EXPECT_TRUE(t.validate());
+    t.clear();
+    EXPECT_TRUE(t.empty());
+    EXPECT_EQ(t.next(end), end);
+    EXPECT_TRUE(t.validate());
+  }
+}
+
 }  // namespace
 }  // namespace sapling

@@ -94,6 +94,9 @@
 #include <vector>
 
 #include "algorithms/bit_tree.hpp"
+#ifndef UNI_WAYS
+#define UNI_WAYS 2
+#endif
 #include "algorithms/builtin.hpp"
 #include "sapling/float_key.hpp"
 #include "sapling/unisize.hpp"
@@ -183,6 +186,18 @@ struct Axes {
 // ("straddlers"; with one size they are consecutive too), and reports a pair
 // only if one of its boxes is its own: a pair belongs to the strip of its
 // later box in x order, which holds the earlier one as well.
+//
+// Lazy deletion (beyond the paper): line 12 (take R[p], R[p + n] out of S at
+// p's high on y) is not run. The sweep visits only the lows, in y order, and
+// a range query that walks past a rank whose object's high on y is below the
+// current low erases it from S then and there: that object can overlap
+// nothing from now on, and its other rank, if still stored, is erased when
+// a walk reaches it. A walk step therefore either reports a pair or erases
+// a rank inserted before (O(1) each, amortised), Claim 1 still holds for
+// the live ranks (an object is live with both its ranks, since expiry only
+// grows with the sweep), and the sweep loses the merge of lows and highs on
+// y, whose every step was a branch the predictor lost, and two of the four
+// updates of S per object. S is emptied in O(2n / 64) per strip.
 class UnisizeSweep {
  public:
   // Reports every overlapping pair of the boxes of `live` once, as
@@ -211,10 +226,18 @@ class UnisizeSweep {
 
     // Line 1, Ix <- Sort(Px), for the lows; strips are then runs of it.
     radix_sort(members_, member_scratch_, 3, [](const Member& m, int d) { return digit32(m.x_key, d); });
+    // The highs' keys on x and y, from the lows' (the size rule), once for
+    // every member rather than once per strip and per merge step.
+    x_high_.resize(n);
+    tags_.resize(n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      x_high_[i] = high_key(members_[i].x_key, size_x_);
+      tags_[i] = (std::uint64_t{high_key(members_[i].y_key, size_y_)} << 32) | members_[i].slot;
+    }
     std::uint32_t first = 0;
     for (std::uint32_t own = 0, end = 0; own < n; own = end) {
       const std::uint32_t cut = members_[own].x_key;
-      while (high_key(members_[first].x_key, size_x_) < cut) ++first;
+      while (x_high_[first] < cut) ++first;
       const std::uint32_t straddlers = own - first;
       const std::uint32_t own_count = straddlers <= kSmallStrip / 4 ? kSmallStrip - straddlers : kLargeStrip;
       end = n - own > own_count ? own + own_count : n;
@@ -226,13 +249,14 @@ class UnisizeSweep {
     }
   }
 
-  // S is empty between strips: every object that entered it also left.
-  bool validate() const { return tree_.validate() && tree_.empty(); }
+  bool validate() const { return tree_.validate(); }
 
   std::size_t memory_bytes() const {
     return (members_.capacity() + member_scratch_.capacity()) * sizeof(Member) +
-           (y_items_.capacity() + y_scratch_.capacity()) * sizeof(std::uint64_t) +
-           ranks_.capacity() * sizeof(std::uint32_t) + rank_member_.capacity() * sizeof(std::uint32_t) +
+           (x_high_.capacity() + ranks_.capacity()) * sizeof(std::uint32_t) +
+           (tags_.capacity() + y_items_.capacity() + y_scratch_.capacity() + rank_info_.capacity()) *
+               sizeof(std::uint64_t) +
+           (rank_t_.capacity() + found_.capacity() * 2) * sizeof(float) + sweep_items_.capacity() * sizeof(SweepItem) +
            tree_.memory_bytes();
   }
 
@@ -252,9 +276,78 @@ class UnisizeSweep {
     Slot slot;
     float t_min;  // the low on the third axis
   };
-  struct Ranks {
-    std::uint32_t low = 0, high = 0;  // R[p] and R[p + n]
+  // An object as the sweep sees it, in y order.
+  struct SweepItem {
+    std::uint32_t low;            // key of its low on y
+    std::uint32_t r_low, r_high;  // R[p], R[p + n]
+    std::uint32_t tag;            // kOwn | slot
   };
+  static constexpr std::uint32_t kOwn = 0x80000000u, kSlotMask = 0x7fffffffu;
+  static constexpr std::uint32_t kFoundBuffer = 1024;
+
+  // Lines 2-3, R[Ix[i]] <- i, for local objects [0, n): the highs come in
+  // the lows' order (see the file comment), so the 2n sorted endpoints are a
+  // merge of two sorted runs, lows first on equal keys. Each step's choice
+  // is a coin toss, so the merge is branch-free, and it runs as four
+  // independent merges of equal length (split at merge-path diagonals by
+  // binary search), interleaved, so that one step's loads need not wait for
+  // the previous step's. Writes R (ranks_: R[p] at 2p, R[p + n] at 2p + 1)
+  // and, by rank, what a range query needs of the object: its high key on y
+  // << 32 | kOwn if it is the strip's own | its slot.
+  struct Way {
+    std::uint32_t a, b;  // lows and highs taken
+  };
+  Way split(const Member* m, const std::uint32_t* xh, std::uint32_t n, std::uint32_t d) const {
+    std::uint32_t lo = d > n ? d - n : 0, hi = std::min(d, n);
+    while (lo < hi) {
+      const std::uint32_t mid = lo + (hi - lo) / 2;  // low mid before high d - 1 - mid?
+      if (m[mid].x_key <= xh[d - 1 - mid]) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return {lo, d - lo};
+  }
+  // One step, with masks rather than conditions (the compiler would
+  // branch). b < n holds before every step: the last high comes last.
+  static inline void merge_step(Way& w, const Member* m, const std::uint32_t* xh, const std::uint64_t* tags,
+                                std::uint32_t n, std::uint32_t own_from, std::uint32_t* ranks, std::uint64_t* info) {
+    const std::uint32_t a = w.a, b = w.b;
+    const std::uint32_t low = m[a < n ? a : n - 1].x_key;
+    const std::uint32_t take_low = static_cast<std::uint32_t>(a < n) & static_cast<std::uint32_t>(low <= xh[b]);
+    const std::uint32_t mask = 0u - take_low;
+    const std::uint32_t p = (a & mask) | (b & ~mask);
+    ranks[2 * p + 1 - take_low] = a + b;
+    info[a + b] = tags[p] | (std::uint64_t{p >= own_from} << 31);
+    w.a = a + take_low;
+    w.b = b + 1 - take_low;
+  }
+  void rank(const Member* m, const std::uint32_t* xh, const std::uint64_t* tags, std::uint32_t n,
+            std::uint32_t own_from) {
+    std::uint32_t* const ranks = ranks_.data();
+    std::uint64_t* const info = rank_info_.data();
+    const std::uint32_t total = 2 * n, length = total / kWays;
+    if constexpr (kWays == 2) {
+      Way w0 = split(m, xh, n, 0), w1 = split(m, xh, n, length);
+      for (std::uint32_t k = 0; k < length; ++k) {
+        merge_step(w0, m, xh, tags, n, own_from, ranks, info);
+        merge_step(w1, m, xh, tags, n, own_from, ranks, info);
+      }
+      for (std::uint32_t k = kWays * length; k < total; ++k) merge_step(w1, m, xh, tags, n, own_from, ranks, info);
+    } else {
+      Way w0 = split(m, xh, n, 0), w1 = split(m, xh, n, length), w2 = split(m, xh, n, 2 * length),
+          w3 = split(m, xh, n, 3 * length);
+      for (std::uint32_t k = 0; k < length; ++k) {
+        merge_step(w0, m, xh, tags, n, own_from, ranks, info);
+        merge_step(w1, m, xh, tags, n, own_from, ranks, info);
+        merge_step(w2, m, xh, tags, n, own_from, ranks, info);
+        merge_step(w3, m, xh, tags, n, own_from, ranks, info);
+      }
+      for (std::uint32_t k = kWays * length; k < total; ++k) merge_step(w3, m, xh, tags, n, own_from, ranks, info);
+    }
+  }
+  static constexpr std::uint32_t kWays = UNI_WAYS;
 
   // Algorithm 1 on members [first, end), reporting the pairs with a box in
   // [own, end). Local object p is member first + p.
@@ -263,66 +356,76 @@ class UnisizeSweep {
     const Member* m = members_.data() + first;
     const std::uint32_t n = end - first, own_from = own - first;
 
-    // Lines 2-3: R[Ix[i]] <- i. The highs come in the lows' order (see the
-    // file comment), so the 2n sorted endpoints are a merge of two runs.
-    // Branch-free: which run comes next is a coin toss the predictor loses.
     ranks_.resize(std::size_t{2} * n);
-    rank_member_.resize(std::size_t{2} * n);
-    {
-      std::uint32_t a = 0, b = 0, r = 0;
-      std::uint32_t low = m[0].x_key, high = high_key(low, size_x_);
-      while (a < n) {
-        const bool take_low = low <= high;  // lows first on equal keys
-        const std::uint32_t p = take_low ? a : b;
-        ranks_[2 * p + (take_low ? 0 : 1)] = r;
-        rank_member_[r++] = p;
-        a += take_low ? 1 : 0;
-        b += take_low ? 0 : 1;
-        low = m[a < n ? a : n - 1].x_key;      // unused once a == n
-        high = high_key(m[b].x_key, size_x_);  // b < a <= n here
-      }
-      for (; b < n; ++b) {
-        ranks_[2 * b + 1] = r;
-        rank_member_[r++] = b;
-      }
-    }
+    rank_info_.resize(std::size_t{2} * n);
+    rank(m, x_high_.data() + first, tags_.data() + first, n, own_from);
 
-    // Line 4: Iy <- Sort(Py), the lows (highs follow as on x).
+    // Line 4: Iy <- Sort(Py), the lows only (lazy deletion needs no highs).
     y_items_.resize(n);
     for (std::uint32_t p = 0; p < n; ++p) y_items_[p] = (std::uint64_t{m[p].y_key} << 32) | p;
     radix_sort(y_items_, y_scratch_, 3, [](std::uint64_t x, int d) { return digit64(x, 32, d); });
+    // What the sweep needs of each object, gathered in y order so that the
+    // sweep reads it sequentially (these loads do not wait on one another).
+    sweep_items_.resize(n);
+    for (std::uint32_t a = 0; a < n; ++a) {
+      const std::uint32_t p = local_of(y_items_[a]);
+      sweep_items_[a] = SweepItem{key_of(y_items_[a]), ranks_[2 * p], ranks_[2 * p + 1],
+                                  static_cast<std::uint32_t>(rank_info_[ranks_[2 * p]])};
+    }
+    if constexpr (kTestT) {
+      rank_t_.resize(std::size_t{2} * n);
+      for (std::uint32_t p = 0; p < n; ++p) rank_t_[ranks_[2 * p]] = rank_t_[ranks_[2 * p + 1]] = m[p].t_min;
+    }
 
-    // Lines 5-12: sweep y; lows before highs on equal keys.
-    if (tree_.universe() != 2 * n) tree_.reset(2 * n);
-    std::uint32_t a = 0, b = 0;
-    std::uint32_t low = key_of(y_items_[0]), high = high_key(low, size_y_);
-    while (b < n) {
-      if (a < n && low <= high) {
-        // p's low: S <- S + {R[p], R[p+n]}; report S's values between them.
-        const std::uint32_t p = local_of(y_items_[a]);
-        const Ranks r{ranks_[2 * p], ranks_[2 * p + 1]};
-        const bool p_own = p >= own_from;
-        const float p_lo = m[p].t_min, p_hi = p_lo + size_t_;
-        tree_.insert(r.low);
-        std::uint32_t before = r.low;
-        for (std::uint32_t v = tree_.next(r.low); v < r.high; before = v, v = tree_.next(v)) {
-          const std::uint32_t q = rank_member_[v];
-          if (!p_own && q < own_from) continue;  // both straddlers: an earlier strip's pair
-          if constexpr (kTestT) {
-            if (!(m[q].t_min <= p_hi && p_lo <= m[q].t_min + size_t_)) continue;
-          }
-          report(m[p].slot, m[q].slot);
+    // Lines 5-11: sweep the lows on y.
+    if (tree_.universe() != 2 * n) {
+      tree_.reset(2 * n);
+    } else {
+      tree_.clear();
+    }
+    const std::uint64_t* const info = rank_info_.data();
+    found_.resize(kFoundBuffer);
+    std::uint64_t* const found = found_.data();
+    std::uint32_t count = 0;  // pairs in found
+    for (std::uint32_t a = 0; a < n; ++a) {
+      // p's low: S <- S + {R[p], R[p+n]}; report S's live values between them.
+      const SweepItem it = sweep_items_[a];
+      const std::uint64_t p_own = it.tag >> 31, p_slot = std::uint64_t{it.tag & kSlotMask} << 32;
+      const float p_lo = kTestT ? rank_t_[it.r_low] : 0.0f;
+      std::uint32_t before = it.r_low;
+      // The walk, without a branch per value: a value below the sweep line
+      // is unlinked (and its bits cleared) under a condition, and every
+      // value is written as a pair that counts only if it is one.
+      for (std::uint32_t v = tree_.insert(it.r_low); v < it.r_high;) {
+        const std::uint64_t i = info[v];
+        const std::uint32_t next = tree_.next(v);
+        const bool live = static_cast<std::uint32_t>(i >> 32) >= it.low;
+        tree_.erase_after_if(before, v, !live);
+        before = live ? v : before;
+        // Both straddlers: an earlier strip's pair.
+        std::uint64_t counts = static_cast<std::uint64_t>(live) & (p_own | ((i >> 31) & 1));
+        if constexpr (kTestT) {
+          const float q_lo = rank_t_[v];
+          counts &= static_cast<std::uint64_t>(q_lo <= p_lo + size_t_ && p_lo <= q_lo + size_t_);
         }
-        tree_.insert_after(before, r.high);  // the walk ended at R[p+n]'s predecessor
-        if (++a < n) low = key_of(y_items_[a]);
-      } else {
-        // p's high: S <- S - {R[p], R[p+n]}.
-        const std::uint32_t p = local_of(y_items_[b]);
-        const Ranks r{ranks_[2 * p], ranks_[2 * p + 1]};
-        tree_.erase(r.low);
-        tree_.erase(r.high);
-        if (++b < n) high = high_key(key_of(y_items_[b]), size_y_);
+        found[count] = p_slot | (i & kSlotMask);
+        count += static_cast<std::uint32_t>(counts);
+        if (count == kFoundBuffer) {
+          flush(count, report);
+          count = 0;
+        }
+        v = next;
       }
+      tree_.insert_after(before, it.r_high);  // the walk ended at R[p+n]'s predecessor
+    }
+    flush(count, report);
+  }
+
+  // Reports the first `count` pairs of found_.
+  template <class Report>
+  void flush(std::uint32_t count, Report& report) const {
+    for (std::uint32_t k = 0; k < count; ++k) {
+      report(static_cast<Slot>(found_[k] >> 32), static_cast<Slot>(found_[k] & 0xffffffffu));
     }
   }
 
@@ -361,10 +464,15 @@ class UnisizeSweep {
 
   float size_x_ = 0, size_y_ = 0, size_t_ = 0;
   std::vector<Member> members_, member_scratch_;    // live boxes, sorted by x low
+  std::vector<std::uint32_t> x_high_;               // by member: key of the high on x
+  std::vector<std::uint64_t> tags_;                 // by member: key of the high on y << 32 | slot
   std::vector<std::uint64_t> y_items_, y_scratch_;  // a strip's lows on y: (key << 32 | local)
   std::vector<std::uint32_t> ranks_;                // R: R[p] at 2p, R[p + n] at 2p + 1, by local object
-  std::vector<std::uint32_t> rank_member_;          // by local rank: its local object
-  LinkedBitTree tree_;                              // S
+  std::vector<std::uint64_t> rank_info_;            // by local rank: (high key on y << 32 | kOwn | slot)
+  std::vector<float> rank_t_;                       // by local rank: the object's low on t (3D only)
+  std::vector<SweepItem> sweep_items_;              // a strip's objects in y order
+  std::vector<std::uint64_t> found_;                // pairs found, (slot << 32 | slot), reported in batches
+  ForwardLinkedBitTree tree_;                       // S
 };
 
 class Unisize final : public Algorithm {
@@ -400,42 +508,26 @@ class Unisize final : public Algorithm {
       pending_.reset();
     }
 
-    const int shift = std::max(1, static_cast<int>(std::bit_width(boxes_.size())));
-    if (shift != shift_) rekey(shift);
-    now_.clear();
-    sweep_.run(boxes_, live_, size_, [&](Slot p, Slot q) { now_.push_back(p < q ? pack(p, q) : pack(q, p)); });
-    radix_sort(now_, pair_scratch_, (2 * shift_ + 10) / 11,
-               [first = 0](std::uint64_t x, int d) { return digit64(x, first, d); });
-    report_changes(ids, pairs);
-    now_.swap(before_);
+    frame_pairs_.clear();
+    sweep_.run(boxes_, live_, size_, [&](Slot p, Slot q) { frame_pairs_.push_back(make_pair(ids[p], ids[q])); });
+    pairs.assign(frame_pairs_);  // sorted and diffed in bulk; frame_pairs_ gets the old set's storage
   }
 
   std::size_t memory_bytes() const override {
     return boxes_.capacity() * sizeof(Box3) + (live_.capacity() + position_.capacity()) * sizeof(std::uint32_t) +
-           (now_.capacity() + before_.capacity() + pair_scratch_.capacity() + changes_.capacity()) *
-               sizeof(std::uint64_t) +
-           sweep_.memory_bytes();
+           frame_pairs_.capacity() * sizeof(Pair) + sweep_.memory_bytes();
   }
 
   // Invariants after update():
   // - live_ lists each live slot once and position_ inverts it;
   // - when a box is live, every live box has finite coordinates and fits
   //   the size (max == min + size per axis);
-  // - before_ holds this frame's pairs, strictly increasing, each packed as
-  //   (low slot << shift_ | high slot) of two live slots whose boxes overlap:
-  //   exactly the pairs reported to the pair manager and not taken back;
-  // - the sweep's S is empty.
+  // - the sweep's S is a valid tree with its list in order.
   bool validate() const override {
     for (std::uint32_t i = 0; i < live_.size(); ++i) {
       const Slot s = live_[i];
       if (s >= boxes_.size() || position_[s] != i) return false;
       if (!finite(boxes_[s]) || !fits(boxes_[s], size_)) return false;
-    }
-    for (std::size_t k = 0; k < before_.size(); ++k) {
-      if (k > 0 && !(before_[k - 1] < before_[k])) return false;
-      const Slot p = static_cast<Slot>(before_[k] >> shift_), q = static_cast<Slot>(before_[k] & mask());
-      if (!(p < q) || q >= boxes_.size() || position_[p] == kNotLive || position_[q] == kNotLive) return false;
-      if (!overlaps(boxes_[p], boxes_[q])) return false;
     }
     return sweep_.validate();
   }
@@ -466,50 +558,6 @@ class Unisize final : public Algorithm {
     position_[s] = kNotLive;
   }
 
-  std::uint64_t mask() const { return (std::uint64_t{1} << shift_) - 1; }
-  std::uint64_t pack(Slot p, Slot q) const { return (std::uint64_t{p} << shift_) | q; }
-
-  // New slot width: re-pack the previous pairs (their order is kept).
-  void rekey(int shift) {
-    for (std::uint64_t& key : before_) {
-      const std::uint64_t p = key >> shift_, q = key & mask();
-      key = (p << shift) | q;
-    }
-    shift_ = shift;
-  }
-
-  // Merges the sorted pairs of this frame with the previous frame's: only
-  // the differences reach the pair manager. They are listed first, then
-  // handed over with the hash slot of the change kAhead further on
-  // prefetched: with a million pairs the table is tens of MB and each
-  // change would otherwise wait for its own cache miss.
-  void report_changes(std::span<const Id> ids, PairManager& pairs) {
-    constexpr std::uint64_t kAdded = std::uint64_t{1} << 63;  // free: 2 * shift_ <= 62
-    changes_.clear();
-    std::size_t i = 0, j = 0;
-    while (i < now_.size() || j < before_.size()) {
-      if (j == before_.size() || (i < now_.size() && now_[i] < before_[j])) {
-        changes_.push_back(now_[i++] | kAdded);
-      } else if (i == now_.size() || before_[j] < now_[i]) {
-        changes_.push_back(before_[j++]);
-      } else {
-        ++i, ++j;
-      }
-    }
-    constexpr std::size_t kAhead = 16;
-    const auto first = [&](std::uint64_t c) { return ids[static_cast<Slot>((c & ~kAdded) >> shift_)]; };
-    const auto second = [&](std::uint64_t c) { return ids[static_cast<Slot>(c & mask())]; };
-    for (std::size_t k = 0; k < changes_.size(); ++k) {
-      if (k + kAhead < changes_.size()) pairs.prefetch(first(changes_[k + kAhead]), second(changes_[k + kAhead]));
-      const std::uint64_t c = changes_[k];
-      if (c & kAdded) {
-        pairs.add(first(c), second(c));
-      } else {
-        pairs.remove(first(c), second(c));
-      }
-    }
-  }
-
   std::vector<Box3> boxes_;                // by slot
   std::vector<Slot> live_;                 // the live slots
   std::vector<std::uint32_t> position_;    // slot -> index in live_, or kNotLive
@@ -517,10 +565,7 @@ class Unisize final : public Algorithm {
   mutable std::optional<Extent> pending_;  // size fixed this frame while none is live
   mutable std::optional<Extent> batch_start_;
   UnisizeSweep sweep_;
-  std::vector<std::uint64_t> now_, before_;  // this and the previous frame's pairs, packed
-  std::vector<std::uint64_t> pair_scratch_;
-  std::vector<std::uint64_t> changes_;  // this frame's created (top bit set) and deleted pairs, packed
-  int shift_ = 1;                       // bits of a slot in a packed pair
+  std::vector<Pair> frame_pairs_;  // the frame's pairs as ids, handed to PairManager::assign
 };
 
 }  // namespace
@@ -566,7 +611,8 @@ Status UnisizePruner::complete(std::span<const Box3> boxes, std::vector<IndexPai
     for (Slot s = 0; s < n; ++s) impl_->all[s] = s;
   }
   impl_->sweep.run(boxes, impl_->all, size, [&out](Slot p, Slot q) {
-    out.push_back(p < q ? IndexPair{p, q} : IndexPair{q, p});
+    const Slot swap = (p ^ q) & (Slot{0} - static_cast<Slot>(q < p));  // no branch on the order
+    out.push_back(IndexPair{p ^ swap, q ^ swap});
   });
   return {};
 }

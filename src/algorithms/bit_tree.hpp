@@ -160,6 +160,10 @@ class BitTree {
 
   std::size_t memory_bytes() const noexcept { return words_.capacity() * sizeof(std::uint64_t); }
 
+  /// The number of levels, and level l's words (for fixed-depth views).
+  int levels() const noexcept { return levels_; }
+  std::uint64_t* level_words(int l) noexcept { return words_.data() + offset_[l]; }
+
   // Invariants: bit i of level l + 1 is set iff word i of level l is not
   // zero; no bit is set at or beyond the universe (or beyond the word count
   // of the level below).
@@ -341,6 +345,82 @@ class ForwardLinkedBitTree {
 
   /// The stored value after stored value v (or after end(): the first), or end().
   std::uint32_t next(std::uint32_t v) const noexcept { return next_[v]; }
+
+  int levels() const noexcept { return tree_.levels(); }
+
+  /// The same set with its depth L == levels() fixed at compile time and
+  /// its arrays held as raw pointers, for a caller's hot loop: the loops
+  /// over levels unroll and nothing is reloaded through the vectors. The
+  /// operations are those of the tree, with the same contracts; valid until
+  /// the next reset().
+  template <int L>
+  class Fixed {
+   public:
+    explicit Fixed(ForwardLinkedBitTree& t) noexcept : next_(t.next_.data()), end_(t.end()) {
+      for (int l = 0; l < L; ++l) level_[l] = t.tree_.level_words(l);
+    }
+
+    std::uint32_t end() const noexcept { return end_; }
+    std::uint32_t next(std::uint32_t v) const noexcept { return next_[v]; }
+
+    /// Adds v < end(), which must be absent; returns the value after it.
+    std::uint32_t insert(std::uint32_t v) noexcept {
+      const std::uint32_t after = prev_or_end(v), n = next_[after];
+      next_[v] = n;
+      next_[after] = v;
+      set_bits(v);
+      return n;
+    }
+
+    void insert_after(std::uint32_t after, std::uint32_t v) noexcept {
+      next_[v] = next_[after];
+      next_[after] = v;
+      set_bits(v);
+    }
+
+    void erase_after_if(std::uint32_t before, std::uint32_t v, bool condition) noexcept {
+      const std::uint32_t keep = static_cast<std::uint32_t>(condition) - 1;  // all ones iff v stays
+      next_[before] = (v & keep) | (next_[v] & ~keep);
+      std::uint64_t clear = condition ? 1 : 0;
+      for (int l = 0; l < L; ++l, v >>= 6) {
+        std::uint64_t& w = level_[l][v >> 6];
+        w &= ~(clear << (v & 63));
+        clear &= static_cast<std::uint64_t>(w == 0);
+      }
+    }
+
+    /// The largest stored value <= v < end(), or end(): BitTree::prev.
+    std::uint32_t prev_or_end(std::uint32_t v) const noexcept {
+      std::array<std::uint64_t, L> masked;
+      std::uint64_t i = v;
+      masked[0] = level_[0][i >> 6] & (~std::uint64_t{0} >> (63 - (i & 63)));
+      for (int l = 1; l < L; ++l) {
+        i >>= 6;
+        masked[l] = level_[l][i >> 6] & ((std::uint64_t{1} << (i & 63)) - 1);
+      }
+      std::uint64_t j = 0;
+      std::uint64_t found = 0;  // all ones once a level had a masked bit
+      for (int l = L - 1; l >= 0; --l) {
+        const std::uint64_t below = level_[l][j & found];
+        const std::uint64_t descended = j * 64 + static_cast<unsigned>(63 - std::countl_zero(below | 1));
+        const std::uint64_t own = ((std::uint64_t{v} >> (6 * l)) & ~std::uint64_t{63}) |
+                                  static_cast<unsigned>(63 - std::countl_zero(masked[l] | 1));
+        const std::uint64_t restart = std::uint64_t{0} - static_cast<std::uint64_t>(masked[l] != 0);
+        j = (own & restart) | (descended & ~restart);
+        found |= restart;
+      }
+      return static_cast<std::uint32_t>((j & found) | (end_ & ~found));
+    }
+
+   private:
+    void set_bits(std::uint32_t v) noexcept {
+      for (int l = 0; l < L; ++l, v >>= 6) level_[l][v >> 6] |= std::uint64_t{1} << (v & 63);
+    }
+
+    std::array<std::uint64_t*, L> level_;
+    std::uint32_t* next_;
+    std::uint32_t end_;
+  };
 
   std::size_t memory_bytes() const noexcept { return tree_.memory_bytes() + next_.capacity() * sizeof(std::uint32_t); }
 

@@ -163,6 +163,28 @@ void radix_sort(std::vector<T>& items, std::vector<T>& scratch, int passes, Digi
   }
 }
 
+// The same on items[0, n) with scratch[0, n): returns where the sorted
+// items ended up (items or scratch), for buffers sized once for many sorts.
+template <class T, class Digit>
+T* radix_sort(T* items, T* scratch, std::size_t n, int passes, Digit digit) {
+  constexpr std::size_t kBuckets = std::size_t{1} << 11;
+  std::array<std::array<std::uint32_t, kBuckets>, 6> counts;
+  for (int d = 0; d < passes; ++d) counts[d].fill(0);
+  for (std::size_t k = 0; k < n; ++k) {
+    for (int d = 0; d < passes; ++d) ++counts[d][digit(items[k], d)];
+  }
+  if (n < 2) return items;
+  for (int d = 0; d < passes; ++d) {
+    std::array<std::uint32_t, kBuckets>& c = counts[d];
+    if (c[digit(items[0], d)] == n) continue;  // one digit everywhere
+    std::uint32_t sum = 0;
+    for (std::uint32_t& v : c) sum += std::exchange(v, sum);
+    for (std::size_t k = 0; k < n; ++k) scratch[c[digit(items[k], d)]++] = items[k];
+    std::swap(items, scratch);
+  }
+  return items;
+}
+
 // The d-th 11-bit digit of a 32-bit key, and of bits [first, 64) of a word.
 inline std::uint32_t digit32(std::uint32_t key, int d) { return (key >> (11 * d)) & 0x7ff; }
 inline std::uint32_t digit64(std::uint64_t word, int first, int d) {
@@ -234,18 +256,42 @@ class UnisizeSweep {
       x_high_[i] = high_key(members_[i].x_key, size_x_);
       tags_[i] = (std::uint64_t{high_key(members_[i].y_key, size_y_)} << 32) | members_[i].slot;
     }
-    std::uint32_t first = 0;
+    // The strips, then buffers and S sized once for the largest (the same
+    // depth of S for every strip: one instantiation of the sweep).
+    strips_.clear();
+    std::uint32_t first = 0, largest = 0;
     for (std::uint32_t own = 0, end = 0; own < n; own = end) {
       const std::uint32_t cut = members_[own].x_key;
       while (x_high_[first] < cut) ++first;
       const std::uint32_t straddlers = own - first;
       const std::uint32_t own_count = straddlers <= kSmallStrip / 4 ? kSmallStrip - straddlers : kLargeStrip;
       end = n - own > own_count ? own + own_count : n;
-      if (flat) {
-        strip<false>(first, own, end, report);
-      } else {
-        strip<true>(first, own, end, report);
-      }
+      strips_.push_back(Strip{first, own, end});
+      largest = std::max(largest, end - first);
+    }
+    if (ranks_.size() < std::size_t{2} * largest) {
+      ranks_.resize(std::size_t{2} * largest);
+      rank_info_.resize(std::size_t{2} * largest);
+      rank_t_.resize(std::size_t{2} * largest);
+      y_items_.resize(largest);
+      y_scratch_.resize(largest);
+      sweep_items_.resize(largest);
+    }
+    found_.resize(kFoundBuffer);
+    if (tree_.universe() != 2 * largest) tree_.reset(2 * largest);
+    switch (tree_.levels()) {
+      case 1:
+        return sweep<1>(flat, report);
+      case 2:
+        return sweep<2>(flat, report);
+      case 3:
+        return sweep<3>(flat, report);
+      case 4:
+        return sweep<4>(flat, report);
+      case 5:
+        return sweep<5>(flat, report);
+      default:
+        return sweep<6>(flat, report);  // 64^6 > 2^32
     }
   }
 
@@ -257,7 +303,7 @@ class UnisizeSweep {
            (tags_.capacity() + y_items_.capacity() + y_scratch_.capacity() + rank_info_.capacity()) *
                sizeof(std::uint64_t) +
            (rank_t_.capacity() + found_.capacity() * 2) * sizeof(float) + sweep_items_.capacity() * sizeof(SweepItem) +
-           tree_.memory_bytes();
+           strips_.capacity() * sizeof(Strip) + tree_.memory_bytes();
   }
 
  private:
@@ -271,6 +317,9 @@ class UnisizeSweep {
   // against kLargeStrip everywhere.
   static constexpr std::uint32_t kSmallStrip = 2048, kLargeStrip = 8192;
 
+  struct Strip {
+    std::uint32_t first, own, end;  // members [first, end), its own from `own`
+  };
   struct Member {
     std::uint32_t x_key, y_key;  // keys of the lows
     Slot slot;
@@ -349,63 +398,68 @@ class UnisizeSweep {
   }
   static constexpr std::uint32_t kWays = UNI_WAYS;
 
+  template <int L, class Report>
+  void sweep(bool flat, Report& report) {
+    for (const Strip& st : strips_) {
+      if (flat) {
+        strip<false, L>(st.first, st.own, st.end, report);
+      } else {
+        strip<true, L>(st.first, st.own, st.end, report);
+      }
+    }
+  }
+
   // Algorithm 1 on members [first, end), reporting the pairs with a box in
-  // [own, end). Local object p is member first + p.
-  template <bool kTestT, class Report>
+  // [own, end). Local object p is member first + p. S has L levels.
+  template <bool kTestT, int L, class Report>
   void strip(std::uint32_t first, std::uint32_t own, std::uint32_t end, Report& report) {
     const Member* m = members_.data() + first;
     const std::uint32_t n = end - first, own_from = own - first;
-
-    ranks_.resize(std::size_t{2} * n);
-    rank_info_.resize(std::size_t{2} * n);
+    std::uint32_t* const ranks = ranks_.data();
+    const std::uint64_t* const info = rank_info_.data();
     rank(m, x_high_.data() + first, tags_.data() + first, n, own_from);
 
     // Line 4: Iy <- Sort(Py), the lows only (lazy deletion needs no highs).
-    y_items_.resize(n);
     for (std::uint32_t p = 0; p < n; ++p) y_items_[p] = (std::uint64_t{m[p].y_key} << 32) | p;
-    radix_sort(y_items_, y_scratch_, 3, [](std::uint64_t x, int d) { return digit64(x, 32, d); });
+    const std::uint64_t* const y_sorted =
+        radix_sort(y_items_.data(), y_scratch_.data(), n, 3, [](std::uint64_t x, int d) { return digit64(x, 32, d); });
     // What the sweep needs of each object, gathered in y order so that the
     // sweep reads it sequentially (these loads do not wait on one another).
-    sweep_items_.resize(n);
+    SweepItem* const items = sweep_items_.data();
     for (std::uint32_t a = 0; a < n; ++a) {
-      const std::uint32_t p = local_of(y_items_[a]);
-      sweep_items_[a] = SweepItem{key_of(y_items_[a]), ranks_[2 * p], ranks_[2 * p + 1],
-                                  static_cast<std::uint32_t>(rank_info_[ranks_[2 * p]])};
+      const std::uint32_t p = local_of(y_sorted[a]);
+      items[a] = SweepItem{key_of(y_sorted[a]), ranks[2 * p], ranks[2 * p + 1],
+                           static_cast<std::uint32_t>(info[ranks[2 * p]])};
     }
+    float* const rank_t = rank_t_.data();
     if constexpr (kTestT) {
-      rank_t_.resize(std::size_t{2} * n);
-      for (std::uint32_t p = 0; p < n; ++p) rank_t_[ranks_[2 * p]] = rank_t_[ranks_[2 * p + 1]] = m[p].t_min;
+      for (std::uint32_t p = 0; p < n; ++p) rank_t[ranks[2 * p]] = rank_t[ranks[2 * p + 1]] = m[p].t_min;
     }
 
     // Lines 5-11: sweep the lows on y.
-    if (tree_.universe() != 2 * n) {
-      tree_.reset(2 * n);
-    } else {
-      tree_.clear();
-    }
-    const std::uint64_t* const info = rank_info_.data();
-    found_.resize(kFoundBuffer);
+    tree_.clear();
+    typename ForwardLinkedBitTree::Fixed<L> tree(tree_);
     std::uint64_t* const found = found_.data();
     std::uint32_t count = 0;  // pairs in found
     for (std::uint32_t a = 0; a < n; ++a) {
       // p's low: S <- S + {R[p], R[p+n]}; report S's live values between them.
-      const SweepItem it = sweep_items_[a];
+      const SweepItem it = items[a];
       const std::uint64_t p_own = it.tag >> 31, p_slot = std::uint64_t{it.tag & kSlotMask} << 32;
-      const float p_lo = kTestT ? rank_t_[it.r_low] : 0.0f;
+      const float p_lo = kTestT ? rank_t[it.r_low] : 0.0f;
       std::uint32_t before = it.r_low;
       // The walk, without a branch per value: a value below the sweep line
       // is unlinked (and its bits cleared) under a condition, and every
       // value is written as a pair that counts only if it is one.
-      for (std::uint32_t v = tree_.insert(it.r_low); v < it.r_high;) {
+      for (std::uint32_t v = tree.insert(it.r_low); v < it.r_high;) {
         const std::uint64_t i = info[v];
-        const std::uint32_t next = tree_.next(v);
+        const std::uint32_t next = tree.next(v);
         const bool live = static_cast<std::uint32_t>(i >> 32) >= it.low;
-        tree_.erase_after_if(before, v, !live);
+        tree.erase_after_if(before, v, !live);
         before = live ? v : before;
         // Both straddlers: an earlier strip's pair.
         std::uint64_t counts = static_cast<std::uint64_t>(live) & (p_own | ((i >> 31) & 1));
         if constexpr (kTestT) {
-          const float q_lo = rank_t_[v];
+          const float q_lo = rank_t[v];
           counts &= static_cast<std::uint64_t>(q_lo <= p_lo + size_t_ && p_lo <= q_lo + size_t_);
         }
         found[count] = p_slot | (i & kSlotMask);
@@ -416,7 +470,7 @@ class UnisizeSweep {
         }
         v = next;
       }
-      tree_.insert_after(before, it.r_high);  // the walk ended at R[p+n]'s predecessor
+      tree.insert_after(before, it.r_high);  // the walk ended at R[p+n]'s predecessor
     }
     flush(count, report);
   }
@@ -471,8 +525,9 @@ class UnisizeSweep {
   std::vector<std::uint64_t> rank_info_;            // by local rank: (high key on y << 32 | kOwn | slot)
   std::vector<float> rank_t_;                       // by local rank: the object's low on t (3D only)
   std::vector<SweepItem> sweep_items_;              // a strip's objects in y order
-  std::vector<std::uint64_t> found_;                // pairs found, (slot << 32 | slot), reported in batches
-  ForwardLinkedBitTree tree_;                       // S
+  std::vector<Strip> strips_;
+  std::vector<std::uint64_t> found_;  // pairs found, (slot << 32 | slot), reported in batches
+  ForwardLinkedBitTree tree_;         // S
 };
 
 class Unisize final : public Algorithm {

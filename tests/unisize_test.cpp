@@ -387,6 +387,39 @@ TEST(UnisizePruner, MatchesBruteOnEveryKind) {
   }
 }
 
+// Boxes all at one x, so that every box straddles every later strip: the
+// strips grow to the whole input and S to 3 and then 4 levels (more than
+// 2 * 64^3 ranks). Two boxes at each y on a 0.5 grid, size 1: the pairs are
+// those at most 1 apart on y, found here by a sort on y and a forward scan.
+TEST(UnisizePruner, DeepTreesOfWideStrips) {
+  for (const std::uint32_t n : {20000u, 140000u}) {
+    SCOPED_TRACE(n);
+    std::vector<Box3> boxes(n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const float y = float((i * 7919u) % (n / 2)) * 0.5f;
+      boxes[i] = Box3{{0.0f, y, 0.0f}, {1.0f, y + 1.0f, 0.0f}};
+    }
+    std::vector<std::uint32_t> order(n);
+    for (std::uint32_t i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return boxes[a].min[1] < boxes[b].min[1]; });
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> want, got;
+    for (std::uint32_t k = 0; k < n; ++k) {
+      for (std::uint32_t l = k + 1; l < n && boxes[order[l]].min[1] <= boxes[order[k]].max[1]; ++l) {
+        want.emplace_back(std::min(order[k], order[l]), std::max(order[k], order[l]));
+      }
+    }
+    std::vector<IndexPair> found;
+    UnisizePruner pruner;
+    ASSERT_TRUE(pruner.complete(boxes, found).ok());
+    for (const IndexPair& p : found) got.emplace_back(p.i, p.j);
+    std::sort(got.begin(), got.end());
+    std::sort(want.begin(), want.end());
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_TRUE(got == want);
+  }
+}
+
 TEST(UnisizePruner, RefusesOtherSizes) {
   std::vector<Box3> boxes = {Box3{{0, 0, 0}, {1, 1, 1}}, Box3{{0.5f, 0, 0}, {1.5f, 1, 1}},
                              Box3{{2, 0, 0}, {3, 1.5f, 1}}};

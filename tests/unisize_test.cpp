@@ -437,5 +437,34 @@ TEST(UnisizePruner, RefusesOtherSizes) {
   EXPECT_TRUE(out[0].i == 0 && out[0].j == 1);
 }
 
+// The rule is checked a block of boxes at a time: offenders anywhere in a
+// long input (in the first block, at a block boundary, in the last, partial
+// block) are found, the first one named with its own reason.
+TEST(UnisizePruner, RefusesTheFirstOffenderOfALongInput) {
+  const std::size_t n = 1000;
+  std::vector<Box3> good(n);
+  for (std::size_t i = 0; i < n; ++i) good[i] = Box3{{float(i), 0, 0}, {float(i) + 1, 1, 1}};
+  UnisizePruner pruner;
+  std::vector<IndexPair> out;
+  for (const std::size_t at : {std::size_t{1}, std::size_t{255}, std::size_t{256}, std::size_t{700}, n - 1}) {
+    SCOPED_TRACE(at);
+    std::vector<Box3> boxes = good;
+    boxes[at].max[1] = 1.5f;                                                         // another size
+    if (at + 3 < n) boxes[at + 3].min[2] = std::numeric_limits<float>::quiet_NaN();  // later: not reported
+    Status s = pruner.complete(boxes, out);
+    EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+    EXPECT_EQ(s.index(), at);
+    EXPECT_NE(s.message().find("size of the first"), std::string::npos) << s.message();
+    boxes[at] = good[at];
+    boxes[at].min[0] = -std::numeric_limits<float>::infinity();  // infinite now
+    s = pruner.complete(boxes, out);
+    EXPECT_EQ(s.index(), at);
+    EXPECT_NE(s.message().find("finite"), std::string::npos) << s.message();
+    EXPECT_TRUE(out.empty());
+  }
+  ASSERT_TRUE(pruner.complete(good, out).ok());
+  EXPECT_EQ(out.size(), n - 1);
+}
+
 }  // namespace
 }  // namespace sapling

@@ -398,9 +398,10 @@ class ForwardLinkedBitTree {
         i >>= 6;
         masked[l] = level_[l][i >> 6] & ((std::uint64_t{1} << (i & 63)) - 1);
       }
-      std::uint64_t j = 0;
-      std::uint64_t found = 0;  // all ones once a level had a masked bit
-      for (int l = L - 1; l >= 0; --l) {
+      // The top level is one word: its candidate is its own masked word's.
+      std::uint64_t found = std::uint64_t{0} - static_cast<std::uint64_t>(masked[L - 1] != 0);
+      std::uint64_t j = static_cast<unsigned>(63 - std::countl_zero(masked[L - 1] | 1));
+      for (int l = L - 2; l >= 0; --l) {
         const std::uint64_t below = level_[l][j & found];
         const std::uint64_t descended = j * 64 + static_cast<unsigned>(63 - std::countl_zero(below | 1));
         const std::uint64_t own = ((std::uint64_t{v} >> (6 * l)) & ~std::uint64_t{63}) |

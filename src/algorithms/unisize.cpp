@@ -94,9 +94,6 @@
 #include <vector>
 
 #include "algorithms/bit_tree.hpp"
-#ifndef UNI_WAYS
-#define UNI_WAYS 2
-#endif
 #include "algorithms/builtin.hpp"
 #include "sapling/float_key.hpp"
 #include "sapling/unisize.hpp"
@@ -195,6 +192,7 @@ inline std::uint32_t digit64(std::uint64_t word, int first, int d) {
 // swept (its second axis), t is tested per candidate unless flat.
 struct Axes {
   int x = 0, y = 1, t = 2;
+  float x_lo = 0, x_hi = 0;  // the lowest and highest low on x in the sample
 };
 
 // Algorithm 1 over the live boxes, one frame. Objects are named by slot.
@@ -247,7 +245,7 @@ class UnisizeSweep {
     const bool flat = t_hi <= t_lo + size_t_;
 
     // Line 1, Ix <- Sort(Px), for the lows; strips are then runs of it.
-    radix_sort(members_, member_scratch_, 3, [](const Member& m, int d) { return digit32(m.x_key, d); });
+    sort_by_x(axes);
     // The highs' keys on x and y, from the lows' (the size rule), once for
     // every member rather than once per strip and per merge step.
     x_high_.resize(n);
@@ -264,7 +262,7 @@ class UnisizeSweep {
       const std::uint32_t cut = members_[own].x_key;
       while (x_high_[first] < cut) ++first;
       const std::uint32_t straddlers = own - first;
-      const std::uint32_t own_count = straddlers <= kSmallStrip / 4 ? kSmallStrip - straddlers : kLargeStrip;
+      const std::uint32_t own_count = straddlers <= kSmallStrip / 8 ? kSmallStrip - straddlers : kLargeStrip;
       end = n - own > own_count ? own + own_count : n;
       strips_.push_back(Strip{first, own, end});
       largest = std::max(largest, end - first);
@@ -272,6 +270,7 @@ class UnisizeSweep {
     if (ranks_.size() < std::size_t{2} * largest) {
       ranks_.resize(std::size_t{2} * largest);
       rank_info_.resize(std::size_t{2} * largest);
+      x_low_.resize(std::size_t{largest} + 1);
       rank_t_.resize(std::size_t{2} * largest);
       y_items_.resize(largest);
       y_scratch_.resize(largest);
@@ -299,7 +298,9 @@ class UnisizeSweep {
 
   std::size_t memory_bytes() const {
     return (members_.capacity() + member_scratch_.capacity()) * sizeof(Member) +
-           (x_high_.capacity() + ranks_.capacity()) * sizeof(std::uint32_t) +
+           (x_high_.capacity() + x_low_.capacity() + ranks_.capacity() + bucket_start_.capacity() +
+            bucket_fill_.capacity()) *
+               sizeof(std::uint32_t) +
            (tags_.capacity() + y_items_.capacity() + y_scratch_.capacity() + rank_info_.capacity()) *
                sizeof(std::uint64_t) +
            (rank_t_.capacity() + found_.capacity() * 2) * sizeof(float) + sweep_items_.capacity() * sizeof(SweepItem) +
@@ -307,6 +308,43 @@ class UnisizeSweep {
   }
 
  private:
+  // Line 1 for the lows of members_. With many boxes, a radix sort's passes
+  // over the whole array miss the cache at every scatter (16 MB of members
+  // at 2^20 boxes); so the members are first distributed into buckets of
+  // consecutive ranges of x, by a map that never decreases with x (any
+  // rounding keeps it so: exactness needs nothing more), and each bucket,
+  // in cache, is then radix-sorted on its keys; its digits common to all
+  // its keys are skipped, usually the top one. The buckets' order is x
+  // order, so the whole is Sort(P) on the lows.
+  void sort_by_x(const Axes& axes) {
+    const auto n = static_cast<std::uint32_t>(members_.size());
+    const auto digit = [](const Member& m, int d) { return digit32(m.x_key, d); };
+    const std::uint32_t buckets = std::min<std::uint32_t>(n / kSortBucket, 4096);
+    const double range = double(axes.x_hi) - double(axes.x_lo);
+    if (buckets < 2 || !(range > 0)) {
+      radix_sort(members_, member_scratch_, 3, digit);
+      return;
+    }
+    const float lo = axes.x_lo, scale = static_cast<float>(buckets / range), last = float(buckets - 1);
+    const auto bucket_of = [&](const Member& m) {
+      // Finite keys only: t is never NaN; the clamp catches what lies
+      // outside the sample's range (and an overflow to infinity).
+      const float t = std::min(std::max((key_float(m.x_key) - lo) * scale, 0.0f), last);
+      return static_cast<std::uint32_t>(t);
+    };
+    bucket_start_.assign(std::size_t{buckets} + 1, 0);
+    for (const Member& m : members_) ++bucket_start_[bucket_of(m) + 1];
+    for (std::uint32_t b = 0; b < buckets; ++b) bucket_start_[b + 1] += bucket_start_[b];
+    member_scratch_.resize(n);
+    bucket_fill_.assign(bucket_start_.begin(), bucket_start_.end() - 1);
+    for (const Member& m : members_) member_scratch_[bucket_fill_[bucket_of(m)]++] = m;
+    for (std::uint32_t b = 0; b < buckets; ++b) {
+      const std::uint32_t from = bucket_start_[b], count = bucket_start_[b + 1] - from;
+      const Member* sorted = radix_sort(member_scratch_.data() + from, members_.data() + from, count, 3, digit);
+      if (sorted != members_.data() + from) std::copy(sorted, sorted + count, members_.data() + from);
+    }
+  }
+
   // Strip sizes. A strip of k boxes (own and straddlers) has 2k ranks. In
   // sparse scenes each update of S climbs the whole bit tree, so a strip
   // takes kSmallStrip boxes, 4096 ranks, two levels, as long as at most a
@@ -316,6 +354,9 @@ class UnisizeSweep {
   // 9% less time at density 0.2, the same within 2% at 0.4 and 0.8,
   // against kLargeStrip everywhere.
   static constexpr std::uint32_t kSmallStrip = 2048, kLargeStrip = 8192;
+  // Members per bucket of sort_by_x, on average: a bucket's members (64 KB)
+  // fit in L2 with its scratch.
+  static constexpr std::uint32_t kSortBucket = 4096;
 
   struct Strip {
     std::uint32_t first, own, end;  // members [first, end), its own from `own`
@@ -337,7 +378,7 @@ class UnisizeSweep {
   // Lines 2-3, R[Ix[i]] <- i, for local objects [0, n): the highs come in
   // the lows' order (see the file comment), so the 2n sorted endpoints are a
   // merge of two sorted runs, lows first on equal keys. Each step's choice
-  // is a coin toss, so the merge is branch-free, and it runs as four
+  // is a coin toss, so the merge is branch-free, and it runs as two
   // independent merges of equal length (split at merge-path diagonals by
   // binary search), interleaved, so that one step's loads need not wait for
   // the previous step's. Writes R (ranks_: R[p] at 2p, R[p + n] at 2p + 1)
@@ -346,11 +387,12 @@ class UnisizeSweep {
   struct Way {
     std::uint32_t a, b;  // lows and highs taken
   };
-  Way split(const Member* m, const std::uint32_t* xh, std::uint32_t n, std::uint32_t d) const {
+  // The merge-path split: where the first d endpoints end on each run.
+  static Way split(const std::uint32_t* xl, const std::uint32_t* xh, std::uint32_t n, std::uint32_t d) {
     std::uint32_t lo = d > n ? d - n : 0, hi = std::min(d, n);
     while (lo < hi) {
       const std::uint32_t mid = lo + (hi - lo) / 2;  // low mid before high d - 1 - mid?
-      if (m[mid].x_key <= xh[d - 1 - mid]) {
+      if (xl[mid] <= xh[d - 1 - mid]) {
         lo = mid + 1;
       } else {
         hi = mid;
@@ -359,12 +401,13 @@ class UnisizeSweep {
     return {lo, d - lo};
   }
   // One step, with masks rather than conditions (the compiler would
-  // branch). b < n holds before every step: the last high comes last.
-  static inline void merge_step(Way& w, const Member* m, const std::uint32_t* xh, const std::uint64_t* tags,
-                                std::uint32_t n, std::uint32_t own_from, std::uint32_t* ranks, std::uint64_t* info) {
+  // branch). xl[n] is a sentinel above every high, so a run of lows that
+  // is exhausted is never taken; b < n holds before every step (the last
+  // high comes last).
+  static inline void merge_step(Way& w, const std::uint32_t* xl, const std::uint32_t* xh, const std::uint64_t* tags,
+                                std::uint32_t own_from, std::uint32_t* ranks, std::uint64_t* info) {
     const std::uint32_t a = w.a, b = w.b;
-    const std::uint32_t low = m[a < n ? a : n - 1].x_key;
-    const std::uint32_t take_low = static_cast<std::uint32_t>(a < n) & static_cast<std::uint32_t>(low <= xh[b]);
+    const std::uint32_t take_low = static_cast<std::uint32_t>(xl[a] <= xh[b]);
     const std::uint32_t mask = 0u - take_low;
     const std::uint32_t p = (a & mask) | (b & ~mask);
     ranks[2 * p + 1 - take_low] = a + b;
@@ -376,27 +419,16 @@ class UnisizeSweep {
             std::uint32_t own_from) {
     std::uint32_t* const ranks = ranks_.data();
     std::uint64_t* const info = rank_info_.data();
-    const std::uint32_t total = 2 * n, length = total / kWays;
-    if constexpr (kWays == 2) {
-      Way w0 = split(m, xh, n, 0), w1 = split(m, xh, n, length);
-      for (std::uint32_t k = 0; k < length; ++k) {
-        merge_step(w0, m, xh, tags, n, own_from, ranks, info);
-        merge_step(w1, m, xh, tags, n, own_from, ranks, info);
-      }
-      for (std::uint32_t k = kWays * length; k < total; ++k) merge_step(w1, m, xh, tags, n, own_from, ranks, info);
-    } else {
-      Way w0 = split(m, xh, n, 0), w1 = split(m, xh, n, length), w2 = split(m, xh, n, 2 * length),
-          w3 = split(m, xh, n, 3 * length);
-      for (std::uint32_t k = 0; k < length; ++k) {
-        merge_step(w0, m, xh, tags, n, own_from, ranks, info);
-        merge_step(w1, m, xh, tags, n, own_from, ranks, info);
-        merge_step(w2, m, xh, tags, n, own_from, ranks, info);
-        merge_step(w3, m, xh, tags, n, own_from, ranks, info);
-      }
-      for (std::uint32_t k = kWays * length; k < total; ++k) merge_step(w3, m, xh, tags, n, own_from, ranks, info);
+    std::uint32_t* const xl = x_low_.data();
+    for (std::uint32_t p = 0; p < n; ++p) xl[p] = m[p].x_key;
+    xl[n] = ~std::uint32_t{0};  // above the key of every finite float
+    const std::uint32_t total = 2 * n, length = total / 2;
+    Way w0 = split(xl, xh, n, 0), w1 = split(xl, xh, n, length);
+    for (std::uint32_t k = 0; k < length; ++k) {
+      merge_step(w0, xl, xh, tags, own_from, ranks, info);
+      merge_step(w1, xl, xh, tags, own_from, ranks, info);
     }
   }
-  static constexpr std::uint32_t kWays = UNI_WAYS;
 
   template <int L, class Report>
   void sweep(bool flat, Report& report) {
@@ -513,18 +545,22 @@ class UnisizeSweep {
     const int u = axes.t == 0 ? 1 : 0, v = axes.t == 2 ? 1 : 2;
     axes.x = spread[v] > spread[u] ? v : u;
     axes.y = axes.x == u ? v : u;
+    axes.x_lo = lo[axes.x];
+    axes.x_hi = hi[axes.x];
     return axes;
   }
 
   float size_x_ = 0, size_y_ = 0, size_t_ = 0;
-  std::vector<Member> members_, member_scratch_;    // live boxes, sorted by x low
-  std::vector<std::uint32_t> x_high_;               // by member: key of the high on x
-  std::vector<std::uint64_t> tags_;                 // by member: key of the high on y << 32 | slot
-  std::vector<std::uint64_t> y_items_, y_scratch_;  // a strip's lows on y: (key << 32 | local)
-  std::vector<std::uint32_t> ranks_;                // R: R[p] at 2p, R[p + n] at 2p + 1, by local object
-  std::vector<std::uint64_t> rank_info_;            // by local rank: (high key on y << 32 | kOwn | slot)
-  std::vector<float> rank_t_;                       // by local rank: the object's low on t (3D only)
-  std::vector<SweepItem> sweep_items_;              // a strip's objects in y order
+  std::vector<Member> members_, member_scratch_;           // live boxes, sorted by x low
+  std::vector<std::uint32_t> bucket_start_, bucket_fill_;  // sort_by_x's buckets
+  std::vector<std::uint32_t> x_high_;                      // by member: key of the high on x
+  std::vector<std::uint32_t> x_low_;                       // a strip's keys of the lows on x, and a sentinel
+  std::vector<std::uint64_t> tags_;                        // by member: key of the high on y << 32 | slot
+  std::vector<std::uint64_t> y_items_, y_scratch_;         // a strip's lows on y: (key << 32 | local)
+  std::vector<std::uint32_t> ranks_;                       // R: R[p] at 2p, R[p + n] at 2p + 1, by local object
+  std::vector<std::uint64_t> rank_info_;                   // by local rank: (high key on y << 32 | kOwn | slot)
+  std::vector<float> rank_t_;                              // by local rank: the object's low on t (3D only)
+  std::vector<SweepItem> sweep_items_;                     // a strip's objects in y order
   std::vector<Strip> strips_;
   std::vector<std::uint64_t> found_;  // pairs found, (slot << 32 | slot), reported in batches
   ForwardLinkedBitTree tree_;         // S
@@ -653,12 +689,29 @@ Status UnisizePruner::complete(std::span<const Box3> boxes, std::vector<IndexPai
       "unisize: the size max - min of the first box must be a float exactly on each axis";
   if (boxes.empty()) return {};
   builtin::Extent size{};
-  for (std::size_t i = 0; i < boxes.size(); ++i) {
-    if (!builtin::finite(boxes[i])) return Status::unsupported(Operation::kNone, static_cast<Id>(i), i, kInfinite);
-    if (i == 0 && !builtin::exact_extent(boxes[0], size)) {
-      return Status::unsupported(Operation::kNone, 0, 0, kInexactSize);
+  if (!builtin::finite(boxes[0])) return Status::unsupported(Operation::kNone, 0, 0, kInfinite);
+  if (!builtin::exact_extent(boxes[0], size)) return Status::unsupported(Operation::kNone, 0, 0, kInexactSize);
+  // The input rule checked a block of boxes at a time without a branch per
+  // box (all conditions evaluated, combined with &); a block that fails is
+  // checked again box by box for the first offender and its reason.
+  constexpr std::size_t kBlock = 256;
+  for (std::size_t from = 0; from < boxes.size(); from += kBlock) {
+    const std::size_t to = std::min(boxes.size(), from + kBlock);
+    bool good = true;
+    for (std::size_t i = from; i < to; ++i) {
+      const Box3& b = boxes[i];
+      for (int k = 0; k < 3; ++k) {
+        // A finite max equal to min + size (size is finite) implies a finite min.
+        good &= (b.max[k] == b.min[k] + size[k]) & (std::fabs(b.max[k]) <= std::numeric_limits<float>::max());
+      }
     }
-    if (!builtin::fits(boxes[i], size)) return Status::unsupported(Operation::kNone, static_cast<Id>(i), i, kOtherSize);
+    if (good) continue;
+    for (std::size_t i = from; i < to; ++i) {
+      if (!builtin::finite(boxes[i])) return Status::unsupported(Operation::kNone, static_cast<Id>(i), i, kInfinite);
+      if (!builtin::fits(boxes[i], size)) {
+        return Status::unsupported(Operation::kNone, static_cast<Id>(i), i, kOtherSize);
+      }
+    }
   }
   const auto n = static_cast<Slot>(boxes.size());
   if (impl_->all.size() != n) {

@@ -329,7 +329,9 @@ class UnisizeSweep {
     const auto bucket_of = [&](const Member& m) {
       // Finite keys only: t is never NaN; the clamp catches what lies
       // outside the sample's range (and an overflow to infinity).
-      const float t = std::min(std::max((key_float(m.x_key) - lo) * scale, 0.0f), last);
+      float t = (key_float(m.x_key) - lo) * scale;
+      t = t > 0.0f ? t : 0.0f;  // maxss and minss, where std::max and std::min compiled to branches
+      t = t < last ? t : last;
       return static_cast<std::uint32_t>(t);
     };
     bucket_start_.assign(std::size_t{buckets} + 1, 0);
@@ -449,7 +451,8 @@ class UnisizeSweep {
     const std::uint32_t n = end - first, own_from = own - first;
     std::uint32_t* const ranks = ranks_.data();
     const std::uint64_t* const info = rank_info_.data();
-    rank(m, x_high_.data() + first, tags_.data() + first, n, own_from);
+    const std::uint64_t* const tags = tags_.data() + first;
+    rank(m, x_high_.data() + first, tags, n, own_from);
 
     // Line 4: Iy <- Sort(Py), the lows only (lazy deletion needs no highs).
     for (std::uint32_t p = 0; p < n; ++p) y_items_[p] = (std::uint64_t{m[p].y_key} << 32) | p;
@@ -460,8 +463,10 @@ class UnisizeSweep {
     SweepItem* const items = sweep_items_.data();
     for (std::uint32_t a = 0; a < n; ++a) {
       const std::uint32_t p = local_of(y_sorted[a]);
+      // The tag from the strip's slice of tags_ (4 bytes of 8 per object, in
+      // L1) rather than from R's entry in rank_info_ (twice as large).
       items[a] = SweepItem{key_of(y_sorted[a]), ranks[2 * p], ranks[2 * p + 1],
-                           static_cast<std::uint32_t>(info[ranks[2 * p]])};
+                           static_cast<std::uint32_t>(tags[p]) | (p >= own_from ? kOwn : 0)};
     }
     float* const rank_t = rank_t_.data();
     if constexpr (kTestT) {

@@ -231,29 +231,33 @@ class UnisizeSweep {
     size_y_ = size[axes.y];
     size_t_ = size[axes.t];
 
-    // Each box as a member: its lows' keys on x and y, its low on t.
+    // Each box as a member (its lows' keys on x and y, its low on t), then
+    // line 1, Ix <- Sort(Px), for the lows (strips are runs of it), and the
+    // highs' keys on x and y from the lows' (the size rule), once for every
+    // member rather than once per strip and per merge step.
     members_.resize(n);
+    x_high_.resize(n);
+    tags_.resize(n);
     float t_lo = std::numeric_limits<float>::infinity(), t_hi = -t_lo;
-    for (std::uint32_t i = 0; i < n; ++i) {
+    const auto member = [&](std::uint32_t i) {
       const Slot s = live[i];
       const Box3& b = boxes[s];
-      members_[i] = Member{float_key(b.min[axes.x]), float_key(b.min[axes.y]), s, b.min[axes.t]};
       t_lo = std::min(t_lo, b.min[axes.t]);
       t_hi = std::max(t_hi, b.min[axes.t]);
+      return Member{float_key(b.min[axes.x]), float_key(b.min[axes.y]), s, b.min[axes.t]};
+    };
+    const std::uint32_t buckets = n >= kSortBucketsFrom ? std::min<std::uint32_t>(n / kSortBucket, 4096) : 1;
+    const double range = double(axes.x_hi) - double(axes.x_lo);
+    if (buckets >= 2 && range > 0) {
+      sort_by_buckets(boxes, live, axes, buckets, range, member);
+    } else {
+      for (std::uint32_t i = 0; i < n; ++i) members_[i] = member(i);
+      radix_sort(members_, member_scratch_, 3, [](const Member& m, int d) { return digit32(m.x_key, d); });
+      add_highs(0, n);
     }
     // Every pair overlaps on t iff the highest low is not above the lowest high.
     const bool flat = t_hi <= t_lo + size_t_;
 
-    // Line 1, Ix <- Sort(Px), for the lows; strips are then runs of it.
-    sort_by_x(axes);
-    // The highs' keys on x and y, from the lows' (the size rule), once for
-    // every member rather than once per strip and per merge step.
-    x_high_.resize(n);
-    tags_.resize(n);
-    for (std::uint32_t i = 0; i < n; ++i) {
-      x_high_[i] = high_key(members_[i].x_key, size_x_);
-      tags_[i] = (std::uint64_t{high_key(members_[i].y_key, size_y_)} << 32) | members_[i].slot;
-    }
     // The strips, then buffers and S sized once for the largest (the same
     // depth of S for every strip: one instantiation of the sweep).
     strips_.clear();
@@ -308,42 +312,51 @@ class UnisizeSweep {
   }
 
  private:
-  // Line 1 for the lows of members_. With many boxes, a radix sort's passes
-  // over the whole array miss the cache at every scatter (16 MB of members
-  // at 2^20 boxes); so the members are first distributed into buckets of
-  // consecutive ranges of x, by a map that never decreases with x (any
-  // rounding keeps it so: exactness needs nothing more), and each bucket,
-  // in cache, is then radix-sorted on its keys; its digits common to all
-  // its keys are skipped, usually the top one. The buckets' order is x
-  // order, so the whole is Sort(P) on the lows.
-  void sort_by_x(const Axes& axes) {
-    const auto n = static_cast<std::uint32_t>(members_.size());
-    const auto digit = [](const Member& m, int d) { return digit32(m.x_key, d); };
-    const std::uint32_t buckets = std::min<std::uint32_t>(n / kSortBucket, 4096);
-    const double range = double(axes.x_hi) - double(axes.x_lo);
-    if (buckets < 2 || !(range > 0)) {
-      radix_sort(members_, member_scratch_, 3, digit);
-      return;
+  // x_high_ and tags_ of sorted members [from, to).
+  void add_highs(std::uint32_t from, std::uint32_t to) {
+    for (std::uint32_t i = from; i < to; ++i) {
+      x_high_[i] = high_key(members_[i].x_key, size_x_);
+      tags_[i] = (std::uint64_t{high_key(members_[i].y_key, size_y_)} << 32) | members_[i].slot;
     }
+  }
+
+  // Line 1 with many boxes. A radix sort's passes over the whole array miss
+  // the cache at every scatter (16 MB of members at 2^20 boxes); so the
+  // boxes are first counted into buckets of consecutive ranges of x (by a
+  // map that never decreases with x: any rounding keeps it so, and
+  // exactness needs nothing more), then made members straight into their
+  // buckets, and each bucket, in cache, is radix-sorted on its keys (its
+  // digits common to all its keys skipped, usually the top one) and given
+  // its highs. The buckets' order is x order, so the whole is Sort(P) on
+  // the lows.
+  template <class MakeMember>
+  void sort_by_buckets(std::span<const Box3> boxes, std::span<const Slot> live, const Axes& axes, std::uint32_t buckets,
+                       double range, MakeMember& member) {
+    const auto n = static_cast<std::uint32_t>(live.size());
     const float lo = axes.x_lo, scale = static_cast<float>(buckets / range), last = float(buckets - 1);
-    const auto bucket_of = [&](const Member& m) {
-      // Finite keys only: t is never NaN; the clamp catches what lies
-      // outside the sample's range (and an overflow to infinity).
-      float t = (key_float(m.x_key) - lo) * scale;
+    const auto bucket_of = [&](float x) {
+      // Finite coordinates only: t is never NaN; the clamp catches what
+      // lies outside the sample's range (and an overflow to infinity).
+      float t = (x - lo) * scale;
       t = t > 0.0f ? t : 0.0f;  // maxss and minss, where std::max and std::min compiled to branches
       t = t < last ? t : last;
       return static_cast<std::uint32_t>(t);
     };
     bucket_start_.assign(std::size_t{buckets} + 1, 0);
-    for (const Member& m : members_) ++bucket_start_[bucket_of(m) + 1];
+    for (std::uint32_t i = 0; i < n; ++i) ++bucket_start_[bucket_of(boxes[live[i]].min[axes.x]) + 1];
     for (std::uint32_t b = 0; b < buckets; ++b) bucket_start_[b + 1] += bucket_start_[b];
     member_scratch_.resize(n);
     bucket_fill_.assign(bucket_start_.begin(), bucket_start_.end() - 1);
-    for (const Member& m : members_) member_scratch_[bucket_fill_[bucket_of(m)]++] = m;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const Member m = member(i);
+      member_scratch_[bucket_fill_[bucket_of(boxes[live[i]].min[axes.x])]++] = m;
+    }
+    const auto digit = [](const Member& m, int d) { return digit32(m.x_key, d); };
     for (std::uint32_t b = 0; b < buckets; ++b) {
       const std::uint32_t from = bucket_start_[b], count = bucket_start_[b + 1] - from;
       const Member* sorted = radix_sort(member_scratch_.data() + from, members_.data() + from, count, 3, digit);
       if (sorted != members_.data() + from) std::copy(sorted, sorted + count, members_.data() + from);
+      add_highs(from, from + count);
     }
   }
 
@@ -356,9 +369,12 @@ class UnisizeSweep {
   // 9% less time at density 0.2, the same within 2% at 0.4 and 0.8,
   // against kLargeStrip everywhere.
   static constexpr std::uint32_t kSmallStrip = 2048, kLargeStrip = 8192;
-  // Members per bucket of sort_by_x, on average: a bucket's members (64 KB)
+  // Members per bucket of sort_by_buckets, on average: a bucket's members (64 KB)
   // fit in L2 with its scratch.
   static constexpr std::uint32_t kSortBucket = 4096;
+  // Below this many boxes (4 MB of members) the plain radix sort's passes
+  // stay in cache and are the faster (measured at 2^17: 4%).
+  static constexpr std::uint32_t kSortBucketsFrom = 262144;
 
   struct Strip {
     std::uint32_t first, own, end;  // members [first, end), its own from `own`
@@ -557,7 +573,7 @@ class UnisizeSweep {
 
   float size_x_ = 0, size_y_ = 0, size_t_ = 0;
   std::vector<Member> members_, member_scratch_;           // live boxes, sorted by x low
-  std::vector<std::uint32_t> bucket_start_, bucket_fill_;  // sort_by_x's buckets
+  std::vector<std::uint32_t> bucket_start_, bucket_fill_;  // sort_by_buckets's buckets
   std::vector<std::uint32_t> x_high_;                      // by member: key of the high on x
   std::vector<std::uint32_t> x_low_;                       // a strip's keys of the lows on x, and a sentinel
   std::vector<std::uint64_t> tags_;                        // by member: key of the high on y << 32 | slot

@@ -118,6 +118,16 @@ bool fits(const Box3& b, const Extent& size) {
   return true;
 }
 
+// fits() and finite() together, every condition evaluated (no branch per
+// axis): a finite max equal to min + size (size finite) implies a finite min.
+bool fits_finite(const Box3& b, const Extent& size) {
+  bool good = true;
+  for (int k = 0; k < 3; ++k) {
+    good &= (b.max[k] == b.min[k] + size[k]) & (std::fabs(b.max[k]) <= std::numeric_limits<float>::max());
+  }
+  return good;
+}
+
 // The extent max - min of a box with finite bounds, if it is a float
 // exactly: Knuth's TwoSum in double gives the rounding error of the
 // difference, which must be zero, and the double must be a float.
@@ -590,10 +600,11 @@ class UnisizeSweep {
 class Unisize final : public Algorithm {
  public:
   Status accepts(Operation op, Id id, std::size_t index, const Box3& box) const override {
+    // The common case, a box live already, in one test without a branch per
+    // axis (as in UnisizePruner::complete); a failure is sorted out below.
+    if (live_.size() > 0 && fits_finite(box, size_)) return {};
     if (!finite(box)) return Status::unsupported(op, id, index, kInfinite);
-    if (live_.size() > 0) {
-      return fits(box, size_) ? Status{} : Status::unsupported(op, id, index, kOtherSize);
-    }
+    if (live_.size() > 0) return Status::unsupported(op, id, index, kOtherSize);
     // No box live: only adds reach here, and the first one fixes the size
     // for the frame. A batch refused here is undone by the broad phase, so
     // the size it fixed is dropped with it.
@@ -621,7 +632,11 @@ class Unisize final : public Algorithm {
     }
 
     frame_pairs_.clear();
-    sweep_.run(boxes_, live_, size_, [&](Slot p, Slot q) { frame_pairs_.push_back(make_pair(ids[p], ids[q])); });
+    sweep_.run(boxes_, live_, size_, [&](Slot p, Slot q) {
+      const Id a = ids[p], b = ids[q];
+      const Id swap = (a ^ b) & (Id{0} - static_cast<Id>(b < a));  // make_pair without a branch on the order
+      frame_pairs_.push_back(Pair{a ^ swap, b ^ swap});
+    });
     pairs.assign(frame_pairs_);  // sorted and diffed in bulk; frame_pairs_ gets the old set's storage
   }
 
@@ -720,11 +735,7 @@ Status UnisizePruner::complete(std::span<const Box3> boxes, std::vector<IndexPai
     const std::size_t to = std::min(boxes.size(), from + kBlock);
     bool good = true;
     for (std::size_t i = from; i < to; ++i) {
-      const Box3& b = boxes[i];
-      for (int k = 0; k < 3; ++k) {
-        // A finite max equal to min + size (size is finite) implies a finite min.
-        good &= (b.max[k] == b.min[k] + size[k]) & (std::fabs(b.max[k]) <= std::numeric_limits<float>::max());
-      }
+      good &= builtin::fits_finite(boxes[i], size);
     }
     if (good) continue;
     for (std::size_t i = from; i < to; ++i) {

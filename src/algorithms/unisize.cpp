@@ -14,11 +14,33 @@
 // one of b's endpoint ranks lies strictly between a's; every active rank in
 // that range is therefore a collision and none is reported twice. Lines
 // 7-10 insert R[p] and R[p + n] into S and report S's values between them;
-// line 12 takes them out again.
+// line 12 takes them out again (here lazily, see below).
 //
-// Cost per frame: O(n) for the two radix sorts and the merges, O(n log64 n)
-// for the updates of S, O(|C|) for the range queries: O(n log64 n + |C|) in
-// 2D, where |C| is the number of colliding pairs. In 3D the two sweep axes
+// Beyond the paper (each explained where it is done):
+// - strips: the x-sorted boxes are cut into strips of a few thousand, and
+//   Algorithm 1 runs per strip with local ranks, its arrays in cache;
+// - lazy deletion: line 12 is not run at p's high on y; a range query that
+//   walks past a rank whose object's high on y is below the sweep line
+//   unlinks it then. The sweep visits only the lows, so the merge of lows
+//   and highs on y, a mispredicted branch per event, is gone, and S's list
+//   needs only forward links (ForwardLinkedBitTree);
+// - no unpredictable branches in the hot loops: the rank merge (lines 2-3)
+//   selects by masks and runs as two interleaved merges split at a
+//   merge-path diagonal; S's updates and predecessor search run through
+//   every level without early exits, at a depth fixed at compile time
+//   (ForwardLinkedBitTree::Fixed<L>); a walk unlinks and reports under
+//   conditions, pairs going to a buffer and counted only if they are pairs;
+// - Sort(P) on x sorts the lows only (the highs follow, see below), from
+//   2^18 boxes through buckets of x ranges then an in-cache radix sort per
+//   bucket; Sort(P) on y sorts each strip's lows;
+// - persistence by PairManager::assign (a bulk sort and merge of the
+//   frame's pairs), as box-pruning's recompute adapter does;
+// - UnisizePruner checks its input rule a block of boxes at a time.
+//
+// Cost per frame: O(n) for the radix sorts and the merges, O(n log64 n)
+// for the updates of S, O(|C|) for the range queries (amortised: a walk
+// step reports a pair or unlinks a rank inserted before): O(n log64 n + |C|)
+// in 2D, where |C| is the number of colliding pairs. In 3D the two sweep axes
 // are the two along which the boxes spread most (in units of the box size)
 // and the third is tested per candidate (section 7): exact, fast when the
 // world is flat along that axis, without the 2D bound otherwise. When every
@@ -53,11 +75,11 @@
 // above all (crowds, particles, tiles); dual-axis for any boxes.
 //
 // Persistence: each frame with operations sweeps all live boxes (a one-shot
-// method), sorts the frame's pairs by slot and compares them with the
-// previous frame's sorted pairs, so only created and deleted pairs reach
-// the pair manager. Limits: fewer than 2^31 - 1 live boxes (2n ranks and a
-// sentinel in 32 bits). The sweep alone, with no persistence, is the public
-// UnisizePruner (sapling/unisize.hpp), defined at the end of this file.
+// method) and hands the frame's pairs to PairManager::assign, which sorts
+// them and merges them with the previous set (no hash probe per pair).
+// Limits: fewer than 2^31 - 1 live boxes and slots below 2^31 (2n ranks
+// and a sentinel in 32 bits; a slot shares a word with the own-strip flag). The sweep alone, with no persistence, is
+// the public UnisizePruner (sapling/unisize.hpp), defined at the end of this file.
 //
 // When to choose it, and what it costs here (one thread, 2-core AMD EPYC,
 // bench/results/unisize-table1-2026-11-21.md and cluster-2026-11-21.md):

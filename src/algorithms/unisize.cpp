@@ -30,9 +30,8 @@
 //   every level without early exits, at a depth fixed at compile time
 //   (ForwardLinkedBitTree::Fixed<L>); a walk unlinks and reports under
 //   conditions, pairs going to a buffer and counted only if they are pairs;
-// - Sort(P) on x sorts the lows only (the highs follow, see below), from
-//   2^18 boxes through buckets of x ranges then an in-cache radix sort per
-//   bucket; Sort(P) on y sorts each strip's lows;
+// - Sort(P) sorts the lows only (the highs follow, see below): once on x
+//   for all boxes, and per strip on y;
 // - persistence by PairManager::assign (a bulk sort and merge of the
 //   frame's pairs), as box-pruning's recompute adapter does;
 // - UnisizePruner checks its input rule a block of boxes at a time.
@@ -224,7 +223,6 @@ inline std::uint32_t digit64(std::uint64_t word, int first, int d) {
 // swept (its second axis), t is tested per candidate unless flat.
 struct Axes {
   int x = 0, y = 1, t = 2;
-  float x_lo = 0, x_hi = 0;  // the lowest and highest low on x in the sample
 };
 
 // Algorithm 1 over the live boxes, one frame. Objects are named by slot.
@@ -271,21 +269,17 @@ class UnisizeSweep {
     x_high_.resize(n);
     tags_.resize(n);
     float t_lo = std::numeric_limits<float>::infinity(), t_hi = -t_lo;
-    const auto member = [&](std::uint32_t i) {
+    for (std::uint32_t i = 0; i < n; ++i) {
       const Slot s = live[i];
       const Box3& b = boxes[s];
+      members_[i] = Member{float_key(b.min[axes.x]), float_key(b.min[axes.y]), s, b.min[axes.t]};
       t_lo = std::min(t_lo, b.min[axes.t]);
       t_hi = std::max(t_hi, b.min[axes.t]);
-      return Member{float_key(b.min[axes.x]), float_key(b.min[axes.y]), s, b.min[axes.t]};
-    };
-    const std::uint32_t buckets = n >= kSortBucketsFrom ? std::min<std::uint32_t>(n / kSortBucket, 4096) : 1;
-    const double range = double(axes.x_hi) - double(axes.x_lo);
-    if (buckets >= 2 && range > 0) {
-      sort_by_buckets(boxes, live, axes, buckets, range, member);
-    } else {
-      for (std::uint32_t i = 0; i < n; ++i) members_[i] = member(i);
-      radix_sort(members_, member_scratch_, 3, [](const Member& m, int d) { return digit32(m.x_key, d); });
-      add_highs(0, n);
+    }
+    radix_sort(members_, member_scratch_, 3, [](const Member& m, int d) { return digit32(m.x_key, d); });
+    for (std::uint32_t i = 0; i < n; ++i) {
+      x_high_[i] = high_key(members_[i].x_key, size_x_);
+      tags_[i] = (std::uint64_t{high_key(members_[i].y_key, size_y_)} << 32) | members_[i].slot;
     }
     // Every pair overlaps on t iff the highest low is not above the lowest high.
     const bool flat = t_hi <= t_lo + size_t_;
@@ -334,9 +328,7 @@ class UnisizeSweep {
 
   std::size_t memory_bytes() const {
     return (members_.capacity() + member_scratch_.capacity()) * sizeof(Member) +
-           (x_high_.capacity() + x_low_.capacity() + ranks_.capacity() + bucket_start_.capacity() +
-            bucket_fill_.capacity()) *
-               sizeof(std::uint32_t) +
+           (x_high_.capacity() + x_low_.capacity() + ranks_.capacity()) * sizeof(std::uint32_t) +
            (tags_.capacity() + y_items_.capacity() + y_scratch_.capacity() + rank_info_.capacity()) *
                sizeof(std::uint64_t) +
            (rank_t_.capacity() + found_.capacity() * 2) * sizeof(float) + sweep_items_.capacity() * sizeof(SweepItem) +
@@ -344,54 +336,6 @@ class UnisizeSweep {
   }
 
  private:
-  // x_high_ and tags_ of sorted members [from, to).
-  void add_highs(std::uint32_t from, std::uint32_t to) {
-    for (std::uint32_t i = from; i < to; ++i) {
-      x_high_[i] = high_key(members_[i].x_key, size_x_);
-      tags_[i] = (std::uint64_t{high_key(members_[i].y_key, size_y_)} << 32) | members_[i].slot;
-    }
-  }
-
-  // Line 1 with many boxes. A radix sort's passes over the whole array miss
-  // the cache at every scatter (16 MB of members at 2^20 boxes); so the
-  // boxes are first counted into buckets of consecutive ranges of x (by a
-  // map that never decreases with x: any rounding keeps it so, and
-  // exactness needs nothing more), then made members straight into their
-  // buckets, and each bucket, in cache, is radix-sorted on its keys (its
-  // digits common to all its keys skipped, usually the top one) and given
-  // its highs. The buckets' order is x order, so the whole is Sort(P) on
-  // the lows.
-  template <class MakeMember>
-  void sort_by_buckets(std::span<const Box3> boxes, std::span<const Slot> live, const Axes& axes, std::uint32_t buckets,
-                       double range, MakeMember& member) {
-    const auto n = static_cast<std::uint32_t>(live.size());
-    const float lo = axes.x_lo, scale = static_cast<float>(buckets / range), last = float(buckets - 1);
-    const auto bucket_of = [&](float x) {
-      // Finite coordinates only: t is never NaN; the clamp catches what
-      // lies outside the sample's range (and an overflow to infinity).
-      float t = (x - lo) * scale;
-      t = t > 0.0f ? t : 0.0f;  // maxss and minss, where std::max and std::min compiled to branches
-      t = t < last ? t : last;
-      return static_cast<std::uint32_t>(t);
-    };
-    bucket_start_.assign(std::size_t{buckets} + 1, 0);
-    for (std::uint32_t i = 0; i < n; ++i) ++bucket_start_[bucket_of(boxes[live[i]].min[axes.x]) + 1];
-    for (std::uint32_t b = 0; b < buckets; ++b) bucket_start_[b + 1] += bucket_start_[b];
-    member_scratch_.resize(n);
-    bucket_fill_.assign(bucket_start_.begin(), bucket_start_.end() - 1);
-    for (std::uint32_t i = 0; i < n; ++i) {
-      const Member m = member(i);
-      member_scratch_[bucket_fill_[bucket_of(boxes[live[i]].min[axes.x])]++] = m;
-    }
-    const auto digit = [](const Member& m, int d) { return digit32(m.x_key, d); };
-    for (std::uint32_t b = 0; b < buckets; ++b) {
-      const std::uint32_t from = bucket_start_[b], count = bucket_start_[b + 1] - from;
-      const Member* sorted = radix_sort(member_scratch_.data() + from, members_.data() + from, count, 3, digit);
-      if (sorted != members_.data() + from) std::copy(sorted, sorted + count, members_.data() + from);
-      add_highs(from, from + count);
-    }
-  }
-
   // Strip sizes. A strip of k boxes (own and straddlers) has 2k ranks. In
   // sparse scenes each update of S climbs the whole bit tree, so a strip
   // takes kSmallStrip boxes, 4096 ranks, two levels, as long as at most a
@@ -401,13 +345,6 @@ class UnisizeSweep {
   // 9% less time at density 0.2, the same within 2% at 0.4 and 0.8,
   // against kLargeStrip everywhere.
   static constexpr std::uint32_t kSmallStrip = 2048, kLargeStrip = 8192;
-  // Members per bucket of sort_by_buckets, on average: a bucket's members (64 KB)
-  // fit in L2 with its scratch.
-  static constexpr std::uint32_t kSortBucket = 4096;
-  // Below this many boxes (4 MB of members) the plain radix sort's passes
-  // stay in cache and are the faster (measured at 2^17: 4%).
-  static constexpr std::uint32_t kSortBucketsFrom = 262144;
-
   struct Strip {
     std::uint32_t first, own, end;  // members [first, end), its own from `own`
   };
@@ -598,22 +535,19 @@ class UnisizeSweep {
     const int u = axes.t == 0 ? 1 : 0, v = axes.t == 2 ? 1 : 2;
     axes.x = spread[v] > spread[u] ? v : u;
     axes.y = axes.x == u ? v : u;
-    axes.x_lo = lo[axes.x];
-    axes.x_hi = hi[axes.x];
     return axes;
   }
 
   float size_x_ = 0, size_y_ = 0, size_t_ = 0;
-  std::vector<Member> members_, member_scratch_;           // live boxes, sorted by x low
-  std::vector<std::uint32_t> bucket_start_, bucket_fill_;  // sort_by_buckets's buckets
-  std::vector<std::uint32_t> x_high_;                      // by member: key of the high on x
-  std::vector<std::uint32_t> x_low_;                       // a strip's keys of the lows on x, and a sentinel
-  std::vector<std::uint64_t> tags_;                        // by member: key of the high on y << 32 | slot
-  std::vector<std::uint64_t> y_items_, y_scratch_;         // a strip's lows on y: (key << 32 | local)
-  std::vector<std::uint32_t> ranks_;                       // R: R[p] at 2p, R[p + n] at 2p + 1, by local object
-  std::vector<std::uint64_t> rank_info_;                   // by local rank: (high key on y << 32 | kOwn | slot)
-  std::vector<float> rank_t_;                              // by local rank: the object's low on t (3D only)
-  std::vector<SweepItem> sweep_items_;                     // a strip's objects in y order
+  std::vector<Member> members_, member_scratch_;    // live boxes, sorted by x low
+  std::vector<std::uint32_t> x_high_;               // by member: key of the high on x
+  std::vector<std::uint32_t> x_low_;                // a strip's keys of the lows on x, and a sentinel
+  std::vector<std::uint64_t> tags_;                 // by member: key of the high on y << 32 | slot
+  std::vector<std::uint64_t> y_items_, y_scratch_;  // a strip's lows on y: (key << 32 | local)
+  std::vector<std::uint32_t> ranks_;                // R: R[p] at 2p, R[p + n] at 2p + 1, by local object
+  std::vector<std::uint64_t> rank_info_;            // by local rank: (high key on y << 32 | kOwn | slot)
+  std::vector<float> rank_t_;                       // by local rank: the object's low on t (3D only)
+  std::vector<SweepItem> sweep_items_;              // a strip's objects in y order
   std::vector<Strip> strips_;
   std::vector<std::uint64_t> found_;  // pairs found, (slot << 32 | slot), reported in batches
   ForwardLinkedBitTree tree_;         // S

@@ -80,25 +80,33 @@
 // and a sentinel in 32 bits; a slot shares a word with the own-strip flag). The sweep alone, with no persistence, is
 // the public UnisizePruner (sapling/unisize.hpp), defined at the end of this file.
 //
-// When to choose it, and what it costs here (one thread, 2-core AMD EPYC,
-// bench/results/unisize-table1-2026-11-21.md and cluster-2026-11-21.md):
+// When to choose it, and what it costs here (one thread, 2-vCPU AMD EPYC
+// shared with other work, so figures move by 5-10% between runs;
+// bench/results/unisize-table1-2026-11-22.md, unisize-cluster-2026-11-22.md):
 // - the paper's Table 1 (2^17..2^20 squares, density 0.2..0.8): the sweep
-//   alone (unisize-oneshot) takes 7.7..10.0 ms at 2^17 and 69..89 ms at 2^20,
-//   nearly flat in the density as the paper found, 14..52x faster than
-//   CGAL's box_intersection_d. The persistent algorithm takes 9.7..15.9 ms
-//   at 2^17 and 92..148 ms at 2^20 (the pair manager's hash updates for the
-//   pairs that start and stop each frame grow with the density), 11..31x
-//   faster than CGAL; against persistent box-pruning it is 1.1..1.5x as
-//   fast at density 0.6 and 0.8, 0.97..1.04x at 0.4, and 0.87..0.98x
-//   (slower) at 0.2, where box pruning has few candidates;
-// - the paper's Figure 4 (100k cubes converging on a plane, 500 frames, up to
-//   1.66M pairs): the sweep's median frame 6.7 ms, mean 8.3, worst 20.4 (the
-//   paper: 13.2, 13.5, 17.5); the persistent algorithm's median 8.1 ms but
-//   frames of up to 262 ms at the peak, where a million pairs start or stop
-//   per frame;
-// - against one-shot box pruning (BoxPruner, a SIMD grid sweep) the sweep is
-//   0.6..0.8x as fast on these scenes: its cost per box (two radix sorts,
-//   four updates of S) does not fall with the density as the grid's does.
+//   alone (unisize-oneshot) takes 6.0..8.3 ms at 2^17 and 60..80 ms at 2^20
+//   (2026-11-21: 7.7..10.0 and 69..89), nearly flat in the density; against
+//   one-shot box pruning (BoxPruner, a SIMD grid sweep) it is as fast at
+//   density 0.8 (0.9..1.0x), 0.9..1.0x at 0.6, 0.8..0.9x at 0.4 and
+//   0.7..0.8x at 0.2. The persistent algorithm takes 7.5..11.9 ms at 2^17
+//   and 75..120 ms at 2^20 (2026-11-21: 9.7..15.9 and 92..148); against
+//   persistent box-pruning, whose persistence became as cheap through
+//   PairManager::assign, it is 1.05..1.1x as fast at density 0.8 up to 2^19
+//   (0.97..1.2x at 2^20 between two runs), 0.9..1.2x at 0.6, 0.9..1.0x at
+//   0.4 and 0.8..0.9x (slower) at 0.2, where box pruning has few candidates;
+// - the paper's Figure 4 (100k cubes converging on a plane, 500 frames, up
+//   to 1.66M pairs): the sweep's median frame 5.4 ms, mean 7.9, p95 16.8
+//   (the paper: 13.2, 13.5; 2026-11-21: 6.7, 8.3); the persistent
+//   algorithm's median 6.9 ms, mean 21.8 (2026-11-21: median 8.1, frames of
+//   up to 262 ms; box-pruning now 6.4 and 22.6): the mean is the frames at
+//   the peak, where a million pairs start or stop;
+// - where the time goes (2^17, density 0.2: about 95M instructions a frame
+//   against box pruning's 55M, few mispredicted branches left but the
+//   walks' exits): the sweep of S 55%, making and sorting the members on x
+//   25%, the strips' y sorts 11%, the rank merge 8%. Its cost per box
+//   (three radix passes on x and three per strip on y, a merge, two
+//   insertions into S and two lazy unlinks) does not fall with the density
+//   as the grid's does.
 // So: unisize for many boxes of one size with many overlaps (dense crowds,
 // particles, tiles; flat worlds above all), where its time stays flat while
 // candidates multiply for sweeps on one axis; box-pruning for sparse scenes

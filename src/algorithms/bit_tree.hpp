@@ -10,12 +10,14 @@
 // zero. There are ceil(log64(universe)) levels at least one, so 5 for 2^30
 // values; the whole tree takes universe / 63 words, about 1/8 byte per
 // value. Operations work on a word at a time ("bit-level parallelism"):
-//   insert, erase     O(log64 u): set or clear a bit, and walk up while the
-//                     word changed between zero and non-zero;
+//   insert, erase     O(log64 u): set or clear a bit, and carry up to every
+//                     level whether the word became (non-)empty, without a
+//                     branch;
 //   next, prev        O(log64 u): look in the value's own word under a mask;
 //                     if nothing is there climb until a masked ancestor word
 //                     has a bit, then descend along count-trailing-zeros (or
-//                     leading zeros): O(1) when the answer shares the word;
+//                     leading zeros); prev reads the masked words of every
+//                     level at once and selects without branches;
 //   clear             O(u / 64).
 //
 // LinkedBitTree adds the paper's ordered list: every stored value v has

@@ -199,5 +199,132 @@ TEST(LinkedBitTree, RangeWalkBetweenStoredValues) {
   }
 }
 
+// The forward-linked variant as unisize uses it: inserts by tree search or
+// after a known predecessor, and erasures only while walking a range, of
+// the values the walk passes that a predicate marks (lazy deletion).
+TEST(ForwardLinkedBitTree, MatchesStdSetWithErasureDuringWalks) {
+  for (const std::uint32_t u : kUniverses) {
+    SCOPED_TRACE(testing::Message() << "universe " << u);
+    std::mt19937 rng(u + 11);
+    ForwardLinkedBitTree t;
+    EXPECT_TRUE(t.empty());
+    EXPECT_TRUE(t.validate());
+    t.reset(u);
+    std::set<std::uint32_t> ref;
+    const std::uint32_t end = t.end();
+    EXPECT_EQ(end, u);
+    for (int op = 0; op < 6000; ++op) {
+      const std::uint32_t v = rng() % u;
+      if (ref.count(v) == 0 && rng() % 2 == 0) {
+        if (rng() % 2 == 0) {
+          t.insert(v);
+        } else {
+          const std::uint32_t p = set_prev(ref, v);
+          t.insert_after(p == kNone ? end : p, v);
+        }
+        ref.insert(v);
+      } else {
+        // Walk from v's predecessor (or the head) over up to 8 values,
+        // erasing those with an odd value times the op number.
+        const std::uint32_t p = set_prev(ref, v);
+        std::uint32_t before = p == kNone ? end : p;
+        std::uint32_t at = t.next(before);
+        for (int k = 0; k < 8 && at != end; ++k) {
+          const std::uint32_t next = t.next(at);
+          ASSERT_EQ(next, [&] {
+            const std::uint32_t e = set_next(ref, at + 1);
+            return e == kNone ? end : e;
+          }());
+          if ((at * static_cast<std::uint32_t>(op)) % 2 == 1) {
+            t.erase_after(before, at);
+            ref.erase(at);
+          } else {
+            before = at;
+          }
+          at = next;
+        }
+      }
+      ASSERT_EQ(t.empty(), ref.empty());
+      ASSERT_EQ(t.contains(v), ref.count(v) == 1);
+      if (op % 500 == 0) {
+        ASSERT_TRUE(t.validate());
+      }
+    }
+    std::vector<std::uint32_t> forward;
+    for (std::uint32_t v = t.next(end); v != end; v = t.next(v)) forward.push_back(v);
+    EXPECT_EQ(forward, std::vector<std::uint32_t>(ref.begin(), ref.end()));
+    EXPECT_TRUE(t.validate());
+    t.clear();
+    EXPECT_TRUE(t.empty());
+    EXPECT_EQ(t.next(end), end);
+    EXPECT_TRUE(t.validate());
+  }
+}
+
+// The fixed-depth view against std::set, on universes of 1 to 4 levels:
+// inserts (by tree search, returning the successor, or after a known
+// predecessor), walks that erase some values they pass, and prev_or_end.
+template <int L>
+void check_fixed_view(std::uint32_t u) {
+  SCOPED_TRACE(testing::Message() << "universe " << u << " levels " << L);
+  std::mt19937 rng(u + 3);
+  ForwardLinkedBitTree t;
+  t.reset(u);
+  ASSERT_EQ(t.levels(), L);
+  typename ForwardLinkedBitTree::Fixed<L> f(t);
+  std::set<std::uint32_t> ref;
+  const std::uint32_t end = f.end();
+  const auto successor = [&](std::uint32_t v) {
+    const std::uint32_t e = set_next(ref, v + 1);
+    return e == kNone ? end : e;
+  };
+  for (int op = 0; op < 8000; ++op) {
+    const std::uint32_t v = rng() % u;
+    const std::uint32_t p = set_prev(ref, v);
+    ASSERT_EQ(f.prev_or_end(v), p == kNone ? end : p);
+    if (ref.count(v) == 0 && rng() % 2 == 0) {
+      if (rng() % 2 == 0) {
+        ASSERT_EQ(f.insert(v), successor(v));
+      } else {
+        f.insert_after(p == kNone ? end : p, v);
+      }
+      ref.insert(v);
+    } else {
+      std::uint32_t before = p == kNone ? end : p;
+      std::uint32_t at = f.next(before);
+      for (int k = 0; k < 8 && at != end; ++k) {
+        const std::uint32_t next = f.next(at);
+        ASSERT_EQ(next, successor(at));
+        const bool erase = (at ^ static_cast<std::uint32_t>(op)) % 3 == 0;
+        f.erase_after_if(before, at, erase);
+        if (erase) {
+          ref.erase(at);
+        } else {
+          before = at;
+        }
+        at = next;
+      }
+    }
+    ASSERT_EQ(t.empty(), ref.empty());
+    if (op % 1000 == 0) {
+      ASSERT_TRUE(t.validate());
+    }
+  }
+  std::vector<std::uint32_t> forward;
+  for (std::uint32_t v = f.next(end); v != end; v = f.next(v)) forward.push_back(v);
+  EXPECT_EQ(forward, std::vector<std::uint32_t>(ref.begin(), ref.end()));
+  EXPECT_TRUE(t.validate());
+}
+
+TEST(ForwardLinkedBitTree, FixedDepthViewMatchesStdSet) {
+  check_fixed_view<1>(1);
+  check_fixed_view<1>(64);
+  check_fixed_view<2>(65);
+  check_fixed_view<2>(4096);
+  check_fixed_view<3>(4097);
+  check_fixed_view<3>(64 * 64 * 3 + 5);
+  check_fixed_view<4>(262145);
+}
+
 }  // namespace
 }  // namespace sapling

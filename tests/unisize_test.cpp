@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "same_as_brute.hpp"
+#include "sapling/box_pruning.hpp"
 #include "sapling/broad_phase.hpp"
 #include "sapling/unisize.hpp"
 #include "trace_generators.hpp"
@@ -387,6 +388,72 @@ TEST(UnisizePruner, MatchesBruteOnEveryKind) {
   }
 }
 
+// Boxes all at one x, so that every box straddles every later strip: the
+// strips grow to the whole input and S to 3 and then 4 levels (more than
+// 2 * 64^3 ranks). Two boxes at each y on a 0.5 grid, size 1: the pairs are
+// those at most 1 apart on y, found here by a sort on y and a forward scan.
+TEST(UnisizePruner, DeepTreesOfWideStrips) {
+  for (const std::uint32_t n : {20000u, 140000u}) {
+    SCOPED_TRACE(n);
+    std::vector<Box3> boxes(n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const float y = float((i * 7919u) % (n / 2)) * 0.5f;
+      boxes[i] = Box3{{0.0f, y, 0.0f}, {1.0f, y + 1.0f, 0.0f}};
+    }
+    std::vector<std::uint32_t> order(n);
+    for (std::uint32_t i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return boxes[a].min[1] < boxes[b].min[1]; });
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> want, got;
+    for (std::uint32_t k = 0; k < n; ++k) {
+      for (std::uint32_t l = k + 1; l < n && boxes[order[l]].min[1] <= boxes[order[k]].max[1]; ++l) {
+        want.emplace_back(std::min(order[k], order[l]), std::max(order[k], order[l]));
+      }
+    }
+    std::vector<IndexPair> found;
+    UnisizePruner pruner;
+    ASSERT_TRUE(pruner.complete(boxes, found).ok());
+    for (const IndexPair& p : found) got.emplace_back(p.i, p.j);
+    std::sort(got.begin(), got.end());
+    std::sort(want.begin(), want.end());
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_TRUE(got == want);
+  }
+}
+
+// A large input (300000 boxes: many strips of both sizes, S of 2 and 3
+// levels) with ties and touching boxes on a 0.5 grid, far outliers on both
+// sides, values near zero (keys of many exponents) and a crowded band. Too
+// many boxes for brute force: box pruning (tested against brute elsewhere)
+// is the reference, in 2D and in flat and non-flat 3D.
+TEST(UnisizePruner, LargeInputMatchesBoxPruning) {
+  for (const int dims : {2, 3}) {
+    SCOPED_TRACE(dims);
+    Rng rng(static_cast<std::uint64_t>(40 + dims));
+    const std::uint32_t n = 300000;
+    std::vector<Box3> boxes(n);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      float x = float(rng.below(4000)) * 0.5f;
+      if (i % 1000 == 7) x = i % 2 == 0 ? -1.0e6f - float(i) : 1.0e6f + float(i);  // far outliers
+      if (i % 1000 == 11) x = float(rng.below(1000)) * 1.0e-30f;                   // tiny, many exponents
+      if (i % 10 == 3) x = 500.0f + float(rng.below(64)) * 0.25f;                  // a crowded band
+      const float y = float(rng.below(600)) * 0.5f, z = dims == 3 ? float(rng.below(6)) : 0.0f;
+      boxes[i] = Box3{{x, y, z}, {x + 1.0f, y + 1.0f, z + 1.0f}};
+    }
+    std::vector<IndexPair> found, reference;
+    UnisizePruner pruner;
+    ASSERT_TRUE(pruner.complete(boxes, found).ok());
+    BoxPruner{}.complete(boxes, reference);
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> got, want;
+    for (const IndexPair& p : found) got.emplace_back(p.i, p.j);
+    for (const IndexPair& p : reference) want.emplace_back(std::min(p.i, p.j), std::max(p.i, p.j));
+    std::sort(got.begin(), got.end());
+    std::sort(want.begin(), want.end());
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_TRUE(got == want);
+  }
+}
+
 TEST(UnisizePruner, RefusesOtherSizes) {
   std::vector<Box3> boxes = {Box3{{0, 0, 0}, {1, 1, 1}}, Box3{{0.5f, 0, 0}, {1.5f, 1, 1}},
                              Box3{{2, 0, 0}, {3, 1.5f, 1}}};
@@ -402,6 +469,35 @@ TEST(UnisizePruner, RefusesOtherSizes) {
   ASSERT_TRUE(pruner.complete(boxes, out).ok());
   ASSERT_EQ(out.size(), 1u);
   EXPECT_TRUE(out[0].i == 0 && out[0].j == 1);
+}
+
+// The rule is checked a block of boxes at a time: offenders anywhere in a
+// long input (in the first block, at a block boundary, in the last, partial
+// block) are found, the first one named with its own reason.
+TEST(UnisizePruner, RefusesTheFirstOffenderOfALongInput) {
+  const std::size_t n = 1000;
+  std::vector<Box3> good(n);
+  for (std::size_t i = 0; i < n; ++i) good[i] = Box3{{float(i), 0, 0}, {float(i) + 1, 1, 1}};
+  UnisizePruner pruner;
+  std::vector<IndexPair> out;
+  for (const std::size_t at : {std::size_t{1}, std::size_t{255}, std::size_t{256}, std::size_t{700}, n - 1}) {
+    SCOPED_TRACE(at);
+    std::vector<Box3> boxes = good;
+    boxes[at].max[1] = 1.5f;                                                         // another size
+    if (at + 3 < n) boxes[at + 3].min[2] = std::numeric_limits<float>::quiet_NaN();  // later: not reported
+    Status s = pruner.complete(boxes, out);
+    EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+    EXPECT_EQ(s.index(), at);
+    EXPECT_NE(s.message().find("size of the first"), std::string::npos) << s.message();
+    boxes[at] = good[at];
+    boxes[at].min[0] = -std::numeric_limits<float>::infinity();  // infinite now
+    s = pruner.complete(boxes, out);
+    EXPECT_EQ(s.index(), at);
+    EXPECT_NE(s.message().find("finite"), std::string::npos) << s.message();
+    EXPECT_TRUE(out.empty());
+  }
+  ASSERT_TRUE(pruner.complete(good, out).ok());
+  EXPECT_EQ(out.size(), n - 1);
 }
 
 }  // namespace

@@ -14,11 +14,32 @@
 // one of b's endpoint ranks lies strictly between a's; every active rank in
 // that range is therefore a collision and none is reported twice. Lines
 // 7-10 insert R[p] and R[p + n] into S and report S's values between them;
-// line 12 takes them out again.
+// line 12 takes them out again (here lazily, see below).
 //
-// Cost per frame: O(n) for the two radix sorts and the merges, O(n log64 n)
-// for the updates of S, O(|C|) for the range queries: O(n log64 n + |C|) in
-// 2D, where |C| is the number of colliding pairs. In 3D the two sweep axes
+// Beyond the paper (each explained where it is done):
+// - strips: the x-sorted boxes are cut into strips of a few thousand, and
+//   Algorithm 1 runs per strip with local ranks, its arrays in cache;
+// - lazy deletion: line 12 is not run at p's high on y; a range query that
+//   walks past a rank whose object's high on y is below the sweep line
+//   unlinks it then. The sweep visits only the lows, so the merge of lows
+//   and highs on y, a mispredicted branch per event, is gone, and S's list
+//   needs only forward links (ForwardLinkedBitTree);
+// - no unpredictable branches in the hot loops: the rank merge (lines 2-3)
+//   selects by masks and runs as two interleaved merges split at a
+//   merge-path diagonal; S's updates and predecessor search run through
+//   every level without early exits, at a depth fixed at compile time
+//   (ForwardLinkedBitTree::Fixed<L>); a walk unlinks and reports under
+//   conditions, pairs going to a buffer and counted only if they are pairs;
+// - Sort(P) sorts the lows only (the highs follow, see below): once on x
+//   for all boxes, and per strip on y;
+// - persistence by PairManager::assign (a bulk sort and merge of the
+//   frame's pairs), as box-pruning's recompute adapter does;
+// - UnisizePruner checks its input rule a block of boxes at a time.
+//
+// Cost per frame: O(n) for the radix sorts and the merges, O(n log64 n)
+// for the updates of S, O(|C|) for the range queries (amortised: a walk
+// step reports a pair or unlinks a rank inserted before): O(n log64 n + |C|)
+// in 2D, where |C| is the number of colliding pairs. In 3D the two sweep axes
 // are the two along which the boxes spread most (in units of the box size)
 // and the third is tested per candidate (section 7): exact, fast when the
 // world is flat along that axis, without the 2D bound otherwise. When every
@@ -53,31 +74,39 @@
 // above all (crowds, particles, tiles); dual-axis for any boxes.
 //
 // Persistence: each frame with operations sweeps all live boxes (a one-shot
-// method), sorts the frame's pairs by slot and compares them with the
-// previous frame's sorted pairs, so only created and deleted pairs reach
-// the pair manager. Limits: fewer than 2^31 - 1 live boxes (2n ranks and a
-// sentinel in 32 bits). The sweep alone, with no persistence, is the public
-// UnisizePruner (sapling/unisize.hpp), defined at the end of this file.
+// method) and hands the frame's pairs to PairManager::assign, which sorts
+// them and merges them with the previous set (no hash probe per pair).
+// Limits: fewer than 2^31 - 1 live boxes and slots below 2^31 (2n ranks
+// and a sentinel in 32 bits; a slot shares a word with the own-strip flag). The sweep alone, with no persistence, is
+// the public UnisizePruner (sapling/unisize.hpp), defined at the end of this file.
 //
-// When to choose it, and what it costs here (one thread, 2-core AMD EPYC,
-// bench/results/unisize-table1-2026-11-21.md and cluster-2026-11-21.md):
+// When to choose it, and what it costs here (one thread, 2-vCPU AMD EPYC
+// shared with other work, so figures move by 5-10% between runs;
+// bench/results/unisize-table1-2026-11-22.md, unisize-cluster-2026-11-22.md):
 // - the paper's Table 1 (2^17..2^20 squares, density 0.2..0.8): the sweep
-//   alone (unisize-oneshot) takes 7.7..10.0 ms at 2^17 and 69..89 ms at 2^20,
-//   nearly flat in the density as the paper found, 14..52x faster than
-//   CGAL's box_intersection_d. The persistent algorithm takes 9.7..15.9 ms
-//   at 2^17 and 92..148 ms at 2^20 (the pair manager's hash updates for the
-//   pairs that start and stop each frame grow with the density), 11..31x
-//   faster than CGAL; against persistent box-pruning it is 1.1..1.5x as
-//   fast at density 0.6 and 0.8, 0.97..1.04x at 0.4, and 0.87..0.98x
-//   (slower) at 0.2, where box pruning has few candidates;
-// - the paper's Figure 4 (100k cubes converging on a plane, 500 frames, up to
-//   1.66M pairs): the sweep's median frame 6.7 ms, mean 8.3, worst 20.4 (the
-//   paper: 13.2, 13.5, 17.5); the persistent algorithm's median 8.1 ms but
-//   frames of up to 262 ms at the peak, where a million pairs start or stop
-//   per frame;
-// - against one-shot box pruning (BoxPruner, a SIMD grid sweep) the sweep is
-//   0.6..0.8x as fast on these scenes: its cost per box (two radix sorts,
-//   four updates of S) does not fall with the density as the grid's does.
+//   alone (unisize-oneshot) takes 6.0..8.3 ms at 2^17 and 60..80 ms at 2^20
+//   (2026-11-21: 7.7..10.0 and 69..89), nearly flat in the density; against
+//   one-shot box pruning (BoxPruner, a SIMD grid sweep) it is as fast at
+//   density 0.8 (0.9..1.0x), 0.9..1.0x at 0.6, 0.8..0.9x at 0.4 and
+//   0.7..0.8x at 0.2. The persistent algorithm takes 7.5..11.9 ms at 2^17
+//   and 75..120 ms at 2^20 (2026-11-21: 9.7..15.9 and 92..148); against
+//   persistent box-pruning, whose persistence became as cheap through
+//   PairManager::assign, it is 1.05..1.1x as fast at density 0.8 up to 2^19
+//   (0.97..1.2x at 2^20 between two runs), 0.9..1.2x at 0.6, 0.9..1.0x at
+//   0.4 and 0.8..0.9x (slower) at 0.2, where box pruning has few candidates;
+// - the paper's Figure 4 (100k cubes converging on a plane, 500 frames, up
+//   to 1.66M pairs): the sweep's median frame 5.4 ms, mean 7.9, p95 16.8
+//   (the paper: 13.2, 13.5; 2026-11-21: 6.7, 8.3); the persistent
+//   algorithm's median 6.9 ms, mean 21.8 (2026-11-21: median 8.1, frames of
+//   up to 262 ms; box-pruning now 6.4 and 22.6): the mean is the frames at
+//   the peak, where a million pairs start or stop;
+// - where the time goes (2^17, density 0.2: about 95M instructions a frame
+//   against box pruning's 55M, few mispredicted branches left but the
+//   walks' exits): the sweep of S 55%, making and sorting the members on x
+//   25%, the strips' y sorts 11%, the rank merge 8%. Its cost per box
+//   (three radix passes on x and three per strip on y, a merge, two
+//   insertions into S and two lazy unlinks) does not fall with the density
+//   as the grid's does.
 // So: unisize for many boxes of one size with many overlaps (dense crowds,
 // particles, tiles; flat worlds above all), where its time stays flat while
 // candidates multiply for sweeps on one axis; box-pruning for sparse scenes
@@ -116,6 +145,16 @@ bool fits(const Box3& b, const Extent& size) {
     if (!(b.max[k] == b.min[k] + size[k])) return false;
   }
   return true;
+}
+
+// fits() and finite() together, every condition evaluated (no branch per
+// axis): a finite max equal to min + size (size finite) implies a finite min.
+bool fits_finite(const Box3& b, const Extent& size) {
+  bool good = true;
+  for (int k = 0; k < 3; ++k) {
+    good &= (b.max[k] == b.min[k] + size[k]) & (std::fabs(b.max[k]) <= std::numeric_limits<float>::max());
+  }
+  return good;
 }
 
 // The extent max - min of a box with finite bounds, if it is a float
@@ -160,6 +199,28 @@ void radix_sort(std::vector<T>& items, std::vector<T>& scratch, int passes, Digi
   }
 }
 
+// The same on items[0, n) with scratch[0, n): returns where the sorted
+// items ended up (items or scratch), for buffers sized once for many sorts.
+template <class T, class Digit>
+T* radix_sort(T* items, T* scratch, std::size_t n, int passes, Digit digit) {
+  constexpr std::size_t kBuckets = std::size_t{1} << 11;
+  std::array<std::array<std::uint32_t, kBuckets>, 6> counts;
+  for (int d = 0; d < passes; ++d) counts[d].fill(0);
+  for (std::size_t k = 0; k < n; ++k) {
+    for (int d = 0; d < passes; ++d) ++counts[d][digit(items[k], d)];
+  }
+  if (n < 2) return items;
+  for (int d = 0; d < passes; ++d) {
+    std::array<std::uint32_t, kBuckets>& c = counts[d];
+    if (c[digit(items[0], d)] == n) continue;  // one digit everywhere
+    std::uint32_t sum = 0;
+    for (std::uint32_t& v : c) sum += std::exchange(v, sum);
+    for (std::size_t k = 0; k < n; ++k) scratch[c[digit(items[k], d)]++] = items[k];
+    std::swap(items, scratch);
+  }
+  return items;
+}
+
 // The d-th 11-bit digit of a 32-bit key, and of bits [first, 64) of a word.
 inline std::uint32_t digit32(std::uint32_t key, int d) { return (key >> (11 * d)) & 0x7ff; }
 inline std::uint32_t digit64(std::uint64_t word, int first, int d) {
@@ -183,6 +244,18 @@ struct Axes {
 // ("straddlers"; with one size they are consecutive too), and reports a pair
 // only if one of its boxes is its own: a pair belongs to the strip of its
 // later box in x order, which holds the earlier one as well.
+//
+// Lazy deletion (beyond the paper): line 12 (take R[p], R[p + n] out of S at
+// p's high on y) is not run. The sweep visits only the lows, in y order, and
+// a range query that walks past a rank whose object's high on y is below the
+// current low erases it from S then and there: that object can overlap
+// nothing from now on, and its other rank, if still stored, is erased when
+// a walk reaches it. A walk step therefore either reports a pair or erases
+// a rank inserted before (O(1) each, amortised), Claim 1 still holds for
+// the live ranks (an object is live with both its ranks, since expiry only
+// grows with the sweep), and the sweep loses the merge of lows and highs on
+// y, whose every step was a branch the predictor lost, and two of the four
+// updates of S per object. S is emptied in O(2n / 64) per strip.
 class UnisizeSweep {
  public:
   // Reports every overlapping pair of the boxes of `live` once, as
@@ -196,8 +269,13 @@ class UnisizeSweep {
     size_y_ = size[axes.y];
     size_t_ = size[axes.t];
 
-    // Each box as a member: its lows' keys on x and y, its low on t.
+    // Each box as a member (its lows' keys on x and y, its low on t), then
+    // line 1, Ix <- Sort(Px), for the lows (strips are runs of it), and the
+    // highs' keys on x and y from the lows' (the size rule), once for every
+    // member rather than once per strip and per merge step.
     members_.resize(n);
+    x_high_.resize(n);
+    tags_.resize(n);
     float t_lo = std::numeric_limits<float>::infinity(), t_hi = -t_lo;
     for (std::uint32_t i = 0; i < n; ++i) {
       const Slot s = live[i];
@@ -206,34 +284,63 @@ class UnisizeSweep {
       t_lo = std::min(t_lo, b.min[axes.t]);
       t_hi = std::max(t_hi, b.min[axes.t]);
     }
+    radix_sort(members_, member_scratch_, 3, [](const Member& m, int d) { return digit32(m.x_key, d); });
+    for (std::uint32_t i = 0; i < n; ++i) {
+      x_high_[i] = high_key(members_[i].x_key, size_x_);
+      tags_[i] = (std::uint64_t{high_key(members_[i].y_key, size_y_)} << 32) | members_[i].slot;
+    }
     // Every pair overlaps on t iff the highest low is not above the lowest high.
     const bool flat = t_hi <= t_lo + size_t_;
 
-    // Line 1, Ix <- Sort(Px), for the lows; strips are then runs of it.
-    radix_sort(members_, member_scratch_, 3, [](const Member& m, int d) { return digit32(m.x_key, d); });
-    std::uint32_t first = 0;
+    // The strips, then buffers and S sized once for the largest (the same
+    // depth of S for every strip: one instantiation of the sweep).
+    strips_.clear();
+    std::uint32_t first = 0, largest = 0;
     for (std::uint32_t own = 0, end = 0; own < n; own = end) {
       const std::uint32_t cut = members_[own].x_key;
-      while (high_key(members_[first].x_key, size_x_) < cut) ++first;
+      while (x_high_[first] < cut) ++first;
       const std::uint32_t straddlers = own - first;
-      const std::uint32_t own_count = straddlers <= kSmallStrip / 4 ? kSmallStrip - straddlers : kLargeStrip;
+      const std::uint32_t own_count = straddlers <= kSmallStrip / 8 ? kSmallStrip - straddlers : kLargeStrip;
       end = n - own > own_count ? own + own_count : n;
-      if (flat) {
-        strip<false>(first, own, end, report);
-      } else {
-        strip<true>(first, own, end, report);
-      }
+      strips_.push_back(Strip{first, own, end});
+      largest = std::max(largest, end - first);
+    }
+    if (ranks_.size() < std::size_t{2} * largest) {
+      ranks_.resize(std::size_t{2} * largest);
+      rank_info_.resize(std::size_t{2} * largest);
+      x_low_.resize(std::size_t{largest} + 1);
+      rank_t_.resize(std::size_t{2} * largest);
+      y_items_.resize(largest);
+      y_scratch_.resize(largest);
+      sweep_items_.resize(largest);
+    }
+    found_.resize(kFoundBuffer);
+    if (tree_.universe() != 2 * largest) tree_.reset(2 * largest);
+    switch (tree_.levels()) {
+      case 1:
+        return sweep<1>(flat, report);
+      case 2:
+        return sweep<2>(flat, report);
+      case 3:
+        return sweep<3>(flat, report);
+      case 4:
+        return sweep<4>(flat, report);
+      case 5:
+        return sweep<5>(flat, report);
+      default:
+        return sweep<6>(flat, report);  // 64^6 > 2^32
     }
   }
 
-  // S is empty between strips: every object that entered it also left.
-  bool validate() const { return tree_.validate() && tree_.empty(); }
+  bool validate() const { return tree_.validate(); }
 
   std::size_t memory_bytes() const {
     return (members_.capacity() + member_scratch_.capacity()) * sizeof(Member) +
-           (y_items_.capacity() + y_scratch_.capacity()) * sizeof(std::uint64_t) +
-           ranks_.capacity() * sizeof(std::uint32_t) + rank_member_.capacity() * sizeof(std::uint32_t) +
-           tree_.memory_bytes();
+           (x_high_.capacity() + x_low_.capacity() + ranks_.capacity()) * sizeof(std::uint32_t) +
+           (tags_.capacity() + y_items_.capacity() + y_scratch_.capacity() + rank_info_.capacity()) *
+               sizeof(std::uint64_t) +
+           (rank_t_.capacity() + found_.capacity() * 2) * sizeof(float) + sweep_items_.capacity() * sizeof(SweepItem) +
+           strips_.capacity() * sizeof(Strip) + tree_.memory_bytes();
   }
 
  private:
@@ -246,83 +353,163 @@ class UnisizeSweep {
   // 9% less time at density 0.2, the same within 2% at 0.4 and 0.8,
   // against kLargeStrip everywhere.
   static constexpr std::uint32_t kSmallStrip = 2048, kLargeStrip = 8192;
-
+  struct Strip {
+    std::uint32_t first, own, end;  // members [first, end), its own from `own`
+  };
   struct Member {
     std::uint32_t x_key, y_key;  // keys of the lows
     Slot slot;
     float t_min;  // the low on the third axis
   };
-  struct Ranks {
-    std::uint32_t low = 0, high = 0;  // R[p] and R[p + n]
+  // An object as the sweep sees it, in y order.
+  struct SweepItem {
+    std::uint32_t low;            // key of its low on y
+    std::uint32_t r_low, r_high;  // R[p], R[p + n]
+    std::uint32_t tag;            // kOwn | slot
   };
+  static constexpr std::uint32_t kOwn = 0x80000000u, kSlotMask = 0x7fffffffu;
+  static constexpr std::uint32_t kFoundBuffer = 1024;
+
+  // Lines 2-3, R[Ix[i]] <- i, for local objects [0, n): the highs come in
+  // the lows' order (see the file comment), so the 2n sorted endpoints are a
+  // merge of two sorted runs, lows first on equal keys. Each step's choice
+  // is a coin toss, so the merge is branch-free, and it runs as two
+  // independent merges of equal length (split at merge-path diagonals by
+  // binary search), interleaved, so that one step's loads need not wait for
+  // the previous step's. Writes R (ranks_: R[p] at 2p, R[p + n] at 2p + 1)
+  // and, by rank, what a range query needs of the object: its high key on y
+  // << 32 | kOwn if it is the strip's own | its slot.
+  struct Way {
+    std::uint32_t a, b;  // lows and highs taken
+  };
+  // The merge-path split: where the first d endpoints end on each run.
+  static Way split(const std::uint32_t* xl, const std::uint32_t* xh, std::uint32_t n, std::uint32_t d) {
+    std::uint32_t lo = d > n ? d - n : 0, hi = std::min(d, n);
+    while (lo < hi) {
+      const std::uint32_t mid = lo + (hi - lo) / 2;  // low mid before high d - 1 - mid?
+      if (xl[mid] <= xh[d - 1 - mid]) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return {lo, d - lo};
+  }
+  // One step, with masks rather than conditions (the compiler would
+  // branch). xl[n] is a sentinel above every high, so a run of lows that
+  // is exhausted is never taken; b < n holds before every step (the last
+  // high comes last).
+  static inline void merge_step(Way& w, const std::uint32_t* xl, const std::uint32_t* xh, const std::uint64_t* tags,
+                                std::uint32_t own_from, std::uint32_t* ranks, std::uint64_t* info) {
+    const std::uint32_t a = w.a, b = w.b;
+    const std::uint32_t take_low = static_cast<std::uint32_t>(xl[a] <= xh[b]);
+    const std::uint32_t mask = 0u - take_low;
+    const std::uint32_t p = (a & mask) | (b & ~mask);
+    ranks[2 * p + 1 - take_low] = a + b;
+    info[a + b] = tags[p] | (std::uint64_t{p >= own_from} << 31);
+    w.a = a + take_low;
+    w.b = b + 1 - take_low;
+  }
+  void rank(const Member* m, const std::uint32_t* xh, const std::uint64_t* tags, std::uint32_t n,
+            std::uint32_t own_from) {
+    std::uint32_t* const ranks = ranks_.data();
+    std::uint64_t* const info = rank_info_.data();
+    std::uint32_t* const xl = x_low_.data();
+    for (std::uint32_t p = 0; p < n; ++p) xl[p] = m[p].x_key;
+    xl[n] = ~std::uint32_t{0};  // above the key of every finite float
+    const std::uint32_t total = 2 * n, length = total / 2;
+    Way w0 = split(xl, xh, n, 0), w1 = split(xl, xh, n, length);
+    for (std::uint32_t k = 0; k < length; ++k) {
+      merge_step(w0, xl, xh, tags, own_from, ranks, info);
+      merge_step(w1, xl, xh, tags, own_from, ranks, info);
+    }
+  }
+
+  template <int L, class Report>
+  void sweep(bool flat, Report& report) {
+    for (const Strip& st : strips_) {
+      if (flat) {
+        strip<false, L>(st.first, st.own, st.end, report);
+      } else {
+        strip<true, L>(st.first, st.own, st.end, report);
+      }
+    }
+  }
 
   // Algorithm 1 on members [first, end), reporting the pairs with a box in
-  // [own, end). Local object p is member first + p.
-  template <bool kTestT, class Report>
+  // [own, end). Local object p is member first + p. S has L levels.
+  template <bool kTestT, int L, class Report>
   void strip(std::uint32_t first, std::uint32_t own, std::uint32_t end, Report& report) {
     const Member* m = members_.data() + first;
     const std::uint32_t n = end - first, own_from = own - first;
+    std::uint32_t* const ranks = ranks_.data();
+    const std::uint64_t* const info = rank_info_.data();
+    const std::uint64_t* const tags = tags_.data() + first;
+    rank(m, x_high_.data() + first, tags, n, own_from);
 
-    // Lines 2-3: R[Ix[i]] <- i. The highs come in the lows' order (see the
-    // file comment), so the 2n sorted endpoints are a merge of two runs.
-    // Branch-free: which run comes next is a coin toss the predictor loses.
-    ranks_.resize(std::size_t{2} * n);
-    rank_member_.resize(std::size_t{2} * n);
-    {
-      std::uint32_t a = 0, b = 0, r = 0;
-      std::uint32_t low = m[0].x_key, high = high_key(low, size_x_);
-      while (a < n) {
-        const bool take_low = low <= high;  // lows first on equal keys
-        const std::uint32_t p = take_low ? a : b;
-        ranks_[2 * p + (take_low ? 0 : 1)] = r;
-        rank_member_[r++] = p;
-        a += take_low ? 1 : 0;
-        b += take_low ? 0 : 1;
-        low = m[a < n ? a : n - 1].x_key;      // unused once a == n
-        high = high_key(m[b].x_key, size_x_);  // b < a <= n here
-      }
-      for (; b < n; ++b) {
-        ranks_[2 * b + 1] = r;
-        rank_member_[r++] = b;
-      }
+    // Line 4: Iy <- Sort(Py), the lows only (lazy deletion needs no highs).
+    for (std::uint32_t p = 0; p < n; ++p) y_items_[p] = (std::uint64_t{m[p].y_key} << 32) | p;
+    const std::uint64_t* const y_sorted =
+        radix_sort(y_items_.data(), y_scratch_.data(), n, 3, [](std::uint64_t x, int d) { return digit64(x, 32, d); });
+    // What the sweep needs of each object, gathered in y order so that the
+    // sweep reads it sequentially (these loads do not wait on one another).
+    SweepItem* const items = sweep_items_.data();
+    for (std::uint32_t a = 0; a < n; ++a) {
+      const std::uint32_t p = local_of(y_sorted[a]);
+      // The tag from the strip's slice of tags_ (4 bytes of 8 per object, in
+      // L1) rather than from R's entry in rank_info_ (twice as large).
+      items[a] = SweepItem{key_of(y_sorted[a]), ranks[2 * p], ranks[2 * p + 1],
+                           static_cast<std::uint32_t>(tags[p]) | (p >= own_from ? kOwn : 0)};
+    }
+    float* const rank_t = rank_t_.data();
+    if constexpr (kTestT) {
+      for (std::uint32_t p = 0; p < n; ++p) rank_t[ranks[2 * p]] = rank_t[ranks[2 * p + 1]] = m[p].t_min;
     }
 
-    // Line 4: Iy <- Sort(Py), the lows (highs follow as on x).
-    y_items_.resize(n);
-    for (std::uint32_t p = 0; p < n; ++p) y_items_[p] = (std::uint64_t{m[p].y_key} << 32) | p;
-    radix_sort(y_items_, y_scratch_, 3, [](std::uint64_t x, int d) { return digit64(x, 32, d); });
-
-    // Lines 5-12: sweep y; lows before highs on equal keys.
-    if (tree_.universe() != 2 * n) tree_.reset(2 * n);
-    std::uint32_t a = 0, b = 0;
-    std::uint32_t low = key_of(y_items_[0]), high = high_key(low, size_y_);
-    while (b < n) {
-      if (a < n && low <= high) {
-        // p's low: S <- S + {R[p], R[p+n]}; report S's values between them.
-        const std::uint32_t p = local_of(y_items_[a]);
-        const Ranks r{ranks_[2 * p], ranks_[2 * p + 1]};
-        const bool p_own = p >= own_from;
-        const float p_lo = m[p].t_min, p_hi = p_lo + size_t_;
-        tree_.insert(r.low);
-        std::uint32_t before = r.low;
-        for (std::uint32_t v = tree_.next(r.low); v < r.high; before = v, v = tree_.next(v)) {
-          const std::uint32_t q = rank_member_[v];
-          if (!p_own && q < own_from) continue;  // both straddlers: an earlier strip's pair
-          if constexpr (kTestT) {
-            if (!(m[q].t_min <= p_hi && p_lo <= m[q].t_min + size_t_)) continue;
-          }
-          report(m[p].slot, m[q].slot);
+    // Lines 5-11: sweep the lows on y.
+    tree_.clear();
+    typename ForwardLinkedBitTree::Fixed<L> tree(tree_);
+    std::uint64_t* const found = found_.data();
+    std::uint32_t count = 0;  // pairs in found
+    for (std::uint32_t a = 0; a < n; ++a) {
+      // p's low: S <- S + {R[p], R[p+n]}; report S's live values between them.
+      const SweepItem it = items[a];
+      const std::uint64_t p_own = it.tag >> 31, p_slot = std::uint64_t{it.tag & kSlotMask} << 32;
+      const float p_lo = kTestT ? rank_t[it.r_low] : 0.0f;
+      std::uint32_t before = it.r_low;
+      // The walk, without a branch per value: a value below the sweep line
+      // is unlinked (and its bits cleared) under a condition, and every
+      // value is written as a pair that counts only if it is one.
+      for (std::uint32_t v = tree.insert(it.r_low); v < it.r_high;) {
+        const std::uint64_t i = info[v];
+        const std::uint32_t next = tree.next(v);
+        const bool live = static_cast<std::uint32_t>(i >> 32) >= it.low;
+        tree.erase_after_if(before, v, !live);
+        before = live ? v : before;
+        // Both straddlers: an earlier strip's pair.
+        std::uint64_t counts = static_cast<std::uint64_t>(live) & (p_own | ((i >> 31) & 1));
+        if constexpr (kTestT) {
+          const float q_lo = rank_t[v];
+          counts &= static_cast<std::uint64_t>(q_lo <= p_lo + size_t_ && p_lo <= q_lo + size_t_);
         }
-        tree_.insert_after(before, r.high);  // the walk ended at R[p+n]'s predecessor
-        if (++a < n) low = key_of(y_items_[a]);
-      } else {
-        // p's high: S <- S - {R[p], R[p+n]}.
-        const std::uint32_t p = local_of(y_items_[b]);
-        const Ranks r{ranks_[2 * p], ranks_[2 * p + 1]};
-        tree_.erase(r.low);
-        tree_.erase(r.high);
-        if (++b < n) high = high_key(key_of(y_items_[b]), size_y_);
+        found[count] = p_slot | (i & kSlotMask);
+        count += static_cast<std::uint32_t>(counts);
+        if (count == kFoundBuffer) {
+          flush(count, report);
+          count = 0;
+        }
+        v = next;
       }
+      tree.insert_after(before, it.r_high);  // the walk ended at R[p+n]'s predecessor
+    }
+    flush(count, report);
+  }
+
+  // Reports the first `count` pairs of found_.
+  template <class Report>
+  void flush(std::uint32_t count, Report& report) const {
+    for (std::uint32_t k = 0; k < count; ++k) {
+      report(static_cast<Slot>(found_[k] >> 32), static_cast<Slot>(found_[k] & 0xffffffffu));
     }
   }
 
@@ -361,19 +548,27 @@ class UnisizeSweep {
 
   float size_x_ = 0, size_y_ = 0, size_t_ = 0;
   std::vector<Member> members_, member_scratch_;    // live boxes, sorted by x low
+  std::vector<std::uint32_t> x_high_;               // by member: key of the high on x
+  std::vector<std::uint32_t> x_low_;                // a strip's keys of the lows on x, and a sentinel
+  std::vector<std::uint64_t> tags_;                 // by member: key of the high on y << 32 | slot
   std::vector<std::uint64_t> y_items_, y_scratch_;  // a strip's lows on y: (key << 32 | local)
   std::vector<std::uint32_t> ranks_;                // R: R[p] at 2p, R[p + n] at 2p + 1, by local object
-  std::vector<std::uint32_t> rank_member_;          // by local rank: its local object
-  LinkedBitTree tree_;                              // S
+  std::vector<std::uint64_t> rank_info_;            // by local rank: (high key on y << 32 | kOwn | slot)
+  std::vector<float> rank_t_;                       // by local rank: the object's low on t (3D only)
+  std::vector<SweepItem> sweep_items_;              // a strip's objects in y order
+  std::vector<Strip> strips_;
+  std::vector<std::uint64_t> found_;  // pairs found, (slot << 32 | slot), reported in batches
+  ForwardLinkedBitTree tree_;         // S
 };
 
 class Unisize final : public Algorithm {
  public:
   Status accepts(Operation op, Id id, std::size_t index, const Box3& box) const override {
+    // The common case, a box live already, in one test without a branch per
+    // axis (as in UnisizePruner::complete); a failure is sorted out below.
+    if (live_.size() > 0 && fits_finite(box, size_)) return {};
     if (!finite(box)) return Status::unsupported(op, id, index, kInfinite);
-    if (live_.size() > 0) {
-      return fits(box, size_) ? Status{} : Status::unsupported(op, id, index, kOtherSize);
-    }
+    if (live_.size() > 0) return Status::unsupported(op, id, index, kOtherSize);
     // No box live: only adds reach here, and the first one fixes the size
     // for the frame. A batch refused here is undone by the broad phase, so
     // the size it fixed is dropped with it.
@@ -400,42 +595,30 @@ class Unisize final : public Algorithm {
       pending_.reset();
     }
 
-    const int shift = std::max(1, static_cast<int>(std::bit_width(boxes_.size())));
-    if (shift != shift_) rekey(shift);
-    now_.clear();
-    sweep_.run(boxes_, live_, size_, [&](Slot p, Slot q) { now_.push_back(p < q ? pack(p, q) : pack(q, p)); });
-    radix_sort(now_, pair_scratch_, (2 * shift_ + 10) / 11,
-               [first = 0](std::uint64_t x, int d) { return digit64(x, first, d); });
-    report_changes(ids, pairs);
-    now_.swap(before_);
+    frame_pairs_.clear();
+    sweep_.run(boxes_, live_, size_, [&](Slot p, Slot q) {
+      const Id a = ids[p], b = ids[q];
+      const Id swap = (a ^ b) & (Id{0} - static_cast<Id>(b < a));  // make_pair without a branch on the order
+      frame_pairs_.push_back(Pair{a ^ swap, b ^ swap});
+    });
+    pairs.assign(frame_pairs_);  // sorted and diffed in bulk; frame_pairs_ gets the old set's storage
   }
 
   std::size_t memory_bytes() const override {
     return boxes_.capacity() * sizeof(Box3) + (live_.capacity() + position_.capacity()) * sizeof(std::uint32_t) +
-           (now_.capacity() + before_.capacity() + pair_scratch_.capacity() + changes_.capacity()) *
-               sizeof(std::uint64_t) +
-           sweep_.memory_bytes();
+           frame_pairs_.capacity() * sizeof(Pair) + sweep_.memory_bytes();
   }
 
   // Invariants after update():
   // - live_ lists each live slot once and position_ inverts it;
   // - when a box is live, every live box has finite coordinates and fits
   //   the size (max == min + size per axis);
-  // - before_ holds this frame's pairs, strictly increasing, each packed as
-  //   (low slot << shift_ | high slot) of two live slots whose boxes overlap:
-  //   exactly the pairs reported to the pair manager and not taken back;
-  // - the sweep's S is empty.
+  // - the sweep's S is a valid tree with its list in order.
   bool validate() const override {
     for (std::uint32_t i = 0; i < live_.size(); ++i) {
       const Slot s = live_[i];
       if (s >= boxes_.size() || position_[s] != i) return false;
       if (!finite(boxes_[s]) || !fits(boxes_[s], size_)) return false;
-    }
-    for (std::size_t k = 0; k < before_.size(); ++k) {
-      if (k > 0 && !(before_[k - 1] < before_[k])) return false;
-      const Slot p = static_cast<Slot>(before_[k] >> shift_), q = static_cast<Slot>(before_[k] & mask());
-      if (!(p < q) || q >= boxes_.size() || position_[p] == kNotLive || position_[q] == kNotLive) return false;
-      if (!overlaps(boxes_[p], boxes_[q])) return false;
     }
     return sweep_.validate();
   }
@@ -466,50 +649,6 @@ class Unisize final : public Algorithm {
     position_[s] = kNotLive;
   }
 
-  std::uint64_t mask() const { return (std::uint64_t{1} << shift_) - 1; }
-  std::uint64_t pack(Slot p, Slot q) const { return (std::uint64_t{p} << shift_) | q; }
-
-  // New slot width: re-pack the previous pairs (their order is kept).
-  void rekey(int shift) {
-    for (std::uint64_t& key : before_) {
-      const std::uint64_t p = key >> shift_, q = key & mask();
-      key = (p << shift) | q;
-    }
-    shift_ = shift;
-  }
-
-  // Merges the sorted pairs of this frame with the previous frame's: only
-  // the differences reach the pair manager. They are listed first, then
-  // handed over with the hash slot of the change kAhead further on
-  // prefetched: with a million pairs the table is tens of MB and each
-  // change would otherwise wait for its own cache miss.
-  void report_changes(std::span<const Id> ids, PairManager& pairs) {
-    constexpr std::uint64_t kAdded = std::uint64_t{1} << 63;  // free: 2 * shift_ <= 62
-    changes_.clear();
-    std::size_t i = 0, j = 0;
-    while (i < now_.size() || j < before_.size()) {
-      if (j == before_.size() || (i < now_.size() && now_[i] < before_[j])) {
-        changes_.push_back(now_[i++] | kAdded);
-      } else if (i == now_.size() || before_[j] < now_[i]) {
-        changes_.push_back(before_[j++]);
-      } else {
-        ++i, ++j;
-      }
-    }
-    constexpr std::size_t kAhead = 16;
-    const auto first = [&](std::uint64_t c) { return ids[static_cast<Slot>((c & ~kAdded) >> shift_)]; };
-    const auto second = [&](std::uint64_t c) { return ids[static_cast<Slot>(c & mask())]; };
-    for (std::size_t k = 0; k < changes_.size(); ++k) {
-      if (k + kAhead < changes_.size()) pairs.prefetch(first(changes_[k + kAhead]), second(changes_[k + kAhead]));
-      const std::uint64_t c = changes_[k];
-      if (c & kAdded) {
-        pairs.add(first(c), second(c));
-      } else {
-        pairs.remove(first(c), second(c));
-      }
-    }
-  }
-
   std::vector<Box3> boxes_;                // by slot
   std::vector<Slot> live_;                 // the live slots
   std::vector<std::uint32_t> position_;    // slot -> index in live_, or kNotLive
@@ -517,10 +656,7 @@ class Unisize final : public Algorithm {
   mutable std::optional<Extent> pending_;  // size fixed this frame while none is live
   mutable std::optional<Extent> batch_start_;
   UnisizeSweep sweep_;
-  std::vector<std::uint64_t> now_, before_;  // this and the previous frame's pairs, packed
-  std::vector<std::uint64_t> pair_scratch_;
-  std::vector<std::uint64_t> changes_;  // this frame's created (top bit set) and deleted pairs, packed
-  int shift_ = 1;                       // bits of a slot in a packed pair
+  std::vector<Pair> frame_pairs_;  // the frame's pairs as ids, handed to PairManager::assign
 };
 
 }  // namespace
@@ -553,12 +689,25 @@ Status UnisizePruner::complete(std::span<const Box3> boxes, std::vector<IndexPai
       "unisize: the size max - min of the first box must be a float exactly on each axis";
   if (boxes.empty()) return {};
   builtin::Extent size{};
-  for (std::size_t i = 0; i < boxes.size(); ++i) {
-    if (!builtin::finite(boxes[i])) return Status::unsupported(Operation::kNone, static_cast<Id>(i), i, kInfinite);
-    if (i == 0 && !builtin::exact_extent(boxes[0], size)) {
-      return Status::unsupported(Operation::kNone, 0, 0, kInexactSize);
+  if (!builtin::finite(boxes[0])) return Status::unsupported(Operation::kNone, 0, 0, kInfinite);
+  if (!builtin::exact_extent(boxes[0], size)) return Status::unsupported(Operation::kNone, 0, 0, kInexactSize);
+  // The input rule checked a block of boxes at a time without a branch per
+  // box (all conditions evaluated, combined with &); a block that fails is
+  // checked again box by box for the first offender and its reason.
+  constexpr std::size_t kBlock = 256;
+  for (std::size_t from = 0; from < boxes.size(); from += kBlock) {
+    const std::size_t to = std::min(boxes.size(), from + kBlock);
+    bool good = true;
+    for (std::size_t i = from; i < to; ++i) {
+      good &= builtin::fits_finite(boxes[i], size);
     }
-    if (!builtin::fits(boxes[i], size)) return Status::unsupported(Operation::kNone, static_cast<Id>(i), i, kOtherSize);
+    if (good) continue;
+    for (std::size_t i = from; i < to; ++i) {
+      if (!builtin::finite(boxes[i])) return Status::unsupported(Operation::kNone, static_cast<Id>(i), i, kInfinite);
+      if (!builtin::fits(boxes[i], size)) {
+        return Status::unsupported(Operation::kNone, static_cast<Id>(i), i, kOtherSize);
+      }
+    }
   }
   const auto n = static_cast<Slot>(boxes.size());
   if (impl_->all.size() != n) {
@@ -566,7 +715,8 @@ Status UnisizePruner::complete(std::span<const Box3> boxes, std::vector<IndexPai
     for (Slot s = 0; s < n; ++s) impl_->all[s] = s;
   }
   impl_->sweep.run(boxes, impl_->all, size, [&out](Slot p, Slot q) {
-    out.push_back(p < q ? IndexPair{p, q} : IndexPair{q, p});
+    const Slot swap = (p ^ q) & (Slot{0} - static_cast<Slot>(q < p));  // no branch on the order
+    out.push_back(IndexPair{p ^ swap, q ^ swap});
   });
   return {};
 }

@@ -62,7 +62,6 @@
 // boxes found by an interval search, not done here).
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -70,65 +69,61 @@
 #include <utility>
 #include <vector>
 
-#include "algorithms/bit_tree.hpp"
+#if !defined(SAPLING_SCALAR) && defined(__SSE2__)
+#define SAPLING_DUAL_SSE2 1
+#include <emmintrin.h>
+#endif
+
 #include "algorithms/builtin.hpp"
-#include "sapling/float_key.hpp"
+#include "algorithms/range_bitmap.hpp"
 
 namespace sapling::builtin {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-// Stable LSD radix sort of (key << 32 | index) items by key, 11 bits a pass;
-// passes whose digit is the same in every item are skipped.
-class RadixSorter {
- public:
-  void sort(std::vector<std::uint64_t>& items) {
-    constexpr int kPasses = 3;
-    for (auto& c : counts_) c.fill(0);
-    for (const std::uint64_t x : items) {
-      for (int d = 0; d < kPasses; ++d) ++counts_[d][(x >> (32 + kDigitBits * d)) & kMask];
-    }
-    if (items.size() < 2) return;
-    scratch_.resize(items.size());
-    for (int d = 0; d < kPasses; ++d) {
-      std::array<std::uint32_t, kBuckets>& c = counts_[d];
-      const int shift = 32 + kDigitBits * d;
-      if (c[(items[0] >> shift) & kMask] == items.size()) continue;  // one digit everywhere
-      std::uint32_t sum = 0;
-      for (std::uint32_t& v : c) sum += std::exchange(v, sum);
-      for (const std::uint64_t x : items) scratch_[c[(x >> shift) & kMask]++] = x;
-      items.swap(scratch_);
-    }
-  }
+// Below this many boxes one cell serves: the grid would not pay.
+constexpr std::size_t kGridMinBoxes = 4096;
+// Entries per cell the grid aims for: a cell's arrays stay in L2.
+constexpr double kCellEntries = 4096;
+// Slab thickness on t, in mean t extents: thin enough that most pairs
+// meeting on x and y also meet on t, thick enough that few boxes are copied.
+constexpr double kSlabExtents = 4;
+// Coarsen the grid when boxes are copied into more cells than this, on average.
+constexpr double kMaxCopiesPerBox = 1.6;
+constexpr std::uint32_t kMaxCellsPerAxis = 1024;
+// Most fine bins per axis in a cell: keeps the float bin map's error far
+// below a bin (see sweep_cell).
+constexpr std::uint32_t kMaxFineBins = std::uint32_t{1} << 20;
 
-  std::size_t memory_bytes() const { return scratch_.capacity() * sizeof(std::uint64_t); }
-
- private:
-  static constexpr int kDigitBits = 11;
-  static constexpr std::size_t kBuckets = std::size_t{1} << kDigitBits;
-  static constexpr std::uint64_t kMask = kBuckets - 1;
-  std::array<std::array<std::uint32_t, kBuckets>, 3> counts_{};
-  std::vector<std::uint64_t> scratch_;
-};
+// Entry flags.
+constexpr std::uint32_t kStraddler = 1;  // starts in an earlier strip on x
+constexpr std::uint32_t kSpansT = 2;     // lies in more than one slab on t
+constexpr std::uint32_t kOutlier = 4;    // y extent above the cap
+// A stored box's index carries kSpansT in its top bit.
+constexpr std::uint32_t kSpanBit = 0x80000000u;
 
 struct Axes {
   int x = 0, y = 1, t = 2;
 };
 
-// Sampled statistics: the axes and the cap on regular y extents.
+// Sampled statistics: the axes, the cap on regular y extents, and per axis
+// the range of the centres and the mean extent.
 struct Plan {
   Axes axes;
   double cap = 0;
+  std::array<double, 3> lo{}, hi{}, mean{};
+  std::size_t finite = 0;
 };
 
 // `extents`: scratch for the sampled extents (kept to avoid allocating).
 Plan make_plan(std::span<const Box3> boxes, std::array<std::vector<double>, 3>& extents) {
   constexpr std::size_t kSample = 4096;
   const std::size_t stride = std::max<std::size_t>(1, boxes.size() / kSample);
-  std::array<double, 3> lo{}, hi{}, extent_sum{};
+  Plan plan;
+  std::array<double, 3> extent_sum{};
   for (std::vector<double>& e : extents) e.clear();
-  std::size_t finite = 0;
+  std::size_t& finite = plan.finite;
   for (std::size_t i = 0; i < boxes.size(); i += stride) {
     const Box3& b = boxes[i];
     bool ok = true;
@@ -137,14 +132,13 @@ Plan make_plan(std::span<const Box3> boxes, std::array<std::vector<double>, 3>& 
     for (int k = 0; k < 3; ++k) {
       const double c = 0.5 * double(b.min[k]) + 0.5 * double(b.max[k]);
       const double e = double(b.max[k]) - double(b.min[k]);
-      lo[k] = finite == 0 ? c : std::min(lo[k], c);
-      hi[k] = finite == 0 ? c : std::max(hi[k], c);
+      plan.lo[k] = finite == 0 ? c : std::min(plan.lo[k], c);
+      plan.hi[k] = finite == 0 ? c : std::max(plan.hi[k], c);
       extent_sum[k] += e;
       extents[k].push_back(e);
     }
     ++finite;
   }
-  Plan plan;
   if (finite == 0) {
     plan.cap = std::numeric_limits<double>::max();
     return plan;
@@ -153,7 +147,8 @@ Plan make_plan(std::span<const Box3> boxes, std::array<std::vector<double>, 3>& 
   std::array<double, 3> spread{};
   for (int k = 0; k < 3; ++k) {
     const double mean = extent_sum[k] / double(finite);
-    const double range = hi[k] - lo[k];
+    const double range = plan.hi[k] - plan.lo[k];
+    plan.mean[k] = mean;
     spread[k] = mean > 0 ? range / mean : (range > 0 ? std::numeric_limits<double>::infinity() : 0.0);
   }
   Axes& a = plan.axes;
@@ -171,157 +166,333 @@ Plan make_plan(std::span<const Box3> boxes, std::array<std::vector<double>, 3>& 
   return plan;
 }
 
-// The largest float <= t (t a double, possibly infinite).
-float float_at_or_below(double t) {
-  float f = static_cast<float>(t);
-  if (double(f) > t) f = std::nextafter(f, -kInf);
-  return f;
+// A monotone map from a coordinate to one of `count` bins: any rounding
+// keeps it non-decreasing, which is all exactness needs (x < y implies
+// bin(x) <= bin(y), so bin(x) < bin(y) implies x < y).
+struct Bins {
+  float origin = 0.0f;
+  float scale = 0.0f;
+  float last = 0.0f;  // count - 1
+  std::uint32_t count = 1;
+
+  std::uint32_t operator()(float v) const {
+    if (count == 1) return 0;  // also keeps inf * 0 out
+    // scale > 0 and origin are finite, so the product is never NaN; the
+    // clamp maps -inf and +inf to the end bins.
+    return static_cast<std::uint32_t>(std::min(std::max((v - origin) * scale, 0.0f), last));
+  }
+
+  // `count` bins of equal width over [lo, hi]; one bin when that range is
+  // empty, infinite or too thin for a float scale.
+  static Bins over(double lo, double hi, std::uint32_t count) {
+    Bins b;
+    const double span = hi - lo;
+    if (count <= 1 || !(span > 0) || !std::isfinite(span)) return b;
+    const double scale = double(count) / span;
+    if (!(scale < 1e30)) return b;
+    b.origin = static_cast<float>(lo);
+    b.scale = static_cast<float>(scale);
+    b.count = count;
+    b.last = static_cast<float>(count - 1);
+    return b;
+  }
+
+  // Halves the number of bins (a coarser grid copies large boxes less).
+  void halve() {
+    if (count <= 1) return;
+    scale *= float(count / 2) / float(count);
+    count /= 2;
+    last = float(count - 1);
+    if (count == 1) *this = Bins{};
+  }
+};
+
+// A box as copied into a cell, in the roles of the axes.
+struct Entry {
+  float x_min, y_min, t_min, x_max, y_max, t_max;
+  std::uint32_t index;
+  std::uint32_t flags;
+};
+
+// A stored box in the form the SIMD test wants, (x_max, y_max, t_max, 0,
+// -x_min, -y_min, -t_min, 0); a query box is (x_min, y_min, t_min, 0,
+// -x_max, -y_max, -t_max, 0), and the two overlap iff query <= stored in
+// every lane. Negation is exact, infinities included.
+struct alignas(16) Cand {
+  float v[8];
+};
+
+inline Cand query_form(const Entry& e) { return {{e.x_min, e.y_min, e.t_min, 0, -e.x_max, -e.y_max, -e.t_max, 0}}; }
+
+inline Cand stored_of(const Cand& q) {
+  Cand c;
+#if defined(SAPLING_DUAL_SSE2)
+  const __m128 sign = _mm_set1_ps(-0.0f);
+  _mm_store_ps(c.v, _mm_xor_ps(_mm_load_ps(q.v + 4), sign));
+  _mm_store_ps(c.v + 4, _mm_xor_ps(_mm_load_ps(q.v), sign));
+#else
+  for (int k = 0; k < 4; ++k) c.v[k] = -q.v[k + 4], c.v[k + 4] = -q.v[k];
+#endif
+  return c;
 }
+
+inline bool overlap(const Cand& q, const Cand& c) {
+#if defined(SAPLING_DUAL_SSE2)
+  const __m128 lo = _mm_cmple_ps(_mm_load_ps(q.v), _mm_load_ps(c.v));
+  const __m128 hi = _mm_cmple_ps(_mm_load_ps(q.v + 4), _mm_load_ps(c.v + 4));
+  return _mm_movemask_ps(_mm_and_ps(lo, hi)) == 0xf;
+#else
+  bool ok = true;
+  for (int k = 0; k < 8; ++k) ok &= q.v[k] <= c.v[k];
+  return ok;
+#endif
+}
+
+// What the sweep of a cell needs of its entries, gathered while bucketing.
+struct CellStats {
+  float x_lo, x_hi;  // finite x.min of the cell's own entries
+  float y_lo, y_hi;  // y.min of its regular entries
+  double widest;     // the largest y extent of its regular entries
+  std::uint32_t own, regular;
+};
 
 class DualAxisSweep final : public OneShotComplete {
  public:
-  void find_pairs(std::span<const Box3> boxes, std::vector<IndexPair>& out) override {
-    const auto n = static_cast<std::uint32_t>(boxes.size());
-    if (n < 2) return;
-    const Plan plan = make_plan(boxes, sample_);
-    const Axes ax = plan.axes;
-
-    // Classify; W bounds every regular y extent from above.
-    y_items_.clear();
-    rank_of_.resize(n);
-    double widest = 0;
-    float t_lo_max = -kInf, t_hi_min = kInf;
-    for (std::uint32_t i = 0; i < n; ++i) {
-      const Box3& b = boxes[i];
-      const double e = double(b.max[ax.y]) - double(b.min[ax.y]);
-      if (e <= plan.cap) {  // false for inf and NaN extents
-        widest = std::max(widest, e);
-        y_items_.push_back((std::uint64_t{float_key(b.min[ax.y])} << 32) | i);
-      } else {
-        rank_of_[i] = kOutlier;
-      }
-      t_lo_max = std::max(t_lo_max, b.min[ax.t]);
-      t_hi_min = std::min(t_hi_min, b.max[ax.t]);
-    }
-    // The rounded differences are within half an ulp of the true extents.
-    const double w = std::nextafter(widest, std::numeric_limits<double>::infinity());
-    const bool flat = t_lo_max <= t_hi_min;
-
-    // Ranks on y: candidate data in rank order, and lo per rank.
-    sorter_.sort(y_items_);
-    const auto m = static_cast<std::uint32_t>(y_items_.size());
-    ranked_.resize(m);
-    y_keys_.resize(m);
-    for (std::uint32_t r = 0; r < m; ++r) {
-      const std::uint32_t i = static_cast<std::uint32_t>(y_items_[r]);
-      const Box3& b = boxes[i];
-      ranked_[r] = Ranked{b.min[ax.y], b.max[ax.y], b.max[ax.x], b.min[ax.t], b.max[ax.t], i};
-      y_keys_[r] = static_cast<std::uint32_t>(y_items_[r] >> 32);
-      rank_of_[i] = r;
-    }
-    lo_.resize(m);
-    for (std::uint32_t r = 0, p = 0; r < m; ++r) {
-      const std::uint32_t key = float_key(float_at_or_below(double(ranked_[r].y_min) - w));
-      while (y_keys_[p] < key) ++p;  // stops at r at the latest
-      lo_[r] = p;
-    }
-
-    // The boxes in x order, with what each query needs.
-    x_items_.resize(n);
-    for (std::uint32_t i = 0; i < n; ++i) x_items_[i] = (std::uint64_t{float_key(boxes[i].min[ax.x])} << 32) | i;
-    sorter_.sort(x_items_);
-    queries_.resize(n);
-    for (std::uint32_t k = 0; k < n; ++k) {
-      const std::uint32_t i = static_cast<std::uint32_t>(x_items_[k]);
-      const Box3& b = boxes[i];
-      const std::uint32_t r = rank_of_[i];
-      std::uint32_t from = 0;
-      if (r != kOutlier) {
-        from = lo_[r];
-      } else if (m > 0) {
-        const std::uint32_t key = float_key(float_at_or_below(double(b.min[ax.y]) - w));
-        from = static_cast<std::uint32_t>(std::lower_bound(y_keys_.begin(), y_keys_.end(), key) - y_keys_.begin());
-      }
-      queries_[k] = Query{b.min[ax.x], b.max[ax.x], b.min[ax.y], b.max[ax.y], b.min[ax.t], b.max[ax.t], i, r, from};
-    }
-
-    if (tree_.universe() != m) tree_.reset(m);
-    outliers_.clear();
-    if (flat) {
-      sweep<false>(out);
-    } else {
-      sweep<true>(out);
-    }
-    tree_.clear();
-  }
+  void find_pairs(std::span<const Box3> boxes, std::vector<IndexPair>& out) override;
 
  private:
-  static constexpr std::uint32_t kOutlier = ~std::uint32_t{0};
-
-  struct Ranked {  // a regular box as a candidate, by y rank
-    float y_min, y_max, x_max, t_min, t_max;
-    std::uint32_t index;
+  struct Outlier {
+    Cand c;
+    std::uint32_t index;  // with kSpanBit
   };
-  struct Query {  // a box in x order
-    float x_min, x_max, y_min, y_max, t_min, t_max;
-    std::uint32_t index;
-    std::uint32_t rank;  // kOutlier for an outlier
-    std::uint32_t from;  // lo: the first rank whose y.min may reach y.min - W
+  // An entry of a cell in sweep order, with what its query needs.
+  struct Query {
+    Cand q;                // query_form()
+    float line;            // own: the sweep line, a lower bound of x.min of this and every later entry
+    std::uint32_t lo, hi;  // own: the y ranks to walk
+    std::uint32_t rank;    // y rank, or kNoRank for an outlier
+    std::uint32_t index;   // with kSpanBit
+    bool own;              // not a straddler
   };
+  static constexpr std::uint32_t kNoRank = ~std::uint32_t{0};
 
-  template <bool kTestT>
-  static bool meets_t(const Query& a, float t_min, float t_max) {
-    if constexpr (kTestT) return t_min <= a.t_max && a.t_min <= t_max;
-    return true;
+  void count(std::span<const Box3> boxes);
+  void bucket(std::span<const Box3> boxes);
+  void sweep_cell(std::uint32_t cell, std::vector<IndexPair>& out);
+
+  Plan plan_;
+  std::array<std::vector<double>, 3> sample_;  // make_plan()'s scratch
+  Bins strips_, slabs_;                        // the grid: x strips, t slabs
+  std::vector<std::uint32_t> start_;           // per cell: its first entry; then the total
+  std::vector<CellStats> stats_;               // per cell
+  std::vector<Entry> entries_;                 // by cell
+  // One cell's sweep.
+  std::vector<std::uint32_t> x_start_, y_start_, y_next_;  // per fine bin
+  std::vector<float> x_line_;                              // per fine x bin: its least x.min
+  std::vector<Query> queries_;                             // the cell's entries in sweep order
+  std::vector<Cand> stored_;                               // by y rank
+  std::vector<std::uint32_t> stored_index_;                // by y rank, with kSpanBit
+  std::vector<Outlier> outliers_;                          // outliers met, not yet behind the line
+  RangeBitmap tree_;                                       // S: y ranks of stored regular boxes
+};
+
+void DualAxisSweep::find_pairs(std::span<const Box3> boxes, std::vector<IndexPair>& out) {
+  const auto n = static_cast<std::uint32_t>(boxes.size());
+  if (n < 2) return;
+  plan_ = make_plan(boxes, sample_);
+  const Axes ax = plan_.axes;
+  strips_ = slabs_ = Bins{};
+  if (n >= kGridMinBoxes && plan_.finite > 0) {
+    // Slabs on t a few mean extents thick, then strips on x of about
+    // kCellEntries boxes each.
+    double slabs = 1;
+    const double t_range = plan_.hi[ax.t] - plan_.lo[ax.t];
+    if (plan_.mean[ax.t] > 0) slabs = std::floor(t_range / (kSlabExtents * plan_.mean[ax.t]));
+    slabs = std::clamp(slabs, 1.0, std::min(double(kMaxCellsPerAxis), double(n) / kCellEntries));
+    const double strips = std::clamp(std::floor(double(n) / slabs / kCellEntries), 1.0, double(kMaxCellsPerAxis));
+    slabs_ = Bins::over(plan_.lo[ax.t], plan_.hi[ax.t], static_cast<std::uint32_t>(slabs));
+    strips_ = Bins::over(plan_.lo[ax.x], plan_.hi[ax.x], static_cast<std::uint32_t>(strips));
+  }
+  count(boxes);
+  while (strips_.count * slabs_.count > 1 && double(start_.back()) > kMaxCopiesPerBox * double(n)) {
+    strips_.halve();
+    slabs_.halve();
+    count(boxes);
+  }
+  bucket(boxes);
+  const std::uint32_t cells = strips_.count * slabs_.count;
+  for (std::uint32_t c = 0; c < cells; ++c) sweep_cell(c, out);
+}
+
+// Entries per cell: start_[c] holds cell c's count, start_.back() the total.
+void DualAxisSweep::count(std::span<const Box3> boxes) {
+  const Axes ax = plan_.axes;
+  const std::uint32_t cells = strips_.count * slabs_.count;
+  start_.assign(cells + 1, 0);
+  std::uint32_t total = 0;
+  for (const Box3& b : boxes) {
+    const std::uint32_t x0 = strips_(b.min[ax.x]), x1 = strips_(b.max[ax.x]);
+    const std::uint32_t t0 = slabs_(b.min[ax.t]), t1 = slabs_(b.max[ax.t]);
+    for (std::uint32_t t = t0; t <= t1; ++t)
+      for (std::uint32_t x = x0; x <= x1; ++x) ++start_[t * strips_.count + x];
+    total += (t1 - t0 + 1) * (x1 - x0 + 1);
+  }
+  start_[cells] = total;
+}
+
+// Copies every box into each cell it touches (a counting sort), and gathers
+// each cell's statistics.
+[[gnu::noinline]] void DualAxisSweep::bucket(std::span<const Box3> boxes) {
+  const Axes ax = plan_.axes;
+  const std::uint32_t cells = strips_.count * slabs_.count;
+  std::uint32_t sum = 0;
+  for (std::uint32_t c = 0; c < cells; ++c) sum += std::exchange(start_[c], sum);
+  entries_.resize(start_[cells]);
+  stats_.assign(cells, CellStats{kInf, -kInf, kInf, -kInf, 0.0, 0, 0});
+  x_start_.assign(cells, 0);  // a cursor per cell, for now
+  std::copy(start_.begin(), start_.end() - 1, x_start_.begin());
+  const double cap = plan_.cap;
+  for (std::uint32_t i = 0; i < boxes.size(); ++i) {
+    const Box3& b = boxes[i];
+    const std::uint32_t x0 = strips_(b.min[ax.x]), x1 = strips_(b.max[ax.x]);
+    const std::uint32_t t0 = slabs_(b.min[ax.t]), t1 = slabs_(b.max[ax.t]);
+    const double extent = double(b.max[ax.y]) - double(b.min[ax.y]);
+    const bool regular = extent <= cap;  // false for inf and NaN extents
+    const Entry e{b.min[ax.x], b.min[ax.y], b.min[ax.t], b.max[ax.x],
+                  b.max[ax.y], b.max[ax.t], i,           (t0 != t1 ? kSpansT : 0u) | (regular ? 0u : kOutlier)};
+    const bool finite_x = std::isfinite(e.x_min);
+    for (std::uint32_t t = t0; t <= t1; ++t) {
+      for (std::uint32_t x = x0; x <= x1; ++x) {
+        const std::uint32_t c = t * strips_.count + x;
+        Entry& d = entries_[x_start_[c]++];
+        d = e;
+        CellStats& st = stats_[c];
+        if (x != x0) {
+          d.flags |= kStraddler;
+        } else {
+          ++st.own;
+          if (finite_x) {
+            st.x_lo = std::min(st.x_lo, e.x_min);
+            st.x_hi = std::max(st.x_hi, e.x_min);
+          }
+        }
+        if (regular) {
+          ++st.regular;
+          st.y_lo = std::min(st.y_lo, e.y_min);
+          st.y_hi = std::max(st.y_hi, e.y_min);
+          st.widest = std::max(st.widest, extent);
+        }
+      }
+    }
+  }
+}
+
+// The dual-axis sweep of one cell (see the file comment).
+[[gnu::noinline]] void DualAxisSweep::sweep_cell(std::uint32_t cell, std::vector<IndexPair>& out) {
+  const Entry* in = entries_.data() + start_[cell];
+  const std::uint32_t m = start_[cell + 1] - start_[cell];
+  const CellStats& st = stats_[cell];
+  if (m < 2 || st.own == 0) return;
+  const Bins fine_x = Bins::over(st.x_lo, st.x_hi, std::min(st.own, kMaxFineBins));
+  const Bins fine_y = Bins::over(st.y_lo, st.y_hi, std::clamp<std::uint32_t>(st.regular, 1, kMaxFineBins));
+  const std::uint32_t slab = cell / strips_.count;
+
+  // Counting sorts: own entries by fine x bin after the straddlers; regular
+  // entries by fine y bin, which makes their y ranks.
+  x_start_.assign(fine_x.count + 1, 0);
+  x_line_.assign(fine_x.count, kInf);
+  y_start_.assign(fine_y.count + 1, 0);
+  std::uint32_t straddlers = 0;
+  for (std::uint32_t k = 0; k < m; ++k) {
+    const Entry& e = in[k];
+    if (e.flags & kStraddler) {
+      ++straddlers;
+    } else {
+      const std::uint32_t bx = fine_x(e.x_min);
+      ++x_start_[bx];
+      x_line_[bx] = std::min(x_line_[bx], e.x_min);
+    }
+    if (!(e.flags & kOutlier)) ++y_start_[fine_y(e.y_min)];
+  }
+  std::uint32_t sum = straddlers;
+  for (std::uint32_t& v : x_start_) sum += std::exchange(v, sum);
+  sum = 0;
+  for (std::uint32_t& v : y_start_) sum += std::exchange(v, sum);
+  y_next_.assign(y_start_.begin(), y_start_.end());
+
+  // Each entry's query, in sweep order. W bounds every regular y extent of
+  // the cell from above (the rounded differences are within half an ulp of
+  // the true extents). lo: any regular b meeting a on y has b.y.min >=
+  // a.y.min - W; its bin, computed in float, is at least the bin of that
+  // bound computed in double less one (the float map errs by far less than
+  // a bin while it has at most kMaxFineBins bins).
+  const double w = std::nextafter(st.widest, std::numeric_limits<double>::infinity());
+  const double y_origin = fine_y.origin, y_scale = fine_y.scale, y_bins = fine_y.count;
+  queries_.resize(m);
+  std::uint32_t next_straddler = 0;
+  for (std::uint32_t k = 0; k < m; ++k) {
+    const Entry& e = in[k];
+    const bool own = !(e.flags & kStraddler);
+    const std::uint32_t bx = own ? fine_x(e.x_min) : 0;
+    Query& q = queries_[own ? x_start_[bx]++ : next_straddler++];
+    q.q = query_form(e);
+    q.index = e.index | ((e.flags & kSpansT) ? kSpanBit : 0);
+    q.own = own;
+    q.rank = (e.flags & kOutlier) ? kNoRank : y_next_[fine_y(e.y_min)]++;
+    if (own) {
+      q.line = x_line_[bx];
+      std::uint32_t lo = 0;
+      if (fine_y.count > 1) {
+        const double d = std::min((double(e.y_min) - w - y_origin) * y_scale, y_bins);
+        lo = d >= 1 ? static_cast<std::uint32_t>(d) - 1 : 0;
+      }
+      q.lo = y_start_[lo];
+      q.hi = y_start_[fine_y(e.y_max) + 1];
+    }
   }
 
-  template <bool kTestT>
-  void sweep(std::vector<IndexPair>& out) {
-    for (const Query& a : queries_) {
-      // S: walk the stored ranks from lo(a) while y.min <= a.y.max.
-      for (std::uint32_t q = tree_.lower_bound(a.from); q != tree_.end();) {
-        const Ranked& b = ranked_[q];
-        if (!(b.y_min <= a.y_max)) break;
-        const std::uint32_t next = tree_.next(q);
-        if (b.x_max < a.x_min) {
-          tree_.erase(q);  // behind the sweep line for good
-        } else if (a.y_min <= b.y_max && meets_t<kTestT>(a, b.t_min, b.t_max)) {
-          out.push_back({b.index, a.index});
+  // The sweep.
+  tree_.reset(st.regular);
+  stored_.resize(st.regular);
+  stored_index_.resize(st.regular);
+  outliers_.clear();
+  for (std::uint32_t k = 0; k < m; ++k) {
+    const Query& a = queries_[k];
+    if (a.own) {
+      const float line = a.line;
+      auto emit = [&](std::uint32_t b_index, float b_t_min) {
+        // A pair spanning slabs belongs to the slab of its overlap's low corner on t.
+        if (((b_index | a.index) & kSpanBit) && slabs_(std::max(a.q.v[2], b_t_min)) != slab) return;
+        out.push_back({b_index & ~kSpanBit, a.index & ~kSpanBit});
+      };
+      tree_.for_each(a.lo, a.hi, [&](std::uint32_t r) {
+        const Cand& b = stored_[r];
+        if (b.v[0] < line) {
+          tree_.erase(r);  // behind the sweep line for good
+        } else if (overlap(a.q, b)) {
+          emit(stored_index_[r], -b.v[6]);
         }
-        q = next;
-      }
-      // The outliers met so far.
-      for (std::size_t k = 0; k < outliers_.size();) {
-        const Query& o = outliers_[k];
-        if (o.x_max < a.x_min) {
-          outliers_[k] = outliers_.back();
+      });
+      for (std::size_t j = 0; j < outliers_.size();) {
+        const Outlier& o = outliers_[j];
+        if (o.c.v[0] < line) {
+          outliers_[j] = outliers_.back();
           outliers_.pop_back();
           continue;
         }
-        if (o.y_min <= a.y_max && a.y_min <= o.y_max && meets_t<kTestT>(a, o.t_min, o.t_max)) {
-          out.push_back({o.index, a.index});
-        }
-        ++k;
-      }
-      if (a.rank != kOutlier) {
-        tree_.insert(a.rank);
-      } else {
-        outliers_.push_back(a);
+        if (overlap(a.q, o.c)) emit(o.index, -o.c.v[6]);
+        ++j;
       }
     }
+    if (a.rank == kNoRank) {
+      outliers_.push_back({stored_of(a.q), a.index});
+    } else {
+      stored_[a.rank] = stored_of(a.q);
+      stored_index_[a.rank] = a.index;
+      tree_.insert(a.rank);
+    }
   }
-
-  std::array<std::vector<double>, 3> sample_;  // make_plan()'s scratch
-  RadixSorter sorter_;
-  std::vector<std::uint64_t> y_items_, x_items_;  // (key << 32 | index), sorted
-  std::vector<std::uint32_t> rank_of_;            // box index -> y rank, or kOutlier
-  std::vector<std::uint32_t> y_keys_;             // by rank: key of y.min
-  std::vector<Ranked> ranked_;                    // by rank
-  std::vector<std::uint32_t> lo_;                 // by rank
-  std::vector<Query> queries_;                    // in x order
-  std::vector<Query> outliers_;                   // outliers met, not yet behind the sweep line
-  LinkedBitTree tree_;                            // S: ranks of stored regular boxes
-};
+}
 
 }  // namespace
 

@@ -89,6 +89,8 @@ constexpr double kCellEntries = 4096;
 // Slab thickness on t, in mean t extents: thin enough that most pairs
 // meeting on x and y also meet on t, thick enough that few boxes are copied.
 constexpr double kSlabExtents = 4;
+// Fewest boxes per slab: below, the cells cost more than the t tests they save.
+constexpr double kMinSlabBoxes = 1024;
 // Coarsen the grid when boxes are copied into more cells than this, on average.
 constexpr double kMaxCopiesPerBox = 1.6;
 constexpr std::uint32_t kMaxCellsPerAxis = 1024;
@@ -308,7 +310,7 @@ void DualAxisSweep::find_pairs(std::span<const Box3> boxes, std::vector<IndexPai
     double slabs = 1;
     const double t_range = plan_.hi[ax.t] - plan_.lo[ax.t];
     if (plan_.mean[ax.t] > 0) slabs = std::floor(t_range / (kSlabExtents * plan_.mean[ax.t]));
-    slabs = std::clamp(slabs, 1.0, std::min(double(kMaxCellsPerAxis), double(n) / kCellEntries));
+    slabs = std::clamp(slabs, 1.0, std::min(double(kMaxCellsPerAxis), double(n) / kMinSlabBoxes));
     const double strips = std::clamp(std::floor(double(n) / slabs / kCellEntries), 1.0, double(kMaxCellsPerAxis));
     slabs_ = Bins::over(plan_.lo[ax.t], plan_.hi[ax.t], static_cast<std::uint32_t>(slabs));
     strips_ = Bins::over(plan_.lo[ax.x], plan_.hi[ax.x], static_cast<std::uint32_t>(strips));
@@ -453,8 +455,11 @@ void DualAxisSweep::count(std::span<const Box3> boxes) {
 
   // The sweep.
   tree_.reset(st.regular);
-  stored_.resize(st.regular);
-  stored_index_.resize(st.regular);
+  // A sentinel after the ranks: overlaps nothing, never stored.
+  const std::uint32_t sentinel = st.regular;
+  stored_.resize(st.regular + 1);
+  stored_index_.resize(st.regular + 1);
+  stored_[sentinel] = Cand{{-kInf, -kInf, -kInf, -kInf, -kInf, -kInf, -kInf, -kInf}};
   outliers_.clear();
   for (std::uint32_t k = 0; k < m; ++k) {
     const Query& a = queries_[k];
@@ -465,14 +470,49 @@ void DualAxisSweep::count(std::span<const Box3> boxes) {
         if (((b_index | a.index) & kSpanBit) && slabs_(std::max(a.q.v[2], b_t_min)) != slab) return;
         out.push_back({b_index & ~kSpanBit, a.index & ~kSpanBit});
       };
-      tree_.for_each(a.lo, a.hi, [&](std::uint32_t r) {
-        const Cand& b = stored_[r];
-        if (b.v[0] < line) {
-          tree_.erase(r);  // behind the sweep line for good
-        } else if (overlap(a.q, b)) {
-          emit(stored_index_[r], -b.v[6]);
-        }
-      });
+      // Hits are rare among candidates and unpredictable: they are
+      // gathered without a branch and emitted afterwards.
+      constexpr std::uint32_t kBuffer = 64;
+      std::uint32_t found[kBuffer];
+      std::uint32_t hits = 0;
+      auto flush = [&] {
+        for (std::uint32_t h = 0; h < hits; ++h) emit(stored_index_[found[h]], -stored_[found[h]].v[6]);
+        hits = 0;
+      };
+      if (a.hi - a.lo <= 64) {
+        // The common short range: one window of bits, two candidates a step
+        // (past the last one, the sentinel), so that the loop mostly runs
+        // once and its exit is predicted.
+        const std::uint32_t lo = a.lo, len = a.hi - a.lo;
+        std::uint64_t bits = len == 0 ? 0 : tree_.window(lo) & (~std::uint64_t{0} >> (64 - len));
+        std::uint64_t drop = 0;
+        auto step = [&] {
+          const std::uint64_t low = bits & (~bits + 1);
+          const std::uint32_t r = bits != 0 ? lo + static_cast<std::uint32_t>(std::countr_zero(bits)) : sentinel;
+          bits ^= low;
+          const Cand& b = stored_[r];
+          found[hits] = r;
+          hits += overlap(a.q, b);
+          drop |= b.v[0] < line ? low : 0;  // behind the sweep line for good
+        };
+        do {
+          step();
+          step();
+          if (hits >= kBuffer - 2) [[unlikely]]
+            flush();
+        } while (bits != 0);
+        tree_.erase_window(lo, drop);
+      } else {
+        tree_.filter(a.lo, a.hi, [&](std::uint32_t r) {
+          const Cand& b = stored_[r];
+          found[hits] = r;
+          hits += overlap(a.q, b);
+          if (hits == kBuffer) [[unlikely]]
+            flush();
+          return !(b.v[0] < line);  // else behind the sweep line for good
+        });
+      }
+      flush();
       for (std::size_t j = 0; j < outliers_.size();) {
         const Outlier& o = outliers_[j];
         if (o.c.v[0] < line) {

@@ -1,7 +1,8 @@
 // A set of integers in [0, universe) as a bitmap with a summary level, for
 // sweeps whose range queries are short: walking the stored values of
 // [lo, hi) costs one word per 64 values of the range at most, and empty
-// runs of 64 words are skipped with the summary. Insert and erase are O(1);
+// runs of 64 words are skipped with the summary (which may also point at
+// words emptied since, a step each). Insert and erase are O(1);
 // reset is O(universe / 64). Choose it over the bit tree (bit_tree.hpp) when
 // the universe is small (thousands) and queries are ranges, not successors
 // from arbitrary points far away.
@@ -18,7 +19,7 @@ class RangeBitmap {
   /// Empties the set and sets its universe to [0, universe).
   void reset(std::uint32_t universe) {
     const std::size_t words = (std::size_t{universe} + 63) / 64;
-    words_.assign(words, 0);
+    words_.assign(words + 1, 0);  // a zero word past the end for window()
     summary_.assign((words + 63) / 64, 0);
   }
 
@@ -29,29 +30,46 @@ class RangeBitmap {
   }
 
   /// Removes v < universe.
-  void erase(std::uint32_t v) noexcept {
-    std::uint64_t& w = words_[v >> 6];
-    w &= ~(std::uint64_t{1} << (v & 63));
-    if (w == 0) summary_[v >> 12] &= ~(std::uint64_t{1} << ((v >> 6) & 63));
-  }
+  void erase(std::uint32_t v) noexcept { words_[v >> 6] &= ~(std::uint64_t{1} << (v & 63)); }
 
   bool contains(std::uint32_t v) const noexcept { return (words_[v >> 6] >> (v & 63)) & 1; }
 
-  /// Calls f(v) for every stored v in [lo, hi), hi <= universe, in
-  /// increasing order; f may erase v (and nothing else).
-  template <class F>
-  void for_each(std::uint32_t lo, std::uint32_t hi, F&& f) {
+  /// Bit i: whether lo + i is stored, for i < 64 (lo <= universe; values
+  /// past the universe read as absent). Short ranges are walked this way,
+  /// one word and no loop over words.
+  std::uint64_t window(std::uint32_t lo) const noexcept {
+    const std::uint32_t w = lo >> 6, s = lo & 63;
+    // The second shift pair is zero for s == 0 without a branch.
+    return (words_[w] >> s) | ((words_[w + 1] << 1) << (63 - s));
+  }
+
+  /// Removes lo + i for every set bit i of `drop`, which must be a subset
+  /// of window(lo).
+  void erase_window(std::uint32_t lo, std::uint64_t drop) noexcept {
+    const std::uint32_t w = lo >> 6, s = lo & 63;
+    words_[w] &= ~(drop << s);
+    words_[w + 1] &= ~((drop >> 1) >> (63 - s));
+  }
+
+  /// Calls keep(v) for every stored v in [lo, hi), hi <= universe, in
+  /// increasing order, and removes the values for which it returns false
+  /// (without a branch: in sweeps the outcome is a coin toss).
+  template <class Keep>
+  void filter(std::uint32_t lo, std::uint32_t hi, Keep&& keep) {
     if (lo >= hi) return;
     std::uint32_t w = lo >> 6;
     const std::uint32_t last = (hi - 1) >> 6;
     std::uint64_t bits = words_[w] & (~std::uint64_t{0} << (lo & 63));
     for (;;) {
       if (w == last) bits &= ~std::uint64_t{0} >> (63 - ((hi - 1) & 63));
+      std::uint64_t drop = 0;
       while (bits != 0) {
+        const std::uint64_t low = bits & (~bits + 1);
         const std::uint32_t v = (w << 6) | static_cast<std::uint32_t>(std::countr_zero(bits));
-        bits &= bits - 1;
-        f(v);
+        bits ^= low;
+        drop |= keep(v) ? 0 : low;
       }
+      words_[w] &= ~drop;
       if (w == last) return;
       w = next_word(w + 1, last);
       if (w > last) return;
@@ -63,10 +81,12 @@ class RangeBitmap {
     return (words_.capacity() + summary_.capacity()) * sizeof(std::uint64_t);
   }
 
-  // Invariant: bit i of the summary is set iff word i is not zero.
+  // Invariant: bit i of the summary is set if word i is not zero (it may
+  // stay set when the word empties: erasing stays O(1) and branch-free).
   bool validate() const {
-    for (std::size_t i = 0; i < words_.size(); ++i) {
-      if (((summary_[i >> 6] >> (i & 63)) & 1) != (words_[i] != 0)) return false;
+    if (!words_.empty() && words_.back() != 0) return false;
+    for (std::size_t i = 0; i + 1 < words_.size(); ++i) {
+      if (words_[i] != 0 && !((summary_[i >> 6] >> (i & 63)) & 1)) return false;
     }
     return true;
   }
@@ -76,6 +96,8 @@ class RangeBitmap {
   std::uint32_t next_word(std::uint32_t from, std::uint32_t last) const noexcept {
     if (from > last) return from;
     if (words_[from] != 0) return from;  // the common case: the next word
+    ++from;
+    if (from > last) return from;
     std::uint32_t s = from >> 6;
     std::uint64_t mask = summary_[s] & (~std::uint64_t{0} << (from & 63));
     while (mask == 0) {

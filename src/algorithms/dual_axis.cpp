@@ -64,6 +64,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <span>
 #include <utility>
@@ -85,7 +86,7 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 // Below this many boxes one cell serves: the grid would not pay.
 constexpr std::size_t kGridMinBoxes = 4096;
 // Entries per cell the grid aims for: a cell's arrays stay in L2.
-constexpr double kCellEntries = 4096;
+constexpr double kCellEntries = 8192;
 // Slab thickness on t, in mean t extents: thin enough that most pairs
 // meeting on x and y also meet on t, thick enough that few boxes are copied.
 constexpr double kSlabExtents = 4;
@@ -277,6 +278,13 @@ class DualAxisSweep final : public OneShotComplete {
     bool own;              // not a straddler
   };
   static constexpr std::uint32_t kNoRank = ~std::uint32_t{0};
+  // A candidate that passed: the stored rank and the query's index and t.min.
+  struct Hit {
+    std::uint32_t rank, index;
+    float t_min;
+  };
+  // Flushed when two slots or fewer are left: a step pair adds at most two.
+  static constexpr std::uint32_t kHitBuffer = 256;
 
   void count(std::span<const Box3> boxes);
   void bucket(std::span<const Box3> boxes);
@@ -294,8 +302,9 @@ class DualAxisSweep final : public OneShotComplete {
   std::vector<Query> queries_;                             // the cell's entries in sweep order
   std::vector<Cand> stored_;                               // by y rank
   std::vector<std::uint32_t> stored_index_;                // by y rank, with kSpanBit
-  std::vector<Outlier> outliers_;                          // outliers met, not yet behind the line
-  RangeBitmap tree_;                                       // S: y ranks of stored regular boxes
+  std::array<Hit, kHitBuffer> hits_;
+  std::vector<Outlier> outliers_;  // outliers met, not yet behind the line
+  RangeBitmap tree_;               // S: y ranks of stored regular boxes
 };
 
 void DualAxisSweep::find_pairs(std::span<const Box3> boxes, std::vector<IndexPair>& out) {
@@ -461,6 +470,19 @@ void DualAxisSweep::count(std::span<const Box3> boxes) {
   stored_index_.resize(st.regular + 1);
   stored_[sentinel] = Cand{{-kInf, -kInf, -kInf, -kInf, -kInf, -kInf, -kInf, -kInf}};
   outliers_.clear();
+  // Hits are rare among candidates and unpredictable: they are gathered
+  // without a branch and emitted by the batch.
+  std::uint32_t hits = 0;
+  auto flush = [&] {
+    for (std::uint32_t h = 0; h < hits; ++h) {
+      const Hit& x = hits_[h];
+      const std::uint32_t b_index = stored_index_[x.rank];
+      // A pair spanning slabs belongs to the slab of its overlap's low corner on t.
+      if (((b_index | x.index) & kSpanBit) && slabs_(std::max(x.t_min, -stored_[x.rank].v[6])) != slab) continue;
+      out.push_back({b_index & ~kSpanBit, x.index & ~kSpanBit});
+    }
+    hits = 0;
+  };
   for (std::uint32_t k = 0; k < m; ++k) {
     const Query& a = queries_[k];
     if (a.own) {
@@ -469,15 +491,6 @@ void DualAxisSweep::count(std::span<const Box3> boxes) {
         // A pair spanning slabs belongs to the slab of its overlap's low corner on t.
         if (((b_index | a.index) & kSpanBit) && slabs_(std::max(a.q.v[2], b_t_min)) != slab) return;
         out.push_back({b_index & ~kSpanBit, a.index & ~kSpanBit});
-      };
-      // Hits are rare among candidates and unpredictable: they are
-      // gathered without a branch and emitted afterwards.
-      constexpr std::uint32_t kBuffer = 64;
-      std::uint32_t found[kBuffer];
-      std::uint32_t hits = 0;
-      auto flush = [&] {
-        for (std::uint32_t h = 0; h < hits; ++h) emit(stored_index_[found[h]], -stored_[found[h]].v[6]);
-        hits = 0;
       };
       if (a.hi - a.lo <= 64) {
         // The common short range: one window of bits, two candidates a step
@@ -491,28 +504,27 @@ void DualAxisSweep::count(std::span<const Box3> boxes) {
           const std::uint32_t r = bits != 0 ? lo + static_cast<std::uint32_t>(std::countr_zero(bits)) : sentinel;
           bits ^= low;
           const Cand& b = stored_[r];
-          found[hits] = r;
+          hits_[hits] = {r, a.index, a.q.v[2]};
           hits += overlap(a.q, b);
           drop |= b.v[0] < line ? low : 0;  // behind the sweep line for good
         };
         do {
           step();
           step();
-          if (hits >= kBuffer - 2) [[unlikely]]
+          if (hits >= kHitBuffer - 2) [[unlikely]]
             flush();
         } while (bits != 0);
         tree_.erase_window(lo, drop);
       } else {
         tree_.filter(a.lo, a.hi, [&](std::uint32_t r) {
           const Cand& b = stored_[r];
-          found[hits] = r;
+          hits_[hits] = {r, a.index, a.q.v[2]};
           hits += overlap(a.q, b);
-          if (hits == kBuffer) [[unlikely]]
+          if (hits >= kHitBuffer - 2) [[unlikely]]
             flush();
           return !(b.v[0] < line);  // else behind the sweep line for good
         });
       }
-      flush();
       for (std::size_t j = 0; j < outliers_.size();) {
         const Outlier& o = outliers_[j];
         if (o.c.v[0] < line) {
@@ -532,6 +544,7 @@ void DualAxisSweep::count(std::span<const Box3> boxes) {
       tree_.insert(a.rank);
     }
   }
+  flush();
 }
 
 }  // namespace

@@ -64,7 +64,6 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <limits>
 #include <span>
 #include <utility>
@@ -218,15 +217,20 @@ struct Entry {
 };
 
 // A stored box in the form the SIMD test wants, (x_max, y_max, t_max, 0,
-// -x_min, -y_min, -t_min, 0); a query box is (x_min, y_min, t_min, 0,
-// -x_max, -y_max, -t_max, 0), and the two overlap iff query <= stored in
-// every lane. Negation is exact, infinities included.
+// -x_min, -y_min, -t_min, +inf); a query box is (x_min, y_min, t_min, 0,
+// -x_max, -y_max, -t_max, line), and the two overlap iff query <= stored in
+// every lane. Negation is exact, infinities included; the last lane carries
+// the query's sweep line along, and always passes.
 struct alignas(16) Cand {
   float v[8];
 };
 
-inline Cand query_form(const Entry& e) { return {{e.x_min, e.y_min, e.t_min, 0, -e.x_max, -e.y_max, -e.t_max, 0}}; }
+inline Cand query_form(const Entry& e, float line) {
+  return {{e.x_min, e.y_min, e.t_min, 0, -e.x_max, -e.y_max, -e.t_max, line}};
+}
+inline Cand stored_form(const Entry& e) { return {{e.x_max, e.y_max, e.t_max, 0, -e.x_min, -e.y_min, -e.t_min, kInf}}; }
 
+// The stored form of a query form.
 inline Cand stored_of(const Cand& q) {
   Cand c;
 #if defined(SAPLING_DUAL_SSE2)
@@ -236,6 +240,8 @@ inline Cand stored_of(const Cand& q) {
 #else
   for (int k = 0; k < 4; ++k) c.v[k] = -q.v[k + 4], c.v[k + 4] = -q.v[k];
 #endif
+  c.v[3] = 0;
+  c.v[7] = kInf;
   return c;
 }
 
@@ -270,12 +276,10 @@ class DualAxisSweep final : public OneShotComplete {
   };
   // An entry of a cell in sweep order, with what its query needs.
   struct Query {
-    Cand q;                // query_form()
-    float line;            // own: the sweep line, a lower bound of x.min of this and every later entry
+    Cand q;                // query_form(), with the sweep line: a lower bound of x.min of this and every later entry
     std::uint32_t lo, hi;  // own: the y ranks to walk
     std::uint32_t rank;    // y rank, or kNoRank for an outlier
     std::uint32_t index;   // with kSpanBit
-    bool own;              // not a straddler
   };
   static constexpr std::uint32_t kNoRank = ~std::uint32_t{0};
   // A candidate that passed: the stored rank and the query's index and t.min.
@@ -439,30 +443,8 @@ void DualAxisSweep::count(std::span<const Box3> boxes) {
   // a bin while it has at most kMaxFineBins bins).
   const double w = std::nextafter(st.widest, std::numeric_limits<double>::infinity());
   const double y_origin = fine_y.origin, y_scale = fine_y.scale, y_bins = fine_y.count;
-  queries_.resize(m);
-  std::uint32_t next_straddler = 0;
-  for (std::uint32_t k = 0; k < m; ++k) {
-    const Entry& e = in[k];
-    const bool own = !(e.flags & kStraddler);
-    const std::uint32_t bx = own ? fine_x(e.x_min) : 0;
-    Query& q = queries_[own ? x_start_[bx]++ : next_straddler++];
-    q.q = query_form(e);
-    q.index = e.index | ((e.flags & kSpansT) ? kSpanBit : 0);
-    q.own = own;
-    q.rank = (e.flags & kOutlier) ? kNoRank : y_next_[fine_y(e.y_min)]++;
-    if (own) {
-      q.line = x_line_[bx];
-      std::uint32_t lo = 0;
-      if (fine_y.count > 1) {
-        const double d = std::min((double(e.y_min) - w - y_origin) * y_scale, y_bins);
-        lo = d >= 1 ? static_cast<std::uint32_t>(d) - 1 : 0;
-      }
-      q.lo = y_start_[lo];
-      q.hi = y_start_[fine_y(e.y_max) + 1];
-    }
-  }
-
-  // The sweep.
+  // The sweep's state. Straddlers go into S at once: their pairs with each
+  // other belong to earlier strips, and every own entry comes after them.
   tree_.reset(st.regular);
   // A sentinel after the ranks: overlaps nothing, never stored.
   const std::uint32_t sentinel = st.regular;
@@ -470,6 +452,36 @@ void DualAxisSweep::count(std::span<const Box3> boxes) {
   stored_index_.resize(st.regular + 1);
   stored_[sentinel] = Cand{{-kInf, -kInf, -kInf, -kInf, -kInf, -kInf, -kInf, -kInf}};
   outliers_.clear();
+  queries_.resize(m - straddlers);
+  for (std::uint32_t k = 0; k < m; ++k) {
+    const Entry& e = in[k];
+    const std::uint32_t index = e.index | ((e.flags & kSpansT) ? kSpanBit : 0);
+    const std::uint32_t rank = (e.flags & kOutlier) ? kNoRank : y_next_[fine_y(e.y_min)]++;
+    if (e.flags & kStraddler) {
+      if (rank == kNoRank) {
+        outliers_.push_back({stored_form(e), index});
+      } else {
+        stored_[rank] = stored_form(e);
+        stored_index_[rank] = index;
+        tree_.insert(rank);
+      }
+      continue;
+    }
+    const std::uint32_t bx = fine_x(e.x_min);
+    Query& q = queries_[x_start_[bx]++ - straddlers];
+    q.q = query_form(e, x_line_[bx]);
+    q.index = index;
+    q.rank = rank;
+    std::uint32_t lo = 0;
+    if (fine_y.count > 1) {
+      const double d = std::min((double(e.y_min) - w - y_origin) * y_scale, y_bins);
+      lo = d >= 1 ? static_cast<std::uint32_t>(d) - 1 : 0;
+    }
+    q.lo = y_start_[lo];
+    q.hi = y_start_[fine_y(e.y_max) + 1];
+  }
+
+  // The sweep of the own entries.
   // Hits are rare among candidates and unpredictable: they are gathered
   // without a branch and emitted by the batch.
   std::uint32_t hits = 0;
@@ -483,10 +495,9 @@ void DualAxisSweep::count(std::span<const Box3> boxes) {
     }
     hits = 0;
   };
-  for (std::uint32_t k = 0; k < m; ++k) {
-    const Query& a = queries_[k];
-    if (a.own) {
-      const float line = a.line;
+  for (const Query& a : queries_) {
+    {
+      const float line = a.q.v[7];
       auto emit = [&](std::uint32_t b_index, float b_t_min) {
         // A pair spanning slabs belongs to the slab of its overlap's low corner on t.
         if (((b_index | a.index) & kSpanBit) && slabs_(std::max(a.q.v[2], b_t_min)) != slab) return;

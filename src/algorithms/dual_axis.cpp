@@ -97,6 +97,11 @@ constexpr std::uint32_t kMaxCellsPerAxis = 1024;
 // Most fine bins per axis in a cell: keeps the float bin map's error far
 // below a bin (see sweep_cell).
 constexpr std::uint32_t kMaxFineBins = std::uint32_t{1} << 20;
+// Mean entries per fine bin of a cell: coarser bins make the counting sorts'
+// arrays smaller at the price of a later sweep line and longer ranges of S
+// (measured best around these values on the benchmark scenes).
+constexpr std::uint32_t kOwnPerXBin = 4;
+constexpr std::uint32_t kRanksPerYBin = 2;
 
 // Entry flags.
 constexpr std::uint32_t kStraddler = 1;  // starts in an earlier strip on x
@@ -235,13 +240,17 @@ inline Cand stored_of(const Cand& q) {
   Cand c;
 #if defined(SAPLING_DUAL_SSE2)
   const __m128 sign = _mm_set1_ps(-0.0f);
-  _mm_store_ps(c.v, _mm_xor_ps(_mm_load_ps(q.v + 4), sign));
-  _mm_store_ps(c.v + 4, _mm_xor_ps(_mm_load_ps(q.v), sign));
+  // Lane 3 cleared; lane 7 cleared, then +inf (whole-vector stores only:
+  // a later 16-byte load of the entry is forwarded from them).
+  const __m128 keep3 = _mm_castsi128_ps(_mm_set_epi32(0, -1, -1, -1));
+  const __m128 inf7 = _mm_set_ps(kInf, 0, 0, 0);
+  _mm_store_ps(c.v, _mm_and_ps(_mm_xor_ps(_mm_load_ps(q.v + 4), sign), keep3));
+  _mm_store_ps(c.v + 4, _mm_or_ps(_mm_and_ps(_mm_xor_ps(_mm_load_ps(q.v), sign), keep3), inf7));
 #else
   for (int k = 0; k < 4; ++k) c.v[k] = -q.v[k + 4], c.v[k + 4] = -q.v[k];
-#endif
   c.v[3] = 0;
   c.v[7] = kInf;
+#endif
   return c;
 }
 
@@ -289,6 +298,9 @@ class DualAxisSweep final : public OneShotComplete {
   };
   // Flushed when two slots or fewer are left: a step pair adds at most two.
   static constexpr std::uint32_t kHitBuffer = 256;
+  // Ranges of S up to this long are walked by windows of 64 ranks; longer
+  // ones with the bitmap's summary, which skips empty stretches.
+  static constexpr std::uint32_t kWindowedRange = 256;
 
   void count(std::span<const Box3> boxes);
   void bucket(std::span<const Box3> boxes);
@@ -408,8 +420,9 @@ void DualAxisSweep::count(std::span<const Box3> boxes) {
   const std::uint32_t m = start_[cell + 1] - start_[cell];
   const CellStats& st = stats_[cell];
   if (m < 2 || st.own == 0) return;
-  const Bins fine_x = Bins::over(st.x_lo, st.x_hi, std::min(st.own, kMaxFineBins));
-  const Bins fine_y = Bins::over(st.y_lo, st.y_hi, std::clamp<std::uint32_t>(st.regular, 1, kMaxFineBins));
+  const Bins fine_x = Bins::over(st.x_lo, st.x_hi, std::clamp<std::uint32_t>(st.own / kOwnPerXBin, 1, kMaxFineBins));
+  const Bins fine_y =
+      Bins::over(st.y_lo, st.y_hi, std::clamp<std::uint32_t>(st.regular / kRanksPerYBin, 1, kMaxFineBins));
   const std::uint32_t slab = cell / strips_.count;
 
   // Counting sorts: own entries by fine x bin after the straddlers; regular
@@ -503,29 +516,32 @@ void DualAxisSweep::count(std::span<const Box3> boxes) {
         if (((b_index | a.index) & kSpanBit) && slabs_(std::max(a.q.v[2], b_t_min)) != slab) return;
         out.push_back({b_index & ~kSpanBit, a.index & ~kSpanBit});
       };
-      if (a.hi - a.lo <= 64) {
-        // The common short range: one window of bits, two candidates a step
-        // (past the last one, the sentinel), so that the loop mostly runs
-        // once and its exit is predicted.
-        const std::uint32_t lo = a.lo, len = a.hi - a.lo;
-        std::uint64_t bits = len == 0 ? 0 : tree_.window(lo) & (~std::uint64_t{0} >> (64 - len));
-        std::uint64_t drop = 0;
-        auto step = [&] {
-          const std::uint64_t low = bits & (~bits + 1);
-          const std::uint32_t r = bits != 0 ? lo + static_cast<std::uint32_t>(std::countr_zero(bits)) : sentinel;
-          bits ^= low;
-          const Cand& b = stored_[r];
-          hits_[hits] = {r, a.index, a.q.v[2]};
-          hits += overlap(a.q, b);
-          drop |= b.v[0] < line ? low : 0;  // behind the sweep line for good
-        };
-        do {
-          step();
-          step();
-          if (hits >= kHitBuffer - 2) [[unlikely]]
-            flush();
-        } while (bits != 0);
-        tree_.erase_window(lo, drop);
+      if (a.hi - a.lo <= kWindowedRange) {
+        // The common short range: windows of 64 ranks, mostly empty, and
+        // two candidates a step (past the last one, the sentinel), so that
+        // the loops mostly run once or not at all and their exits are
+        // predicted.
+        for (std::uint32_t lo = a.lo; lo < a.hi; lo += 64) {
+          const std::uint32_t len = std::min<std::uint32_t>(a.hi - lo, 64);
+          std::uint64_t bits = tree_.window(lo) & (~std::uint64_t{0} >> (64 - len));
+          std::uint64_t drop = 0;
+          auto step = [&] {
+            const std::uint64_t low = bits & (~bits + 1);
+            const std::uint32_t r = bits != 0 ? lo + static_cast<std::uint32_t>(std::countr_zero(bits)) : sentinel;
+            bits ^= low;
+            const Cand& b = stored_[r];
+            hits_[hits] = {r, a.index, a.q.v[2]};
+            hits += overlap(a.q, b);
+            drop |= b.v[0] < line ? low : 0;  // behind the sweep line for good
+          };
+          while (bits != 0) {
+            step();
+            step();
+            if (hits >= kHitBuffer - 2) [[unlikely]]
+              flush();
+          }
+          tree_.erase_window(lo, drop);
+        }
       } else {
         tree_.filter(a.lo, a.hi, [&](std::uint32_t r) {
           const Cand& b = stored_[r];

@@ -86,6 +86,9 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr std::size_t kGridMinBoxes = 4096;
 // Entries per cell the grid aims for: a cell's arrays stay in L2.
 constexpr double kCellEntries = 8192;
+// The same with slabs on t, measured best smaller: more of a 3D cell's
+// ranks lie in any y range, so its queries walk longer ranges of S.
+constexpr double kSlabCellEntries = 4096;
 // Slab thickness on t, in mean t extents: thin enough that most pairs
 // meeting on x and y also meet on t, thick enough that few boxes are copied.
 constexpr double kSlabExtents = 4;
@@ -330,13 +333,14 @@ void DualAxisSweep::find_pairs(std::span<const Box3> boxes, std::vector<IndexPai
   const Axes ax = plan_.axes;
   strips_ = slabs_ = Bins{};
   if (n >= kGridMinBoxes && plan_.finite > 0) {
-    // Slabs on t a few mean extents thick, then strips on x of about
-    // kCellEntries boxes each.
+    // Slabs on t a few mean extents thick, then strips on x of at most
+    // about kCellEntries (kSlabCellEntries with slabs) boxes each.
     double slabs = 1;
     const double t_range = plan_.hi[ax.t] - plan_.lo[ax.t];
     if (plan_.mean[ax.t] > 0) slabs = std::floor(t_range / (kSlabExtents * plan_.mean[ax.t]));
     slabs = std::clamp(slabs, 1.0, std::min(double(kMaxCellsPerAxis), double(n) / kMinSlabBoxes));
-    const double strips = std::clamp(std::floor(double(n) / slabs / kCellEntries), 1.0, double(kMaxCellsPerAxis));
+    const double entries = slabs > 1 ? kSlabCellEntries : kCellEntries;
+    const double strips = std::clamp(std::ceil(double(n) / slabs / entries), 1.0, double(kMaxCellsPerAxis));
     slabs_ = Bins::over(plan_.lo[ax.t], plan_.hi[ax.t], static_cast<std::uint32_t>(slabs));
     strips_ = Bins::over(plan_.lo[ax.x], plan_.hi[ax.x], static_cast<std::uint32_t>(strips));
   }

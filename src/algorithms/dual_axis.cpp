@@ -5,61 +5,68 @@
 // us; this is our design in its spirit (shared/NOTES-algorithms.md, "general
 // boxes"), exact for every valid box, infinite ones included.
 //
-// One frame, from scratch (a one-shot method made persistent by
+// The core is one sweep: boxes in order of x.min, the set S of boxes met so
+// far kept by rank on a second axis y, a range query on y ranks per box, and
+// the third axis t tested per candidate. It runs per cell of a grid, so that
+// each cell's data stays in cache and, in 3D, the t test rejects few
+// candidates. One frame, from scratch (a one-shot method made persistent by
 // make_recompute):
-//   1. axes: x is swept, y is ranked, t is tested per candidate; t is the
-//      axis along which the boxes spread least in units of their mean
-//      extent, x the one they spread most (sampled statistics);
-//   2. regular boxes and outliers: a box is regular when its y extent is at
-//      most a cap (twice the 90th percentile of a sample of extents), so W,
-//      the largest y extent among regular boxes, stays near the typical
-//      one. Boxes with larger, infinite or NaN-producing (inf - inf) y
-//      extents are outliers, typically none or a few planes and giants;
-//   3. ranks: the regular boxes sorted by y.min (an LSD radix sort of
-//      sortable keys); rank r holds the candidate data of its box. For each
-//      rank, lo is the first rank whose y.min is at least y.min - W, rounded
-//      down, found for all ranks by two pointers, since y.min - W grows with
-//      the rank;
-//   4. the sweep: every box in order of x.min (radix sort; ties by index).
-//      S, a linked succinct bit tree over the ranks (bit_tree.hpp), holds
-//      the regular boxes met so far that may still reach the sweep line; a
-//      plain list holds such outliers. A box a queries S by walking the
-//      stored ranks from lo(a) while their y.min <= a.y.max: any regular b
-//      overlapping a on y has y.min >= b.y.max - W >= a.y.min - W, so it is
-//      in the walk; each visited b is tested exactly (b.y.max >= a.y.min,
-//      and t unless every box overlaps every other on t). A visited b with
-//      x.max < a.x.min can reach no later box either and leaves S on the
-//      spot (lazy removal: no sort of the x highs is needed). Then a scans
-//      the outlier list, dropping the ones behind the sweep line, and joins
-//      S or the list.
-// Each overlapping pair is found once, by the later of its two boxes in the
-// x order, with the earlier one still stored.
+//   1. plan (a sample of 4096 boxes): t is the axis along which the boxes
+//      spread least in units of their mean extent, x the one they spread
+//      most; a box is regular when its y extent is at most a cap (twice the
+//      90th percentile of the sampled y extents), else an outlier (giants,
+//      planes, infinite or inf - inf extents: typically none or a few);
+//   2. grid: slabs on t about kSlabExtents mean t extents thick (one in flat
+//      worlds), then strips on x of about kCellEntries boxes (kSlabCellEntries
+//      with slabs); every box is copied into each cell it touches, by a
+//      counting sort (coarsened while the copies exceed 1.6 per box). In a
+//      cell, an entry is own when its x.min lies in the cell's strip, a
+//      straddler when it lies in an earlier one;
+//   3. per cell, two counting sorts by monotone bins (no comparison sort):
+//      own entries by the fine bin of x.min, the sweep order; regular
+//      entries by the fine bin of y.min, which makes their y ranks (grouped
+//      by bin). The sweep line of an own entry is the least x.min of its
+//      bin, a lower bound of x.min of it and of every later entry;
+//   4. the sweep: S is a range bitmap over the ranks (range_bitmap.hpp).
+//      Straddlers enter S first, unqueried. Each own entry a then walks the
+//      stored ranks from the first rank of the bin of a.y.min - W (W: the
+//      cell's widest regular y extent) to the last rank of the bin of
+//      a.y.max: any regular b meeting a on y has b.y.min >= b.y.max - W >=
+//      a.y.min - W, so it is in the walk. Each visited b gets one SIMD test
+//      of both sides of all three axes (exact, so coarse bins only cost
+//      visits); a visited b whose x.max is below the sweep line can meet no
+//      later entry and leaves S on the spot (lazy removal, branch-free).
+//      Short ranges are walked by 64-rank windows of bits, two candidates a
+//      step, hits gathered without a branch. a then scans the outliers met
+//      so far (dropping those behind the sweep line) and enters S or that
+//      list;
+//   5. ownership: a pair is reported by the cell of (strip of the larger
+//      x.min, slab of the larger t.min), which holds both boxes and where
+//      the later one is own. Elsewhere both boxes are straddlers (never
+//      queried against each other) or the pair spans slabs and the slab test
+//      drops it. So each pair is reported once, by the later of its boxes in
+//      the sweep order of its cell.
+// Exactness: every bin map is a float computation that rounding keeps
+// non-decreasing, with infinities clamped to the end bins and no NaN formed;
+// the walk's first bin is computed in double less one bin, which covers the
+// float map's error while a cell has at most 2^20 fine bins. Limits: fewer
+// than 2^31 boxes (a stored index carries a flag in its top bit).
 //
-// Cost: O(n) for the radix sorts and two-pointer pass, O(n log64 n) for the
-// updates of S, plus one visit per candidate: the pairs overlapping on x
-// and whose y intervals meet once widened by W - the box's own extent (none
-// more when all y extents are equal), plus O(number of outliers stored) per
-// box. In 2D and flat 3D worlds candidates are about the pairs; in fully 3D
-// worlds the t test rejects most candidates, which the 2D sweep cannot
-// avoid: there box pruning's grid on two axes is the better choice. Choose
-// dual-axis for flat worlds of boxes of similar sizes with large overlaps
-// on x; unisize when all boxes have one size.
+// Cost: O(n + copies) for the bucketing and the counting sorts, O(bins) per
+// cell for their arrays, and per own entry O(1 + range walked / 64 + visits),
+// where the visits are the stored boxes in the W-widened y range that meet
+// it on x or have fallen behind the sweep line since last visited (each such
+// box is visited once): in 2D and flat 3D worlds about the pairs, plus a
+// scan of the outliers met and not yet behind. In 3D the slabs keep the
+// candidates that fail on t to a fraction. Memory: 32 bytes per copy plus
+// one cell's arrays (about 100 bytes per entry of the largest cell).
+// Choose dual-axis for boxes of mixed sizes in flat worlds with many
+// overlaps on x (it beats box pruning there); unisize when all boxes have
+// one size; box pruning stays ahead on sparse fully 3D scenes.
 //
-// Measured (one thread, 2-core AMD EPYC, 2026-11-21; bench/results/
-// unisize-table1-2026-11-21.md, cluster-2026-11-21.md and
-// dual-axis-3d-2026-11-21.md), persistent dual-axis against persistent
-// box-pruning. Flat worlds: 12.4 vs 8.5 ms (2^17 squares, d = 0.2), 19.5 vs
-// 18.1 (2^17, d = 0.8), 218 vs 89 (2^20, d = 0.2), 332 vs 214 (2^20,
-// d = 0.8), median 11.2 vs 8.5 on the clustering run. 3D worlds: 1.7..7.4x
-// slower over seven scenes (allmoving3d 100k: 21.4 vs 6.4 ms, 1M: 515 vs
-// 69; tracy 100k: 15.6 vs 5.9). It is exact everywhere and 9..14x faster
-// than CGAL on the flat scenes, but box pruning is the better general
-// choice on every scene measured: its grid cuts the candidates on two axes
-// where this sweep cuts them on one and tests t per candidate, and at a
-// million boxes the ranks, S and its links (tens of MB, visited in y-rank
-// order) miss the cache on most steps (unisize avoids this by sweeping
-// strips of 2048..8192 boxes; general boxes would need each strip's straddling
-// boxes found by an interval search, not done here).
+// Measured (one thread, 2-core AMD EPYC, 2026-11-22; bench/results/
+// dual-axis-2026-11-22.md), persistent dual-axis against persistent
+// box-pruning: MEASURED_FIGURES
 #include <algorithm>
 #include <array>
 #include <cmath>

@@ -224,6 +224,73 @@ struct Bins {
   }
 };
 
+// Strips on x holding about equal numbers of boxes, however the boxes
+// cluster. Strips of equal width serve while the sample fills them evenly
+// enough; otherwise a uniform fine map's bins are grouped into strips by the
+// cumulative counts of a sample of x.min. The grouping is non-decreasing, so
+// the strip of a coordinate stays a monotone function of it either way.
+class StripMap {
+ public:
+  std::uint32_t count = 1;
+
+  std::uint32_t operator()(float v) const { return grouped_ ? table_[fine_(v)] : even_(v); }
+
+  // `strips` strips over centres in [lo, hi] on `axis`.
+  void build(std::span<const Box3> boxes, int axis, double lo, double hi, std::uint32_t strips) {
+    even_ = Bins::over(lo, hi, strips);
+    count = even_.count;
+    grouped_ = false;
+    fine_ = Bins::over(lo, hi, strips * kFinePerStrip);
+    if (count == 1 || fine_.count != strips * kFinePerStrip) return;
+    table_.assign(fine_.count, 0);  // first a histogram of the sample
+    const std::size_t stride = std::max<std::size_t>(1, boxes.size() / kSample);
+    std::uint64_t total = 0;
+    for (std::size_t i = 0; i < boxes.size(); i += stride) {
+      const float v = boxes[i].min[axis];
+      if (!std::isfinite(v)) continue;
+      ++table_[fine_(v)];
+      ++total;
+    }
+    // The fullest strip of equal width against the mean.
+    std::uint64_t fullest = 0;
+    for (std::uint32_t k = 0; k < strips; ++k) {
+      std::uint64_t c = 0;
+      for (std::uint32_t f = k * kFinePerStrip; f < (k + 1) * kFinePerStrip; ++f) c += table_[f];
+      fullest = std::max(fullest, c);
+    }
+    if (total == 0 || double(fullest) <= kMaxFill * double(total) / strips) return;
+    std::uint64_t before = 0;
+    for (std::uint32_t& t : table_) {
+      const std::uint32_t c = t;
+      t = static_cast<std::uint32_t>(std::min<std::uint64_t>(strips - 1, before * strips / total));
+      before += c;
+    }
+    grouped_ = true;
+  }
+
+  // Halves the number of strips (a coarser grid copies long boxes less).
+  void halve() {
+    if (count <= 1) return;
+    if (!grouped_) {
+      even_.halve();
+      count = even_.count;
+      return;
+    }
+    count = (count + 1) / 2;
+    for (std::uint32_t& t : table_) t /= 2;
+    if (count == 1) grouped_ = false, even_ = Bins{};
+  }
+
+ private:
+  static constexpr std::uint32_t kFinePerStrip = 64;
+  static constexpr std::size_t kSample = 8192;
+  // Strips of equal width serve while none holds more than this times the mean.
+  static constexpr double kMaxFill = 1.5;
+  Bins even_, fine_;
+  bool grouped_ = false;
+  std::vector<std::uint32_t> table_;  // fine bin -> strip
+};
+
 // A box as copied into a cell, in the roles of the axes.
 struct Entry {
   float x_min, y_min, t_min, x_max, y_max, t_max;
@@ -318,7 +385,8 @@ class DualAxisSweep final : public OneShotComplete {
 
   Plan plan_;
   std::array<std::vector<double>, 3> sample_;  // make_plan()'s scratch
-  Bins strips_, slabs_;                        // the grid: x strips, t slabs
+  StripMap strips_;                            // the grid: x strips
+  Bins slabs_;                                 // and t slabs
   std::vector<std::uint32_t> start_;           // per cell: its first entry; then the total
   std::vector<CellStats> stats_;               // per cell
   std::vector<Entry> entries_;                 // by cell
@@ -338,7 +406,8 @@ void DualAxisSweep::find_pairs(std::span<const Box3> boxes, std::vector<IndexPai
   if (n < 2) return;
   plan_ = make_plan(boxes, sample_);
   const Axes ax = plan_.axes;
-  strips_ = slabs_ = Bins{};
+  strips_.count = 1;
+  slabs_ = Bins{};
   if (n >= kGridMinBoxes && plan_.finite > 0) {
     // Slabs on t a few mean extents thick, then strips on x of at most
     // about kCellEntries (kSlabCellEntries with slabs) boxes each.
@@ -349,7 +418,7 @@ void DualAxisSweep::find_pairs(std::span<const Box3> boxes, std::vector<IndexPai
     const double entries = slabs > 1 ? kSlabCellEntries : kCellEntries;
     const double strips = std::clamp(std::ceil(double(n) / slabs / entries), 1.0, double(kMaxCellsPerAxis));
     slabs_ = Bins::over(plan_.lo[ax.t], plan_.hi[ax.t], static_cast<std::uint32_t>(slabs));
-    strips_ = Bins::over(plan_.lo[ax.x], plan_.hi[ax.x], static_cast<std::uint32_t>(strips));
+    strips_.build(boxes, ax.x, plan_.lo[ax.x], plan_.hi[ax.x], static_cast<std::uint32_t>(strips));
   }
   count(boxes);
   while (strips_.count * slabs_.count > 1 && double(start_.back()) > kMaxCopiesPerBox * double(n)) {

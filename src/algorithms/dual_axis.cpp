@@ -18,10 +18,11 @@
 //      planes, infinite or inf - inf extents: typically none or a few);
 //   2. grid: slabs on t about kSlabExtents mean t extents thick (one in flat
 //      worlds), then strips on x of about kCellEntries boxes (kSlabCellEntries
-//      with slabs); every box is copied into each cell it touches, by a
-//      counting sort (coarsened while the copies exceed 1.6 per box). In a
-//      cell, an entry is own when its x.min lies in the cell's strip, a
-//      straddler when it lies in an earlier one;
+//      with slabs), of equal widths or, where the boxes cluster on x, of
+//      about equal counts (StripMap); every box is copied into each cell it
+//      touches, by a counting sort (coarsened while the copies exceed 1.6
+//      per box). In a cell, an entry is own when its x.min lies in the
+//      cell's strip, a straddler when it lies in an earlier one;
 //   3. per cell, two counting sorts by monotone bins (no comparison sort):
 //      own entries by the fine bin of x.min, the sweep order; regular
 //      entries by the fine bin of y.min, which makes their y ranks (grouped
@@ -59,14 +60,28 @@
 // box is visited once): in 2D and flat 3D worlds about the pairs, plus a
 // scan of the outliers met and not yet behind. In 3D the slabs keep the
 // candidates that fail on t to a fraction. Memory: 32 bytes per copy plus
-// one cell's arrays (about 100 bytes per entry of the largest cell).
-// Choose dual-axis for boxes of mixed sizes in flat worlds with many
-// overlaps on x (it beats box pruning there); unisize when all boxes have
-// one size; box pruning stays ahead on sparse fully 3D scenes.
+// one cell's arrays (about 90 bytes per entry of the largest cell).
+// Choose dual-axis for flat worlds (2D, or 3D boxes spread over two axes),
+// boxes of any sizes, where it beats box pruning; unisize when all boxes
+// have one size; box pruning stays ahead on sparse fully 3D scenes.
 //
-// Measured (one thread, 2-core AMD EPYC, 2026-11-22; bench/results/
-// dual-axis-2026-11-22.md), persistent dual-axis against persistent
-// box-pruning: MEASURED_FIGURES
+// Measured (one thread, 2-core AMD EPYC shared with other work, 2026-11-22;
+// bench/results/dual-axis-2026-11-22.md: medians of three runs of
+// `sapling bench`), persistent dual-axis against persistent box-pruning,
+// ms per frame. Flat worlds, all faster: 6.8 vs 7.4 (2^17 squares, d =
+// 0.2), 10.9 vs 12.6 (2^17, d = 0.8), 63.1 vs 63.8 (2^20, d = 0.2: a near
+// tie), 110 vs 115 (2^20, d = 0.8), 19.2 vs 19.7 on the clustering run
+// (mean; its dense frames are mostly the pair manager's). 3D worlds,
+// 1.03..1.22x box pruning's time: terdiman 10k 1.39 vs 1.17, 100k 61.9 vs
+// 60.7; allmoving3d 10k 0.65 vs 0.56, 100k 7.2 vs 6.0, 1M 71.8 vs 59.6;
+// tracy 100k 5.4 vs 5.0, 200k 12.4 vs 10.1. The one-shot sweep alone (perf
+// samples of the two one-shot methods in one process) is 0.67..0.85x box
+// pruning's on the 2^17 flat scenes and about 1.0x at 2^20, where both are
+// bound by memory traffic; the persistent figures share the pair manager's
+// cost. Before this design (a single sweep over all boxes, with the
+// linked bit tree; run right after in the same conditions) the same scenes
+// took 1.2..3.2x box pruning's time flat and 2.3..8.6x in 3D (allmoving3d
+// 1M: 512 ms, now 72).
 #include <algorithm>
 #include <array>
 #include <cmath>

@@ -189,6 +189,64 @@ TEST(DualAxis, LargeCrowdedScene) {
   }
 }
 
+// Above the grid's threshold: many slabs on t (boxes spread far along it,
+// most a few slabs thick, some crossing many or all of them), strips on x
+// (boxes long on x straddle several), and outliers on y, so that pairs are
+// found in cells that do not own them and must be dropped there.
+Box3 grid_box(Rng& rng, int dims, float spread_t, float wide_t, bool clustered) {
+  Box3 b;
+  const float e = rng.chance(0.05) ? 12.0f : std::exp2(std::floor(rng.uniform(-1, 2)));
+  b.min = {float(rng.below(400)) * 0.5f, float(rng.below(80)) * 0.5f,
+           std::floor(float(rng.uniform(0, spread_t)) * 4) / 4};
+  if (clustered && rng.chance(0.8)) b.min[0] = 90 + float(rng.below(80)) * 0.25f;  // strips of equal counts
+  b.max = {b.min[0] + e, b.min[1] + e, b.min[2] + (dims == 3 ? e : 0.0f)};
+  if (rng.chance(0.05)) b.max[2] = b.min[2] + wide_t;  // across many slabs
+  if (rng.chance(0.03)) b.max[0] = b.min[0] + 150;     // across strips
+  if (rng.chance(0.01)) {
+    switch (rng.below(3)) {
+      case 0:  // an outlier on y
+        b.max[1] = b.min[1] + 60;
+        break;
+      case 1:  // infinite on t and x: in every cell
+        b.min[2] = b.min[0] = -kInf;
+        b.max[2] = b.max[0] = kInf;
+        break;
+      default:  // infinite on y
+        b.min[1] = -kInf;
+        break;
+    }
+  }
+  if (dims == 2) b.min[2] = b.max[2] = 0;
+  return b;
+}
+
+TEST(DualAxis, GridOfStripsAndSlabs) {
+  struct Case {
+    int dims;
+    std::size_t n;
+    float spread_t, wide_t;
+    bool clustered;
+  };
+  // About 10 slabs and one strip; 2 x 5 cells; 3 strips in 2D, of equal
+  // widths and of equal counts.
+  for (const Case c : {Case{3, 12000, 1000, 200, false}, Case{3, 36000, 12, 6, false}, Case{2, 20000, 0, 0, false},
+                       Case{2, 20000, 0, 0, true}}) {
+    const int dims = c.dims;
+    const std::size_t n = c.n;
+    SCOPED_TRACE(dims);
+    SCOPED_TRACE(n);
+    SCOPED_TRACE(c.clustered);
+    TraceBuilder t(dims, 5);
+    auto box = [&](Rng& rng) { return grid_box(rng, dims, c.spread_t, c.wide_t, c.clustered); };
+    t.begin_frame();
+    for (std::size_t i = 0; i < n; ++i) t.add(t.id_for_add(testgen::IdStyle::kSequential, 0), box(t.rng()));
+    testgen::random_frame(
+        t, n / 20, n / 4, n / 20, box, [&](Rng& rng, const Box3&) { return box(rng); }, testgen::IdStyle::kSequential,
+        0.5);
+    expect_same_as_brute("dual-axis", t.take());
+  }
+}
+
 // The scenes of the benchmarks, small.
 TEST(DualAxis, Scenarios) {
   for (const char* name : {"unisize2d", "tracy", "allmoving3d", "cluster"}) {

@@ -5,64 +5,85 @@
 // us; this is our design in its spirit (shared/NOTES-algorithms.md, "general
 // boxes"), exact for every valid box, infinite ones included.
 //
-// One frame, from scratch (a one-shot method made persistent by
+// The core is one sweep: boxes in order of x.min, the set S of boxes met so
+// far kept by rank on a second axis y, a range query on y ranks per box, and
+// the third axis t tested per candidate. It runs per cell of a grid, so that
+// each cell's data stays in cache and, in 3D, the t test rejects few
+// candidates. One frame, from scratch (a one-shot method made persistent by
 // make_recompute):
-//   1. axes: x is swept, y is ranked, t is tested per candidate; t is the
-//      axis along which the boxes spread least in units of their mean
-//      extent, x the one they spread most (sampled statistics);
-//   2. regular boxes and outliers: a box is regular when its y extent is at
-//      most a cap (twice the 90th percentile of a sample of extents), so W,
-//      the largest y extent among regular boxes, stays near the typical
-//      one. Boxes with larger, infinite or NaN-producing (inf - inf) y
-//      extents are outliers, typically none or a few planes and giants;
-//   3. ranks: the regular boxes sorted by y.min (an LSD radix sort of
-//      sortable keys); rank r holds the candidate data of its box. For each
-//      rank, lo is the first rank whose y.min is at least y.min - W, rounded
-//      down, found for all ranks by two pointers, since y.min - W grows with
-//      the rank;
-//   4. the sweep: every box in order of x.min (radix sort; ties by index).
-//      S, a linked succinct bit tree over the ranks (bit_tree.hpp), holds
-//      the regular boxes met so far that may still reach the sweep line; a
-//      plain list holds such outliers. A box a queries S by walking the
-//      stored ranks from lo(a) while their y.min <= a.y.max: any regular b
-//      overlapping a on y has y.min >= b.y.max - W >= a.y.min - W, so it is
-//      in the walk; each visited b is tested exactly (b.y.max >= a.y.min,
-//      and t unless every box overlaps every other on t). A visited b with
-//      x.max < a.x.min can reach no later box either and leaves S on the
-//      spot (lazy removal: no sort of the x highs is needed). Then a scans
-//      the outlier list, dropping the ones behind the sweep line, and joins
-//      S or the list.
-// Each overlapping pair is found once, by the later of its two boxes in the
-// x order, with the earlier one still stored.
+//   1. plan (a sample of 4096 boxes): t is the axis along which the boxes
+//      spread least in units of their mean extent, x the one they spread
+//      most; a box is regular when its y extent is at most a cap (twice the
+//      90th percentile of the sampled y extents), else an outlier (giants,
+//      planes, infinite or inf - inf extents: typically none or a few);
+//   2. grid: slabs on t about kSlabExtents mean t extents thick (one in flat
+//      worlds), then strips on x of about kCellEntries boxes (kSlabCellEntries
+//      with slabs), of equal widths or, where the boxes cluster on x, of
+//      about equal counts (StripMap); every box is copied into each cell it
+//      touches, by a counting sort (coarsened while the copies exceed 1.6
+//      per box). In a cell, an entry is own when its x.min lies in the
+//      cell's strip, a straddler when it lies in an earlier one;
+//   3. per cell, two counting sorts by monotone bins (no comparison sort):
+//      own entries by the fine bin of x.min, the sweep order; regular
+//      entries by the fine bin of y.min, which makes their y ranks (grouped
+//      by bin). The sweep line of an own entry is the least x.min of its
+//      bin, a lower bound of x.min of it and of every later entry;
+//   4. the sweep: S is a range bitmap over the ranks (range_bitmap.hpp).
+//      Straddlers enter S first, unqueried. Each own entry a then walks the
+//      stored ranks from the first rank of the bin of a.y.min - W (W: the
+//      cell's widest regular y extent) to the last rank of the bin of
+//      a.y.max: any regular b meeting a on y has b.y.min >= b.y.max - W >=
+//      a.y.min - W, so it is in the walk. Each visited b gets one SIMD test
+//      of both sides of all three axes (exact, so coarse bins only cost
+//      visits); a visited b whose x.max is below the sweep line can meet no
+//      later entry and leaves S on the spot (lazy removal, branch-free).
+//      Short ranges are walked by 64-rank windows of bits, two candidates a
+//      step, hits gathered without a branch. a then scans the outliers met
+//      so far (dropping those behind the sweep line) and enters S or that
+//      list;
+//   5. ownership: a pair is reported by the cell of (strip of the larger
+//      x.min, slab of the larger t.min), which holds both boxes and where
+//      the later one is own. Elsewhere both boxes are straddlers (never
+//      queried against each other) or the pair spans slabs and the slab test
+//      drops it. So each pair is reported once, by the later of its boxes in
+//      the sweep order of its cell.
+// Exactness: every bin map is a float computation that rounding keeps
+// non-decreasing, with infinities clamped to the end bins and no NaN formed;
+// the walk's first bin is computed in double less one bin, which covers the
+// float map's error while a cell has at most 2^20 fine bins. Limits: fewer
+// than 2^31 boxes (a stored index carries a flag in its top bit).
 //
-// Cost: O(n) for the radix sorts and two-pointer pass, O(n log64 n) for the
-// updates of S, plus one visit per candidate: the pairs overlapping on x
-// and whose y intervals meet once widened by W - the box's own extent (none
-// more when all y extents are equal), plus O(number of outliers stored) per
-// box. In 2D and flat 3D worlds candidates are about the pairs; in fully 3D
-// worlds the t test rejects most candidates, which the 2D sweep cannot
-// avoid: there box pruning's grid on two axes is the better choice. Choose
-// dual-axis for flat worlds of boxes of similar sizes with large overlaps
-// on x; unisize when all boxes have one size.
+// Cost: O(n + copies) for the bucketing and the counting sorts, O(bins) per
+// cell for their arrays, and per own entry O(1 + range walked / 64 + visits),
+// where the visits are the stored boxes in the W-widened y range that meet
+// it on x or have fallen behind the sweep line since last visited (each such
+// box is visited once): in 2D and flat 3D worlds about the pairs, plus a
+// scan of the outliers met and not yet behind. In 3D the slabs keep the
+// candidates that fail on t to a fraction. Memory: 32 bytes per copy plus
+// one cell's arrays (about 90 bytes per entry of the largest cell).
+// Choose dual-axis for flat worlds (2D, or 3D boxes spread over two axes),
+// boxes of any sizes, where it beats box pruning; unisize when all boxes
+// have one size; box pruning stays ahead on sparse fully 3D scenes.
 //
-// Measured (one thread, 2-core AMD EPYC, 2026-11-21; bench/results/
-// unisize-table1-2026-11-21.md, cluster-2026-11-21.md and
-// dual-axis-3d-2026-11-21.md), persistent dual-axis against persistent
-// box-pruning. Flat worlds: 12.4 vs 8.5 ms (2^17 squares, d = 0.2), 19.5 vs
-// 18.1 (2^17, d = 0.8), 218 vs 89 (2^20, d = 0.2), 332 vs 214 (2^20,
-// d = 0.8), median 11.2 vs 8.5 on the clustering run. 3D worlds: 1.7..7.4x
-// slower over seven scenes (allmoving3d 100k: 21.4 vs 6.4 ms, 1M: 515 vs
-// 69; tracy 100k: 15.6 vs 5.9). It is exact everywhere and 9..14x faster
-// than CGAL on the flat scenes, but box pruning is the better general
-// choice on every scene measured: its grid cuts the candidates on two axes
-// where this sweep cuts them on one and tests t per candidate, and at a
-// million boxes the ranks, S and its links (tens of MB, visited in y-rank
-// order) miss the cache on most steps (unisize avoids this by sweeping
-// strips of 2048..8192 boxes; general boxes would need each strip's straddling
-// boxes found by an interval search, not done here).
+// Measured (one thread, 2-core AMD EPYC shared with other work, 2026-11-22;
+// bench/results/dual-axis-2026-11-22.md: medians of three runs of
+// `sapling bench`), persistent dual-axis against persistent box-pruning,
+// ms per frame. Flat worlds, all faster: 6.8 vs 7.4 (2^17 squares, d =
+// 0.2), 10.9 vs 12.6 (2^17, d = 0.8), 63.1 vs 63.8 (2^20, d = 0.2: a near
+// tie), 110 vs 115 (2^20, d = 0.8), 19.2 vs 19.7 on the clustering run
+// (mean; its dense frames are mostly the pair manager's). 3D worlds,
+// 1.03..1.22x box pruning's time: terdiman 10k 1.39 vs 1.17, 100k 61.9 vs
+// 60.7; allmoving3d 10k 0.65 vs 0.56, 100k 7.2 vs 6.0, 1M 71.8 vs 59.6;
+// tracy 100k 5.4 vs 5.0, 200k 12.4 vs 10.1. The one-shot sweep alone (perf
+// samples of the two one-shot methods in one process) is 0.67..0.85x box
+// pruning's on the 2^17 flat scenes and about 1.0x at 2^20, where both are
+// bound by memory traffic; the persistent figures share the pair manager's
+// cost. Before this design (a single sweep over all boxes, with the
+// linked bit tree; run right after in the same conditions) the same scenes
+// took 1.2..3.2x box pruning's time flat and 2.3..8.6x in 3D (allmoving3d
+// 1M: 512 ms, now 72).
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -70,65 +91,71 @@
 #include <utility>
 #include <vector>
 
-#include "algorithms/bit_tree.hpp"
+#if !defined(SAPLING_SCALAR) && defined(__SSE2__)
+#define SAPLING_DUAL_SSE2 1
+#include <emmintrin.h>
+#endif
+
 #include "algorithms/builtin.hpp"
-#include "sapling/float_key.hpp"
+#include "algorithms/range_bitmap.hpp"
 
 namespace sapling::builtin {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-// Stable LSD radix sort of (key << 32 | index) items by key, 11 bits a pass;
-// passes whose digit is the same in every item are skipped.
-class RadixSorter {
- public:
-  void sort(std::vector<std::uint64_t>& items) {
-    constexpr int kPasses = 3;
-    for (auto& c : counts_) c.fill(0);
-    for (const std::uint64_t x : items) {
-      for (int d = 0; d < kPasses; ++d) ++counts_[d][(x >> (32 + kDigitBits * d)) & kMask];
-    }
-    if (items.size() < 2) return;
-    scratch_.resize(items.size());
-    for (int d = 0; d < kPasses; ++d) {
-      std::array<std::uint32_t, kBuckets>& c = counts_[d];
-      const int shift = 32 + kDigitBits * d;
-      if (c[(items[0] >> shift) & kMask] == items.size()) continue;  // one digit everywhere
-      std::uint32_t sum = 0;
-      for (std::uint32_t& v : c) sum += std::exchange(v, sum);
-      for (const std::uint64_t x : items) scratch_[c[(x >> shift) & kMask]++] = x;
-      items.swap(scratch_);
-    }
-  }
+// Below this many boxes one cell serves: the grid would not pay.
+constexpr std::size_t kGridMinBoxes = 4096;
+// Entries per cell the grid aims for: a cell's arrays stay in L2.
+constexpr double kCellEntries = 8192;
+// The same with slabs on t, measured best smaller: more of a 3D cell's
+// ranks lie in any y range, so its queries walk longer ranges of S.
+constexpr double kSlabCellEntries = 4096;
+// Slab thickness on t, in mean t extents: thin enough that most pairs
+// meeting on x and y also meet on t, thick enough that few boxes are copied.
+constexpr double kSlabExtents = 4;
+// Fewest boxes per slab: below, the cells cost more than the t tests they save.
+constexpr double kMinSlabBoxes = 1024;
+// Coarsen the grid when boxes are copied into more cells than this, on average.
+constexpr double kMaxCopiesPerBox = 1.6;
+constexpr std::uint32_t kMaxCellsPerAxis = 1024;
+// Most fine bins per axis in a cell: keeps the float bin map's error far
+// below a bin (see sweep_cell).
+constexpr std::uint32_t kMaxFineBins = std::uint32_t{1} << 20;
+// Mean entries per fine bin of a cell: coarser bins make the counting sorts'
+// arrays smaller at the price of a later sweep line and longer ranges of S
+// (measured best around these values on the benchmark scenes).
+constexpr std::uint32_t kOwnPerXBin = 4;
+constexpr std::uint32_t kRanksPerYBin = 2;
 
-  std::size_t memory_bytes() const { return scratch_.capacity() * sizeof(std::uint64_t); }
-
- private:
-  static constexpr int kDigitBits = 11;
-  static constexpr std::size_t kBuckets = std::size_t{1} << kDigitBits;
-  static constexpr std::uint64_t kMask = kBuckets - 1;
-  std::array<std::array<std::uint32_t, kBuckets>, 3> counts_{};
-  std::vector<std::uint64_t> scratch_;
-};
+// Entry flags.
+constexpr std::uint32_t kStraddler = 1;  // starts in an earlier strip on x
+constexpr std::uint32_t kSpansT = 2;     // lies in more than one slab on t
+constexpr std::uint32_t kOutlier = 4;    // y extent above the cap
+// A stored box's index carries kSpansT in its top bit.
+constexpr std::uint32_t kSpanBit = 0x80000000u;
 
 struct Axes {
   int x = 0, y = 1, t = 2;
 };
 
-// Sampled statistics: the axes and the cap on regular y extents.
+// Sampled statistics: the axes, the cap on regular y extents, and per axis
+// the range of the centres and the mean extent.
 struct Plan {
   Axes axes;
   double cap = 0;
+  std::array<double, 3> lo{}, hi{}, mean{};
+  std::size_t finite = 0;
 };
 
 // `extents`: scratch for the sampled extents (kept to avoid allocating).
 Plan make_plan(std::span<const Box3> boxes, std::array<std::vector<double>, 3>& extents) {
   constexpr std::size_t kSample = 4096;
   const std::size_t stride = std::max<std::size_t>(1, boxes.size() / kSample);
-  std::array<double, 3> lo{}, hi{}, extent_sum{};
+  Plan plan;
+  std::array<double, 3> extent_sum{};
   for (std::vector<double>& e : extents) e.clear();
-  std::size_t finite = 0;
+  std::size_t& finite = plan.finite;
   for (std::size_t i = 0; i < boxes.size(); i += stride) {
     const Box3& b = boxes[i];
     bool ok = true;
@@ -137,14 +164,13 @@ Plan make_plan(std::span<const Box3> boxes, std::array<std::vector<double>, 3>& 
     for (int k = 0; k < 3; ++k) {
       const double c = 0.5 * double(b.min[k]) + 0.5 * double(b.max[k]);
       const double e = double(b.max[k]) - double(b.min[k]);
-      lo[k] = finite == 0 ? c : std::min(lo[k], c);
-      hi[k] = finite == 0 ? c : std::max(hi[k], c);
+      plan.lo[k] = finite == 0 ? c : std::min(plan.lo[k], c);
+      plan.hi[k] = finite == 0 ? c : std::max(plan.hi[k], c);
       extent_sum[k] += e;
       extents[k].push_back(e);
     }
     ++finite;
   }
-  Plan plan;
   if (finite == 0) {
     plan.cap = std::numeric_limits<double>::max();
     return plan;
@@ -153,7 +179,8 @@ Plan make_plan(std::span<const Box3> boxes, std::array<std::vector<double>, 3>& 
   std::array<double, 3> spread{};
   for (int k = 0; k < 3; ++k) {
     const double mean = extent_sum[k] / double(finite);
-    const double range = hi[k] - lo[k];
+    const double range = plan.hi[k] - plan.lo[k];
+    plan.mean[k] = mean;
     spread[k] = mean > 0 ? range / mean : (range > 0 ? std::numeric_limits<double>::infinity() : 0.0);
   }
   Axes& a = plan.axes;
@@ -171,157 +198,476 @@ Plan make_plan(std::span<const Box3> boxes, std::array<std::vector<double>, 3>& 
   return plan;
 }
 
-// The largest float <= t (t a double, possibly infinite).
-float float_at_or_below(double t) {
-  float f = static_cast<float>(t);
-  if (double(f) > t) f = std::nextafter(f, -kInf);
-  return f;
-}
+// A monotone map from a coordinate to one of `count` bins: any rounding
+// keeps it non-decreasing, which is all exactness needs (x < y implies
+// bin(x) <= bin(y), so bin(x) < bin(y) implies x < y).
+struct Bins {
+  float origin = 0.0f;
+  float scale = 0.0f;
+  float last = 0.0f;  // count - 1
+  std::uint32_t count = 1;
 
-class DualAxisSweep final : public OneShotComplete {
+  std::uint32_t operator()(float v) const {
+    if (count == 1) return 0;  // also keeps inf * 0 out
+    // scale > 0 and origin are finite, so the product is never NaN; the
+    // clamp maps -inf and +inf to the end bins.
+    return static_cast<std::uint32_t>(std::min(std::max((v - origin) * scale, 0.0f), last));
+  }
+
+  // `count` bins of equal width over [lo, hi]; one bin when that range is
+  // empty, infinite or too thin for a float scale.
+  static Bins over(double lo, double hi, std::uint32_t count) {
+    Bins b;
+    const double span = hi - lo;
+    if (count <= 1 || !(span > 0) || !std::isfinite(span)) return b;
+    const double scale = double(count) / span;
+    if (!(scale < 1e30)) return b;
+    b.origin = static_cast<float>(lo);
+    b.scale = static_cast<float>(scale);
+    b.count = count;
+    b.last = static_cast<float>(count - 1);
+    return b;
+  }
+
+  // Halves the number of bins (a coarser grid copies large boxes less).
+  void halve() {
+    if (count <= 1) return;
+    scale *= float(count / 2) / float(count);
+    count /= 2;
+    last = float(count - 1);
+    if (count == 1) *this = Bins{};
+  }
+};
+
+// Strips on x holding about equal numbers of boxes, however the boxes
+// cluster. Strips of equal width serve while the sample fills them evenly
+// enough; otherwise a uniform fine map's bins are grouped into strips by the
+// cumulative counts of a sample of x.min. The grouping is non-decreasing, so
+// the strip of a coordinate stays a monotone function of it either way.
+class StripMap {
  public:
-  void find_pairs(std::span<const Box3> boxes, std::vector<IndexPair>& out) override {
-    const auto n = static_cast<std::uint32_t>(boxes.size());
-    if (n < 2) return;
-    const Plan plan = make_plan(boxes, sample_);
-    const Axes ax = plan.axes;
+  std::uint32_t count = 1;
 
-    // Classify; W bounds every regular y extent from above.
-    y_items_.clear();
-    rank_of_.resize(n);
-    double widest = 0;
-    float t_lo_max = -kInf, t_hi_min = kInf;
-    for (std::uint32_t i = 0; i < n; ++i) {
-      const Box3& b = boxes[i];
-      const double e = double(b.max[ax.y]) - double(b.min[ax.y]);
-      if (e <= plan.cap) {  // false for inf and NaN extents
-        widest = std::max(widest, e);
-        y_items_.push_back((std::uint64_t{float_key(b.min[ax.y])} << 32) | i);
-      } else {
-        rank_of_[i] = kOutlier;
-      }
-      t_lo_max = std::max(t_lo_max, b.min[ax.t]);
-      t_hi_min = std::min(t_hi_min, b.max[ax.t]);
-    }
-    // The rounded differences are within half an ulp of the true extents.
-    const double w = std::nextafter(widest, std::numeric_limits<double>::infinity());
-    const bool flat = t_lo_max <= t_hi_min;
+  std::uint32_t operator()(float v) const { return grouped_ ? table_[fine_(v)] : even_(v); }
 
-    // Ranks on y: candidate data in rank order, and lo per rank.
-    sorter_.sort(y_items_);
-    const auto m = static_cast<std::uint32_t>(y_items_.size());
-    ranked_.resize(m);
-    y_keys_.resize(m);
-    for (std::uint32_t r = 0; r < m; ++r) {
-      const std::uint32_t i = static_cast<std::uint32_t>(y_items_[r]);
-      const Box3& b = boxes[i];
-      ranked_[r] = Ranked{b.min[ax.y], b.max[ax.y], b.max[ax.x], b.min[ax.t], b.max[ax.t], i};
-      y_keys_[r] = static_cast<std::uint32_t>(y_items_[r] >> 32);
-      rank_of_[i] = r;
+  // `strips` strips over centres in [lo, hi] on `axis`.
+  void build(std::span<const Box3> boxes, int axis, double lo, double hi, std::uint32_t strips) {
+    even_ = Bins::over(lo, hi, strips);
+    count = even_.count;
+    grouped_ = false;
+    fine_ = Bins::over(lo, hi, strips * kFinePerStrip);
+    if (count == 1 || fine_.count != strips * kFinePerStrip) return;
+    table_.assign(fine_.count, 0);  // first a histogram of the sample
+    const std::size_t stride = std::max<std::size_t>(1, boxes.size() / kSample);
+    std::uint64_t total = 0;
+    for (std::size_t i = 0; i < boxes.size(); i += stride) {
+      const float v = boxes[i].min[axis];
+      if (!std::isfinite(v)) continue;
+      ++table_[fine_(v)];
+      ++total;
     }
-    lo_.resize(m);
-    for (std::uint32_t r = 0, p = 0; r < m; ++r) {
-      const std::uint32_t key = float_key(float_at_or_below(double(ranked_[r].y_min) - w));
-      while (y_keys_[p] < key) ++p;  // stops at r at the latest
-      lo_[r] = p;
+    // The fullest strip of equal width against the mean.
+    std::uint64_t fullest = 0;
+    for (std::uint32_t k = 0; k < strips; ++k) {
+      std::uint64_t c = 0;
+      for (std::uint32_t f = k * kFinePerStrip; f < (k + 1) * kFinePerStrip; ++f) c += table_[f];
+      fullest = std::max(fullest, c);
     }
+    if (total == 0 || double(fullest) <= kMaxFill * double(total) / strips) return;
+    std::uint64_t before = 0;
+    for (std::uint32_t& t : table_) {
+      const std::uint32_t c = t;
+      t = static_cast<std::uint32_t>(std::min<std::uint64_t>(strips - 1, before * strips / total));
+      before += c;
+    }
+    grouped_ = true;
+  }
 
-    // The boxes in x order, with what each query needs.
-    x_items_.resize(n);
-    for (std::uint32_t i = 0; i < n; ++i) x_items_[i] = (std::uint64_t{float_key(boxes[i].min[ax.x])} << 32) | i;
-    sorter_.sort(x_items_);
-    queries_.resize(n);
-    for (std::uint32_t k = 0; k < n; ++k) {
-      const std::uint32_t i = static_cast<std::uint32_t>(x_items_[k]);
-      const Box3& b = boxes[i];
-      const std::uint32_t r = rank_of_[i];
-      std::uint32_t from = 0;
-      if (r != kOutlier) {
-        from = lo_[r];
-      } else if (m > 0) {
-        const std::uint32_t key = float_key(float_at_or_below(double(b.min[ax.y]) - w));
-        from = static_cast<std::uint32_t>(std::lower_bound(y_keys_.begin(), y_keys_.end(), key) - y_keys_.begin());
-      }
-      queries_[k] = Query{b.min[ax.x], b.max[ax.x], b.min[ax.y], b.max[ax.y], b.min[ax.t], b.max[ax.t], i, r, from};
+  // Halves the number of strips (a coarser grid copies long boxes less).
+  void halve() {
+    if (count <= 1) return;
+    if (!grouped_) {
+      even_.halve();
+      count = even_.count;
+      return;
     }
-
-    if (tree_.universe() != m) tree_.reset(m);
-    outliers_.clear();
-    if (flat) {
-      sweep<false>(out);
-    } else {
-      sweep<true>(out);
-    }
-    tree_.clear();
+    count = (count + 1) / 2;
+    for (std::uint32_t& t : table_) t /= 2;
+    if (count == 1) grouped_ = false, even_ = Bins{};
   }
 
  private:
-  static constexpr std::uint32_t kOutlier = ~std::uint32_t{0};
+  static constexpr std::uint32_t kFinePerStrip = 64;
+  static constexpr std::size_t kSample = 8192;
+  // Strips of equal width serve while none holds more than this times the mean.
+  static constexpr double kMaxFill = 1.5;
+  Bins even_, fine_;
+  bool grouped_ = false;
+  std::vector<std::uint32_t> table_;  // fine bin -> strip
+};
 
-  struct Ranked {  // a regular box as a candidate, by y rank
-    float y_min, y_max, x_max, t_min, t_max;
-    std::uint32_t index;
-  };
-  struct Query {  // a box in x order
-    float x_min, x_max, y_min, y_max, t_min, t_max;
-    std::uint32_t index;
-    std::uint32_t rank;  // kOutlier for an outlier
-    std::uint32_t from;  // lo: the first rank whose y.min may reach y.min - W
-  };
+// A box as copied into a cell, in the roles of the axes.
+struct Entry {
+  float x_min, y_min, t_min, x_max, y_max, t_max;
+  std::uint32_t index;
+  std::uint32_t flags;
+};
 
-  template <bool kTestT>
-  static bool meets_t(const Query& a, float t_min, float t_max) {
-    if constexpr (kTestT) return t_min <= a.t_max && a.t_min <= t_max;
-    return true;
+// A stored box in the form the SIMD test wants, (x_max, y_max, t_max, 0,
+// -x_min, -y_min, -t_min, +inf); a query box is (x_min, y_min, t_min, 0,
+// -x_max, -y_max, -t_max, line), and the two overlap iff query <= stored in
+// every lane. Negation is exact, infinities included; the last lane carries
+// the query's sweep line along, and always passes.
+struct alignas(16) Cand {
+  float v[8];
+};
+
+inline Cand query_form(const Entry& e, float line) {
+  return {{e.x_min, e.y_min, e.t_min, 0, -e.x_max, -e.y_max, -e.t_max, line}};
+}
+inline Cand stored_form(const Entry& e) { return {{e.x_max, e.y_max, e.t_max, 0, -e.x_min, -e.y_min, -e.t_min, kInf}}; }
+
+// The stored form of a query form.
+inline Cand stored_of(const Cand& q) {
+  Cand c;
+#if defined(SAPLING_DUAL_SSE2)
+  const __m128 sign = _mm_set1_ps(-0.0f);
+  // Lane 3 cleared; lane 7 cleared, then +inf (whole-vector stores only:
+  // a later 16-byte load of the entry is forwarded from them).
+  const __m128 keep3 = _mm_castsi128_ps(_mm_set_epi32(0, -1, -1, -1));
+  const __m128 inf7 = _mm_set_ps(kInf, 0, 0, 0);
+  _mm_store_ps(c.v, _mm_and_ps(_mm_xor_ps(_mm_load_ps(q.v + 4), sign), keep3));
+  _mm_store_ps(c.v + 4, _mm_or_ps(_mm_and_ps(_mm_xor_ps(_mm_load_ps(q.v), sign), keep3), inf7));
+#else
+  for (int k = 0; k < 4; ++k) c.v[k] = -q.v[k + 4], c.v[k + 4] = -q.v[k];
+  c.v[3] = 0;
+  c.v[7] = kInf;
+#endif
+  return c;
+}
+
+inline bool overlap(const Cand& q, const Cand& c) {
+#if defined(SAPLING_DUAL_SSE2)
+  const __m128 lo = _mm_cmple_ps(_mm_load_ps(q.v), _mm_load_ps(c.v));
+  const __m128 hi = _mm_cmple_ps(_mm_load_ps(q.v + 4), _mm_load_ps(c.v + 4));
+  return _mm_movemask_ps(_mm_and_ps(lo, hi)) == 0xf;
+#else
+  bool ok = true;
+  for (int k = 0; k < 8; ++k) ok &= q.v[k] <= c.v[k];
+  return ok;
+#endif
+}
+
+// What the sweep of a cell needs of its entries, gathered while bucketing.
+struct CellStats {
+  float x_lo, x_hi;  // finite x.min of the cell's own entries
+  float y_lo, y_hi;  // y.min of its regular entries
+  double widest;     // the largest y extent of its regular entries
+  std::uint32_t own, regular;
+};
+
+class DualAxisSweep final : public OneShotComplete {
+ public:
+  void find_pairs(std::span<const Box3> boxes, std::vector<IndexPair>& out) override;
+
+ private:
+  struct Outlier {
+    Cand c;
+    std::uint32_t index;  // with kSpanBit
+  };
+  // An entry of a cell in sweep order, with what its query needs.
+  struct Query {
+    Cand q;                // query_form(), with the sweep line: a lower bound of x.min of this and every later entry
+    std::uint32_t lo, hi;  // own: the y ranks to walk
+    std::uint32_t rank;    // y rank, or kNoRank for an outlier
+    std::uint32_t index;   // with kSpanBit
+  };
+  static constexpr std::uint32_t kNoRank = ~std::uint32_t{0};
+  // A candidate that passed: the stored rank and the query's index and t.min.
+  struct Hit {
+    std::uint32_t rank, index;
+    float t_min;
+  };
+  // Flushed when two slots or fewer are left: a step pair adds at most two.
+  static constexpr std::uint32_t kHitBuffer = 256;
+  // Ranges of S up to this long are walked by windows of 64 ranks; longer
+  // ones with the bitmap's summary, which skips empty stretches.
+  static constexpr std::uint32_t kWindowedRange = 256;
+
+  void count(std::span<const Box3> boxes);
+  void bucket(std::span<const Box3> boxes);
+  void sweep_cell(std::uint32_t cell, std::vector<IndexPair>& out);
+
+  Plan plan_;
+  std::array<std::vector<double>, 3> sample_;  // make_plan()'s scratch
+  StripMap strips_;                            // the grid: x strips
+  Bins slabs_;                                 // and t slabs
+  std::vector<std::uint32_t> start_;           // per cell: its first entry; then the total
+  std::vector<CellStats> stats_;               // per cell
+  std::vector<Entry> entries_;                 // by cell
+  // One cell's sweep.
+  std::vector<std::uint32_t> x_start_, y_start_, y_next_;  // per fine bin
+  std::vector<float> x_line_;                              // per fine x bin: its least x.min
+  std::vector<Query> queries_;                             // the cell's entries in sweep order
+  std::vector<Cand> stored_;                               // by y rank
+  std::vector<std::uint32_t> stored_index_;                // by y rank, with kSpanBit
+  std::array<Hit, kHitBuffer> hits_;
+  std::vector<Outlier> outliers_;  // outliers met, not yet behind the line
+  RangeBitmap tree_;               // S: y ranks of stored regular boxes
+};
+
+void DualAxisSweep::find_pairs(std::span<const Box3> boxes, std::vector<IndexPair>& out) {
+  const auto n = static_cast<std::uint32_t>(boxes.size());
+  if (n < 2) return;
+  plan_ = make_plan(boxes, sample_);
+  const Axes ax = plan_.axes;
+  strips_.count = 1;
+  slabs_ = Bins{};
+  if (n >= kGridMinBoxes && plan_.finite > 0) {
+    // Slabs on t a few mean extents thick, then strips on x of at most
+    // about kCellEntries (kSlabCellEntries with slabs) boxes each.
+    double slabs = 1;
+    const double t_range = plan_.hi[ax.t] - plan_.lo[ax.t];
+    if (plan_.mean[ax.t] > 0) slabs = std::floor(t_range / (kSlabExtents * plan_.mean[ax.t]));
+    slabs = std::clamp(slabs, 1.0, std::min(double(kMaxCellsPerAxis), double(n) / kMinSlabBoxes));
+    const double entries = slabs > 1 ? kSlabCellEntries : kCellEntries;
+    const double strips = std::clamp(std::ceil(double(n) / slabs / entries), 1.0, double(kMaxCellsPerAxis));
+    slabs_ = Bins::over(plan_.lo[ax.t], plan_.hi[ax.t], static_cast<std::uint32_t>(slabs));
+    strips_.build(boxes, ax.x, plan_.lo[ax.x], plan_.hi[ax.x], static_cast<std::uint32_t>(strips));
   }
+  count(boxes);
+  while (strips_.count * slabs_.count > 1 && double(start_.back()) > kMaxCopiesPerBox * double(n)) {
+    strips_.halve();
+    slabs_.halve();
+    count(boxes);
+  }
+  bucket(boxes);
+  const std::uint32_t cells = strips_.count * slabs_.count;
+  for (std::uint32_t c = 0; c < cells; ++c) sweep_cell(c, out);
+}
 
-  template <bool kTestT>
-  void sweep(std::vector<IndexPair>& out) {
-    for (const Query& a : queries_) {
-      // S: walk the stored ranks from lo(a) while y.min <= a.y.max.
-      for (std::uint32_t q = tree_.lower_bound(a.from); q != tree_.end();) {
-        const Ranked& b = ranked_[q];
-        if (!(b.y_min <= a.y_max)) break;
-        const std::uint32_t next = tree_.next(q);
-        if (b.x_max < a.x_min) {
-          tree_.erase(q);  // behind the sweep line for good
-        } else if (a.y_min <= b.y_max && meets_t<kTestT>(a, b.t_min, b.t_max)) {
-          out.push_back({b.index, a.index});
+// Entries per cell: start_[c] holds cell c's count, start_.back() the total.
+void DualAxisSweep::count(std::span<const Box3> boxes) {
+  const Axes ax = plan_.axes;
+  const std::uint32_t cells = strips_.count * slabs_.count;
+  start_.assign(cells + 1, 0);
+  std::uint32_t total = 0;
+  for (const Box3& b : boxes) {
+    const std::uint32_t x0 = strips_(b.min[ax.x]), x1 = strips_(b.max[ax.x]);
+    const std::uint32_t t0 = slabs_(b.min[ax.t]), t1 = slabs_(b.max[ax.t]);
+    for (std::uint32_t t = t0; t <= t1; ++t)
+      for (std::uint32_t x = x0; x <= x1; ++x) ++start_[t * strips_.count + x];
+    total += (t1 - t0 + 1) * (x1 - x0 + 1);
+  }
+  start_[cells] = total;
+}
+
+// Copies every box into each cell it touches (a counting sort), and gathers
+// each cell's statistics.
+[[gnu::noinline]] void DualAxisSweep::bucket(std::span<const Box3> boxes) {
+  const Axes ax = plan_.axes;
+  const std::uint32_t cells = strips_.count * slabs_.count;
+  std::uint32_t sum = 0;
+  for (std::uint32_t c = 0; c < cells; ++c) sum += std::exchange(start_[c], sum);
+  entries_.resize(start_[cells]);
+  stats_.assign(cells, CellStats{kInf, -kInf, kInf, -kInf, 0.0, 0, 0});
+  x_start_.assign(cells, 0);  // a cursor per cell, for now
+  std::copy(start_.begin(), start_.end() - 1, x_start_.begin());
+  const double cap = plan_.cap;
+  for (std::uint32_t i = 0; i < boxes.size(); ++i) {
+    const Box3& b = boxes[i];
+    const std::uint32_t x0 = strips_(b.min[ax.x]), x1 = strips_(b.max[ax.x]);
+    const std::uint32_t t0 = slabs_(b.min[ax.t]), t1 = slabs_(b.max[ax.t]);
+    const double extent = double(b.max[ax.y]) - double(b.min[ax.y]);
+    const bool regular = extent <= cap;  // false for inf and NaN extents
+    const Entry e{b.min[ax.x], b.min[ax.y], b.min[ax.t], b.max[ax.x],
+                  b.max[ax.y], b.max[ax.t], i,           (t0 != t1 ? kSpansT : 0u) | (regular ? 0u : kOutlier)};
+    const bool finite_x = std::isfinite(e.x_min);
+    for (std::uint32_t t = t0; t <= t1; ++t) {
+      for (std::uint32_t x = x0; x <= x1; ++x) {
+        const std::uint32_t c = t * strips_.count + x;
+        Entry& d = entries_[x_start_[c]++];
+        d = e;
+        CellStats& st = stats_[c];
+        if (x != x0) {
+          d.flags |= kStraddler;
+        } else {
+          ++st.own;
+          if (finite_x) {
+            st.x_lo = std::min(st.x_lo, e.x_min);
+            st.x_hi = std::max(st.x_hi, e.x_min);
+          }
         }
-        q = next;
-      }
-      // The outliers met so far.
-      for (std::size_t k = 0; k < outliers_.size();) {
-        const Query& o = outliers_[k];
-        if (o.x_max < a.x_min) {
-          outliers_[k] = outliers_.back();
-          outliers_.pop_back();
-          continue;
+        if (regular) {
+          ++st.regular;
+          st.y_lo = std::min(st.y_lo, e.y_min);
+          st.y_hi = std::max(st.y_hi, e.y_min);
+          st.widest = std::max(st.widest, extent);
         }
-        if (o.y_min <= a.y_max && a.y_min <= o.y_max && meets_t<kTestT>(a, o.t_min, o.t_max)) {
-          out.push_back({o.index, a.index});
-        }
-        ++k;
-      }
-      if (a.rank != kOutlier) {
-        tree_.insert(a.rank);
-      } else {
-        outliers_.push_back(a);
       }
     }
   }
+}
 
-  std::array<std::vector<double>, 3> sample_;  // make_plan()'s scratch
-  RadixSorter sorter_;
-  std::vector<std::uint64_t> y_items_, x_items_;  // (key << 32 | index), sorted
-  std::vector<std::uint32_t> rank_of_;            // box index -> y rank, or kOutlier
-  std::vector<std::uint32_t> y_keys_;             // by rank: key of y.min
-  std::vector<Ranked> ranked_;                    // by rank
-  std::vector<std::uint32_t> lo_;                 // by rank
-  std::vector<Query> queries_;                    // in x order
-  std::vector<Query> outliers_;                   // outliers met, not yet behind the sweep line
-  LinkedBitTree tree_;                            // S: ranks of stored regular boxes
-};
+// The dual-axis sweep of one cell (see the file comment).
+[[gnu::noinline]] void DualAxisSweep::sweep_cell(std::uint32_t cell, std::vector<IndexPair>& out) {
+  const Entry* in = entries_.data() + start_[cell];
+  const std::uint32_t m = start_[cell + 1] - start_[cell];
+  const CellStats& st = stats_[cell];
+  if (m < 2 || st.own == 0) return;
+  const Bins fine_x = Bins::over(st.x_lo, st.x_hi, std::clamp<std::uint32_t>(st.own / kOwnPerXBin, 1, kMaxFineBins));
+  const Bins fine_y =
+      Bins::over(st.y_lo, st.y_hi, std::clamp<std::uint32_t>(st.regular / kRanksPerYBin, 1, kMaxFineBins));
+  const std::uint32_t slab = cell / strips_.count;
+
+  // Counting sorts: own entries by fine x bin after the straddlers; regular
+  // entries by fine y bin, which makes their y ranks.
+  x_start_.assign(fine_x.count + 1, 0);
+  x_line_.assign(fine_x.count, kInf);
+  y_start_.assign(fine_y.count + 1, 0);
+  std::uint32_t straddlers = 0;
+  for (std::uint32_t k = 0; k < m; ++k) {
+    const Entry& e = in[k];
+    if (e.flags & kStraddler) {
+      ++straddlers;
+    } else {
+      const std::uint32_t bx = fine_x(e.x_min);
+      ++x_start_[bx];
+      x_line_[bx] = std::min(x_line_[bx], e.x_min);
+    }
+    if (!(e.flags & kOutlier)) ++y_start_[fine_y(e.y_min)];
+  }
+  std::uint32_t sum = straddlers;
+  for (std::uint32_t& v : x_start_) sum += std::exchange(v, sum);
+  sum = 0;
+  for (std::uint32_t& v : y_start_) sum += std::exchange(v, sum);
+  y_next_.assign(y_start_.begin(), y_start_.end());
+
+  // Each entry's query, in sweep order. W bounds every regular y extent of
+  // the cell from above (the rounded differences are within half an ulp of
+  // the true extents). lo: any regular b meeting a on y has b.y.min >=
+  // a.y.min - W; its bin, computed in float, is at least the bin of that
+  // bound computed in double less one (the float map errs by far less than
+  // a bin while it has at most kMaxFineBins bins).
+  const double w = std::nextafter(st.widest, std::numeric_limits<double>::infinity());
+  const double y_origin = fine_y.origin, y_scale = fine_y.scale, y_bins = fine_y.count;
+  // The sweep's state. Straddlers go into S at once: their pairs with each
+  // other belong to earlier strips, and every own entry comes after them.
+  tree_.reset(st.regular);
+  // A sentinel after the ranks: overlaps nothing, never stored.
+  const std::uint32_t sentinel = st.regular;
+  stored_.resize(st.regular + 1);
+  stored_index_.resize(st.regular + 1);
+  stored_[sentinel] = Cand{{-kInf, -kInf, -kInf, -kInf, -kInf, -kInf, -kInf, -kInf}};
+  outliers_.clear();
+  queries_.resize(m - straddlers);
+  for (std::uint32_t k = 0; k < m; ++k) {
+    const Entry& e = in[k];
+    const std::uint32_t index = e.index | ((e.flags & kSpansT) ? kSpanBit : 0);
+    const std::uint32_t rank = (e.flags & kOutlier) ? kNoRank : y_next_[fine_y(e.y_min)]++;
+    if (e.flags & kStraddler) {
+      if (rank == kNoRank) {
+        outliers_.push_back({stored_form(e), index});
+      } else {
+        stored_[rank] = stored_form(e);
+        stored_index_[rank] = index;
+        tree_.insert(rank);
+      }
+      continue;
+    }
+    const std::uint32_t bx = fine_x(e.x_min);
+    Query& q = queries_[x_start_[bx]++ - straddlers];
+    q.q = query_form(e, x_line_[bx]);
+    q.index = index;
+    q.rank = rank;
+    std::uint32_t lo = 0;
+    if (fine_y.count > 1) {
+      const double d = std::min((double(e.y_min) - w - y_origin) * y_scale, y_bins);
+      lo = d >= 1 ? static_cast<std::uint32_t>(d) - 1 : 0;
+    }
+    q.lo = y_start_[lo];
+    q.hi = y_start_[fine_y(e.y_max) + 1];
+  }
+
+  // The sweep of the own entries.
+  // Hits are rare among candidates and unpredictable: they are gathered
+  // without a branch and emitted by the batch.
+  std::uint32_t hits = 0;
+  auto flush = [&] {
+    for (std::uint32_t h = 0; h < hits; ++h) {
+      const Hit& x = hits_[h];
+      const std::uint32_t b_index = stored_index_[x.rank];
+      // A pair spanning slabs belongs to the slab of its overlap's low corner on t.
+      if (((b_index | x.index) & kSpanBit) && slabs_(std::max(x.t_min, -stored_[x.rank].v[6])) != slab) continue;
+      out.push_back({b_index & ~kSpanBit, x.index & ~kSpanBit});
+    }
+    hits = 0;
+  };
+  for (const Query& a : queries_) {
+    {
+      const float line = a.q.v[7];
+      auto emit = [&](std::uint32_t b_index, float b_t_min) {
+        // A pair spanning slabs belongs to the slab of its overlap's low corner on t.
+        if (((b_index | a.index) & kSpanBit) && slabs_(std::max(a.q.v[2], b_t_min)) != slab) return;
+        out.push_back({b_index & ~kSpanBit, a.index & ~kSpanBit});
+      };
+      if (a.hi - a.lo <= kWindowedRange) {
+        // The common short range: windows of 64 ranks, mostly empty, and
+        // two candidates a step (past the last one, the sentinel), so that
+        // the loops mostly run once or not at all and their exits are
+        // predicted.
+        for (std::uint32_t lo = a.lo; lo < a.hi; lo += 64) {
+          const std::uint32_t len = std::min<std::uint32_t>(a.hi - lo, 64);
+          std::uint64_t bits = tree_.window(lo) & (~std::uint64_t{0} >> (64 - len));
+          std::uint64_t drop = 0;
+          auto step = [&] {
+            const std::uint64_t low = bits & (~bits + 1);
+            const std::uint32_t r = bits != 0 ? lo + static_cast<std::uint32_t>(std::countr_zero(bits)) : sentinel;
+            bits ^= low;
+            const Cand& b = stored_[r];
+            hits_[hits] = {r, a.index, a.q.v[2]};
+            hits += overlap(a.q, b);
+            drop |= b.v[0] < line ? low : 0;  // behind the sweep line for good
+          };
+          while (bits != 0) {
+            step();
+            step();
+            if (hits >= kHitBuffer - 2) [[unlikely]]
+              flush();
+          }
+          tree_.erase_window(lo, drop);
+        }
+      } else {
+        tree_.filter(a.lo, a.hi, [&](std::uint32_t r) {
+          const Cand& b = stored_[r];
+          hits_[hits] = {r, a.index, a.q.v[2]};
+          hits += overlap(a.q, b);
+          if (hits >= kHitBuffer - 2) [[unlikely]]
+            flush();
+          return !(b.v[0] < line);  // else behind the sweep line for good
+        });
+      }
+      for (std::size_t j = 0; j < outliers_.size();) {
+        const Outlier& o = outliers_[j];
+        if (o.c.v[0] < line) {
+          outliers_[j] = outliers_.back();
+          outliers_.pop_back();
+          continue;
+        }
+        if (overlap(a.q, o.c)) emit(o.index, -o.c.v[6]);
+        ++j;
+      }
+    }
+    if (a.rank == kNoRank) {
+      outliers_.push_back({stored_of(a.q), a.index});
+    } else {
+      stored_[a.rank] = stored_of(a.q);
+      stored_index_[a.rank] = a.index;
+      tree_.insert(a.rank);
+    }
+  }
+  flush();
+}
 
 }  // namespace
 

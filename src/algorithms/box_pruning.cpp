@@ -22,6 +22,7 @@
 #include <numeric>
 
 #include "algorithms/builtin.hpp"
+#include "algorithms/monotone_bins.hpp"
 #include "algorithms/prune_loop.hpp"
 #include "sapling/float_key.hpp"
 
@@ -60,22 +61,8 @@ constexpr double kProbeMinCellExtents = 2.0;
 constexpr std::uint64_t kMaxOccupancyCells = std::uint64_t{1} << 22;
 constexpr std::uint64_t kMaxOccupancyCellsPerBox = 64;
 
-// A monotone map from a coordinate to a cell index along one axis: any
-// rounding keeps it non-decreasing, which is all exactness needs.
-struct AxisCells {
-  float origin = 0.0f;
-  float inv_size = 0.0f;
-  float last = 0.0f;  // count - 1
-  std::uint32_t count = 1;
-
-  std::uint32_t operator()(float x) const {
-    if (count == 1) return 0;  // also keeps inf * 0 out
-    // inv_size > 0 is finite and origin finite, so t is never NaN; the
-    // clamp also maps -inf and +inf to the end cells.
-    const float t = std::min(std::max((x - origin) * inv_size, 0.0f), last);
-    return static_cast<std::uint32_t>(t);
-  }
-};
+// Grid cells along one axis (monotone_bins.hpp).
+using AxisCells = detail::MonotoneBins;
 
 struct Layout {
   int sweep = 0;                  // sweep axis
@@ -127,14 +114,7 @@ Stats sample_stats(std::span<const Box3> a, std::span<const Box3> b) {
 }
 
 AxisCells axis_cells(const Stats& st, int axis, std::uint32_t count) {
-  AxisCells c;
-  const double span = double(st.hi[axis]) - st.lo[axis];
-  if (count <= 1 || !(span > 0)) return c;
-  c.count = count;
-  c.last = static_cast<float>(count - 1);
-  c.origin = st.lo[axis];
-  c.inv_size = static_cast<float>(count / span);
-  return c;
+  return AxisCells::over(st.lo[axis], st.hi[axis], count);
 }
 
 // The axis along which the sample's centres spread most, swept; the grid
@@ -489,9 +469,8 @@ bool Occupancy::build(std::span<const Box3> small, const Box3& bounds) {
     const double size = std::max(extent[k] / double(small.size()), span / double(kMaxCellsPerAxis));
     axis[k] = AxisCells{};
     if (!std::isfinite(span) || !(size > 0) || span / size < 2) continue;
-    const auto count = static_cast<std::uint32_t>(span / size);
-    axis[k] = AxisCells{bounds.min[k], static_cast<float>(count / span), static_cast<float>(count - 1), count};
-    cells *= count;
+    axis[k] = AxisCells::over(bounds.min[k], bounds.max[k], static_cast<std::uint32_t>(span / size));
+    cells *= axis[k].count;
   }
   if (cells == 1 || cells > kMaxOccupancyCells) return false;
   bits.assign((cells + 63) / 64, 0);
@@ -606,13 +585,8 @@ namespace {
 
 // Halves the grid on both axes (a coarser grid copies big boxes less).
 void coarsen(Layout& layout) {
-  for (AxisCells* cells : {&layout.cells_a, &layout.cells_b}) {
-    if (cells->count <= 1) continue;
-    cells->inv_size *= float(cells->count / 2) / float(cells->count);
-    cells->count /= 2;
-    cells->last = float(cells->count - 1);
-    if (cells->count == 1) *cells = AxisCells{};
-  }
+  layout.cells_a.halve();
+  layout.cells_b.halve();
 }
 
 }  // namespace

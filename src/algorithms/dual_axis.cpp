@@ -101,6 +101,7 @@
 #endif
 
 #include "algorithms/builtin.hpp"
+#include "algorithms/monotone_bins.hpp"
 #include "algorithms/range_bitmap.hpp"
 
 namespace sapling::builtin {
@@ -202,46 +203,8 @@ Plan make_plan(std::span<const Box3> boxes, std::array<std::vector<double>, 3>& 
   return plan;
 }
 
-// A monotone map from a coordinate to one of `count` bins: any rounding
-// keeps it non-decreasing, which is all exactness needs (x < y implies
-// bin(x) <= bin(y), so bin(x) < bin(y) implies x < y).
-struct Bins {
-  float origin = 0.0f;
-  float scale = 0.0f;
-  float last = 0.0f;  // count - 1
-  std::uint32_t count = 1;
-
-  std::uint32_t operator()(float v) const {
-    if (count == 1) return 0;  // also keeps inf * 0 out
-    // scale > 0 and origin are finite, so the product is never NaN; the
-    // clamp maps -inf and +inf to the end bins.
-    return static_cast<std::uint32_t>(std::min(std::max((v - origin) * scale, 0.0f), last));
-  }
-
-  // `count` bins of equal width over [lo, hi]; one bin when that range is
-  // empty, infinite or too thin for a float scale.
-  static Bins over(double lo, double hi, std::uint32_t count) {
-    Bins b;
-    const double span = hi - lo;
-    if (count <= 1 || !(span > 0) || !std::isfinite(span)) return b;
-    const double scale = double(count) / span;
-    if (!(scale < 1e30)) return b;
-    b.origin = static_cast<float>(lo);
-    b.scale = static_cast<float>(scale);
-    b.count = count;
-    b.last = static_cast<float>(count - 1);
-    return b;
-  }
-
-  // Halves the number of bins (a coarser grid copies large boxes less).
-  void halve() {
-    if (count <= 1) return;
-    scale *= float(count / 2) / float(count);
-    count /= 2;
-    last = float(count - 1);
-    if (count == 1) *this = Bins{};
-  }
-};
+// Bins of equal width along one axis (monotone_bins.hpp).
+using Bins = detail::MonotoneBins;
 
 // Strips on x holding about equal numbers of boxes, however the boxes
 // cluster. Strips of equal width serve while the sample fills them evenly

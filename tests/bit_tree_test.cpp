@@ -112,91 +112,16 @@ TEST(BitTree, ResetEmptiesAndResizes) {
 // A tree that was never reset (an algorithm that has not swept yet) is a
 // valid empty set over an empty universe: validate() after an update with
 // fewer than two boxes runs on it.
-TEST(LinkedBitTree, NeverResetIsEmptyAndValid) {
-  const LinkedBitTree tree;
+TEST(ForwardLinkedBitTree, NeverResetIsEmptyAndValid) {
+  const ForwardLinkedBitTree tree;
   EXPECT_EQ(tree.universe(), 0u);
   EXPECT_TRUE(tree.empty());
   EXPECT_EQ(tree.next(tree.end()), tree.end());
-  EXPECT_EQ(tree.lower_bound(0), tree.end());
   EXPECT_TRUE(tree.validate());
-  LinkedBitTree cleared;
+  ForwardLinkedBitTree cleared;
   cleared.clear();
   EXPECT_TRUE(cleared.empty());
   EXPECT_TRUE(cleared.validate());
-}
-
-TEST(LinkedBitTree, MatchesStdSet) {
-  for (const std::uint32_t u : kUniverses) {
-    SCOPED_TRACE(testing::Message() << "universe " << u);
-    std::mt19937 rng(u);
-    LinkedBitTree t;
-    t.reset(u);
-    std::set<std::uint32_t> ref;
-    const std::uint32_t end = t.end();
-    EXPECT_EQ(end, u);
-    for (int op = 0; op < 6000; ++op) {
-      const std::uint32_t v = rng() % u;
-      const bool present = ref.count(v) == 1;
-      if (!present && rng() % 3 != 0) {
-        if (rng() % 2 == 0) {
-          t.insert(v);
-        } else {  // insert_after with the predecessor found by the caller
-          const std::uint32_t p = set_prev(ref, v);
-          t.insert_after(p == kNone ? end : p, v);
-        }
-        ref.insert(v);
-      } else if (present) {
-        t.erase(v);
-        ref.erase(v);
-      }
-      ASSERT_EQ(t.empty(), ref.empty());
-      const std::uint32_t q = rng() % (u + 1);
-      const std::uint32_t expected = set_next(ref, q);
-      ASSERT_EQ(t.lower_bound(q), expected == kNone ? end : expected);
-      if (!ref.empty()) {
-        const std::uint32_t s = *std::next(ref.begin(), static_cast<long>(rng() % ref.size()));
-        const std::uint32_t n = set_next(ref, s + 1), p = s == 0 ? kNone : set_prev(ref, s - 1);
-        ASSERT_EQ(t.next(s), n == kNone ? end : n);
-        ASSERT_EQ(t.prev(s), p == kNone ? end : p);
-        ASSERT_TRUE(t.contains(s));
-      }
-      if (op % 500 == 0) {
-        ASSERT_TRUE(t.validate());
-      }
-    }
-    // The sentinel closes the list at both ends.
-    std::vector<std::uint32_t> forward, backward;
-    for (std::uint32_t v = t.next(end); v != end; v = t.next(v)) forward.push_back(v);
-    for (std::uint32_t v = t.prev(end); v != end; v = t.prev(v)) backward.insert(backward.begin(), v);
-    EXPECT_EQ(forward, std::vector<std::uint32_t>(ref.begin(), ref.end()));
-    EXPECT_EQ(backward, forward);
-    EXPECT_TRUE(t.validate());
-    t.clear();
-    EXPECT_TRUE(t.empty());
-    EXPECT_EQ(t.next(end), end);
-    EXPECT_TRUE(t.validate());
-  }
-}
-
-// The range walk of the unisize sweep: from a stored value to another, the
-// values strictly between, in order.
-TEST(LinkedBitTree, RangeWalkBetweenStoredValues) {
-  LinkedBitTree t;
-  t.reset(10000);
-  std::set<std::uint32_t> ref;
-  std::mt19937 rng(7);
-  for (int i = 0; i < 800; ++i) {
-    const std::uint32_t v = rng() % 10000;
-    if (ref.insert(v).second) t.insert(v);
-  }
-  for (int i = 0; i < 200; ++i) {
-    const std::uint32_t lo = *std::next(ref.begin(), static_cast<long>(rng() % ref.size()));
-    const std::uint32_t hi = *std::next(ref.begin(), static_cast<long>(rng() % ref.size()));
-    if (lo >= hi) continue;
-    std::vector<std::uint32_t> walked, expected(ref.upper_bound(lo), ref.lower_bound(hi));
-    for (std::uint32_t v = t.next(lo); v != hi; v = t.next(v)) walked.push_back(v);
-    ASSERT_EQ(walked, expected);
-  }
 }
 
 // The forward-linked variant as unisize uses it: inserts by tree search or

@@ -20,23 +20,19 @@
 //                     level at once and selects without branches;
 //   clear             O(u / 64).
 //
-// LinkedBitTree adds the paper's ordered list: every stored value v has
-// next_[v] and prev_[v], the neighbouring stored values, with the sentinel
-// end() == universe closing the list at both ends. Insertion finds the
-// predecessor with the tree (O(log64 u)), erasure unlinks in O(1) besides the
-// tree update, and from a stored value the following ones are one array read
-// each. It costs 8 bytes per value of the universe.
-//
-// ForwardLinkedBitTree keeps only next_ (4 bytes per value): erasure takes
-// the erased value's predecessor from the caller, which has it when values
-// are erased during a walk (unisize's lazy deletion), and saves the prev_
-// stores of every link and unlink.
+// ForwardLinkedBitTree adds the paper's ordered list: every stored value v
+// has next_[v], the next stored value, with the sentinel end() == universe
+// closing the list at both ends, so that from a stored value the following
+// ones are one array read each (4 bytes per value of the universe).
+// Insertion finds the predecessor with the tree (O(log64 u)), or takes it
+// from the caller; erasure takes the erased value's predecessor from the
+// caller, which has it when values are erased during a walk (unisize's lazy
+// deletion), so no backward links are kept.
 //
 // Choose BitTree for an ordered set of small integers with fast successor
-// queries and tiny memory; LinkedBitTree when most queries walk ranges of
-// stored values from a stored value; ForwardLinkedBitTree when values are
-// only ever erased while walking past them. None allocates after reset()
-// unless the universe grows.
+// queries and tiny memory; ForwardLinkedBitTree when queries walk ranges of
+// stored values and values are only erased while walking past them.
+// Neither allocates after reset() unless the universe grows.
 #pragma once
 
 #include <array>
@@ -195,100 +191,6 @@ class BitTree {
   std::array<std::uint32_t, kMaxLevels> count_{};  // words per level
   int levels_ = 0;
   std::uint32_t universe_ = 0;
-};
-
-class LinkedBitTree {
- public:
-  /// An empty set over an empty universe (so every member is usable at once).
-  LinkedBitTree() { reset(0); }
-
-  /// Empties the set and sets its universe to [0, universe); universe < 2^32 - 1.
-  void reset(std::uint32_t universe) {
-    tree_.reset(universe);
-    next_.resize(std::size_t{universe} + 1);
-    prev_.resize(std::size_t{universe} + 1);
-    next_[universe] = prev_[universe] = universe;
-  }
-
-  /// Removes every value: O(universe / 64).
-  void clear() noexcept {
-    tree_.clear();
-    next_[end()] = prev_[end()] = end();
-  }
-
-  /// The sentinel after the last and before the first stored value.
-  std::uint32_t end() const noexcept { return tree_.universe(); }
-  std::uint32_t universe() const noexcept { return tree_.universe(); }
-  bool empty() const noexcept { return next_[end()] == end(); }
-  bool contains(std::uint32_t v) const noexcept { return tree_.contains(v); }
-
-  /// Adds v, which must be absent.
-  void insert(std::uint32_t v) noexcept {
-    const std::uint32_t p = tree_.prev(v);
-    link_after(p == BitTree::kNone ? end() : p, v);
-    tree_.insert(v);
-  }
-
-  /// Adds v, which must be absent, knowing that `after` is stored (or end())
-  /// and that no stored value lies between `after` and v: no tree search.
-  void insert_after(std::uint32_t after, std::uint32_t v) noexcept {
-    link_after(after, v);
-    tree_.insert(v);
-  }
-
-  /// Removes v, which must be present.
-  void erase(std::uint32_t v) noexcept {
-    const std::uint32_t p = prev_[v], n = next_[v];
-    next_[p] = n;
-    prev_[n] = p;
-    tree_.erase(v);
-  }
-
-  /// The stored value after stored value v (or after end(): the first), or end().
-  std::uint32_t next(std::uint32_t v) const noexcept { return next_[v]; }
-  /// The stored value before stored value v (or before end(): the last), or end().
-  std::uint32_t prev(std::uint32_t v) const noexcept { return prev_[v]; }
-
-  /// The smallest stored value >= v (any v), or end().
-  std::uint32_t lower_bound(std::uint32_t v) const noexcept {
-    const std::uint32_t s = tree_.next(v);
-    return s == BitTree::kNone ? end() : s;
-  }
-
-  std::size_t memory_bytes() const noexcept {
-    return tree_.memory_bytes() + (next_.capacity() + prev_.capacity()) * sizeof(std::uint32_t);
-  }
-
-  // Invariants: the tree is valid; walking next_ from end() visits exactly
-  // the stored values in increasing order and returns to end(); prev_ is
-  // the inverse of next_ along that walk.
-  bool validate() const {
-    if (!tree_.validate()) return false;
-    std::uint32_t at = end();
-    std::uint32_t expected = tree_.next(0);
-    for (std::uint64_t steps = 0; steps <= std::uint64_t{universe()}; ++steps) {
-      const std::uint32_t n = next_[at];
-      if (prev_[n] != at) return false;
-      if (n == end()) return expected == BitTree::kNone;
-      if (n != expected) return false;
-      at = n;
-      expected = n + 1 < universe() ? tree_.next(n + 1) : BitTree::kNone;
-    }
-    return false;
-  }
-
- private:
-  void link_after(std::uint32_t p, std::uint32_t v) noexcept {
-    const std::uint32_t n = next_[p];
-    next_[p] = v;
-    prev_[v] = p;
-    next_[v] = n;
-    prev_[n] = v;
-  }
-
-  BitTree tree_;
-  std::vector<std::uint32_t> next_;  // by value; index universe is the sentinel
-  std::vector<std::uint32_t> prev_;
 };
 
 class ForwardLinkedBitTree {

@@ -153,11 +153,11 @@ bool fits(const Box3& b, const Extent& size) {
 // fits() and finite() together, every condition evaluated (no branch per
 // axis): a finite max equal to min + size (size finite) implies a finite min.
 bool fits_finite(const Box3& b, const Extent& size) {
-  bool good = true;
+  int good = 1;
   for (int k = 0; k < 3; ++k) {
-    good &= (b.max[k] == b.min[k] + size[k]) & (std::fabs(b.max[k]) <= std::numeric_limits<float>::max());
+    good &= int(b.max[k] == b.min[k] + size[k]) & int(std::fabs(b.max[k]) <= std::numeric_limits<float>::max());
   }
-  return good;
+  return good != 0;
 }
 
 // The extent max - min of a box with finite bounds, if it is a float

@@ -146,8 +146,9 @@ const FrameDelta& BroadPhase::update() {
   if (!ops.empty()) {
     algorithm_->update(ops, id_of_slot_, pairs_);
     pairs_.end_frame(created_, deleted_);
-    std::sort(created_.begin(), created_.end());
-    std::sort(deleted_.begin(), deleted_.end());
+    // A recomputed frame's lists come sorted out of PairManager::assign().
+    if (!std::is_sorted(created_.begin(), created_.end())) std::sort(created_.begin(), created_.end());
+    if (!std::is_sorted(deleted_.begin(), deleted_.end())) std::sort(deleted_.begin(), deleted_.end());
   }
   // Removed slots are freed only now, so no slot is reused within the frame
   // that freed it.

@@ -94,9 +94,10 @@
 //   PairManager::assign, it is 1.05..1.1x as fast at density 0.8 up to 2^19
 //   (0.97..1.2x at 2^20 between two runs), 0.9..1.2x at 0.6, 0.9..1.0x at
 //   0.4 and 0.8..0.9x (slower) at 0.2, where box pruning has few candidates
-//   (the committed run, all seven contenders: 1.03..1.1x at d = 0.8 but
-//   0.88x at 2^19, 1.0x at 0.6 but 1.4x at 2^20, 0.9..1.0x at 0.4,
-//   0.8..0.9x at 0.2);
+//   (the committed run, all seven contenders, after created and deleted
+//   pairs stopped being re-sorted: 1.06..1.36x at d = 0.8, 0.98..1.02x at
+//   0.6, 0.90..0.98x at 0.4, 0.82..0.86x at 0.2; persistent 100 ms at 2^20,
+//   d = 0.8, the sweep 66 ms);
 // - the paper's Figure 4 (100k cubes converging on a plane, 500 frames, up
 //   to 1.66M pairs): the sweep's median frame 5.4 ms, mean 7.9, p95 16.8
 //   (the paper: 13.2, 13.5; 2026-11-21: 6.7, 8.3); the persistent

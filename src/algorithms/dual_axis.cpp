@@ -82,7 +82,7 @@
 // linked bit tree; run right after in the same conditions) the same scenes
 // took 1.2..3.2x box pruning's time flat and 2.3..8.6x in 3D (allmoving3d
 // 1M: 512 ms, now 72). The full Table 1 run (unisize-table1-2026-11-22.md,
-// one run, all seven contenders) agrees at 2^17 and 2^18 (0.86..0.97x, and
+// one run, all seven contenders) agrees at 2^17 and 2^18 (0.85..0.97x, and
 // 1.0x at 2^18, d = 0.2) and gives 0.91..1.04x at 2^19 and 2^20: at half a
 // million boxes and more the two are within noise of each other, both bound
 // by memory traffic. Clustering run (cluster-2026-11-22.md): mean 13.2 vs

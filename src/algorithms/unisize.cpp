@@ -96,7 +96,7 @@
 //   0.4 and 0.8..0.9x (slower) at 0.2, where box pruning has few candidates
 //   (the committed run, all seven contenders, after created and deleted
 //   pairs stopped being re-sorted: 1.06..1.36x at d = 0.8, 0.98..1.02x at
-//   0.6, 0.90..0.98x at 0.4, 0.82..0.86x at 0.2; persistent 100 ms at 2^20,
+//   0.6, 0.90..0.98x at 0.4, 0.84..0.87x at 0.2; persistent 100 ms at 2^20,
 //   d = 0.8, the sweep 66 ms);
 // - the paper's Figure 4 (100k cubes converging on a plane, 500 frames, up
 //   to 1.66M pairs): the sweep's median frame 5.4 ms, mean 7.9, p95 16.8

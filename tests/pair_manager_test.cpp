@@ -101,6 +101,22 @@ TEST(PairManager, RemoveIfInvolves) {
   EXPECT_EQ(sorted(pm.pairs()), (std::vector<Pair>{{3, 4}}));
 }
 
+// `count` random add() or remove() calls on pm, mirrored in the model.
+void random_changes(PairManager& pm, std::set<Pair>& model, std::mt19937& rng, std::uniform_int_distribution<Id>& id,
+                    int count) {
+  for (int k = 0; k < count; ++k) {
+    const Id x = id(rng), y = id(rng);
+    if (x == y) continue;
+    if (rng() % 2) {
+      pm.add(x, y);
+      model.insert(make_pair(x, y));
+    } else {
+      pm.remove(x, y);
+      model.erase(make_pair(x, y));
+    }
+  }
+}
+
 // Random frames of adds and removes against a model; thousands of pairs so
 // the hash table grows, and heavy removal so backward-shift deletion runs.
 TEST(PairManager, MatchesModelOnRandomFrames) {
@@ -112,18 +128,7 @@ TEST(PairManager, MatchesModelOnRandomFrames) {
     std::set<Pair> model;
     for (int frame = 0; frame < 60; ++frame) {
       std::set<Pair> next = model;
-      const int ops = 1 + static_cast<int>(rng() % 3000);
-      for (int k = 0; k < ops; ++k) {
-        const Id x = id(rng), y = id(rng);
-        if (x == y) continue;
-        if (rng() % 2) {
-          pm.add(x, y);
-          next.insert(make_pair(x, y));
-        } else {
-          pm.remove(x, y);
-          next.erase(make_pair(x, y));
-        }
-      }
+      random_changes(pm, next, rng, id, 1 + static_cast<int>(rng() % 3000));
       const Delta d = end_frame(pm);
       std::vector<Pair> created, deleted;
       std::set_difference(next.begin(), next.end(), model.begin(), model.end(), std::back_inserter(created));
@@ -169,17 +174,7 @@ TEST(PairManager, AssignMatchesModel) {
       std::set<Pair> next = model;
       switch (rng() % 4) {
         case 0:  // incremental changes
-          for (int k = 0; k < 300; ++k) {
-            const Id x = id(rng), y = id(rng);
-            if (x == y) continue;
-            if (rng() % 2) {
-              pm.add(x, y);
-              next.insert(make_pair(x, y));
-            } else {
-              pm.remove(x, y);
-              next.erase(make_pair(x, y));
-            }
-          }
+          random_changes(pm, next, rng, id, 300);
           break;
         case 1:  // one assign
           next = random_set();

@@ -166,7 +166,6 @@ class BoxPruningOneShot final : public OneShotContender {
  public:
   BoxPruningOneShot(Query query, unsigned threads)
       : query_(query),
-        threads_(threads),
         pool_(threads != 1 ? std::make_unique<ThreadPool>(threads) : nullptr),
         pruner_(pool_.get()) {}
 
@@ -194,7 +193,6 @@ class BoxPruningOneShot final : public OneShotContender {
 
  private:
   Query query_;
-  unsigned threads_;
   std::unique_ptr<ThreadPool> pool_;
   BoxPruner pruner_;
 };

@@ -7,6 +7,7 @@
 #include <iterator>
 #include <random>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "sapling/pair_manager.hpp"
@@ -143,12 +144,14 @@ TEST(PairManager, MatchesModelOnRandomFrames) {
 
 // assign() against the model, in frames that mix it with add()/remove()
 // frames, two assign() calls in one frame, an assign() after add() in the
-// same frame, and contains() while the index waits to be rebuilt.
+// same frame, and contains() while the index waits to be rebuilt. Ids up
+// to 200, 100,000 and 2^32 - 1: assign() sorts keys packed to the ids' width.
 TEST(PairManager, AssignMatchesModel) {
-  for (const unsigned seed : {4u, 5u, 6u}) {
-    SCOPED_TRACE(testing::Message() << "seed " << seed);
+  for (const auto& [seed, top] : {std::pair{4u, Id{200}}, std::pair{5u, Id{200}}, std::pair{6u, Id{100000}},
+                                 std::pair{7u, ~Id{0}}}) {
+    SCOPED_TRACE(testing::Message() << "seed " << seed << " ids up to " << top);
     std::mt19937 rng(seed);
-    std::uniform_int_distribution<Id> id(0, 200);
+    std::uniform_int_distribution<Id> id(top > 1000 ? top - 1000 : 0, top);
     PairManager pm;
     std::set<Pair> model;
     auto random_set = [&] {
@@ -186,7 +189,7 @@ TEST(PairManager, AssignMatchesModel) {
           assign(next);
           break;
         case 3: {  // add() first, then assign(): the general way
-          const Id x = id(rng), y = (x + 1) % 201;
+          const Id x = id(rng), y = x == top ? x - 1 : x + 1;
           pm.add(x, y);
           next = random_set();
           assign(next);

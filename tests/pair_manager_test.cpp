@@ -147,8 +147,8 @@ TEST(PairManager, MatchesModelOnRandomFrames) {
 // same frame, and contains() while the index waits to be rebuilt. Ids up
 // to 200, 100,000 and 2^32 - 1: assign() sorts keys packed to the ids' width.
 TEST(PairManager, AssignMatchesModel) {
-  for (const auto& [seed, top] : {std::pair{4u, Id{200}}, std::pair{5u, Id{200}}, std::pair{6u, Id{100000}},
-                                 std::pair{7u, ~Id{0}}}) {
+  for (const auto& [seed, top] :
+       {std::pair{4u, Id{200}}, std::pair{5u, Id{200}}, std::pair{6u, Id{100000}}, std::pair{7u, ~Id{0}}}) {
     SCOPED_TRACE(testing::Message() << "seed " << seed << " ids up to " << top);
     std::mt19937 rng(seed);
     std::uniform_int_distribution<Id> id(top > 1000 ? top - 1000 : 0, top);

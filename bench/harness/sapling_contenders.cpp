@@ -165,9 +165,7 @@ class OneShotContender : public Contender {
 class BoxPruningOneShot final : public OneShotContender {
  public:
   BoxPruningOneShot(Query query, unsigned threads)
-      : query_(query),
-        pool_(threads != 1 ? std::make_unique<ThreadPool>(threads) : nullptr),
-        pruner_(pool_.get()) {}
+      : query_(query), pool_(threads != 1 ? std::make_unique<ThreadPool>(threads) : nullptr), pruner_(pool_.get()) {}
 
   std::string name() const override {
     return query_ == Query::kComplete ? "box-pruning-oneshot" : "box-pruning-bipartite";

@@ -92,7 +92,6 @@ void sort_by_key(std::vector<Pair>& pairs, std::vector<std::uint64_t>& keys, std
   }
 }
 
-
 }  // namespace
 
 void PairManager::assign(std::vector<Pair>& pairs) {

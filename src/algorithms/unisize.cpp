@@ -81,36 +81,33 @@
 // the public UnisizePruner (sapling/unisize.hpp), defined at the end of this file.
 //
 // When to choose it, and what it costs here (one thread, 2-vCPU AMD EPYC
-// shared with other work, so figures move by 5-10% between runs;
-// bench/results/unisize-table1-2026-11-22.md, unisize-cluster-2026-11-22.md):
+// shared with other work: figures move 5-10% between runs;
+// bench/results/unisize-table1-sapling-2026-11-22.md, the latest, and
+// unisize-table1-2026-11-22.md, with CGAL and sort-sweep):
 // - the paper's Table 1 (2^17..2^20 squares, density 0.2..0.8): the sweep
-//   alone (unisize-oneshot) takes 6.0..8.3 ms at 2^17 and 60..80 ms at 2^20
-//   (2026-11-21: 7.7..10.0 and 69..89), nearly flat in the density; against
-//   one-shot box pruning (BoxPruner, a SIMD grid sweep) it is as fast at
-//   density 0.8 (0.9..1.0x), 0.9..1.0x at 0.6, 0.8..0.9x at 0.4 and
-//   0.7..0.8x at 0.2. The persistent algorithm takes 7.5..11.9 ms at 2^17
-//   and 75..120 ms at 2^20 (2026-11-21: 9.7..15.9 and 92..148); against
-//   persistent box-pruning, whose persistence became as cheap through
-//   PairManager::assign, it is 1.05..1.1x as fast at density 0.8 up to 2^19
-//   (0.97..1.2x at 2^20 between two runs), 0.9..1.2x at 0.6, 0.9..1.0x at
-//   0.4 and 0.8..0.9x (slower) at 0.2, where box pruning has few candidates
-//   (the committed run, all seven contenders, after created and deleted
-//   pairs stopped being re-sorted: 1.06..1.36x at d = 0.8, 0.98..1.02x at
-//   0.6, 0.90..0.98x at 0.4, 0.84..0.87x at 0.2; persistent 100 ms at 2^20,
-//   d = 0.8, the sweep 66 ms);
+//   alone (unisize-oneshot) takes 5.9..7.8 ms at 2^17 and 57..67 ms at 2^20,
+//   nearly flat in the density (the paper: 17..18 and 215..220 ms; CGAL
+//   here 17..51x slower, 30..51x at 2^20); the persistent algorithm
+//   7.3..10.7 and 71..91 ms.
+//   Against our box-pruning, whose grid makes it output-sensitive in 2D too
+//   (not the single-axis box pruning of Terdiman's that takes 400..700 ms at
+//   2^20): persistent against persistent 1.2..1.3x as fast at 2^20 and
+//   density 0.6..0.8, 1.02..1.06x at 0.8 below 2^20, 0.97..0.99x at 0.6,
+//   and slower at 0.4 (0.92..0.95x) and 0.2 (0.82..0.88x), where the grid
+//   has few candidates and its cost per box falls with the density while
+//   this sweep's does not;
 // - the paper's Figure 4 (100k cubes converging on a plane, 500 frames, up
-//   to 1.66M pairs): the sweep's median frame 5.4 ms, mean 7.9, p95 16.8
-//   (the paper: 13.2, 13.5; 2026-11-21: 6.7, 8.3); the persistent
-//   algorithm's median 6.9 ms, mean 21.8 (2026-11-21: median 8.1, frames of
-//   up to 262 ms; box-pruning now 6.4 and 22.6): the mean is the frames at
-//   the peak, where a million pairs start or stop;
-// - where the time goes (2^17, density 0.2: about 95M instructions a frame
-//   against box pruning's 55M, few mispredicted branches left but the
-//   walks' exits): the sweep of S 55%, making and sorting the members on x
-//   25%, the strips' y sorts 11%, the rank merge 8%. Its cost per box
-//   (three radix passes on x and three per strip on y, a merge, two
-//   insertions into S and two lazy unlinks) does not fall with the density
-//   as the grid's does.
+//   to 1.66M pairs; unisize-cluster-2026-11-22.md): the sweep's median
+//   frame 5.4 ms, mean 7.9 (the paper: 13.2, 13.5); the persistent
+//   algorithm's median 6.9 ms, mean 21.8, the mean being the frames at the
+//   peak, where a million pairs start or stop;
+// - where the time goes (2^17, density 0.2, cachegrind: about 560
+//   instructions per box): the sweep of S 55% (about 2.4 walk steps per box,
+//   two of them lazy unlinks, and one mispredicted walk exit), making and
+//   sorting the members on x 20%, the strips' y sorts 13%, the rank merge
+//   11%. Tried without gain: a fixed number of masked walk steps before the
+//   loop (to spare the exit's misprediction), S's top word held in a
+//   register, strips of 1024 or 4096 boxes.
 // So: unisize for many boxes of one size with many overlaps (dense crowds,
 // particles, tiles; flat worlds above all), where its time stays flat while
 // candidates multiply for sweeps on one axis; box-pruning for sparse scenes

@@ -65,28 +65,21 @@
 // boxes of any sizes, where it beats box pruning; unisize when all boxes
 // have one size; box pruning stays ahead on sparse fully 3D scenes.
 //
-// Measured (one thread, 2-core AMD EPYC shared with other work, 2026-11-22;
-// bench/results/dual-axis-2026-11-22.md: medians of three runs of
-// `sapling bench`), persistent dual-axis against persistent box-pruning,
-// ms per frame. Flat worlds, all faster: 6.8 vs 7.4 (2^17 squares, d =
-// 0.2), 10.9 vs 12.6 (2^17, d = 0.8), 63.1 vs 63.8 (2^20, d = 0.2: a near
-// tie), 110 vs 115 (2^20, d = 0.8), 19.2 vs 19.7 on the clustering run
-// (mean; its dense frames are mostly the pair manager's). 3D worlds,
-// 1.03..1.22x box pruning's time: terdiman 10k 1.39 vs 1.17, 100k 61.9 vs
-// 60.7; allmoving3d 10k 0.65 vs 0.56, 100k 7.2 vs 6.0, 1M 71.8 vs 59.6;
-// tracy 100k 5.4 vs 5.0, 200k 12.4 vs 10.1. The one-shot sweep alone (perf
-// samples of the two one-shot methods in one process) is 0.67..0.85x box
-// pruning's on the 2^17 flat scenes and about 1.0x at 2^20, where both are
-// bound by memory traffic; the persistent figures share the pair manager's
-// cost. Before this design (a single sweep over all boxes, with the
-// linked bit tree; run right after in the same conditions) the same scenes
-// took 1.2..3.2x box pruning's time flat and 2.3..8.6x in 3D (allmoving3d
-// 1M: 512 ms, now 72). The full Table 1 run (unisize-table1-2026-11-22.md,
-// one run, all seven contenders) agrees at 2^17 and 2^18 (0.85..0.97x, and
-// 1.0x at 2^18, d = 0.2) and gives 0.91..1.04x at 2^19 and 2^20: at half a
-// million boxes and more the two are within noise of each other, both bound
-// by memory traffic. Clustering run (cluster-2026-11-22.md): mean 13.2 vs
-// 13.8 ms, median 5.7 vs 5.8.
+// Measured (one thread, 2-core AMD EPYC shared with other work; persistent
+// dual-axis against persistent box-pruning in one process, ms per frame):
+// - flat worlds, the unisize paper's Table 1 scenes
+//   (bench/results/dual-axis-flat-2026-11-22.md, after kMaxFlatStrips):
+//   0.85..1.00x box pruning's time on all 16 cells, 0.87..0.97x at 2^17 and
+//   2^19, 0.89..1.00x at 2^18, 0.85..1.00x at 2^20 (5.9 vs 6.1 ms at 2^17,
+//   d = 0.2; 110 vs 128 at 2^20, d = 0.8); the clustering run
+//   (cluster-2026-11-22.md): mean 13.2 vs 13.8 ms, median 5.7 vs 5.8;
+// - 3D worlds (dual-axis-2026-11-22.md, medians of three runs): 1.03..1.22x
+//   box pruning's time: terdiman 10k 1.39 vs 1.17, 100k 61.9 vs 60.7;
+//   allmoving3d 10k 0.65 vs 0.56, 100k 7.2 vs 6.0, 1M 71.8 vs 59.6; tracy
+//   100k 5.4 vs 5.0, 200k 12.4 vs 10.1.
+// Before this design (a single sweep over all boxes, with the linked bit
+// tree) the same scenes took 1.2..3.2x box pruning's time flat and
+// 2.3..8.6x in 3D (allmoving3d 1M: 512 ms, now 72).
 #include <algorithm>
 #include <array>
 #include <cmath>

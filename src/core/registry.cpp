@@ -26,8 +26,9 @@ std::vector<AlgorithmInfo>& registry() {
        "linked succinct bit tree, O(n log64 n + pairs) in 2D; refuses boxes of another size",
        builtin::make_unisize, /*accepts_any_box=*/false},
       {"dual-axis",
-       "any boxes: sweep on one axis, active boxes in a linked succinct bit tree over ranks on a second axis, "
-       "queried by a range widened by the largest extent; outsized boxes kept apart",
+       "any boxes: per cell of a grid, a sweep on x with the active boxes in a bitmap over their ranks on y, "
+       "queried by a range widened by the largest y extent, the third axis tested per candidate; outsized boxes "
+       "kept apart",
        builtin::make_dual_axis},
   };
   return list;

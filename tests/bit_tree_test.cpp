@@ -41,6 +41,14 @@ TEST(BitTree, EmptyTreeAnswersNone) {
   }
 }
 
+TEST(BitTree, LevelsForAgreesWithReset) {
+  for (const std::uint32_t u : {0u, 1u, 63u, 64u, 65u, 4096u, 4097u, 262144u, 262145u, 16777217u}) {
+    BitTree t;
+    t.reset(u);
+    EXPECT_EQ(BitTree::levels_for(u), t.levels()) << u;
+  }
+}
+
 TEST(BitTree, MatchesStdSet) {
   for (const std::uint32_t u : kUniverses) {
     for (const unsigned seed : {1u, 2u}) {

@@ -259,5 +259,29 @@ TEST(DualAxis, Scenarios) {
   }
 }
 
+// Cells swept in parallel (tasks of about 16k entries, on 2 and 3 threads)
+// find what one thread finds: a flat scene of strips (also run under TSan in
+// CI), and grids of slabs and strips with outliers, boxes across cells and
+// strips of equal counts.
+TEST(DualAxisThreads, FlatSceneMatchesOneThread) {
+  ScenarioParams params;
+  params.name = "unisize2d";
+  params.n = 80000;
+  testgen::expect_same_as("dual-axis", 2, "dual-axis", testgen::scenario_trace(params, 3));
+}
+
+TEST(DualAxisThreads, GridsMatchOneThread) {
+  for (const int dims : {2, 3}) {
+    SCOPED_TRACE(dims);
+    TraceBuilder t(dims, 6);
+    auto box = [&](Rng& rng) { return grid_box(rng, dims, dims == 3 ? 40.0f : 0.0f, 20, dims == 2); };
+    t.begin_frame();
+    for (int i = 0; i < 36000; ++i) t.add(t.id_for_add(testgen::IdStyle::kSequential, 0), box(t.rng()));
+    testgen::random_frame(
+        t, 1000, 9000, 1000, box, [&](Rng& rng, const Box3&) { return box(rng); }, testgen::IdStyle::kSequential, 0.5);
+    testgen::expect_same_as("dual-axis", 3, "dual-axis", t.take());
+  }
+}
+
 }  // namespace
 }  // namespace sapling

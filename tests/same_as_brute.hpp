@@ -1,5 +1,5 @@
-// Replays a trace through an algorithm and through `brute` side by side and
-// compares every frame: created and deleted pairs, the whole pair set, and
+// Replays a trace through an algorithm and through `brute` (or another
+// reference) side by side and compares every frame: created and deleted pairs, the whole pair set, and
 // the algorithm's invariants. For the algorithm-specific suites (unisize,
 // dual-axis) whose traces the general differential suite does not make.
 #pragma once
@@ -50,12 +50,14 @@ inline Trace scenario_trace(const ScenarioParams& params, int frames) {
   return trace;
 }
 
-/// Runs `trace` on `algo` and on brute; every frame's delta and pair set
-/// must be the same, and the algorithm's invariants must hold.
-inline void expect_same_as_brute(const std::string& algo, const Trace& trace) {
-  const Options options{.dims = trace.dims};
-  const auto ref = BroadPhase::create("brute", options);
-  const auto alg = BroadPhase::create(algo, options);
+/// Runs `trace` on `algo` (with `threads` threads) and on `reference` (one
+/// thread); every frame's delta and pair set must be the same, and the
+/// algorithm's invariants must hold.
+inline void expect_same_as(const std::string& algo, unsigned threads, const std::string& reference,
+                           const Trace& trace) {
+  const auto ref = BroadPhase::create(reference, Options{.dims = trace.dims});
+  const auto alg = BroadPhase::create(algo, Options{.dims = trace.dims, .threads = threads});
+  ASSERT_NE(ref, nullptr);
   ASSERT_NE(alg, nullptr);
   std::vector<Pair> expected, got;
   for (std::size_t f = 0; f < trace.frames.size(); ++f) {
@@ -80,6 +82,11 @@ inline void expect_same_as_brute(const std::string& algo, const Trace& trace) {
     ASSERT_EQ(got, expected) << "pairs:" << describe(got) << " expected:" << describe(expected);
     ASSERT_TRUE(alg->validate());
   }
+}
+
+/// Runs `trace` on `algo` and on brute, one thread each.
+inline void expect_same_as_brute(const std::string& algo, const Trace& trace) {
+  expect_same_as(algo, 1, "brute", trace);
 }
 
 }  // namespace sapling::testgen

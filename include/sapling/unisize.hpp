@@ -23,14 +23,18 @@
 #include "sapling/algorithm.hpp"
 #include "sapling/box.hpp"
 #include "sapling/status.hpp"
+#include "sapling/task_system.hpp"
 
 namespace sapling {
 
 /// The unisize sweep with reusable buffers: no allocation per call once
-/// warm. Not thread-safe: one UnisizePruner per thread.
+/// warm. Not thread-safe: one UnisizePruner per thread. With a task system
+/// of more than one thread, the strips of the first axis are swept in
+/// parallel (tasks of about 32k boxes); the pairs and their order do not
+/// depend on the thread count.
 class UnisizePruner {
  public:
-  UnisizePruner();
+  explicit UnisizePruner(TaskSystem* tasks = nullptr);
   ~UnisizePruner();
   UnisizePruner(UnisizePruner&&) noexcept;
   UnisizePruner& operator=(UnisizePruner&&) noexcept;

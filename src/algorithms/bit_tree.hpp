@@ -35,6 +35,7 @@
 // Neither allocates after reset() unless the universe grows.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstddef>
@@ -47,6 +48,17 @@ class BitTree {
  public:
   /// What next() and prev() return when no value qualifies.
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+
+  /// The number of levels of a tree over [0, universe).
+  static int levels_for(std::uint32_t universe) noexcept {
+    int levels = 0;
+    std::uint64_t bits = universe;
+    do {
+      bits = std::max<std::uint64_t>(1, (bits + 63) / 64);
+      ++levels;
+    } while (bits > 1);
+    return levels;
+  }
 
   /// Empties the set and sets its universe to [0, universe); universe < 2^32.
   void reset(std::uint32_t universe) {

@@ -695,15 +695,12 @@ namespace {
 
 class BoxPruningOneShot final : public OneShotComplete {
  public:
-  explicit BoxPruningOneShot(const Options& options)
-      : pool_(options.tasks == nullptr && options.threads != 1 ? std::make_unique<ThreadPool>(options.threads)
-                                                               : nullptr),
-        pruner_(options.tasks != nullptr ? options.tasks : pool_.get()) {}
+  explicit BoxPruningOneShot(const Options& options) : tasks_(options), pruner_(tasks_.get()) {}
 
   void find_pairs(std::span<const Box3> boxes, std::vector<IndexPair>& out) override { pruner_.complete(boxes, out); }
 
  private:
-  std::unique_ptr<ThreadPool> pool_;
+  OptionTasks tasks_;
   BoxPruner pruner_;
 };
 

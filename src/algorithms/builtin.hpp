@@ -6,8 +6,25 @@
 #include <memory>
 
 #include "sapling/algorithm.hpp"
+#include "sapling/task_system.hpp"
 
 namespace sapling::builtin {
+
+/// The task system an algorithm runs its parallel work on: the engine's
+/// (Options::tasks), else a pool of Options::threads threads of its own, or
+/// none (serial) for one thread.
+class OptionTasks {
+ public:
+  explicit OptionTasks(const Options& options)
+      : pool_(options.tasks == nullptr && options.threads != 1 ? std::make_unique<ThreadPool>(options.threads)
+                                                               : nullptr),
+        tasks_(options.tasks != nullptr ? options.tasks : pool_.get()) {}
+  TaskSystem* get() const noexcept { return tasks_; }
+
+ private:
+  std::unique_ptr<ThreadPool> pool_;
+  TaskSystem* tasks_;
+};
 
 std::unique_ptr<Algorithm> make_brute(const Options& options);
 std::unique_ptr<Algorithm> make_sort_sweep(const Options& options);

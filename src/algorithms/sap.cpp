@@ -310,10 +310,7 @@ bool id_set_contains(const std::vector<std::uint64_t>& table, Id id) noexcept {
 // ---------------------------------------------------------------------------
 
 SweepAndPrune::SweepAndPrune(const Options& options)
-    : axes_(options.dims == 2 ? 2 : 3),
-      probe_interval_(kMinProbeInterval),
-      pool_(options.tasks == nullptr && options.threads != 1 ? std::make_unique<ThreadPool>(options.threads) : nullptr),
-      pruner_(options.tasks != nullptr ? options.tasks : pool_.get()) {
+    : axes_(options.dims == 2 ? 2 : 3), probe_interval_(kMinProbeInterval), tasks_(options), pruner_(tasks_.get()) {
   if (axes_ == 2) cross_ = {1, 0, 0};
   for (std::vector<Entry>& a : axis_) a = {Entry{kLowSentinel}, Entry{kHighSentinel}};
 }

@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "algorithms/builtin.hpp"
 #include "sapling/algorithm.hpp"
 #include "sapling/box_pruning.hpp"
 #include "sapling/task_system.hpp"
@@ -132,7 +133,7 @@ class SweepAndPrune final : public Algorithm {
     std::uint32_t from;
   };
   std::vector<ScanPlan> scan_plan_;  // scratch: per new object, where scan_added() scans
-  std::unique_ptr<ThreadPool> pool_;
+  OptionTasks tasks_;
   BoxPruner pruner_;
   SapCounters counters_;
 };

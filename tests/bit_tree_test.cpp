@@ -1,4 +1,4 @@
-// The succinct bit tree and its linked variant (src/algorithms/bit_tree.hpp)
+// The succinct bit tree and its fixed-depth view (src/algorithms/bit_tree.hpp)
 // against std::set: random inserts, erases and queries on universes at and
 // around the level boundaries (64, 4096, 262144 values), with validate()
 // after every batch of operations. A failure names the universe and seed.
@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <iterator>
 #include <random>
@@ -120,136 +121,51 @@ TEST(BitTree, ResetEmptiesAndResizes) {
 // A tree that was never reset (an algorithm that has not swept yet) is a
 // valid empty set over an empty universe: validate() after an update with
 // fewer than two boxes runs on it.
-TEST(ForwardLinkedBitTree, NeverResetIsEmptyAndValid) {
-  const ForwardLinkedBitTree tree;
-  EXPECT_EQ(tree.universe(), 0u);
-  EXPECT_TRUE(tree.empty());
-  EXPECT_EQ(tree.next(tree.end()), tree.end());
-  EXPECT_TRUE(tree.validate());
-  ForwardLinkedBitTree cleared;
-  cleared.clear();
-  EXPECT_TRUE(cleared.empty());
-  EXPECT_TRUE(cleared.validate());
-}
-
-// The forward-linked variant as unisize uses it: inserts by tree search or
-// after a known predecessor, and erasures only while walking a range, of
-// the values the walk passes that a predicate marks (lazy deletion).
-TEST(ForwardLinkedBitTree, MatchesStdSetWithErasureDuringWalks) {
-  for (const std::uint32_t u : kUniverses) {
-    SCOPED_TRACE(testing::Message() << "universe " << u);
-    std::mt19937 rng(u + 11);
-    ForwardLinkedBitTree t;
-    EXPECT_TRUE(t.empty());
-    EXPECT_TRUE(t.validate());
-    t.reset(u);
-    std::set<std::uint32_t> ref;
-    const std::uint32_t end = t.end();
-    EXPECT_EQ(end, u);
-    for (int op = 0; op < 6000; ++op) {
-      const std::uint32_t v = rng() % u;
-      if (ref.count(v) == 0 && rng() % 2 == 0) {
-        if (rng() % 2 == 0) {
-          t.insert(v);
-        } else {
-          const std::uint32_t p = set_prev(ref, v);
-          t.insert_after(p == kNone ? end : p, v);
-        }
-        ref.insert(v);
-      } else {
-        // Walk from v's predecessor (or the head) over up to 8 values,
-        // erasing those with an odd value times the op number.
-        const std::uint32_t p = set_prev(ref, v);
-        std::uint32_t before = p == kNone ? end : p;
-        std::uint32_t at = t.next(before);
-        for (int k = 0; k < 8 && at != end; ++k) {
-          const std::uint32_t next = t.next(at);
-          ASSERT_EQ(next, [&] {
-            const std::uint32_t e = set_next(ref, at + 1);
-            return e == kNone ? end : e;
-          }());
-          if ((at * static_cast<std::uint32_t>(op)) % 2 == 1) {
-            t.erase_after(before, at);
-            ref.erase(at);
-          } else {
-            before = at;
-          }
-          at = next;
-        }
-      }
-      ASSERT_EQ(t.empty(), ref.empty());
-      ASSERT_EQ(t.contains(v), ref.count(v) == 1);
-      if (op % 500 == 0) {
-        ASSERT_TRUE(t.validate());
-      }
-    }
-    std::vector<std::uint32_t> forward;
-    for (std::uint32_t v = t.next(end); v != end; v = t.next(v)) forward.push_back(v);
-    EXPECT_EQ(forward, std::vector<std::uint32_t>(ref.begin(), ref.end()));
-    EXPECT_TRUE(t.validate());
-    t.clear();
-    EXPECT_TRUE(t.empty());
-    EXPECT_EQ(t.next(end), end);
-    EXPECT_TRUE(t.validate());
-  }
-}
-
 // The fixed-depth view against std::set, on universes of 1 to 4 levels:
-// inserts (by tree search, returning the successor, or after a known
-// predecessor), walks that erase some values they pass, and prev_or_end.
+// inserts, erase_if with either outcome, and for_each over random ranges,
+// short and long, whose values must come in order.
 template <int L>
 void check_fixed_view(std::uint32_t u) {
   SCOPED_TRACE(testing::Message() << "universe " << u << " levels " << L);
   std::mt19937 rng(u + 3);
-  ForwardLinkedBitTree t;
+  BitTree t;
   t.reset(u);
   ASSERT_EQ(t.levels(), L);
-  typename ForwardLinkedBitTree::Fixed<L> f(t);
+  BitTree::Fixed<L> f(t);
   std::set<std::uint32_t> ref;
-  const std::uint32_t end = f.end();
-  const auto successor = [&](std::uint32_t v) {
-    const std::uint32_t e = set_next(ref, v + 1);
-    return e == kNone ? end : e;
-  };
-  for (int op = 0; op < 8000; ++op) {
+  for (int op = 0; op < 6000; ++op) {
     const std::uint32_t v = rng() % u;
-    const std::uint32_t p = set_prev(ref, v);
-    ASSERT_EQ(f.prev_or_end(v), p == kNone ? end : p);
-    if (ref.count(v) == 0 && rng() % 2 == 0) {
-      if (rng() % 2 == 0) {
-        ASSERT_EQ(f.insert(v), successor(v));
-      } else {
-        f.insert_after(p == kNone ? end : p, v);
+    switch (rng() % 3) {
+      case 0:
+        f.insert(v);
+        ref.insert(v);
+        break;
+      case 1: {
+        const bool erase = rng() % 2 == 0;
+        f.erase_if(v, erase);
+        if (erase) ref.erase(v);
+        break;
       }
-      ref.insert(v);
-    } else {
-      std::uint32_t before = p == kNone ? end : p;
-      std::uint32_t at = f.next(before);
-      for (int k = 0; k < 8 && at != end; ++k) {
-        const std::uint32_t next = f.next(at);
-        ASSERT_EQ(next, successor(at));
-        const bool erase = (at ^ static_cast<std::uint32_t>(op)) % 3 == 0;
-        f.erase_after_if(before, at, erase);
-        if (erase) {
-          ref.erase(at);
-        } else {
-          before = at;
-        }
-        at = next;
+      default: {
+        const std::uint32_t w = rng() % 4 == 0
+                                    ? static_cast<std::uint32_t>(rng() % u)
+                                    : std::min<std::uint32_t>(u - 1, v + static_cast<std::uint32_t>(rng() % 300));
+        const std::uint32_t lo = std::min(v, w), hi = std::max(v, w);
+        std::vector<std::uint32_t> got;
+        f.for_each(lo, hi, [&](std::uint32_t x) { got.push_back(x); });
+        const std::vector<std::uint32_t> want(ref.lower_bound(lo), ref.upper_bound(hi));
+        ASSERT_EQ(got, want) << "range [" << lo << ", " << hi << "]";
       }
     }
-    ASSERT_EQ(t.empty(), ref.empty());
     if (op % 1000 == 0) {
       ASSERT_TRUE(t.validate());
     }
   }
-  std::vector<std::uint32_t> forward;
-  for (std::uint32_t v = f.next(end); v != end; v = f.next(v)) forward.push_back(v);
-  EXPECT_EQ(forward, std::vector<std::uint32_t>(ref.begin(), ref.end()));
   EXPECT_TRUE(t.validate());
+  for (std::uint32_t x = 0; x < u; ++x) ASSERT_EQ(t.contains(x), ref.count(x) == 1) << x;
 }
 
-TEST(ForwardLinkedBitTree, FixedDepthViewMatchesStdSet) {
+TEST(BitTree, FixedDepthViewMatchesStdSet) {
   check_fixed_view<1>(1);
   check_fixed_view<1>(64);
   check_fixed_view<2>(65);

@@ -1,8 +1,6 @@
 // The succinct k-ary bit tree of Capannini and Larsson ("SuccTree": SCCG
 // 2016, used as the set S of "Output Sensitive Collision Detection for
-// Unisize Boxes", SIGRAD 2016, section 4), with k = 64, and the linked
-// variant of the unisize paper whose stored values are also chained in
-// order, so that walking a range costs O(1) per value.
+// Unisize Boxes", SIGRAD 2016, section 4), with k = 64.
 //
 // BitTree stores a set of integers in [0, universe). It is a perfect 64-ary
 // tree kept as one bit per node: level 0 has one bit per value, packed in
@@ -18,21 +16,17 @@
 //                     has a bit, then descend along count-trailing-zeros (or
 //                     leading zeros); prev reads the masked words of every
 //                     level at once and selects without branches;
+//   for_each(lo, hi)  O(log64 u (1 + reported)), in the fixed-depth view:
+//                     the range's words that hold values, found through the
+//                     levels above, each bit reported by
+//                     count-trailing-zeros (the paper's range query of
+//                     Algorithm 1, line 9, without its linked list: see
+//                     unisize.cpp);
 //   clear             O(u / 64).
 //
-// ForwardLinkedBitTree adds the paper's ordered list: every stored value v
-// has next_[v], the next stored value, with the sentinel end() == universe
-// closing the list at both ends, so that from a stored value the following
-// ones are one array read each (4 bytes per value of the universe).
-// Insertion finds the predecessor with the tree (O(log64 u)), or takes it
-// from the caller; erasure takes the erased value's predecessor from the
-// caller, which has it when values are erased during a walk (unisize's lazy
-// deletion), so no backward links are kept.
-//
-// Choose BitTree for an ordered set of small integers with fast successor
-// queries and tiny memory; ForwardLinkedBitTree when queries walk ranges of
-// stored values and values are only erased while walking past them.
-// Neither allocates after reset() unless the universe grows.
+// Choose it for an ordered set of small integers with fast successor and
+// range queries and tiny memory. It does not allocate after reset() unless
+// the universe grows.
 #pragma once
 
 #include <algorithm>
@@ -170,6 +164,64 @@ class BitTree {
 
   std::size_t memory_bytes() const noexcept { return words_.capacity() * sizeof(std::uint64_t); }
 
+  /// The same set with its depth L == levels() fixed at compile time and its
+  /// levels held as raw pointers, for a caller's hot loop: the loops over
+  /// levels unroll. Valid until the next reset().
+  template <int L>
+  class Fixed {
+   public:
+    explicit Fixed(BitTree& t) noexcept {
+      for (int l = 0; l < L; ++l) level_[l] = t.level_words(l);
+    }
+    void insert(std::uint32_t v) noexcept {
+      for (int l = 0; l < L; ++l, v >>= 6) level_[l][v >> 6] |= std::uint64_t{1} << (v & 63);
+    }
+    /// Removes v if `condition`, without a branch on it.
+    void erase_if(std::uint32_t v, bool condition) noexcept {
+      std::uint64_t clear = condition ? 1 : 0;
+      for (int l = 0; l < L; ++l, v >>= 6) {
+        std::uint64_t& w = level_[l][v >> 6];
+        w &= ~(clear << (v & 63));
+        clear &= static_cast<std::uint64_t>(w == 0);
+      }
+    }
+    /// Calls f(v) for every stored v in [lo, hi] (lo <= hi < universe),
+    /// in increasing order. Only words that hold values are read, found
+    /// through the levels above: O(L (1 + values reported)).
+    template <class F>
+    void for_each(std::uint32_t lo, std::uint32_t hi, F&& f) const {
+      bits_in<0>(lo, hi, f);
+    }
+
+   private:
+    // Calls f(i) for every set bit i in [lo, hi] of level l.
+    template <int l, class F>
+    void bits_in(std::uint32_t lo, std::uint32_t hi, F& f) const {
+      const std::uint32_t word_lo = lo >> 6, word_hi = hi >> 6;
+      const std::uint64_t from_lo = ~std::uint64_t{0} << (lo & 63), to_hi = ~std::uint64_t{0} >> (63 - (hi & 63));
+      if (word_lo == word_hi) return each_bit(word_lo, level_[l][word_lo] & from_lo & to_hi, f);
+      each_bit(word_lo, level_[l][word_lo] & from_lo, f);
+      if constexpr (l + 1 < L) {
+        // The words between: those the level above marks as not empty.
+        if (word_lo + 1 < word_hi) {
+          auto whole_word = [&](std::uint32_t w) { each_bit(w, level_[l][w], f); };
+          bits_in<l + 1>(word_lo + 1, word_hi - 1, whole_word);
+        }
+      }
+      each_bit(word_hi, level_[l][word_hi] & to_hi, f);
+    }
+
+    template <class F>
+    static void each_bit(std::uint32_t word, std::uint64_t bits, F& f) {
+      while (bits != 0) {
+        f((word << 6) | static_cast<std::uint32_t>(std::countr_zero(bits)));
+        bits &= bits - 1;
+      }
+    }
+
+    std::array<std::uint64_t*, L> level_;
+  };
+
   /// The number of levels, and level l's words (for fixed-depth views).
   int levels() const noexcept { return levels_; }
   std::uint64_t* level_words(int l) noexcept { return words_.data() + offset_[l]; }
@@ -203,163 +255,6 @@ class BitTree {
   std::array<std::uint32_t, kMaxLevels> count_{};  // words per level
   int levels_ = 0;
   std::uint32_t universe_ = 0;
-};
-
-class ForwardLinkedBitTree {
- public:
-  /// An empty set over an empty universe (so every member is usable at once).
-  ForwardLinkedBitTree() { reset(0); }
-
-  /// Empties the set and sets its universe to [0, universe); universe < 2^32 - 1.
-  void reset(std::uint32_t universe) {
-    tree_.reset(universe);
-    next_.resize(std::size_t{universe} + 1);
-    next_[universe] = universe;
-  }
-
-  /// Removes every value: O(universe / 64).
-  void clear() noexcept {
-    tree_.clear();
-    next_[end()] = end();
-  }
-
-  /// The sentinel after the last value and before the first.
-  std::uint32_t end() const noexcept { return tree_.universe(); }
-  std::uint32_t universe() const noexcept { return tree_.universe(); }
-  bool empty() const noexcept { return next_[end()] == end(); }
-  bool contains(std::uint32_t v) const noexcept { return tree_.contains(v); }
-
-  /// Adds v, which must be absent, after its predecessor from the tree;
-  /// returns the value after v (or end()), where a walk from v starts.
-  std::uint32_t insert(std::uint32_t v) noexcept {
-    const std::uint32_t p = tree_.prev(v);
-    const std::uint32_t after = p == BitTree::kNone ? end() : p, n = next_[after];
-    next_[v] = n;
-    next_[after] = v;
-    tree_.insert(v);
-    return n;
-  }
-
-  /// Adds v, which must be absent, knowing that `after` is stored (or end())
-  /// and that no stored value lies between `after` and v: no tree search.
-  void insert_after(std::uint32_t after, std::uint32_t v) noexcept {
-    next_[v] = next_[after];
-    next_[after] = v;
-    tree_.insert(v);
-  }
-
-  /// Removes v, which must be stored right after `before` (a stored value or end()).
-  void erase_after(std::uint32_t before, std::uint32_t v) noexcept { erase_after_if(before, v, true); }
-
-  /// Removes v, stored right after `before`, if `condition`, without a
-  /// branch on it (a walk that erases some of the values it passes).
-  void erase_after_if(std::uint32_t before, std::uint32_t v, bool condition) noexcept {
-    const std::uint32_t keep = static_cast<std::uint32_t>(condition) - 1;  // all ones iff v stays
-    next_[before] = (v & keep) | (next_[v] & ~keep);
-    tree_.erase_if(v, condition);
-  }
-
-  /// The stored value after stored value v (or after end(): the first), or end().
-  std::uint32_t next(std::uint32_t v) const noexcept { return next_[v]; }
-
-  int levels() const noexcept { return tree_.levels(); }
-
-  /// The same set with its depth L == levels() fixed at compile time and
-  /// its arrays held as raw pointers, for a caller's hot loop: the loops
-  /// over levels unroll and nothing is reloaded through the vectors. The
-  /// operations are those of the tree, with the same contracts; valid until
-  /// the next reset().
-  template <int L>
-  class Fixed {
-   public:
-    explicit Fixed(ForwardLinkedBitTree& t) noexcept : next_(t.next_.data()), end_(t.end()) {
-      for (int l = 0; l < L; ++l) level_[l] = t.tree_.level_words(l);
-    }
-
-    std::uint32_t end() const noexcept { return end_; }
-    std::uint32_t next(std::uint32_t v) const noexcept { return next_[v]; }
-
-    /// Adds v < end(), which must be absent; returns the value after it.
-    std::uint32_t insert(std::uint32_t v) noexcept {
-      const std::uint32_t after = prev_or_end(v), n = next_[after];
-      next_[v] = n;
-      next_[after] = v;
-      set_bits(v);
-      return n;
-    }
-
-    void insert_after(std::uint32_t after, std::uint32_t v) noexcept {
-      next_[v] = next_[after];
-      next_[after] = v;
-      set_bits(v);
-    }
-
-    void erase_after_if(std::uint32_t before, std::uint32_t v, bool condition) noexcept {
-      const std::uint32_t keep = static_cast<std::uint32_t>(condition) - 1;  // all ones iff v stays
-      next_[before] = (v & keep) | (next_[v] & ~keep);
-      std::uint64_t clear = condition ? 1 : 0;
-      for (int l = 0; l < L; ++l, v >>= 6) {
-        std::uint64_t& w = level_[l][v >> 6];
-        w &= ~(clear << (v & 63));
-        clear &= static_cast<std::uint64_t>(w == 0);
-      }
-    }
-
-    /// The largest stored value <= v < end(), or end(): BitTree::prev.
-    std::uint32_t prev_or_end(std::uint32_t v) const noexcept {
-      std::array<std::uint64_t, L> masked;
-      std::uint64_t i = v;
-      masked[0] = level_[0][i >> 6] & (~std::uint64_t{0} >> (63 - (i & 63)));
-      for (int l = 1; l < L; ++l) {
-        i >>= 6;
-        masked[l] = level_[l][i >> 6] & ((std::uint64_t{1} << (i & 63)) - 1);
-      }
-      // The top level is one word: its candidate is its own masked word's.
-      std::uint64_t found = std::uint64_t{0} - static_cast<std::uint64_t>(masked[L - 1] != 0);
-      std::uint64_t j = static_cast<unsigned>(63 - std::countl_zero(masked[L - 1] | 1));
-      for (int l = L - 2; l >= 0; --l) {
-        const std::uint64_t below = level_[l][j & found];
-        const std::uint64_t descended = j * 64 + static_cast<unsigned>(63 - std::countl_zero(below | 1));
-        const std::uint64_t own = ((std::uint64_t{v} >> (6 * l)) & ~std::uint64_t{63}) |
-                                  static_cast<unsigned>(63 - std::countl_zero(masked[l] | 1));
-        const std::uint64_t restart = std::uint64_t{0} - static_cast<std::uint64_t>(masked[l] != 0);
-        j = (own & restart) | (descended & ~restart);
-        found |= restart;
-      }
-      return static_cast<std::uint32_t>((j & found) | (end_ & ~found));
-    }
-
-   private:
-    void set_bits(std::uint32_t v) noexcept {
-      for (int l = 0; l < L; ++l, v >>= 6) level_[l][v >> 6] |= std::uint64_t{1} << (v & 63);
-    }
-
-    std::array<std::uint64_t*, L> level_;
-    std::uint32_t* next_;
-    std::uint32_t end_;
-  };
-
-  std::size_t memory_bytes() const noexcept { return tree_.memory_bytes() + next_.capacity() * sizeof(std::uint32_t); }
-
-  // Invariants: the tree is valid, and walking next_ from end() visits
-  // exactly the stored values in increasing order and returns to end().
-  bool validate() const {
-    if (!tree_.validate()) return false;
-    std::uint32_t at = end();
-    std::uint32_t expected = tree_.next(0);
-    for (std::uint64_t steps = 0; steps <= std::uint64_t{universe()}; ++steps) {
-      const std::uint32_t n = next_[at];
-      if (n == end()) return expected == BitTree::kNone;
-      if (n != expected) return false;
-      at = n;
-      expected = n + 1 < universe() ? tree_.next(n + 1) : BitTree::kNone;
-    }
-    return false;
-  }
-
- private:
-  BitTree tree_;
-  std::vector<std::uint32_t> next_;  // by value; index universe is the sentinel and list head
 };
 
 }  // namespace sapling

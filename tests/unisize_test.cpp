@@ -153,7 +153,10 @@ Trace unisize_trace(Kind kind, int dims, std::uint64_t seed, std::size_t n, int 
     const std::size_t live = t.live_count();
     testgen::random_frame(
         t, live / 10, live / 3, live / 10, box, [&](Rng& rng, const Box3&) { return box(rng); },
-        f % 2 ? testgen::IdStyle::kSequential : testgen::IdStyle::kRandom32, 0.5);
+        f % 3 == 0   ? testgen::IdStyle::kRandom32
+        : f % 3 == 1 ? testgen::IdStyle::kSequential
+                     : testgen::IdStyle::kExtreme,
+        0.5);  // ids of all 32 bits: pairs are reported as ids
   }
   return t.take();
 }

@@ -88,11 +88,12 @@
 // above all (crowds, particles, tiles); dual-axis for any boxes.
 //
 // Persistence: each frame with operations sweeps all live boxes (a one-shot
-// method) and hands the frame's pairs to PairManager::assign, which sorts
-// them and merges them with the previous set (no hash probe per pair).
-// Limits: fewer than 2^31 - 1 live boxes and slots below 2^31 (2n ranks
-// and a sentinel in 32 bits; a slot shares a word with the own-strip flag). The sweep alone, with no persistence, is
-// the public UnisizePruner (sapling/unisize.hpp), defined at the end of this file.
+// method) whose members carry their ids, so pairs come out as ids, and hands
+// the frame's pairs to PairManager::assign, which sorts them and merges them
+// with the previous set (no hash probe per pair). Limits: fewer than
+// 2^31 - 1 live boxes (2n ranks in 32 bits). The sweep alone, with no
+// persistence, is the public UnisizePruner (sapling/unisize.hpp), defined at
+// the end of this file.
 //
 // When to choose it, and what it costs here (one thread, 2-vCPU AMD EPYC
 // shared with other work: figures move 5-10% between runs;
@@ -264,9 +265,10 @@ struct Axes {
 class UnisizeSweep {
  public:
   // Reports every overlapping pair of the boxes of `live` once, as
-  // report(slot, slot).
+  // report(name, name): names[slot], or the slot if `names` is empty.
   template <class Report>
-  void run(std::span<const Box3> boxes, std::span<const Slot> live, const Extent& size, Report&& report) {
+  void run(std::span<const Box3> boxes, std::span<const Slot> live, std::span<const Id> names, const Extent& size,
+           Report&& report) {
     const auto n = static_cast<std::uint32_t>(live.size());
     if (n < 2) return;
     const Axes axes = choose_axes(boxes, live, size);
@@ -285,14 +287,15 @@ class UnisizeSweep {
     for (std::uint32_t i = 0; i < n; ++i) {
       const Slot s = live[i];
       const Box3& b = boxes[s];
-      members_[i] = Member{float_key(b.min[axes.x]), float_key(b.min[axes.y]), s, b.min[axes.t]};
+      members_[i] =
+          Member{float_key(b.min[axes.x]), float_key(b.min[axes.y]), names.empty() ? s : names[s], b.min[axes.t]};
       t_lo = std::min(t_lo, b.min[axes.t]);
       t_hi = std::max(t_hi, b.min[axes.t]);
     }
     radix_sort(members_, member_scratch_, 3, [](const Member& m, int d) { return digit32(m.x_key, d); });
     for (std::uint32_t i = 0; i < n; ++i) {
       x_high_[i] = high_key(members_[i].x_key, size_x_);
-      tags_[i] = (std::uint64_t{high_key(members_[i].y_key, size_y_)} << 32) | members_[i].slot;
+      tags_[i] = (std::uint64_t{high_key(members_[i].y_key, size_y_)} << 32) | members_[i].name;
     }
     // Every pair overlaps on t iff the highest low is not above the lowest high.
     const bool flat = t_hi <= t_lo + size_t_;
@@ -361,16 +364,16 @@ class UnisizeSweep {
   };
   struct Member {
     std::uint32_t x_key, y_key;  // keys of the lows
-    Slot slot;
-    float t_min;  // the low on the third axis
+    std::uint32_t name;          // what pairs report: an id, or the slot
+    float t_min;                 // the low on the third axis
   };
   // An object as the sweep sees it, in y order.
   struct SweepItem {
     std::uint32_t low, high;      // keys of its low and high on y
     std::uint32_t r_low, r_high;  // R[p], R[p + n]
-    std::uint32_t tag;            // kOwn | slot
+    std::uint32_t name;
+    std::uint32_t own;  // 1 if the strip's own, 0 for a straddler
   };
-  static constexpr std::uint32_t kOwn = 0x80000000u, kSlotMask = 0x7fffffffu;
   static constexpr std::uint32_t kFoundBuffer = 1024;
   // Parallel sweeps: a task takes consecutive strips of about kTaskMembers
   // members, and there are at most kMaxTasks.
@@ -381,7 +384,7 @@ class UnisizeSweep {
   struct StripArrays {
     std::vector<std::uint32_t> x_low;               // the strip's keys of the lows on x, and a sentinel
     std::vector<std::uint32_t> ranks;               // R: R[p] at 2p, R[p + n] at 2p + 1, by local object
-    std::vector<std::uint64_t> rank_info;           // by local rank: (high key on y << 32 | kOwn | slot)
+    std::vector<std::uint64_t> rank_info;           // by local rank: (own << 32 | name)
     std::vector<float> rank_t;                      // by local rank: the object's low on t (3D only)
     std::vector<std::uint64_t> y_items, y_scratch;  // the strip's lows on y: (key << 32 | local)
     std::vector<SweepItem> sweep_items;             // the strip's objects in y order
@@ -418,8 +421,8 @@ class UnisizeSweep {
   // independent merges of equal length (split at merge-path diagonals by
   // binary search), interleaved, so that one step's loads need not wait for
   // the previous step's. Writes R (ranks_: R[p] at 2p, R[p + n] at 2p + 1)
-  // and, by rank, what a range query needs of the object: its high key on y
-  // << 32 | kOwn if it is the strip's own | its slot.
+  // and, by rank, what a range query needs of the object: 1 << 32 if it is
+  // the strip's own | its name.
   struct Way {
     std::uint32_t a, b;  // lows and highs taken
   };
@@ -447,7 +450,7 @@ class UnisizeSweep {
     const std::uint32_t mask = 0u - take_low;
     const std::uint32_t p = (a & mask) | (b & ~mask);
     ranks[2 * p + 1 - take_low] = a + b;
-    info[a + b] = tags[p] | (std::uint64_t{p >= own_from} << 31);
+    info[a + b] = (std::uint64_t{p >= own_from} << 32) | static_cast<std::uint32_t>(tags[p]);
     w.a = a + take_low;
     w.b = b + 1 - take_low;
   }
@@ -546,8 +549,9 @@ class UnisizeSweep {
       const std::uint32_t p = local_of(y_sorted[a]);
       // The tag from the strip's slice of tags_ (4 bytes of 8 per object, in
       // L1) rather than from R's entry in rank_info_ (twice as large).
-      items[a] = SweepItem{key_of(y_sorted[a]), static_cast<std::uint32_t>(tags[p] >> 32), ranks[2 * p],
-                           ranks[2 * p + 1], static_cast<std::uint32_t>(tags[p]) | (p >= own_from ? kOwn : 0)};
+      items[a] = SweepItem{
+          key_of(y_sorted[a]), static_cast<std::uint32_t>(tags[p] >> 32), ranks[2 * p],
+          ranks[2 * p + 1],    static_cast<std::uint32_t>(tags[p]),       static_cast<std::uint32_t>(p >= own_from)};
     }
     float* const rank_t = w.rank_t.data();
     if constexpr (kTestT) {
@@ -580,16 +584,16 @@ class UnisizeSweep {
       }
       // Lines 9-10: every value of S strictly between R[p] and R[p + n]:
       // the range's words of level 0 that level 1 marks as not empty.
-      const std::uint64_t p_word = (std::uint64_t{it.tag & kSlotMask} << 32) | (it.tag & kOwn);
+      const std::uint64_t p_word = std::uint64_t{it.name} << 32;
       const float p_lo = kTestT ? rank_t[it.r_low] : 0.0f;
       const auto report_pair = [&](std::uint32_t v) {
         const std::uint64_t i = info[v];
-        std::uint64_t counts = ((i | p_word) >> 31) & 1;  // not both straddlers
+        std::uint64_t counts = ((i >> 32) | it.own) & 1;  // not both straddlers
         if constexpr (kTestT) {
           const float q_lo = rank_t[v];
           counts &= static_cast<std::uint64_t>(q_lo <= p_lo + size_t_ && p_lo <= q_lo + size_t_);
         }
-        found[count] = p_word | (i & kSlotMask);
+        found[count] = p_word | static_cast<std::uint32_t>(i);
         count += static_cast<std::uint32_t>(counts);
       };
       if (it.r_low + 1 < it.r_high) tree.for_each(it.r_low + 1, it.r_high - 1, report_pair);
@@ -608,7 +612,7 @@ class UnisizeSweep {
   template <class Report>
   static void flush(const StripArrays& w, std::uint32_t count, Report& report) {
     for (std::uint32_t k = 0; k < count; ++k) {
-      report(static_cast<Slot>(w.found[k] >> 32), static_cast<Slot>(w.found[k] & kSlotMask));
+      report(static_cast<std::uint32_t>(w.found[k] >> 32), static_cast<std::uint32_t>(w.found[k]));
     }
   }
 
@@ -694,8 +698,7 @@ class Unisize final : public Algorithm {
     }
 
     frame_pairs_.clear();
-    sweep_.run(boxes_, live_, size_, [&](Slot p, Slot q) {
-      const Id a = ids[p], b = ids[q];
+    sweep_.run(boxes_, live_, ids, size_, [&](Id a, Id b) {
       const Id swap = (a ^ b) & (Id{0} - static_cast<Id>(b < a));  // make_pair without a branch on the order
       frame_pairs_.push_back(Pair{a ^ swap, b ^ swap});
     });
@@ -813,7 +816,7 @@ Status UnisizePruner::complete(std::span<const Box3> boxes, std::vector<IndexPai
     impl_->all.resize(n);
     for (Slot s = 0; s < n; ++s) impl_->all[s] = s;
   }
-  impl_->sweep.run(boxes, impl_->all, size, [&out](Slot p, Slot q) {
+  impl_->sweep.run(boxes, impl_->all, {}, size, [&out](Slot p, Slot q) {
     const Slot swap = (p ^ q) & (Slot{0} - static_cast<Slot>(q < p));  // no branch on the order
     out.push_back(IndexPair{p ^ swap, q ^ swap});
   });

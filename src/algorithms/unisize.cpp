@@ -386,6 +386,7 @@ class UnisizeSweep {
     std::vector<std::uint32_t> ranks;               // R: R[p] at 2p, R[p + n] at 2p + 1, by local object
     std::vector<std::uint64_t> rank_info;           // by local rank: (own << 32 | name)
     std::vector<float> rank_t;                      // by local rank: the object's low on t (3D only)
+    std::vector<std::uint32_t> rank_high;           // by local rank: the key of the object's high on y
     std::vector<std::uint64_t> y_items, y_scratch;  // the strip's lows on y: (key << 32 | local)
     std::vector<SweepItem> sweep_items;             // the strip's objects in y order
     std::vector<std::uint64_t> found;               // pairs found, (slot << 32 | slot), reported in batches
@@ -398,6 +399,7 @@ class UnisizeSweep {
         rank_info.resize(std::size_t{2} * largest);
         x_low.resize(std::size_t{largest} + 1);
         rank_t.resize(std::size_t{2} * largest);
+        rank_high.resize(std::size_t{2} * largest);
         y_items.resize(largest);
         y_scratch.resize(largest);
         sweep_items.resize(largest);
@@ -407,7 +409,7 @@ class UnisizeSweep {
     }
 
     std::size_t memory_bytes() const {
-      return (x_low.capacity() + ranks.capacity() + rank_t.capacity()) * sizeof(std::uint32_t) +
+      return (x_low.capacity() + ranks.capacity() + rank_t.capacity() + rank_high.capacity()) * sizeof(std::uint32_t) +
              (rank_info.capacity() + y_items.capacity() + y_scratch.capacity() + found.capacity()) *
                  sizeof(std::uint64_t) +
              sweep_items.capacity() * sizeof(SweepItem) + tree.memory_bytes();
@@ -444,13 +446,15 @@ class UnisizeSweep {
   // is exhausted is never taken; b < n holds before every step (the last
   // high comes last).
   static inline void merge_step(Way& w, const std::uint32_t* xl, const std::uint32_t* xh, const std::uint64_t* tags,
-                                std::uint32_t own_from, std::uint32_t* ranks, std::uint64_t* info) {
+                                std::uint32_t own_from, std::uint32_t* ranks, std::uint64_t* info,
+                                std::uint32_t* high) {
     const std::uint32_t a = w.a, b = w.b;
     const std::uint32_t take_low = static_cast<std::uint32_t>(xl[a] <= xh[b]);
     const std::uint32_t mask = 0u - take_low;
     const std::uint32_t p = (a & mask) | (b & ~mask);
     ranks[2 * p + 1 - take_low] = a + b;
     info[a + b] = (std::uint64_t{p >= own_from} << 32) | static_cast<std::uint32_t>(tags[p]);
+    high[a + b] = static_cast<std::uint32_t>(tags[p] >> 32);
     w.a = a + take_low;
     w.b = b + 1 - take_low;
   }
@@ -458,14 +462,15 @@ class UnisizeSweep {
                    std::uint32_t own_from) {
     std::uint32_t* const ranks = w.ranks.data();
     std::uint64_t* const info = w.rank_info.data();
+    std::uint32_t* const high = w.rank_high.data();
     std::uint32_t* const xl = w.x_low.data();
     for (std::uint32_t p = 0; p < n; ++p) xl[p] = m[p].x_key;
     xl[n] = ~std::uint32_t{0};  // above the key of every finite float
     const std::uint32_t total = 2 * n, length = total / 2;
     Way w0 = split(xl, xh, n, 0), w1 = split(xl, xh, n, length);
     for (std::uint32_t k = 0; k < length; ++k) {
-      merge_step(w0, xl, xh, tags, own_from, ranks, info);
-      merge_step(w1, xl, xh, tags, own_from, ranks, info);
+      merge_step(w0, xl, xh, tags, own_from, ranks, info, high);
+      merge_step(w1, xl, xh, tags, own_from, ranks, info, high);
     }
   }
 
@@ -554,6 +559,7 @@ class UnisizeSweep {
           ranks[2 * p + 1],    static_cast<std::uint32_t>(tags[p]),       static_cast<std::uint32_t>(p >= own_from)};
     }
     float* const rank_t = w.rank_t.data();
+    const std::uint32_t* const rank_high = w.rank_high.data();
     if constexpr (kTestT) {
       for (std::uint32_t p = 0; p < n; ++p) rank_t[ranks[2 * p]] = rank_t[ranks[2 * p + 1]] = m[p].t_min;
     }
@@ -568,8 +574,9 @@ class UnisizeSweep {
       const SweepItem it = items[a];
       // Line 12 for every object whose high on y is below p's low. Highs
       // come in the order of lows, so objects leave S in the order they
-      // came, about one per object: one without a branch, then a loop for
-      // the rest.
+      // came, about one per object: one leaves here without a branch, and
+      // every 64 objects the rest catch up. The few left over meanwhile are
+      // told apart in the query by their high.
       {
         const SweepItem& e = items[expired];
         const bool gone = e.high < it.low;
@@ -577,10 +584,12 @@ class UnisizeSweep {
         tree.erase_if(e.r_high, gone);
         expired += static_cast<std::uint32_t>(gone);
       }
-      while (items[expired].high < it.low) {
-        tree.erase_if(items[expired].r_low, true);
-        tree.erase_if(items[expired].r_high, true);
-        ++expired;
+      if ((a & 63) == 63) {
+        while (items[expired].high < it.low) {
+          tree.erase_if(items[expired].r_low, true);
+          tree.erase_if(items[expired].r_high, true);
+          ++expired;
+        }
       }
       // Lines 9-10: every value of S strictly between R[p] and R[p + n]:
       // the range's words of level 0 that level 1 marks as not empty.
@@ -588,7 +597,8 @@ class UnisizeSweep {
       const float p_lo = kTestT ? rank_t[it.r_low] : 0.0f;
       const auto report_pair = [&](std::uint32_t v) {
         const std::uint64_t i = info[v];
-        std::uint64_t counts = ((i >> 32) | it.own) & 1;  // not both straddlers
+        // Not gone (high below p's low), and not both straddlers.
+        std::uint64_t counts = static_cast<std::uint64_t>(rank_high[v] >= it.low) & (((i >> 32) | it.own) & 1);
         if constexpr (kTestT) {
           const float q_lo = rank_t[v];
           counts &= static_cast<std::uint64_t>(q_lo <= p_lo + size_t_ && p_lo <= q_lo + size_t_);

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/builtin.hpp"
 #include "same_as_brute.hpp"
 #include "sapling/box_pruning.hpp"
 #include "sapling/broad_phase.hpp"
@@ -205,8 +206,18 @@ TEST(Unisize, RoundedTranslatesThatNest) {
   }
 }
 
-// More boxes than one strip (8192) holds, crowded along x so that boxes
-// reach across several strips; brute is slow here, so few frames.
+// unisize with strips of `members` own boxes, registered once, so that
+// inputs small enough for brute force have many strips and straddlers.
+std::string unisize_with_strips(std::uint32_t members) {
+  const std::string name = "unisize-strips-" + std::to_string(members);
+  register_algorithm(
+      AlgorithmInfo{name, "unisize, small strips",
+                    [members](const Options& o) { return builtin::make_unisize_with_strips(o, members); }, false});
+  return name;
+}
+
+// Many strips, crowded along x so that boxes reach across several strips:
+// the default strips (16k) and strips of 1000 and 97 boxes.
 TEST(Unisize, ManyStripsAndStraddlers) {
   for (const int dims : {2, 3}) {
     SCOPED_TRACE(dims);
@@ -221,14 +232,18 @@ TEST(Unisize, ManyStripsAndStraddlers) {
     for (int i = 0; i < 20000; ++i) t.add(t.id_for_add(testgen::IdStyle::kSequential, 0), box(t.rng()));
     testgen::random_frame(
         t, 2000, 6000, 2500, box, [&](Rng& rng, const Box3&) { return box(rng); }, testgen::IdStyle::kSequential, 0.5);
-    expect_same_as_brute("unisize", t.take());
+    const Trace trace = t.take();
+    for (const std::string& algo : {std::string("unisize"), unisize_with_strips(1000), unisize_with_strips(97)}) {
+      SCOPED_TRACE(algo);
+      expect_same_as_brute(algo, trace);
+    }
   }
 }
 
-// Strips of both sizes in one sweep: a dense band (hundreds of straddlers
-// per strip: large strips) then a sparse one (a few: small strips of 2048
-// boxes), with ties and touching boxes on the 0.5 grid at every boundary.
-TEST(Unisize, StripsOfBothSizes) {
+// A dense band (hundreds of straddlers per strip) then a sparse one (a
+// few), with ties and touching boxes on the 0.5 grid at every strip
+// boundary, in strips of 2048 boxes.
+TEST(Unisize, DenseAndSparseStrips) {
   for (const int dims : {2, 3}) {
     SCOPED_TRACE(dims);
     TraceBuilder t(dims, 12);
@@ -244,7 +259,7 @@ TEST(Unisize, StripsOfBothSizes) {
     for (int i = 0; i < 16000; ++i) t.add(t.id_for_add(testgen::IdStyle::kSequential, 0), box(t.rng()));
     testgen::random_frame(
         t, 1000, 5000, 1500, box, [&](Rng& rng, const Box3&) { return box(rng); }, testgen::IdStyle::kSequential, 0.5);
-    expect_same_as_brute("unisize", t.take());
+    expect_same_as_brute(unisize_with_strips(2048), t.take());
   }
 }
 

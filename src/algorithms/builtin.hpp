@@ -3,6 +3,7 @@
 // factory, `sapling algos`, and the differential tests.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "sapling/algorithm.hpp"
@@ -31,6 +32,8 @@ std::unique_ptr<Algorithm> make_sort_sweep(const Options& options);
 std::unique_ptr<Algorithm> make_sap(const Options& options);
 std::unique_ptr<Algorithm> make_box_pruning(const Options& options);
 std::unique_ptr<Algorithm> make_unisize(const Options& options);
+/// unisize with strips of `strip_members` own boxes (for tests).
+std::unique_ptr<Algorithm> make_unisize_with_strips(const Options& options, std::uint32_t strip_members);
 std::unique_ptr<Algorithm> make_dual_axis(const Options& options);
 
 }  // namespace sapling::builtin

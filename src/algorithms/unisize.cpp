@@ -17,7 +17,7 @@
 // line 12 takes them out again at p's high.
 //
 // Beyond the paper (each explained where it is done):
-// - strips: the x-sorted boxes are cut into strips of a few thousand, and
+// - strips: the x-sorted boxes are cut into strips of 16k boxes, and
 //   Algorithm 1 runs per strip with local ranks, its arrays in cache; with
 //   a task system of more than one thread, tasks of consecutive strips run
 //   in parallel (measured 1.4x on this 2-vCPU machine with 2 threads, 2^19
@@ -53,7 +53,7 @@
 // for the updates of S, O((n + |C|) log64 n) for the range queries, where
 // |C| is the number of colliding pairs (in practice O(1) per pair: values
 // of S sit together in words): O((n + |C|) log64 n) in 2D, with strips of
-// a few thousand boxes making log64 n two or three. In 3D the two sweep axes
+// 16k boxes making log64 n three. In 3D the two sweep axes
 // are the two along which the boxes spread most (in units of the box size)
 // and the third is tested per candidate (section 7): exact, fast when the
 // world is flat along that axis, without the 2D bound otherwise. When every
@@ -307,9 +307,7 @@ class UnisizeSweep {
     for (std::uint32_t own = 0, end = 0; own < n; own = end) {
       const std::uint32_t cut = members_[own].x_key;
       while (x_high_[first] < cut) ++first;
-      const std::uint32_t straddlers = own - first;
-      const std::uint32_t own_count = straddlers <= kSmallStrip / 8 ? kSmallStrip - straddlers : kLargeStrip;
-      end = n - own > own_count ? own + own_count : n;
+      end = n - own > strip_members_ ? own + strip_members_ : n;
       strips_.push_back(Strip{first, own, end});
       largest = std::max(largest, end - first);
     }
@@ -333,6 +331,8 @@ class UnisizeSweep {
 
   /// Strips run in parallel on `tasks` (null: on the calling thread).
   void set_tasks(TaskSystem* tasks) { tasks_ = tasks; }
+  /// Own boxes per strip (tests: many strips and straddlers in small inputs).
+  void set_strip_members(std::uint32_t members) { strip_members_ = std::max<std::uint32_t>(1, members); }
 
   bool validate() const {
     bool valid = true;
@@ -350,15 +350,13 @@ class UnisizeSweep {
   }
 
  private:
-  // Strip sizes. A strip of k boxes (own and straddlers) has 2k ranks. In
-  // sparse scenes each update of S climbs the whole bit tree, so a strip
-  // takes kSmallStrip boxes, 4096 ranks, two levels, as long as at most a
-  // quarter of them are straddlers; in denser scenes (more straddlers per
-  // strip, and S fuller, so updates stop low in the tree) a strip takes
-  // kLargeStrip own boxes, its arrays ~0.5 MB. Measured on 2^20 squares:
-  // 9% less time at density 0.2, the same within 2% at 0.4 and 0.8,
-  // against kLargeStrip everywhere.
-  static constexpr std::uint32_t kSmallStrip = 2048, kLargeStrip = 8192;
+  // Own boxes per strip (and its straddlers besides): 2 * 16k ranks, S of
+  // three levels, the strip's arrays about 1 MB. Measured on the paper's
+  // scenes against strips of 4k and 8k, and of 2k where few boxes straddle:
+  // as fast at 2^17 boxes, up to 5% faster at 2^18 and 2^19, 3..10% at 2^20
+  // (fewer straddlers, each copied into two strips).
+  static constexpr std::uint32_t kStripMembers = 16384;
+  std::uint32_t strip_members_ = kStripMembers;  // tests make it small
   struct Strip {
     std::uint32_t first, own, end;  // members [first, end), its own from `own`
   };
@@ -375,9 +373,9 @@ class UnisizeSweep {
     std::uint32_t own;  // 1 if the strip's own, 0 for a straddler
   };
   static constexpr std::uint32_t kFoundBuffer = 1024;
-  // Parallel sweeps: a task takes consecutive strips of about kTaskMembers
+  // Parallel sweeps: a task takes consecutive strips of about one strip's
   // members, and there are at most kMaxTasks.
-  static constexpr std::uint32_t kTaskMembers = 16384, kMaxTasks = 256;
+  static constexpr std::uint32_t kMaxTasks = 256;
 
   // What Algorithm 1 needs for one strip at a time: one set per task
   // running (ScratchPool).
@@ -481,7 +479,7 @@ class UnisizeSweep {
     task_first_.clear();
     const auto strips = static_cast<std::uint32_t>(strips_.size());
     if (tasks_ == nullptr || tasks_->concurrency() <= 1 || strips < 2) return 1;
-    const std::uint32_t tasks = std::clamp<std::uint32_t>(n / kTaskMembers, 1, std::min(kMaxTasks, strips));
+    const std::uint32_t tasks = std::clamp<std::uint32_t>(n / strip_members_, 1, std::min(kMaxTasks, strips));
     if (tasks == 1) return 1;
     // Task t starts at the first strip whose own members start at or past
     // t * n / tasks.
@@ -673,7 +671,10 @@ class UnisizeSweep {
 
 class Unisize final : public Algorithm {
  public:
-  explicit Unisize(const Options& options) : tasks_(options) { sweep_.set_tasks(tasks_.get()); }
+  Unisize(const Options& options, std::uint32_t strip_members) : tasks_(options) {
+    sweep_.set_tasks(tasks_.get());
+    if (strip_members != 0) sweep_.set_strip_members(strip_members);
+  }
 
   Status accepts(Operation op, Id id, std::size_t index, const Box3& box) const override {
     // The common case, a box live already, in one test without a branch per
@@ -773,7 +774,11 @@ class Unisize final : public Algorithm {
 
 }  // namespace
 
-std::unique_ptr<Algorithm> make_unisize(const Options& options) { return std::make_unique<Unisize>(options); }
+std::unique_ptr<Algorithm> make_unisize(const Options& options) { return std::make_unique<Unisize>(options, 0); }
+
+std::unique_ptr<Algorithm> make_unisize_with_strips(const Options& options, std::uint32_t strip_members) {
+  return std::make_unique<Unisize>(options, strip_members);
+}
 
 }  // namespace sapling::builtin
 

@@ -265,12 +265,14 @@ struct Axes {
 class UnisizeSweep {
  public:
   // Reports every overlapping pair of the boxes of `live` once, as
-  // report(name, name): names[slot], or the slot if `names` is empty.
+  // report(name, name): names[slot], or the slot if `names` is empty. With
+  // `check`, first checks the input rule (fits_finite) while it reads the
+  // boxes, and reports nothing and returns false if a box breaks it.
   template <class Report>
-  void run(std::span<const Box3> boxes, std::span<const Slot> live, std::span<const Id> names, const Extent& size,
-           Report&& report) {
+  bool run(std::span<const Box3> boxes, std::span<const Slot> live, std::span<const Id> names, const Extent& size,
+           bool check, Report&& report) {
     const auto n = static_cast<std::uint32_t>(live.size());
-    if (n < 2) return;
+    if (n < 2) return n == 0 || !check || fits_finite(boxes[live[0]], size);
     const Axes axes = choose_axes(boxes, live, size);
     size_x_ = size[axes.x];
     size_y_ = size[axes.y];
@@ -284,14 +286,17 @@ class UnisizeSweep {
     x_high_.resize(n);
     tags_.resize(n);
     float t_lo = std::numeric_limits<float>::infinity(), t_hi = -t_lo;
+    bool good = true;
     for (std::uint32_t i = 0; i < n; ++i) {
       const Slot s = live[i];
       const Box3& b = boxes[s];
+      if (check) good &= fits_finite(b, size);  // all conditions evaluated, no branch per box
       members_[i] =
           Member{float_key(b.min[axes.x]), float_key(b.min[axes.y]), names.empty() ? s : names[s], b.min[axes.t]};
       t_lo = std::min(t_lo, b.min[axes.t]);
       t_hi = std::max(t_hi, b.min[axes.t]);
     }
+    if (!good) return false;
     radix_sort(members_, member_scratch_, 3, [](const Member& m, int d) { return digit32(m.x_key, d); });
     for (std::uint32_t i = 0; i < n; ++i) {
       x_high_[i] = high_key(members_[i].x_key, size_x_);
@@ -315,18 +320,24 @@ class UnisizeSweep {
     largest_ = largest;
     switch (BitTree::levels_for(2 * largest)) {
       case 1:
-        return sweep<1>(flat, tasks, report);
+        sweep<1>(flat, tasks, report);
+        break;
       case 2:
-        return sweep<2>(flat, tasks, report);
+        sweep<2>(flat, tasks, report);
+        break;
       case 3:
-        return sweep<3>(flat, tasks, report);
+        sweep<3>(flat, tasks, report);
+        break;
       case 4:
-        return sweep<4>(flat, tasks, report);
+        sweep<4>(flat, tasks, report);
+        break;
       case 5:
-        return sweep<5>(flat, tasks, report);
+        sweep<5>(flat, tasks, report);
+        break;
       default:
-        return sweep<6>(flat, tasks, report);  // 64^6 > 2^32
+        sweep<6>(flat, tasks, report);  // 64^6 > 2^32
     }
+    return true;
   }
 
   /// Strips run in parallel on `tasks` (null: on the calling thread).
@@ -709,7 +720,7 @@ class Unisize final : public Algorithm {
     }
 
     frame_pairs_.clear();
-    sweep_.run(boxes_, live_, ids, size_, [&](Id a, Id b) {
+    sweep_.run(boxes_, live_, ids, size_, /*check=*/false, [&](Id a, Id b) {
       const Id swap = (a ^ b) & (Id{0} - static_cast<Id>(b < a));  // make_pair without a branch on the order
       frame_pairs_.push_back(Pair{a ^ swap, b ^ swap});
     });
@@ -808,33 +819,22 @@ Status UnisizePruner::complete(std::span<const Box3> boxes, std::vector<IndexPai
   builtin::Extent size{};
   if (!builtin::finite(boxes[0])) return Status::unsupported(Operation::kNone, 0, 0, kInfinite);
   if (!builtin::exact_extent(boxes[0], size)) return Status::unsupported(Operation::kNone, 0, 0, kInexactSize);
-  // The input rule checked a block of boxes at a time without a branch per
-  // box (all conditions evaluated, combined with &); a block that fails is
-  // checked again box by box for the first offender and its reason.
-  constexpr std::size_t kBlock = 256;
-  for (std::size_t from = 0; from < boxes.size(); from += kBlock) {
-    const std::size_t to = std::min(boxes.size(), from + kBlock);
-    bool good = true;
-    for (std::size_t i = from; i < to; ++i) {
-      good &= builtin::fits_finite(boxes[i], size);
-    }
-    if (good) continue;
-    for (std::size_t i = from; i < to; ++i) {
-      if (!builtin::finite(boxes[i])) return Status::unsupported(Operation::kNone, static_cast<Id>(i), i, kInfinite);
-      if (!builtin::fits(boxes[i], size)) {
-        return Status::unsupported(Operation::kNone, static_cast<Id>(i), i, kOtherSize);
-      }
-    }
-  }
   const auto n = static_cast<Slot>(boxes.size());
   if (impl_->all.size() != n) {
     impl_->all.resize(n);
     for (Slot s = 0; s < n; ++s) impl_->all[s] = s;
   }
-  impl_->sweep.run(boxes, impl_->all, {}, size, [&out](Slot p, Slot q) {
+  // The input rule is checked while the sweep reads the boxes; if a box
+  // breaks it, nothing is reported and the first offender is named.
+  const bool fit = impl_->sweep.run(boxes, impl_->all, {}, size, /*check=*/true, [&out](Slot p, Slot q) {
     const Slot swap = (p ^ q) & (Slot{0} - static_cast<Slot>(q < p));  // no branch on the order
     out.push_back(IndexPair{p ^ swap, q ^ swap});
   });
+  if (fit) return {};
+  for (std::size_t i = 0; i < boxes.size(); ++i) {
+    if (!builtin::finite(boxes[i])) return Status::unsupported(Operation::kNone, static_cast<Id>(i), i, kInfinite);
+    if (!builtin::fits(boxes[i], size)) return Status::unsupported(Operation::kNone, static_cast<Id>(i), i, kOtherSize);
+  }
   return {};
 }
 

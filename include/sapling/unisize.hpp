@@ -12,7 +12,7 @@
 // refused with StatusCode::kUnsupported naming the first offending index,
 // and nothing is appended.
 //
-// Cost: O(n) radix sorts plus O(n log64 n + |C|) for the sweep in 2D and
+// Cost: O(n) radix sorts plus O((n + |C|) log64 n) for the sweep in 2D and
 // flat 3D worlds (|C| = pairs); in 3D the third axis is tested per
 // candidate. Closed intervals: touching boxes overlap.
 #pragma once

@@ -75,8 +75,12 @@
 //   (bench/results/dual-axis-flat-2026-11-22.md, after kMaxFlatStrips):
 //   0.85..1.00x box pruning's time on all 16 cells, 0.87..0.97x at 2^17 and
 //   2^19, 0.89..1.00x at 2^18, 0.85..1.00x at 2^20 (5.9 vs 6.1 ms at 2^17,
-//   d = 0.2; 110 vs 128 at 2^20, d = 0.8); the clustering run
-//   (cluster-2026-11-22.md): mean 13.2 vs 13.8 ms, median 5.7 vs 5.8;
+//   d = 0.2; 110 vs 128 at 2^20, d = 0.8). The later Table 1 runs
+//   (unisize-table1-2026-11-22b.md, unisize-table1-sapling-2026-11-22.md)
+//   agree up to 2^19 (0.85..1.00x) and put 2^20 at 0.96..1.04x, once 1.10x:
+//   at a million boxes both sweeps wait on memory and one run's frames
+//   differ by more than the two; the clustering run (cluster-2026-11-22b.md):
+//   mean 12.5 vs 13.0 ms, median 5.6 vs 5.7;
 // - 3D worlds (dual-axis-2026-11-22.md, medians of three runs): 1.03..1.22x
 //   box pruning's time: terdiman 10k 1.39 vs 1.17, 100k 61.9 vs 60.7;
 //   allmoving3d 10k 0.65 vs 0.56, 100k 7.2 vs 6.0, 1M 71.8 vs 59.6; tracy

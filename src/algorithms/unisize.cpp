@@ -28,16 +28,20 @@
 //   the range's words of level 0 that hold values, found through level 1
 //   (and above, recursively), and reports each bit by count-trailing-zeros:
 //   O(log64 u) per word that holds a reported value, O(1) per further
-//   value in it. Every value in the range is reported (Claim 1 and line
-//   12 keep only active ranks in S), so this is output-sensitive too, and
-//   the list's upkeep goes: the predecessor search on every insertion and
-//   the relinking on every deletion. Measured: the sweep 30% faster, the
-//   one-shot frame 13% (2^17 squares, d = 0.2 and 0.8), against the
-//   linked tree with lazy deletion of the previous version;
+//   value in it. Nearly every value in the range is reported (Claim 1,
+//   and line 12 keeps S to the active ranks but for a few, below), so this
+//   is output-sensitive too, and the list's upkeep goes: the predecessor
+//   search on every insertion and the relinking on every deletion.
+//   Measured: the sweep 30% faster, the one-shot frame 13% (2^17 squares,
+//   d = 0.2 and 0.8), against the linked tree with lazy deletion of the
+//   previous version;
 // - line 12 without a merge of lows and highs on y: highs come in the
 //   order of lows (the size rule), so objects leave S in the order they
-//   entered; before each low, the objects whose high is below it leave,
-//   one tested without a branch and the rest, rarely, in a loop;
+//   entered. Before each low one object leaves if its high is below the
+//   low, without a branch, and every 64 lows the rest catch up in a loop;
+//   the few gone objects left in S meanwhile are told apart in the query
+//   by their high (6-7% off the one-shot frame, against a loop before
+//   every low, whose exit the predictor missed every other time);
 // - no unpredictable branches in the other hot loops: the rank merge
 //   (lines 2-3) selects by masks and runs as two interleaved merges split
 //   at a merge-path diagonal; S's updates run through every level without
@@ -47,7 +51,8 @@
 //   for all boxes, and per strip on y;
 // - persistence by PairManager::assign (a bulk sort and merge of the
 //   frame's pairs), as box-pruning's recompute adapter does;
-// - UnisizePruner checks its input rule a block of boxes at a time.
+// - UnisizePruner checks its input rule while the sweep first reads the
+//   boxes (one pass over them), and names the first offender only after.
 //
 // Cost per frame: O(n) for the radix sorts and the merges, O(n log64 n)
 // for the updates of S, O((n + |C|) log64 n) for the range queries, where
@@ -97,32 +102,32 @@
 //
 // When to choose it, and what it costs here (one thread, 2-vCPU AMD EPYC
 // shared with other work: figures move 5-10% between runs;
-// bench/results/unisize-table1-sapling-2026-11-22.md, the latest, and
-// unisize-table1-2026-11-22.md, with CGAL and sort-sweep):
+// bench/results/unisize-table1-2026-11-22b.md, all seven contenders, and
+// unisize-table1-sapling-2026-11-22.md, the sapling ones over more frames):
 // - the paper's Table 1 (2^17..2^20 squares, density 0.2..0.8): the sweep
-//   alone (unisize-oneshot) takes 5.9..7.8 ms at 2^17 and 57..67 ms at 2^20,
-//   nearly flat in the density (the paper: 17..18 and 215..220 ms; CGAL
-//   here 17..51x slower, 30..51x at 2^20); the persistent algorithm
-//   7.3..10.7 and 71..91 ms.
-//   Against our box-pruning, whose grid makes it output-sensitive in 2D too
-//   (not the single-axis box pruning of Terdiman's that takes 400..700 ms at
-//   2^20): persistent against persistent 1.2..1.3x as fast at 2^20 and
-//   density 0.6..0.8, 1.02..1.06x at 0.8 below 2^20, 0.97..0.99x at 0.6,
-//   and slower at 0.4 (0.92..0.95x) and 0.2 (0.82..0.88x), where the grid
-//   has few candidates and its cost per box falls with the density while
-//   this sweep's does not;
+//   alone (unisize-oneshot) takes 5.1..6.6 ms at 2^17 and 44..58 ms at
+//   2^20, nearly flat in the density (the paper: 17..18 and 215..220 ms;
+//   CGAL here 21..59x slower, 36..59x at 2^20); the persistent algorithm
+//   6.3..9.1 and 54..78 ms. Against our box-pruning, whose grid makes it
+//   output-sensitive in 2D too (not the single-axis box pruning of
+//   Terdiman's that takes 400..700 ms at 2^20): persistent against
+//   persistent 1.04..1.66x as fast on every cell of both runs (1.04..1.12x
+//   at density 0.2, 1.11..1.19x at 0.4, 1.14..1.29x above but for 1.66x
+//   at 2^20, d = 0.8, in the first); one-shot
+//   against one-shot 0.96..1.06x at density 0.2, 0.98..1.16x at 0.4 and
+//   1.10..1.28x above;
 // - the paper's Figure 4 (100k cubes converging on a plane, 500 frames, up
-//   to 1.66M pairs; unisize-cluster-2026-11-22.md): the sweep's median
-//   frame 5.4 ms, mean 7.9 (the paper: 13.2, 13.5); the persistent
-//   algorithm's median 6.9 ms, mean 21.8, the mean being the frames at the
-//   peak, where a million pairs start or stop;
-// - where the time goes (2^17, density 0.2, cachegrind: about 560
-//   instructions per box): the sweep of S 55% (about 2.4 walk steps per box,
-//   two of them lazy unlinks, and one mispredicted walk exit), making and
-//   sorting the members on x 20%, the strips' y sorts 13%, the rank merge
-//   11%. Tried without gain: a fixed number of masked walk steps before the
-//   loop (to spare the exit's misprediction), S's top word held in a
-//   register, strips of 1024 or 4096 boxes.
+//   to 1.66M pairs; cluster-2026-11-22b.md): the sweep's median frame
+//   4.2 ms, mean 5.6, worst 18.0 (the paper: 13.2, 13.5, 17.5); the
+//   persistent algorithm's median 5.2 ms, mean 11.6, the mean being the
+//   frames at the peak, where a million pairs start or stop;
+// - where the time goes (2^17, density 0.2, one-shot): the sweep of S 51%,
+//   making and sorting the members on x 23%, the strips' y sorts 12%, the
+//   rank merge 10%, gathering the sweep's items 4%. Tried without gain:
+//   masked (branch-free) reports of the first value of each word of a
+//   query, a counting sort into bins of x before sorting each bin in
+//   cache, strips of 1k..8k boxes; with the linked tree of the previous
+//   version, masked walk steps and S's top word held in a register.
 // So: unisize for many boxes of one size with many overlaps (dense crowds,
 // particles, tiles; flat worlds above all), where its time stays flat while
 // candidates multiply for sweeps on one axis; box-pruning for sparse scenes

@@ -23,7 +23,7 @@ std::vector<AlgorithmInfo>& registry() {
        builtin::make_box_pruning},
       {"unisize",
        "boxes of one size only (Capannini & Larsson): radix-sorted ranks on one axis, sweep of the other with a "
-       "linked succinct bit tree, O(n log64 n + pairs) in 2D; refuses boxes of another size",
+       "succinct bit tree, O((n + pairs) log64 n) in 2D; refuses boxes of another size",
        builtin::make_unisize, /*accepts_any_box=*/false},
       {"dual-axis",
        "any boxes: per cell of a grid, a sweep on x with the active boxes in a bitmap over their ranks on y, "

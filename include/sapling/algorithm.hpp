@@ -56,9 +56,17 @@ class Algorithm {
   /// the call. The BroadPhase calls this only for frames with operations.
   virtual void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) = 0;
 
-  /// Refuses a box this algorithm cannot take (for example a box of another
-  /// size for a unisize method); the BroadPhase asks before staging it.
-  virtual Status accepts(Operation /*op*/, Id /*id*/, std::size_t /*index*/, const Box3& /*box*/) const { return {}; }
+  /// Refuses boxes this algorithm cannot take (for example a box of another
+  /// size for a unisize method). The BroadPhase asks once per add or move
+  /// batch, after it has accepted every id and box of it, with `staged` the
+  /// frame's operations accepted before this batch. Must not change the
+  /// algorithm: a refused batch leaves nothing behind, and an accepted one
+  /// reaches the algorithm only through update(). A refusal names the
+  /// offending element: its id and its index in `boxes`.
+  virtual Status accepts(Operation /*op*/, std::span<const Id> /*ids*/, std::span<const Box3> /*boxes*/,
+                         const FrameOps& /*staged*/) const {
+    return {};
+  }
 
   /// Bytes held by the algorithm's own structures.
   virtual std::size_t memory_bytes() const { return 0; }

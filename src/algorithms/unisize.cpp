@@ -84,12 +84,9 @@
 // Other boxes are refused by accepts() with kUnsupported. The size stays
 // fixed while any box is live at the start of a frame (removing every box
 // and adding boxes of another size in the same frame is refused); once a
-// frame ends with no box live, the next box added fixes it anew. accepts()
-// cannot see a batch that the broad phase itself refuses after accepting
-// its first box (an invalid box or a duplicate id further on), so while no
-// box is live such a refused batch can leave its first box's size as the
-// size until the next update with operations. A refusal by this algorithm
-// leaves nothing. Choose unisize for many boxes of one size, flat worlds
+// frame ends with no box live, the first box added fixes it anew. accepts()
+// sees a batch only once the broad phase has accepted all of it, and
+// records nothing: a refused batch leaves nothing. Choose unisize for many boxes of one size, flat worlds
 // above all (crowds, particles, tiles); dual-axis for any boxes.
 //
 // Persistence: each frame with operations sweeps all live boxes (a one-shot
@@ -138,7 +135,6 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -692,37 +688,36 @@ class Unisize final : public Algorithm {
     if (strip_members != 0) sweep_.set_strip_members(strip_members);
   }
 
-  Status accepts(Operation op, Id id, std::size_t index, const Box3& box) const override {
-    // The common case, a box live already, in one test without a branch per
-    // axis (as in UnisizePruner::complete); a failure is sorted out below.
-    if (live_.size() > 0 && fits_finite(box, size_)) return {};
-    if (!finite(box)) return Status::unsupported(op, id, index, kInfinite);
-    if (live_.size() > 0) return Status::unsupported(op, id, index, kOtherSize);
-    // No box live: only adds reach here, and the first one fixes the size
-    // for the frame. A batch refused here is undone by the broad phase, so
-    // the size it fixed is dropped with it.
-    if (index == 0) batch_start_ = pending_;
-    if (!pending_) {
-      Extent e;
-      if (!exact_extent(box, e)) return Status::unsupported(op, id, index, kInexactSize);
-      pending_ = e;
-      return {};
+  Status accepts(Operation op, std::span<const Id> ids, std::span<const Box3> boxes,
+                 const FrameOps& staged) const override {
+    // The size: the live boxes', else (none live) the first box added this
+    // frame fixes it. Nothing is recorded here: update() fixes the size
+    // from the frame's first added box, so a refused batch leaves nothing.
+    if (boxes.empty()) return {};
+    Extent size = size_;
+    std::size_t i = 0;
+    if (live_.empty()) {
+      const Box3& first = staged.added_boxes.empty() ? boxes[0] : staged.added_boxes[0];
+      if (!finite(first)) return Status::unsupported(op, ids[0], 0, kInfinite);
+      if (!exact_extent(first, size)) return Status::unsupported(op, ids[0], 0, kInexactSize);
     }
-    if (fits(box, *pending_)) return {};
-    pending_ = batch_start_;
-    return Status::unsupported(op, id, index, kOtherSize);
+    // The common case in one test per box without a branch per axis (as in
+    // UnisizePruner::complete); a failure is sorted out below.
+    for (; i < boxes.size(); ++i) {
+      if (fits_finite(boxes[i], size)) continue;
+      if (!finite(boxes[i])) return Status::unsupported(op, ids[i], i, kInfinite);
+      return Status::unsupported(op, ids[i], i, kOtherSize);
+    }
+    return {};
   }
 
   void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override {
+    // A frame that adds to an empty set fixes the size from its first box
+    // (accepts() checked that it is exact and that the rest fit it).
+    if (live_.empty() && !ops.added.empty()) exact_extent(ops.added_boxes[0], size_);
     for (const Slot s : ops.removed) erase(s);
     for (std::size_t k = 0; k < ops.moved.size(); ++k) boxes_[ops.moved[k]] = ops.moved_boxes[k];
     for (std::size_t k = 0; k < ops.added.size(); ++k) insert(ops.added[k], ops.added_boxes[k]);
-    if (live_.empty()) {
-      pending_.reset();
-    } else if (pending_) {
-      size_ = *pending_;  // the frame's adds fixed it
-      pending_.reset();
-    }
 
     frame_pairs_.clear();
     sweep_.run(boxes_, live_, ids, size_, /*check=*/false, [&](Id a, Id b) {
@@ -777,12 +772,10 @@ class Unisize final : public Algorithm {
     position_[s] = kNotLive;
   }
 
-  std::vector<Box3> boxes_;                // by slot
-  std::vector<Slot> live_;                 // the live slots
-  std::vector<std::uint32_t> position_;    // slot -> index in live_, or kNotLive
-  Extent size_{};                          // every live box's size
-  mutable std::optional<Extent> pending_;  // size fixed this frame while none is live
-  mutable std::optional<Extent> batch_start_;
+  std::vector<Box3> boxes_;              // by slot
+  std::vector<Slot> live_;               // the live slots
+  std::vector<std::uint32_t> position_;  // slot -> index in live_, or kNotLive
+  Extent size_{};                        // every live box's size
   OptionTasks tasks_;
   UnisizeSweep sweep_;
   std::vector<Pair> frame_pairs_;  // the frame's pairs as ids, handed to PairManager::assign

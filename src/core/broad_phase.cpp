@@ -75,7 +75,6 @@ Status BroadPhase::stage_add(std::span<const Id> ids, std::span<const Box3> boxe
       refusal = Status::id_error(touched ? StatusCode::kRepeatedId : StatusCode::kDuplicateId, Operation::kAdd, id, i);
       break;
     }
-    if (refusal = algorithm_->accepts(Operation::kAdd, id, i, boxes[i]); !refusal) break;
     const Slot s = allocate_slot();
     slot_of_id_.insert(id, s);
     id_of_slot_[s] = id;
@@ -84,7 +83,11 @@ Status BroadPhase::stage_add(std::span<const Id> ids, std::span<const Box3> boxe
     added_.push_back(s);
     added_boxes_.push_back(boxes[i]);
   }
-  if (refusal) return refusal;
+  if (refusal) {  // the algorithm's say comes last, on the whole batch
+    const FrameOps staged{removed_, moved_, moved_boxes_, std::span(added_).first(staged_before),
+                          std::span(added_boxes_).first(staged_before)};
+    if (refusal = algorithm_->accepts(Operation::kAdd, ids, boxes, staged); refusal) return refusal;
+  }
   // Undo the accepted part of the batch, newest first, so the free list is
   // restored to the exact order it had.
   while (added_.size() > staged_before) {
@@ -124,13 +127,15 @@ Status BroadPhase::stage_change(Operation op, std::span<const Id> ids, std::span
       refusal = Status::id_error(StatusCode::kRepeatedId, op, id, i);
       break;
     }
-    if (is_move) {
-      if (refusal = algorithm_->accepts(op, id, i, boxes[i]); !refusal) break;
-      moved_boxes_.push_back(boxes[i]);
-    }
+    if (is_move) moved_boxes_.push_back(boxes[i]);
     old_stamps_.push_back(stamp_[s]);
     stamp_[s] = stamp;
     staged.push_back(s);
+  }
+  if (refusal && is_move) {  // the algorithm's say comes last, on the whole batch
+    const FrameOps before{removed_, std::span(moved_).first(staged_before),
+                          std::span(moved_boxes_).first(staged_before), added_, added_boxes_};
+    refusal = algorithm_->accepts(op, ids, boxes, before);
   }
   if (refusal) return refusal;
   for (std::size_t k = staged.size(); k-- > staged_before;) stamp_[staged[k]] = old_stamps_[k - staged_before];

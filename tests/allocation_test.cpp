@@ -116,9 +116,17 @@ builtin::SapCounters run_sap_frames(const SapFrames& p) {
   for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<Id>(i * 3 + 2);
   const std::span<const Id> set_a(ids.data() + p.n - p.churn, p.churn), set_b(ids.data() + p.n, p.churn),
       moving(ids.data(), p.movers);
-  auto owned = std::make_unique<builtin::SweepAndPrune>(Options{});
-  const builtin::SweepAndPrune& sap = *owned;
-  BroadPhase bp("sap", std::move(owned), Options{});
+  const builtin::SweepAndPrune* made = nullptr;
+  auto broad_phase = BroadPhase::create(
+      "sap",
+      [&made](const Options& o) {
+        auto sap = std::make_unique<builtin::SweepAndPrune>(o);
+        made = sap.get();
+        return std::unique_ptr<Algorithm>(std::move(sap));
+      },
+      Options{});
+  BroadPhase& bp = *broad_phase;
+  const builtin::SweepAndPrune& sap = *made;
   EXPECT_TRUE(bp.add(std::span<const Id>(ids.data(), p.n), std::span<const Box3>(even.data(), p.n)));
   bp.update();
   std::vector<Box3> moved(p.movers), added(p.churn);

@@ -50,10 +50,15 @@ std::string show(const std::vector<Pair>& pairs) {
 class Twin {
  public:
   explicit Twin(int dims = 3, bool walk_only = false) : options_{.dims = dims} {
-    auto sap = std::make_unique<SweepAndPrune>(options_);
-    sap->set_walk_only(walk_only);
-    sap_ = sap.get();
-    bp_ = std::make_unique<BroadPhase>("sap", std::move(sap), options_);
+    bp_ = BroadPhase::create(
+        "sap",
+        [this, walk_only](const Options& o) {
+          auto sap = std::make_unique<SweepAndPrune>(o);
+          sap->set_walk_only(walk_only);
+          sap_ = sap.get();
+          return std::unique_ptr<Algorithm>(std::move(sap));
+        },
+        options_);
     ref_ = BroadPhase::create("brute", options_);
   }
 
@@ -748,7 +753,9 @@ TEST(SapPaths, RemovalsMovesAndAddsInOneFrame) {
 TEST(SapMemory, ReportsItsArrays) {
   SweepAndPrune sap(Options{});
   const std::size_t empty = sap.memory_bytes();
-  auto bp = std::make_unique<BroadPhase>("sap", std::make_unique<SweepAndPrune>(Options{}), Options{});
+  auto bp = BroadPhase::create(
+      "sap", [](const Options& o) { return std::unique_ptr<Algorithm>(std::make_unique<SweepAndPrune>(o)); },
+      Options{});
   const std::vector<Id> ids = id_range(0, 10000);
   ASSERT_TRUE(bp->add(ids, scattered(10000, 60, 1, 9)));
   bp->update();

@@ -210,9 +210,10 @@ TEST(Unisize, RoundedTranslatesThatNest) {
 // inputs small enough for brute force have many strips and straddlers.
 std::string unisize_with_strips(std::uint32_t members) {
   const std::string name = "unisize-strips-" + std::to_string(members);
-  register_algorithm(
+  // Registered once per size: a second registration of the name is refused.
+  static_cast<void>(register_algorithm(
       AlgorithmInfo{name, "unisize, small strips",
-                    [members](const Options& o) { return builtin::make_unisize_with_strips(o, members); }, false});
+                    [members](const Options& o) { return builtin::make_unisize_with_strips(o, members); }, false}));
   return name;
 }
 

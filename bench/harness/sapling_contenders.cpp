@@ -304,7 +304,7 @@ void add_sapling_contenders(std::vector<ContenderInfo>& out) {
                  }});
   for (const AlgorithmInfo& algo : algorithms()) {
     out.push_back({algo.name, "sapling", "BroadPhase \"" + algo.name + "\": " + algo.description, Query::kComplete,
-                   [&algo](const ContenderOptions& o) -> std::unique_ptr<Contender> {
+                   [algo](const ContenderOptions& o) -> std::unique_ptr<Contender> {
                      return std::make_unique<BroadPhaseContender>(algo, o.threads);
                    }});
   }
@@ -313,7 +313,7 @@ void add_sapling_contenders(std::vector<ContenderInfo>& out) {
     if (algo.name != "sap") continue;
     ContenderInfo info{"sap-one-by-one", "sapling",
                        "BroadPhase \"sap\", each box inserted after frame 0 in an update() of its own (opt-in)",
-                       Query::kComplete, [&algo](const ContenderOptions& o) -> std::unique_ptr<Contender> {
+                       Query::kComplete, [algo](const ContenderOptions& o) -> std::unique_ptr<Contender> {
                          return std::make_unique<BroadPhaseContender>(algo, o.threads, true);
                        }};
     info.opt_in = true;

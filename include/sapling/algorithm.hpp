@@ -39,10 +39,24 @@ struct FrameOps {
 class TaskSystem;
 
 /// What a BroadPhase is told about its input and resources when created.
+/// BroadPhase::create() refuses options out of range, saying which.
 struct Options {
-  int dims = 3;                 ///< 2: every box lies in the plane z = 0 (lifted Box2)
-  unsigned threads = 1;         ///< threads for parallel algorithms; 0 = all hardware threads
-  TaskSystem* tasks = nullptr;  ///< the engine's task system; overrides `threads` when set
+  /// 3, or 2: every box lies in the plane z = 0 (Box2, or a Box3 with z =
+  /// [0, 0]: any other is refused with BoxFault::kOffPlane).
+  int dims = 3;
+  /// Threads for the parallel algorithms, 1..ThreadPool::kMaxThreads; 0 =
+  /// all hardware threads. Where the system starts fewer, the broad phase
+  /// runs on those: BroadPhase::concurrency() tells how many.
+  unsigned threads = 1;
+  /// The engine's task system; overrides `threads` when set. Must outlive
+  /// the broad phase.
+  TaskSystem* tasks = nullptr;
+  /// The most pairs a frame may hold (the previous frame's plus those it
+  /// creates), 0 for no limit: a frame that would exceed it is refused with
+  /// StatusCode::kPairBudget in FrameDelta::status instead of exhausting
+  /// memory, and its operations are dropped. Recomputing algorithms hold
+  /// the frame's pairs once (8 bytes each) before the check.
+  std::size_t max_pairs = 0;
 };
 
 /// A persistent broad-phase algorithm.
@@ -54,6 +68,8 @@ class Algorithm {
   /// stops overlapping (PairManager::add/remove), in terms of user ids:
   /// slot s belongs to user id `ids[s]`. Removed slots keep their id during
   /// the call. The BroadPhase calls this only for frames with operations.
+  /// It may throw std::bad_alloc or PairBudgetExceeded part-way: the
+  /// BroadPhase then discards the algorithm and makes a new one.
   virtual void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) = 0;
 
   /// Refuses boxes this algorithm cannot take (for example a box of another
@@ -61,8 +77,10 @@ class Algorithm {
   /// batch, after it has accepted every id and box of it, with `staged` the
   /// frame's operations accepted before this batch. Must not change the
   /// algorithm: a refused batch leaves nothing behind, and an accepted one
-  /// reaches the algorithm only through update(). A refusal names the
-  /// offending element: its id and its index in `boxes`.
+  /// reaches the algorithm only through update(). Answers from the state of
+  /// the last update() that returned: one that threw part-way (out of
+  /// memory) must not change the answer. A refusal names the offending
+  /// element: its id and its index in `boxes`.
   virtual Status accepts(Operation /*op*/, std::span<const Id> /*ids*/, std::span<const Box3> /*boxes*/,
                          const FrameOps& /*staged*/) const {
     return {};

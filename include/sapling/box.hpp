@@ -48,6 +48,7 @@ enum class BoxFault : std::uint8_t {
   kNanMin,         ///< min[axis] is NaN
   kNanMax,         ///< max[axis] is NaN
   kMinGreaterMax,  ///< min[axis] > max[axis]
+  kOffPlane,       ///< z is not [0, 0] in a broad phase created with Options::dims = 2
 };
 
 struct BoxCheck {

@@ -11,7 +11,7 @@
 // Status that names the operation, the id, its position in the batch and the
 // reason, and leaves the broad phase exactly as it was: a batch is taken
 // whole or not at all. No call throws, except std::bad_alloc when memory
-// runs out.
+// runs out, and then the broad phase stays valid and usable (see update()).
 #pragma once
 
 #include <cstddef>
@@ -29,6 +29,7 @@
 #include "sapling/pair.hpp"
 #include "sapling/pair_manager.hpp"
 #include "sapling/status.hpp"
+#include "sapling/task_system.hpp"
 
 namespace sapling {
 
@@ -37,15 +38,29 @@ namespace sapling {
 struct FrameDelta {
   std::span<const Pair> created;
   std::span<const Pair> deleted;
+  /// Ok, or why the frame was refused (StatusCode::kPairBudget: more pairs
+  /// than Options::max_pairs); a refused frame reports no pair, its
+  /// operations are dropped and the broad phase is as before the frame.
+  Status status;
 };
+
+/// Makes an algorithm for the given options; null if it cannot.
+using AlgorithmFactory = std::function<std::unique_ptr<Algorithm>(const Options&)>;
 
 class BroadPhase {
  public:
   /// A broad phase running the registered algorithm `name` (see
-  /// algorithms()), or null if no algorithm has that name.
-  static std::unique_ptr<BroadPhase> create(std::string_view name, const Options& options = {});
+  /// algorithms()), or null, with the reason in `*why` when given: an
+  /// unknown name, options out of range (dims other than 2 or 3, more than
+  /// ThreadPool::kMaxThreads threads), or a factory that made nothing.
+  static std::unique_ptr<BroadPhase> create(std::string_view name, const Options& options = {}, Status* why = nullptr);
+  /// The same with an algorithm of your own that is not registered.
+  static std::unique_ptr<BroadPhase> create(std::string name, AlgorithmFactory make, const Options& options,
+                                            Status* why = nullptr);
 
-  BroadPhase(std::string name, std::unique_ptr<Algorithm> algorithm, const Options& options);
+  ~BroadPhase();
+  BroadPhase(const BroadPhase&) = delete;
+  BroadPhase& operator=(const BroadPhase&) = delete;
 
   /// Stages objects to appear at the next update(). Refused if the spans
   /// differ in length, a box is invalid, an id is live, or an id already has
@@ -67,6 +82,14 @@ class BroadPhase {
   /// Applies the staged operations (removals, then moves, then adds) and
   /// returns the frame's created and deleted pairs. A frame without
   /// operations costs nothing and reports nothing.
+  ///
+  /// When memory runs out, update() throws std::bad_alloc and the broad
+  /// phase is as before the call: the frame's operations are still staged,
+  /// pairs() and contains() are the previous frame's, and the next update()
+  /// with memory available applies the frame and reports its exact delta
+  /// (rebuilding the algorithm's structures from the live boxes once).
+  /// With Options::max_pairs, a frame that would exceed it is refused in
+  /// FrameDelta::status (then its operations are dropped).
   const FrameDelta& update();
 
   /// Every pair overlapping after the last update(), contiguous, each with
@@ -83,6 +106,9 @@ class BroadPhase {
   std::uint64_t frame() const noexcept { return frame_; }
   std::string_view algorithm_name() const noexcept { return name_; }
   const Options& options() const noexcept { return options_; }
+  /// Threads the algorithm runs on: Options::threads, or fewer where the
+  /// system would not start them all; the task system's with Options::tasks.
+  unsigned concurrency() const noexcept;
 
   /// Bytes held by the broad phase, its algorithm and its pair manager.
   std::size_t memory_bytes() const noexcept;
@@ -97,18 +123,28 @@ class BroadPhase {
  private:
   enum class SlotState : std::uint8_t { kFree, kPendingAdd, kLive };
 
+  BroadPhase(std::string name, AlgorithmFactory make, const Options& options, std::unique_ptr<ThreadPool> pool,
+             std::unique_ptr<Algorithm> algorithm);
   Status stage_add(std::span<const Id> ids, std::span<const Box3> boxes);
   Status stage_change(Operation op, std::span<const Id> ids, std::span<const Box3> boxes);
   Slot allocate_slot();
+  BoxCheck check_input_box(const Box3& box) const noexcept;
+  void apply_to_fresh_algorithm();
+  void drop_staged();
+  void commit_frame();
 
   std::string name_;
+  AlgorithmFactory make_;             // remakes the algorithm after a failed frame
+  Options options_;                   // as given by the user
+  std::unique_ptr<ThreadPool> pool_;  // Options::threads' pool; outlives algorithm_
   std::unique_ptr<Algorithm> algorithm_;
-  Options options_;
+  bool remake_algorithm_ = false;  // a frame failed part-way: the algorithm's state is lost
 
   IdIndex slot_of_id_;                // live and pending-add ids -> slot
   std::vector<Id> id_of_slot_;        // slot -> user id
   std::vector<SlotState> state_;      // slot -> state
   std::vector<std::uint64_t> stamp_;  // slot -> frame+1 of its last staged operation
+  std::vector<Box3> box_of_slot_;     // slot -> box of a live object, as of the last update()
   std::vector<Slot> free_slots_;      // LIFO
 
   // This frame's staged operations.
@@ -127,19 +163,22 @@ class BroadPhase {
 
 /// A registered algorithm: what `sapling algos` lists and create() builds.
 struct AlgorithmInfo {
-  std::string name;
+  std::string name;  ///< letters, digits, '-' and '_' only
   std::string description;
-  std::function<std::unique_ptr<Algorithm>(const Options&)> make;
+  AlgorithmFactory make;
   /// False for an algorithm made for some boxes only (e.g. `unisize`: boxes
   /// of one size); it refuses others with StatusCode::kUnsupported.
   bool accepts_any_box = true;
 };
 
-/// Every registered algorithm, built-in ones first, in registration order.
-std::span<const AlgorithmInfo> algorithms();
+/// Every registered algorithm, built-in ones first, in registration order:
+/// a copy, unaffected by later registrations. Safe from any thread.
+std::vector<AlgorithmInfo> algorithms();
 
 /// Adds an algorithm to the registry (and so to create(), the command line
-/// and the differential tests). Returns false if the name is taken.
-bool register_algorithm(AlgorithmInfo info);
+/// and the differential tests). Refused (kInvalidArgument, saying why) for a
+/// name that is taken, empty, or has a character other than a letter, a
+/// digit, '-' or '_', and for a registration without a factory.
+Status register_algorithm(AlgorithmInfo info);
 
 }  // namespace sapling

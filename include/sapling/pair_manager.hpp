@@ -15,10 +15,17 @@
 //
 // Memory: 8 bytes per pair in the array, 1 byte of flags, and 16 bytes per
 // hash slot at load 1/4..1/2 (32..64 bytes per pair).
+//
+// Failure: every call either completes or, when an allocation fails (or the
+// budget is exceeded), throws having changed nothing, so a frame cut short
+// by an exception leaves the frame's earlier calls recorded, and
+// abandon_frame() (which cannot fail) returns to the set of the previous
+// end_frame().
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <span>
 #include <vector>
 
@@ -27,12 +34,22 @@
 
 namespace sapling {
 
+/// Thrown by PairManager when a frame would hold more pairs than its budget
+/// (set_budget(), from Options::max_pairs). BroadPhase::update() catches it
+/// and refuses the frame with StatusCode::kPairBudget.
+struct PairBudgetExceeded : std::exception {
+  const char* what() const noexcept override { return "sapling: pair budget exceeded"; }
+};
+
 class PairManager {
  public:
   /// Records that {x, y} overlaps now. Requires x != y.
   void add(Id x, Id y) {
     if (index_stale_) rebuild_index();
     const Pair p = make_pair(x, y);
+    // Room first (the slow path, rarely taken), so that nothing below fails
+    // after the index has changed.
+    if ((pairs_.size() == pairs_.capacity() || pairs_.size() == budget_) && !make_room(p)) return;
     const auto [index, inserted] = index_.insert(pair_key(p), static_cast<std::uint32_t>(pairs_.size()));
     if (inserted) {
       pairs_.push_back(p);
@@ -90,6 +107,17 @@ class PairManager {
   /// order) to the two vectors, and applies the removals.
   void end_frame(std::vector<Pair>& created, std::vector<Pair>& deleted);
 
+  /// Forgets the frame's calls so far: the set is again the one of the
+  /// previous end_frame(). Never fails; for a frame cut short by an
+  /// exception.
+  void abandon_frame() noexcept;
+
+  /// The most pairs a frame may hold (those of the previous frame and the
+  /// new ones), 0 for no limit; beyond it add() and assign() throw
+  /// PairBudgetExceeded.
+  void set_budget(std::size_t pairs) noexcept { budget_ = pairs; }
+  std::size_t budget() const noexcept { return budget_; }
+
   /// All current pairs, contiguous; valid after end_frame() until the next
   /// call that changes the manager. The order is deterministic for a given
   /// sequence of calls, otherwise unspecified (sorted after assign()).
@@ -111,6 +139,7 @@ class PairManager {
 
   void rebuild_index();
   bool sorted_contains(Pair p) const;
+  bool make_room(Pair p);  // false if p is a pair already (then recorded as present)
 
   void mark_removed(std::uint32_t index) {
     std::uint8_t& f = flags_[index];
@@ -129,6 +158,7 @@ class PairManager {
   std::vector<Pair> assigned_created_, assigned_deleted_;
   std::vector<std::uint64_t> sort_keys_, sort_scratch_;  // scratch of assign()
   std::vector<std::uint32_t> sort_counts_;
+  std::size_t budget_ = 0;
 };
 
 }  // namespace sapling

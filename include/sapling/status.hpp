@@ -20,11 +20,12 @@ enum class StatusCode : std::uint8_t {
   kRepeatedId,       ///< a second operation on one id in one frame
   kSizeMismatch,     ///< ids and boxes spans of different lengths
   kUnsupported,      ///< the algorithm cannot take this input (see detail())
-  kInvalidArgument,  ///< an option or argument out of range
+  kInvalidArgument,  ///< an option, a name or an argument out of range (see detail())
+  kPairBudget,       ///< the frame would hold more pairs than Options::max_pairs
 };
 
 /// Which call a Status is about.
-enum class Operation : std::uint8_t { kNone, kAdd, kMove, kRemove, kCreate };
+enum class Operation : std::uint8_t { kNone, kAdd, kMove, kRemove, kCreate, kRegister, kUpdate };
 
 class [[nodiscard]] Status {
  public:
@@ -49,9 +50,16 @@ class [[nodiscard]] Status {
     s.detail_ = detail;
     return s;
   }
-  static Status invalid_argument(const char* detail) {
-    Status s(StatusCode::kInvalidArgument, Operation::kNone, 0, 0);
+  /// `detail` must be a string with static storage duration.
+  static Status invalid_argument(Operation op, const char* detail) {
+    Status s(StatusCode::kInvalidArgument, op, 0, 0);
     s.detail_ = detail;
+    return s;
+  }
+  /// A frame refused by the pair budget; `budget` is Options::max_pairs.
+  static Status pair_budget(std::size_t budget) {
+    Status s(StatusCode::kPairBudget, Operation::kUpdate, 0, 0);
+    s.count_ = budget;
     return s;
   }
 

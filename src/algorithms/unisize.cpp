@@ -696,7 +696,7 @@ class Unisize final : public Algorithm {
     if (boxes.empty()) return {};
     Extent size = size_;
     std::size_t i = 0;
-    if (live_.empty()) {
+    if (!any_live_) {
       const Box3& first = staged.added_boxes.empty() ? boxes[0] : staged.added_boxes[0];
       if (!finite(first)) return Status::unsupported(op, ids[0], 0, kInfinite);
       if (!exact_extent(first, size)) return Status::unsupported(op, ids[0], 0, kInexactSize);
@@ -714,7 +714,7 @@ class Unisize final : public Algorithm {
   void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override {
     // A frame that adds to an empty set fixes the size from its first box
     // (accepts() checked that it is exact and that the rest fit it).
-    if (live_.empty() && !ops.added.empty()) exact_extent(ops.added_boxes[0], size_);
+    if (!any_live_ && !ops.added.empty()) exact_extent(ops.added_boxes[0], size_);
     for (const Slot s : ops.removed) erase(s);
     for (std::size_t k = 0; k < ops.moved.size(); ++k) boxes_[ops.moved[k]] = ops.moved_boxes[k];
     for (std::size_t k = 0; k < ops.added.size(); ++k) insert(ops.added[k], ops.added_boxes[k]);
@@ -725,6 +725,7 @@ class Unisize final : public Algorithm {
       frame_pairs_.push_back(Pair{a ^ swap, b ^ swap});
     });
     pairs.assign(frame_pairs_);  // sorted and diffed in bulk; frame_pairs_ gets the old set's storage
+    any_live_ = !live_.empty();  // last: a frame that fails leaves accepts() as it was
   }
 
   std::size_t memory_bytes() const override {
@@ -776,6 +777,7 @@ class Unisize final : public Algorithm {
   std::vector<Slot> live_;               // the live slots
   std::vector<std::uint32_t> position_;  // slot -> index in live_, or kNotLive
   Extent size_{};                        // every live box's size
+  bool any_live_ = false;                // a box was live after the last update() (what accepts() goes by)
   OptionTasks tasks_;
   UnisizeSweep sweep_;
   std::vector<Pair> frame_pairs_;  // the frame's pairs as ids, handed to PairManager::assign

@@ -11,17 +11,70 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 
 namespace sapling {
 
-BroadPhase::BroadPhase(std::string name, std::unique_ptr<Algorithm> algorithm, const Options& options)
-    : name_(std::move(name)), algorithm_(std::move(algorithm)), options_(options) {}
+namespace {
 
-std::unique_ptr<BroadPhase> BroadPhase::create(std::string_view name, const Options& options) {
-  for (const AlgorithmInfo& info : algorithms()) {
-    if (info.name == name) return std::make_unique<BroadPhase>(info.name, info.make(options), options);
+Status check_options(const Options& options) {
+  if (options.dims != 2 && options.dims != 3)
+    return Status::invalid_argument(Operation::kCreate, "dims must be 2 or 3");
+  if (options.threads > ThreadPool::kMaxThreads) {
+    return Status::invalid_argument(Operation::kCreate, "threads must be at most ThreadPool::kMaxThreads (256)");
   }
+  return {};
+}
+
+std::unique_ptr<BroadPhase> refuse(Status* why, Status reason) {
+  if (why != nullptr) *why = reason;
   return nullptr;
+}
+
+}  // namespace
+
+BroadPhase::BroadPhase(std::string name, AlgorithmFactory make, const Options& options,
+                       std::unique_ptr<ThreadPool> pool, std::unique_ptr<Algorithm> algorithm)
+    : name_(std::move(name)),
+      make_(std::move(make)),
+      options_(options),
+      pool_(std::move(pool)),
+      algorithm_(std::move(algorithm)) {
+  pairs_.set_budget(options.max_pairs);
+}
+
+BroadPhase::~BroadPhase() = default;
+
+std::unique_ptr<BroadPhase> BroadPhase::create(std::string_view name, const Options& options, Status* why) {
+  for (AlgorithmInfo& info : algorithms()) {
+    if (info.name == name) return create(std::move(info.name), std::move(info.make), options, why);
+  }
+  return refuse(why, Status::invalid_argument(Operation::kCreate, "no algorithm of that name (see algorithms())"));
+}
+
+std::unique_ptr<BroadPhase> BroadPhase::create(std::string name, AlgorithmFactory make, const Options& options,
+                                               Status* why) {
+  if (Status s = check_options(options); !s) return refuse(why, s);
+  if (!make) return refuse(why, Status::invalid_argument(Operation::kCreate, "no factory"));
+  // The pool belongs to the broad phase, so that it can say how many threads
+  // it got; the algorithm sees it as the task system.
+  std::unique_ptr<ThreadPool> pool;
+  Options algorithm_options = options;
+  if (options.tasks == nullptr && options.threads != 1) {
+    pool = std::make_unique<ThreadPool>(options.threads);
+    algorithm_options.tasks = pool.get();
+  }
+  std::unique_ptr<Algorithm> algorithm = make(algorithm_options);
+  if (algorithm == nullptr) {
+    return refuse(why, Status::invalid_argument(Operation::kCreate, "the algorithm's factory made no algorithm"));
+  }
+  return std::unique_ptr<BroadPhase>(
+      new BroadPhase(std::move(name), std::move(make), options, std::move(pool), std::move(algorithm)));
+}
+
+unsigned BroadPhase::concurrency() const noexcept {
+  if (options_.tasks != nullptr) return options_.tasks->concurrency();
+  return pool_ != nullptr ? pool_->concurrency() : 1;
 }
 
 Slot BroadPhase::allocate_slot() {
@@ -31,9 +84,15 @@ Slot BroadPhase::allocate_slot() {
     return s;
   }
   const auto s = static_cast<Slot>(id_of_slot_.size());
+  // Every array grows before any changes, so a failure leaves them equal.
+  id_of_slot_.reserve(s + 1);
+  state_.reserve(s + 1);
+  stamp_.reserve(s + 1);
+  box_of_slot_.reserve(s + 1);
   id_of_slot_.push_back(0);
   state_.push_back(SlotState::kFree);
   stamp_.push_back(0);
+  box_of_slot_.push_back(Box3{});
   return s;
 }
 
@@ -65,7 +124,7 @@ Status BroadPhase::stage_add(std::span<const Id> ids, std::span<const Box3> boxe
   std::size_t i = 0;
   for (; i < ids.size(); ++i) {
     const Id id = ids[i];
-    if (const BoxCheck check = check_box(boxes[i]); !check) {
+    if (const BoxCheck check = check_input_box(boxes[i]); !check) {
       refusal = Status::invalid_box(Operation::kAdd, id, i, check);
       break;
     }
@@ -113,7 +172,7 @@ Status BroadPhase::stage_change(Operation op, std::span<const Id> ids, std::span
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const Id id = ids[i];
     if (is_move) {
-      if (const BoxCheck check = check_box(boxes[i]); !check) {
+      if (const BoxCheck check = check_input_box(boxes[i]); !check) {
         refusal = Status::invalid_box(op, id, i, check);
         break;
       }
@@ -144,33 +203,50 @@ Status BroadPhase::stage_change(Operation op, std::span<const Id> ids, std::span
   return refusal;
 }
 
+BoxCheck BroadPhase::check_input_box(const Box3& box) const noexcept {
+  if (const BoxCheck check = check_box(box); !check) return check;
+  if (options_.dims == 2 && !(box.min[2] == 0.0f && box.max[2] == 0.0f)) return {BoxFault::kOffPlane, 2};
+  return {};
+}
+
 const FrameDelta& BroadPhase::update() {
   created_.clear();
   deleted_.clear();
+  delta_ = FrameDelta{};
   const FrameOps ops{removed_, moved_, moved_boxes_, added_, added_boxes_};
   if (!ops.empty()) {
-    algorithm_->update(ops, id_of_slot_, pairs_);
-    pairs_.end_frame(created_, deleted_);
+    // Whatever can fail comes before the first change to the broad phase's
+    // own state; a failure leaves the frame staged and the pairs as they
+    // were, and only the algorithm, whose state is then lost, is remade.
+    free_slots_.reserve(free_slots_.size() + removed_.size() + added_.size());
+    try {
+      if (remake_algorithm_) {
+        apply_to_fresh_algorithm();
+      } else {
+        algorithm_->update(ops, id_of_slot_, pairs_);
+      }
+      pairs_.end_frame(created_, deleted_);
+    } catch (const PairBudgetExceeded&) {
+      pairs_.abandon_frame();
+      remake_algorithm_ = true;
+      drop_staged();
+      ++frame_;
+      delta_.status = Status::pair_budget(pairs_.budget());
+      return delta_;
+    } catch (...) {
+      pairs_.abandon_frame();
+      created_.clear();
+      deleted_.clear();
+      remake_algorithm_ = true;
+      throw;
+    }
+    remake_algorithm_ = false;
     // A recomputed frame's lists come sorted out of PairManager::assign().
     if (!std::is_sorted(created_.begin(), created_.end())) std::sort(created_.begin(), created_.end());
     if (!std::is_sorted(deleted_.begin(), deleted_.end())) std::sort(deleted_.begin(), deleted_.end());
   }
-  // Removed slots are freed only now, so no slot is reused within the frame
-  // that freed it.
-  for (const Slot s : removed_) {
-    slot_of_id_.erase(id_of_slot_[s]);
-    state_[s] = SlotState::kFree;
-    free_slots_.push_back(s);
-  }
-  for (const Slot s : added_) state_[s] = SlotState::kLive;
-  live_ = live_ + added_.size() - removed_.size();
-  removed_.clear();
-  moved_.clear();
-  moved_boxes_.clear();
-  added_.clear();
-  added_boxes_.clear();
-  ++frame_;
-  delta_ = FrameDelta{created_, deleted_};
+  commit_frame();
+  delta_ = FrameDelta{created_, deleted_, {}};
 #if defined(SAPLING_VALIDATE)
   if (!validate()) {
     std::fprintf(stderr, "sapling: invariant violated after update() of frame %llu (algorithm %s)\n",
@@ -179,6 +255,75 @@ const FrameDelta& BroadPhase::update() {
   }
 #endif
   return delta_;
+}
+
+// The frame's operations become the broad phase's state; nothing here
+// allocates (update() reserved the free list).
+void BroadPhase::commit_frame() {
+  // Removed slots are freed only now, so no slot is reused within the frame
+  // that freed it.
+  for (const Slot s : removed_) {
+    slot_of_id_.erase(id_of_slot_[s]);
+    state_[s] = SlotState::kFree;
+    free_slots_.push_back(s);
+  }
+  for (std::size_t k = 0; k < moved_.size(); ++k) box_of_slot_[moved_[k]] = moved_boxes_[k];
+  for (std::size_t k = 0; k < added_.size(); ++k) {
+    state_[added_[k]] = SlotState::kLive;
+    box_of_slot_[added_[k]] = added_boxes_[k];
+  }
+  live_ = live_ + added_.size() - removed_.size();
+  removed_.clear();
+  moved_.clear();
+  moved_boxes_.clear();
+  added_.clear();
+  added_boxes_.clear();
+  ++frame_;
+}
+
+// A refused frame: its operations are forgotten (stamps of this frame stop
+// counting once frame_ moves on), its additions undone.
+void BroadPhase::drop_staged() {
+  for (std::size_t k = added_.size(); k-- > 0;) {  // newest first: the free list as it was
+    const Slot s = added_[k];
+    slot_of_id_.erase(id_of_slot_[s]);
+    state_[s] = SlotState::kFree;
+    free_slots_.push_back(s);  // room reserved by update()
+  }
+  removed_.clear();
+  moved_.clear();
+  moved_boxes_.clear();
+  added_.clear();
+  added_boxes_.clear();
+}
+
+// After a failed frame: a new algorithm is given every object live after
+// this frame as an addition, and reports every pair; the pair manager turns
+// that into the exact delta against the previous frame.
+void BroadPhase::apply_to_fresh_algorithm() {
+  Options options = options_;
+  if (pool_ != nullptr) options.tasks = pool_.get();
+  std::unique_ptr<Algorithm> fresh = make_(options);
+  if (fresh == nullptr) throw std::bad_alloc();  // the factory worked at create(): only memory can be short
+  std::vector<Box3> boxes = box_of_slot_;
+  for (std::size_t k = 0; k < moved_.size(); ++k) boxes[moved_[k]] = moved_boxes_[k];
+  for (std::size_t k = 0; k < added_.size(); ++k) boxes[added_[k]] = added_boxes_[k];
+  std::vector<bool> removed(id_of_slot_.size(), false);
+  for (const Slot s : removed_) removed[s] = true;
+  std::vector<Slot> live;
+  std::vector<Box3> live_boxes;
+  live.reserve(live_ + added_.size());
+  live_boxes.reserve(live_ + added_.size());
+  for (Slot s = 0; s < state_.size(); ++s) {
+    if (state_[s] == SlotState::kFree || removed[s]) continue;
+    live.push_back(s);
+    live_boxes.push_back(boxes[s]);
+  }
+  // The old algorithm stays until the new one has succeeded: its accepts()
+  // answers from its last successful update(), as the staged frame needs.
+  pairs_.remove_all();
+  fresh->update(FrameOps{{}, {}, {}, live, live_boxes}, id_of_slot_, pairs_);
+  algorithm_ = std::move(fresh);
 }
 
 bool BroadPhase::validate() const {
@@ -205,7 +350,9 @@ bool BroadPhase::validate() const {
   for (const Pair& p : pairs()) {  // every pair joins two live objects
     if (!contains(p.a) || !contains(p.b)) return false;
   }
-  return pairs_.validate() && algorithm_->validate();
+  if (box_of_slot_.size() != slots) return false;
+  // After a failed frame the algorithm's state is lost until the next update().
+  return pairs_.validate() && (remake_algorithm_ || algorithm_->validate());
 }
 
 void BroadPhase::sorted_pairs(std::vector<Pair>& out) const {
@@ -221,7 +368,8 @@ bool BroadPhase::contains(Id id) const noexcept {
 std::size_t BroadPhase::memory_bytes() const noexcept {
   return sizeof(*this) + algorithm_->memory_bytes() + pairs_.memory_bytes() + slot_of_id_.memory_bytes() +
          id_of_slot_.capacity() * sizeof(Id) + state_.capacity() * sizeof(SlotState) +
-         stamp_.capacity() * sizeof(std::uint64_t) + free_slots_.capacity() * sizeof(Slot);
+         stamp_.capacity() * sizeof(std::uint64_t) + free_slots_.capacity() * sizeof(Slot) +
+         box_of_slot_.capacity() * sizeof(Box3);
 }
 
 }  // namespace sapling

@@ -94,54 +94,117 @@ void sort_by_key(std::vector<Pair>& pairs, std::vector<std::uint64_t>& keys, std
 
 }  // namespace
 
+namespace {
+bool key_less(const Pair& x, const Pair& y) { return pair_key(x) < pair_key(y); }
+}  // namespace
+
+// Every allocation comes before the first change, so that a failure leaves
+// the manager as it was (the contract of abandon_frame()).
 void PairManager::assign(std::vector<Pair>& pairs) {
   if (!touched_.empty()) {
     remove_all();  // not the frame's only change: the general way
     for (const Pair& p : pairs) add(p.a, p.b);
     return;
   }
-  if (!assigned_created_.empty() || !assigned_deleted_.empty()) {
-    // A second assign() this frame: back to the set the frame started with,
-    // (pairs \ created) + deleted, all three sorted by key.
-    const auto by_key = [](const Pair& x, const Pair& y) { return pair_key(x) < pair_key(y); };
-    std::vector<Pair> kept;
-    std::set_difference(pairs_.begin(), pairs_.end(), assigned_created_.begin(), assigned_created_.end(),
-                        std::back_inserter(kept), by_key);
-    pairs_.clear();
-    std::merge(kept.begin(), kept.end(), assigned_deleted_.begin(), assigned_deleted_.end(), std::back_inserter(pairs_),
-               by_key);
-    assigned_created_.clear();
-    assigned_deleted_.clear();
-  }
+  if (!assigned_created_.empty() || !assigned_deleted_.empty()) abandon_frame();  // a second assign() this frame
+  if (budget_ != 0 && pairs.size() > budget_) throw PairBudgetExceeded();
   // The new set, sorted by key.
   sort_by_key(pairs, sort_keys_, sort_scratch_, sort_counts_);
   // The old set sorted too (it is, unless pairs came by add() before).
-  const auto key_less = [](const Pair& x, const Pair& y) { return pair_key(x) < pair_key(y); };
   if (!std::is_sorted(pairs_.begin(), pairs_.end(), key_less)) {
     sort_by_key(pairs_, sort_keys_, sort_scratch_, sort_counts_);
+    index_stale_ = true;  // positions moved; no flag is set outside a frame
   }
-  // Merge: the frame's delta.
-  std::size_t i = 0, j = 0;
-  while (i < pairs_.size() && j < pairs.size()) {
-    const std::uint64_t old_key = pair_key(pairs_[i]), new_key = pair_key(pairs[j]);
-    if (old_key < new_key) {
-      assigned_deleted_.push_back(pairs_[i++]);
-    } else if (new_key < old_key) {
-      assigned_created_.push_back(pairs[j++]);
-    } else {
-      ++i, ++j;
+  // Merge, counting first: the frame's delta.
+  const auto merge = [&](auto&& deleted, auto&& created) {
+    std::size_t i = 0, j = 0;
+    while (i < pairs_.size() && j < pairs.size()) {
+      const std::uint64_t old_key = pair_key(pairs_[i]), new_key = pair_key(pairs[j]);
+      if (old_key < new_key) {
+        deleted(pairs_[i++]);
+      } else if (new_key < old_key) {
+        created(pairs[j++]);
+      } else {
+        ++i, ++j;
+      }
     }
-  }
-  assigned_deleted_.insert(assigned_deleted_.end(), pairs_.begin() + static_cast<std::ptrdiff_t>(i), pairs_.end());
-  assigned_created_.insert(assigned_created_.end(), pairs.begin() + static_cast<std::ptrdiff_t>(j), pairs.end());
+    for (; i < pairs_.size(); ++i) deleted(pairs_[i]);
+    for (; j < pairs.size(); ++j) created(pairs[j]);
+  };
+  std::size_t deleted_count = 0, created_count = 0;
+  merge([&](const Pair&) { ++deleted_count; }, [&](const Pair&) { ++created_count; });
+  const std::size_t room = std::max(pairs.size(), pairs_.size());  // abandon_frame() restores the old set in place
+  assigned_deleted_.reserve(deleted_count);
+  assigned_created_.reserve(created_count);
+  pairs.reserve(room);
+  flags_.reserve(room);
+  merge([&](const Pair& p) { assigned_deleted_.push_back(p); }, [&](const Pair& p) { assigned_created_.push_back(p); });
   pairs_.swap(pairs);
   flags_.assign(pairs_.size(), 0);
   index_stale_ = true;
 }
 
+void PairManager::abandon_frame() noexcept {
+  if (!assigned_created_.empty() || !assigned_deleted_.empty()) {
+    // After assign(): pairs_ is the frame's set sorted by key, with room for
+    // the old one, (pairs_ \ created) + deleted, all three sorted by key.
+    std::size_t kept = 0, c = 0;
+    for (const Pair& p : pairs_) {
+      while (c < assigned_created_.size() && key_less(assigned_created_[c], p)) ++c;
+      if (c < assigned_created_.size() && assigned_created_[c] == p) continue;
+      pairs_[kept++] = p;
+    }
+    std::size_t i = kept, j = assigned_deleted_.size(), out = kept + j;
+    pairs_.resize(out);  // within the capacity assign() reserved
+    while (j > 0) {      // merge from the back
+      pairs_[--out] =
+          (i > 0 && key_less(assigned_deleted_[j - 1], pairs_[i - 1])) ? pairs_[--i] : assigned_deleted_[--j];
+    }
+    flags_.assign(pairs_.size(), 0);
+    assigned_created_.clear();
+    assigned_deleted_.clear();
+    index_stale_ = true;
+    return;
+  }
+  // Pairs new this frame were appended (removals wait for end_frame()):
+  // drop them from the end, and clear the flags of the others.
+  std::size_t added = 0;
+  for (const std::uint32_t index : touched_) {
+    if (flags_[index] & kNew) {
+      ++added;
+    } else {
+      flags_[index] = 0;
+    }
+  }
+  const std::size_t kept = pairs_.size() - added;
+  for (std::size_t i = kept; i < pairs_.size(); ++i) index_.erase(pair_key(pairs_[i]));
+  pairs_.resize(kept);
+  flags_.resize(kept);
+  touched_.clear();
+}
+
+bool PairManager::make_room(Pair p) {
+  const std::uint32_t index = index_.find(pair_key(p));
+  if (index != HashIndex::kNotFound) {
+    flags_[index] &= static_cast<std::uint8_t>(~kRemoved);
+    return false;
+  }
+  if (budget_ != 0 && pairs_.size() >= budget_) throw PairBudgetExceeded();
+  if (pairs_.size() < pairs_.capacity()) return true;
+  std::size_t capacity = std::max<std::size_t>(16, pairs_.capacity() * 2);
+  if (budget_ != 0) capacity = std::min(capacity, budget_);
+  // pairs_ last: its capacity never exceeds theirs, so add() never grows them.
+  touched_.reserve(capacity);
+  flags_.reserve(capacity);
+  pairs_.reserve(capacity);
+  return true;
+}
+
 void PairManager::rebuild_index() {
   index_.clear();
   index_.reserve(pairs_.size());
+  touched_.reserve(pairs_.capacity());
+  flags_.reserve(pairs_.capacity());
   for (std::uint32_t i = 0; i < pairs_.size(); ++i) index_.insert(pair_key(pairs_[i]), i);
   index_stale_ = false;
 }
@@ -153,6 +216,10 @@ bool PairManager::sorted_contains(Pair p) const {
 }
 
 void PairManager::end_frame(std::vector<Pair>& created, std::vector<Pair>& deleted) {
+  // Room first: nothing below allocates.
+  created.reserve(created.size() + assigned_created_.size() + touched_.size());
+  deleted.reserve(deleted.size() + assigned_deleted_.size() + touched_.size());
+  doomed_.reserve(touched_.size());
   created.insert(created.end(), assigned_created_.begin(), assigned_created_.end());
   deleted.insert(deleted.end(), assigned_deleted_.begin(), assigned_deleted_.end());
   assigned_created_.clear();
@@ -187,8 +254,9 @@ void PairManager::end_frame(std::vector<Pair>& created, std::vector<Pair>& delet
 }
 
 void PairManager::reserve(std::size_t pairs) {
-  pairs_.reserve(pairs);
+  touched_.reserve(pairs);
   flags_.reserve(pairs);
+  pairs_.reserve(pairs);
   index_.reserve(pairs);
 }
 

@@ -1,5 +1,6 @@
 // The algorithm registry: built-in algorithms first, then any registered by
 // the user, in order.
+#include <algorithm>
 #include <mutex>
 
 #include "algorithms/builtin.hpp"
@@ -41,18 +42,26 @@ std::mutex& registry_mutex() {
 
 }  // namespace
 
-std::span<const AlgorithmInfo> algorithms() {
+std::vector<AlgorithmInfo> algorithms() {
   std::lock_guard lock(registry_mutex());
   return registry();
 }
 
-bool register_algorithm(AlgorithmInfo info) {
+Status register_algorithm(AlgorithmInfo info) {
+  if (info.name.empty()) return Status::invalid_argument(Operation::kRegister, "the name is empty");
+  const auto allowed = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+  };
+  if (!std::all_of(info.name.begin(), info.name.end(), allowed)) {
+    return Status::invalid_argument(Operation::kRegister, "a name has letters, digits, '-' and '_' only");
+  }
+  if (!info.make) return Status::invalid_argument(Operation::kRegister, "no factory (AlgorithmInfo::make)");
   std::lock_guard lock(registry_mutex());
   for (const AlgorithmInfo& existing : registry()) {
-    if (existing.name == info.name) return false;
+    if (existing.name == info.name) return Status::invalid_argument(Operation::kRegister, "the name is taken");
   }
   registry().push_back(std::move(info));
-  return true;
+  return {};
 }
 
 }  // namespace sapling

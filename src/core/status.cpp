@@ -14,6 +14,10 @@ const char* operation_name(Operation op) {
       return "remove";
     case Operation::kCreate:
       return "create";
+    case Operation::kRegister:
+      return "register_algorithm";
+    case Operation::kUpdate:
+      return "update";
     case Operation::kNone:
       break;
   }
@@ -38,6 +42,8 @@ std::string Status::message() const {
           return subject + "invalid box: max." + axis + " is NaN";
         case BoxFault::kMinGreaterMax:
           return subject + "invalid box: min." + axis + " > max." + axis;
+        case BoxFault::kOffPlane:
+          return subject + "invalid box: z is not [0, 0] in a broad phase of 2 dimensions";
         case BoxFault::kNone:
           break;
       }
@@ -55,7 +61,10 @@ std::string Status::message() const {
     case StatusCode::kUnsupported:
       return subject + detail_;
     case StatusCode::kInvalidArgument:
-      return std::string("invalid argument: ") + detail_;
+      return std::string(operation_name(op_)) + ": " + detail_;
+    case StatusCode::kPairBudget:
+      return "update: the frame would hold more than " + std::to_string(count_) +
+             " pairs (Options::max_pairs); its operations were dropped";
   }
   return "unknown status";
 }

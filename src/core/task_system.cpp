@@ -3,20 +3,35 @@
 // thread takes tasks too instead of sleeping.
 #include "sapling/task_system.hpp"
 
+#include <system_error>
+#include <utility>
+
 namespace sapling {
 
 ThreadPool::ThreadPool(unsigned threads) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  threads = std::min(threads, kMaxThreads);
+  try {
+    workers_.reserve(threads - 1);
+    for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  } catch (const std::system_error&) {
+    // The system would not start another thread: run with those started.
+  } catch (...) {
+    stop();  // a destructor does not run after a throwing constructor
+    throw;
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop(); }
+
+void ThreadPool::stop() {
   {
     std::lock_guard lock(mutex_);
     stop_ = true;
   }
   wake_.notify_all();
   for (std::thread& t : workers_) t.join();
+  workers_.clear();
 }
 
 void ThreadPool::run(std::size_t count, TaskRef task) {
@@ -38,6 +53,7 @@ void ThreadPool::run(std::size_t count, TaskRef task) {
   std::unique_lock lock(mutex_);
   done_.wait(lock, [this] { return finished_ == count_; });
   task_ = nullptr;
+  if (failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
 }
 
 void ThreadPool::drain() {
@@ -46,8 +62,14 @@ void ThreadPool::drain() {
     const std::size_t t = next_++;
     const TaskRef* task = task_;
     lock.unlock();
-    (*task)(t);
+    std::exception_ptr failure;
+    try {
+      (*task)(t);
+    } catch (...) {
+      failure = std::current_exception();
+    }
     lock.lock();
+    if (failure && !failure_) failure_ = std::move(failure);
     if (++finished_ == count_) done_.notify_all();
   }
 }

@@ -42,7 +42,22 @@ struct FrameDelta {
 class BroadPhase {
  public:
   /// A broad phase running the registered algorithm `name` (see
-  /// algorithms()), or null if no algorithm has that name.
+  /// algorithms()), or null if no algorithm has that name. All report the
+  /// same pairs; they differ in speed, and unisize in the boxes it takes.
+  /// Which to choose:
+  /// - "brute": tests and scenes of a few hundred boxes; the reference every
+  ///   other algorithm is checked against.
+  /// - "sort-sweep": a simple baseline, for small scenes spread along x.
+  /// - "sap": persistent worlds where a part of the objects moves each frame
+  ///   and objects come and go (games, simulations); a good default.
+  /// - "box-pruning": nearly everything moves every frame, boxes of any size,
+  ///   fully 3D scenes.
+  /// - "unisize": many boxes all of one size (particles, crowds, tiles), with
+  ///   many overlaps, flat worlds above all; refuses boxes of another size
+  ///   with StatusCode::kUnsupported.
+  /// - "dual-axis": flat worlds (2D, or 3D boxes spread over two axes) with
+  ///   boxes of any size.
+  /// Each one's method and measurements: docs/algorithms/.
   static std::unique_ptr<BroadPhase> create(std::string_view name, const Options& options = {});
 
   BroadPhase(std::string name, std::unique_ptr<Algorithm> algorithm, const Options& options);

@@ -2,7 +2,7 @@
 // valid and invalid (NaN, min > max, unknown, duplicate and repeated ids,
 // mismatched span sizes), driven through every registered algorithm and
 // "brute" in lockstep, against a model written here from the contract
-// (shared/spec/trace-format.md, include/sapling/broad_phase.hpp).
+// (docs/trace-format.md, include/sapling/broad_phase.hpp).
 //
 // It traps when an algorithm's Status differs from brute's, when brute's
 // Status is not what the model expects, when a refused call changed anything

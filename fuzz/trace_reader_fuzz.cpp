@@ -1,4 +1,4 @@
-// libFuzzer target for the trace reader of shared/spec/trace-format.md.
+// libFuzzer target for the trace reader of docs/trace-format.md.
 //
 // Feeds the bytes to read_trace and checks, for every input:
 // - no crash, no sanitizer report;

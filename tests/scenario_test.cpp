@@ -1,4 +1,4 @@
-// The benchmark scenarios against shared/spec/scenarios.md: its quoted pair
+// The benchmark scenarios against docs/scenarios.md: its quoted pair
 // counts, its id-reuse and step-order rules, and the bounds every scenario
 // promises.
 #include <gtest/gtest.h>
@@ -123,7 +123,7 @@ TEST(ScenarioCounter, SortAndScanMatchesBruteForce) {
   }
 }
 
-// The checks quoted by shared/spec/scenarios.md.
+// The checks quoted by docs/scenarios.md.
 TEST(ScenarioSpec, Unisize2dPairCounts) {
   ScenarioParams p = named("unisize2d", 131072);
   p.density_pm = 200;

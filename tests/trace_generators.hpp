@@ -37,7 +37,7 @@
 
 namespace sapling::testgen {
 
-/// The scenarios' xoshiro256** stream (shared/spec/scenarios.md): the
+/// The scenarios' xoshiro256** stream (docs/scenarios.md): the
 /// same numbers on every standard library, unlike std distributions.
 class Rng {
  public:

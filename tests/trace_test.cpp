@@ -1,5 +1,5 @@
 // The trace reader, writer and pair-set hash against their contract,
-// shared/spec/trace-format.md: the example trace, every error with its line
+// docs/trace-format.md: the example trace, every error with its line
 // and reason, the frames kept before an error, numbers exactly as strtof reads
 // them, a bit-exact writer/reader round trip, and the hash of the example.
 #include <gtest/gtest.h>

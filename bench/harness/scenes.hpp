@@ -1,5 +1,5 @@
 // The benchmark scene catalogue: named instances of the spec's scenarios
-// (shared/spec/scenarios.md W1..W4), Terdiman's static random-box test, and a
+// (docs/scenarios.md W1..W4), Terdiman's static random-box test, and a
 // bipartite scene, grouped into suites (one-shot, persistent, unisize, cluster).
 #pragma once
 

@@ -1,7 +1,7 @@
 // Axis-aligned boxes in 2 and 3 dimensions, the overlap test that defines the
 // library's semantics, and the validation every input box goes through.
 //
-// Semantics (shared/spec/trace-format.md): intervals are closed, so boxes that
+// Semantics (docs/trace-format.md): intervals are closed, so boxes that
 // only touch overlap; point boxes are valid; -inf and +inf are valid
 // coordinates; NaN never is; min > max on any axis is invalid; -0.0 == +0.0
 // (which float comparison already guarantees).

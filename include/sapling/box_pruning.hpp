@@ -1,6 +1,7 @@
-// One-shot box pruning (Terdiman 2007, I.4c and appendix A): every
-// overlapping pair among one set of boxes (complete) or between two sets
-// (bipartite), from scratch, with no state kept between calls but buffers.
+// One-shot box pruning (Terdiman 2007, I.4c, with appendix A's integer keys
+// and appendix B's sentinels): every overlapping pair among one set of boxes
+// (complete) or between two sets (bipartite), from scratch, with no state
+// kept between calls but buffers and an optional prepared set.
 //
 // The method: sort the boxes along one axis by their min, then for each box
 // scan forward while the next min is not past its max ("prune"), testing the
@@ -8,21 +9,29 @@
 // - the sweep axis is the one along which box centres spread most;
 // - the other two axes are cut into a grid of cells sized from the data, so
 //   a box is only swept against boxes of its own cells (PhysX's multi box
-//   pruning idea, generalised from 4+1 buckets to a grid): a box lies in
-//   every cell it touches, and a pair is reported only by the cell holding
-//   the low corner of the pair's overlap, so never twice;
-// - keys are sortable integers (float_key), sorted by an LSD radix sort;
-// - the boxes are copied into sweep order in a structure of arrays, with a
-//   sentinel ending each cell, and the two other axes are tested with one
-//   SIMD compare per candidate;
-// - cells are swept in parallel through a TaskSystem; results are combined
-//   in cell order, so the output is the same for any thread count.
+//   pruning idea, generalised from 4+1 buckets to a grid);
+// - keys are sortable integers (float_key), sorted per cell by an LSD radix
+//   sort into a structure of arrays, and the two other axes are tested with
+//   one SIMD compare per candidate;
+// - cells are swept in parallel through a TaskSystem.
+// Invariants: a box lies in every cell it touches, and a pair is reported
+// only by the cell holding the low corner of the pair's overlap, which both
+// boxes touch: once, never twice; each cell ends with a sentinel key above
+// every float's, +inf included, so the scan needs no bounds check; cells
+// are split into tasks by the input alone and results combined in cell
+// order, so the output is the same for any thread count.
+//
 // Cost: O(n) sort plus O(n + candidates + pairs) sweep; the grid keeps the
 // candidates near the pairs in flat or crowded worlds where a single sweep
-// axis would leave each box thousands of candidates.
+// axis would leave each box thousands of candidates. Semantics are the
+// library's: closed intervals, infinite coordinates allowed, NaN not
+// (callers validate; see check_box()).
 //
-// Semantics are the library's: closed intervals, infinite coordinates
-// allowed, NaN not (callers validate; see check_box()).
+// Choose it when everything moves every frame or for one-shot queries
+// (complete, bipartite, or many sets against one prepared set); the
+// persistent "box-pruning" runs it each frame. UnisizePruner
+// (sapling/unisize.hpp) is faster for many boxes of one size with many
+// overlaps. Measurements and tuning: docs/algorithms/box-pruning.md.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 // The persistent broad phase: batches of add / move / remove by user id, an
 // update() per frame that returns the pairs that started and stopped
-// overlapping, and all current pairs. Semantics: shared/spec/trace-format.md.
+// overlapping, and all current pairs. Semantics: docs/trace-format.md.
 //
 //   auto bp = sapling::BroadPhase::create("sort-sweep");
 //   bp->add(ids, boxes);                  // stage this frame's operations
@@ -53,7 +53,23 @@ class BroadPhase {
   /// algorithms()), or null, with the reason in `*why` when given: an
   /// unknown name, options out of range (dims other than 2 or 3, more than
   /// ThreadPool::kMaxThreads threads), or a factory that made nothing.
-  static std::unique_ptr<BroadPhase> create(std::string_view name, const Options& options = {}, Status* why = nullptr);
+  /// All algorithms report the same pairs; they differ in speed, and
+  /// unisize in the boxes it takes. Which to choose:
+  /// - "brute": tests and scenes of a few hundred boxes; the reference every
+  ///   other algorithm is checked against.
+  /// - "sort-sweep": a simple baseline, for small scenes spread along x.
+  /// - "sap": persistent worlds where a part of the objects moves each frame
+  ///   and objects come and go (games, simulations); a good default.
+  /// - "box-pruning": nearly everything moves every frame, boxes of any size,
+  ///   fully 3D scenes.
+  /// - "unisize": many boxes all of one size (particles, crowds, tiles), with
+  ///   many overlaps, flat worlds above all; refuses boxes of another size
+  ///   with StatusCode::kUnsupported.
+  /// - "dual-axis": flat worlds (2D, or 3D boxes spread over two axes) with
+  ///   boxes of any size.
+  /// Each one's method and measurements: docs/algorithms/.
+  static std::unique_ptr<BroadPhase> create(std::string_view name, const Options& options = {},
+                                            Status* why = nullptr);
   /// The same with an algorithm of your own that is not registered.
   static std::unique_ptr<BroadPhase> create(std::string name, AlgorithmFactory make, const Options& options,
                                             Status* why = nullptr);

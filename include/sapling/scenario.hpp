@@ -1,4 +1,4 @@
-// The deterministic benchmark scenarios W1..W5 of shared/spec/scenarios.md:
+// The deterministic benchmark scenarios W1..W5 of docs/scenarios.md:
 // moving boxes generated from integer state and a fixed random generator, so
 // every platform produces the same frames bit for bit and figures measured on
 // them compare with the peers' figures.

@@ -1,6 +1,6 @@
 // Scene traces: what a simulation tells its broad phase, frame by frame.
 // The text format, its errors and the pair-set hash are a contract:
-// shared/spec/trace-format.md (version 1).
+// docs/trace-format.md (version 1).
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,6 @@
-// Box pruning, complete and bipartite (box_pruning.hpp; Terdiman 2007, I.4c
-// and appendix A). The steps of one call:
+// Box pruning, complete and bipartite: the method and the contract are in
+// include/sapling/box_pruning.hpp (Terdiman 2007, I.4c and appendices A and
+// B). The steps of one call:
 //   1. analyse: pick the sweep axis (largest spread of centres) and a grid on
 //      the other two axes, from a sample of the boxes;
 //   2. bucket: copy every box, in index order, into each grid cell it
@@ -12,6 +13,18 @@
 //      other two axes.
 // Sorting per cell rather than once globally keeps every random access of
 // the sort and the sweep inside one cell's data, which fits in cache.
+//
+// Invariants: every cell receives its boxes in index order whatever the
+// number of threads, and sorts them stably, so equal keys keep index order;
+// a pair is reported by one cell only, the owner of its overlap's low
+// corner, and only entries flagged kSpansCells pay for that test. Bipartite
+// calls with one set much smaller take the probe path: only the small set
+// is sorted into cells, and the large set's boxes scan the cells they touch.
+//
+// Cost: O(n) for the sorts plus O(n + candidates + pairs) for the sweeps.
+// Choose it (registered "box-pruning", recomputed every frame) when nearly
+// everything moves, and for one-shot queries. The constants' tuning and the
+// measurements: docs/algorithms/box-pruning.md.
 #include "sapling/box_pruning.hpp"
 
 #include <emmintrin.h>

@@ -1,6 +1,15 @@
-// brute: every pair tested, O(n^2) per frame. Deliberately the simplest code
+// brute: every pair tested, O(n^2) per frame (the naive method that
+// blog-broad-phase-sap-events starts from). Deliberately the simplest code
 // that can be right, because every other algorithm is checked against it:
-// the closed-interval test of box.hpp on every unordered pair.
+// the closed-interval test of box.hpp on every unordered pair {i, j}, i < j.
+// Made persistent by make_recompute, which diffs each frame's pairs against
+// the previous frame's.
+//
+// Invariant: a pair is reported iff overlaps() says so, and nothing else is
+// assumed, so it is the reference of the differential tests and the fuzzer.
+// Cost: n(n - 1)/2 box tests per frame with changes; memory: the live boxes.
+// Choose it for tests and scenes of a few hundred boxes, never for speed
+// (docs/algorithms/brute.md).
 #include "algorithms/builtin.hpp"
 
 namespace sapling::builtin {

@@ -5,89 +5,38 @@
 // us; this is our design in its spirit (shared/NOTES-algorithms.md, "general
 // boxes"), exact for every valid box, infinite ones included.
 //
-// The core is one sweep: boxes in order of x.min, the set S of boxes met so
-// far kept by rank on a second axis y, a range query on y ranks per box, and
-// the third axis t tested per candidate. It runs per cell of a grid, so that
-// each cell's data stays in cache and, in 3D, the t test rejects few
-// candidates. One frame, from scratch (a one-shot method made persistent by
-// make_recompute):
-//   1. plan (a sample of 4096 boxes): t is the axis along which the boxes
-//      spread least in units of their mean extent, x the one they spread
-//      most; a box is regular when its y extent is at most a cap (twice the
-//      90th percentile of the sampled y extents), else an outlier (giants,
-//      planes, infinite or inf - inf extents: typically none or a few);
-//   2. grid: slabs on t about kSlabExtents mean t extents thick (one in flat
-//      worlds), then strips on x of about kCellEntries boxes (kSlabCellEntries
-//      with slabs; at most kMaxFlatStrips without), of equal widths or,
-//      where the boxes cluster on x, of about equal counts (StripMap);
-//      every box is copied into each cell it touches, by a counting sort
-//      (coarsened while the copies exceed 1.6 per box). In a cell, an entry is own when its x.min lies in the
-//      cell's strip, a straddler when it lies in an earlier one;
-//   3. per cell, two counting sorts by monotone bins (no comparison sort):
-//      own entries by the fine bin of x.min, the sweep order; regular
-//      entries by the fine bin of y.min, which makes their y ranks (grouped
-//      by bin). The sweep line of an own entry is the least x.min of its
-//      bin, a lower bound of x.min of it and of every later entry;
-//   4. the sweep: S is a range bitmap over the ranks (range_bitmap.hpp).
-//      Straddlers enter S first, unqueried. Each own entry a then walks the
-//      stored ranks from the first rank of the bin of a.y.min - W (W: the
-//      cell's widest regular y extent) to the last rank of the bin of
-//      a.y.max: any regular b meeting a on y has b.y.min >= b.y.max - W >=
-//      a.y.min - W, so it is in the walk. Each visited b gets one SIMD test
-//      of both sides of all three axes (exact, so coarse bins only cost
-//      visits); a visited b whose x.max is below the sweep line can meet no
-//      later entry and leaves S on the spot (lazy removal, branch-free).
-//      Short ranges are walked by 64-rank windows of bits, two candidates a
-//      step, hits gathered without a branch. a then scans the outliers met
-//      so far (dropping those behind the sweep line) and enters S or that
-//      list. With a task system of more than one thread, tasks of
-//      consecutive cells are swept in parallel, their pairs appended in cell
-//      order (the same output on any thread count; 1.26x with 2 threads on
-//      this 2-vCPU machine, 2^19 squares: counting and bucketing stay
-//      serial);
-//   5. ownership: a pair is reported by the cell of (strip of the larger
-//      x.min, slab of the larger t.min), which holds both boxes and where
-//      the later one is own. Elsewhere both boxes are straddlers (never
-//      queried against each other) or the pair spans slabs and the slab test
-//      drops it. So each pair is reported once, by the later of its boxes in
-//      the sweep order of its cell.
-// Exactness: every bin map is a float computation that rounding keeps
-// non-decreasing, with infinities clamped to the end bins and no NaN formed;
-// the walk's first bin is computed in double less one bin, which covers the
-// float map's error while a cell has at most 2^20 fine bins. Limits: fewer
-// than 2^31 boxes (a stored index carries a flag in its top bit).
+// One sweep per cell of a grid: boxes in order of x.min, the set S of boxes
+// met so far kept by rank on y in a range bitmap (range_bitmap.hpp), a range
+// query on y ranks per box, and the third axis t tested per candidate. Per
+// frame, from scratch (made persistent by make_recompute):
+//   1. plan from a sample: t the axis of least spread, x of most; a box is
+//      regular when its y extent is at most a cap, else an outlier;
+//   2. grid: slabs on t (one in flat worlds), strips on x; every box copied
+//      into each cell it touches; own entries start in the cell's strip;
+//   3. per cell, counting sorts by monotone bins: own entries by x.min,
+//      regular entries by y.min (their ranks);
+//   4. sweep: each own entry a walks S's ranks from the bin of a.y.min - W
+//      (W the cell's widest regular y extent) to that of a.y.max, tests each
+//      visited box exactly on all three axes, then scans the outliers met
+//      so far. Cells run in parallel, pairs appended in cell order.
+// Invariants:
+// - any regular b meeting a on y has b.y.min >= b.y.max - W >= a.y.min - W,
+//   so the widened walk misses no pair; the exact test adds none;
+// - a box whose x.max is below the sweep line (the least x.min of the
+//   current bin) can meet no later entry and leaves S when visited;
+// - a pair is reported only by the cell of (strip of the larger x.min, slab
+//   of the larger t.min), which holds both boxes: once, on any thread count;
+// - every bin map is non-decreasing under rounding, infinities clamped to
+//   the end bins; fewer than 2^31 boxes.
 //
-// Cost: O(n + copies) for the bucketing and the counting sorts, O(bins) per
-// cell for their arrays, and per own entry O(1 + range walked / 64 + visits),
-// where the visits are the stored boxes in the W-widened y range that meet
-// it on x or have fallen behind the sweep line since last visited (each such
-// box is visited once): in 2D and flat 3D worlds about the pairs, plus a
-// scan of the outliers met and not yet behind. In 3D the slabs keep the
-// candidates that fail on t to a fraction. Memory: 32 bytes per copy plus
-// one cell's arrays (about 90 bytes per entry of the largest cell).
-// Choose dual-axis for flat worlds (2D, or 3D boxes spread over two axes),
+// Cost: O(n + copies) to bucket and sort, O(bins) per cell, and per own
+// entry O(1 + range walked / 64 + visits): in 2D and flat 3D about the pairs
+// plus the outliers met. 32 bytes per copy plus one cell's arrays.
+//
+// Choose it for flat worlds (2D, or 3D boxes spread over two axes) with
 // boxes of any sizes, where it beats box pruning; unisize when all boxes
-// have one size; box pruning stays ahead on sparse fully 3D scenes.
-//
-// Measured (one thread, 2-core AMD EPYC shared with other work; persistent
-// dual-axis against persistent box-pruning in one process, ms per frame):
-// - flat worlds, the unisize paper's Table 1 scenes
-//   (bench/results/dual-axis-flat-2026-11-22.md, after kMaxFlatStrips):
-//   0.85..1.00x box pruning's time on all 16 cells, 0.87..0.97x at 2^17 and
-//   2^19, 0.89..1.00x at 2^18, 0.85..1.00x at 2^20 (5.9 vs 6.1 ms at 2^17,
-//   d = 0.2; 110 vs 128 at 2^20, d = 0.8). The later Table 1 runs
-//   (unisize-table1-2026-11-22b.md, unisize-table1-sapling-2026-11-22.md)
-//   agree up to 2^19 (0.85..1.00x) and put 2^20 at 0.96..1.04x, once 1.10x:
-//   at a million boxes both sweeps wait on memory and one run's frames
-//   differ by more than the two; the clustering run (cluster-2026-11-22b.md):
-//   mean 12.5 vs 13.0 ms, median 5.6 vs 5.7;
-// - 3D worlds (dual-axis-2026-11-22.md, medians of three runs): 1.03..1.22x
-//   box pruning's time: terdiman 10k 1.39 vs 1.17, 100k 61.9 vs 60.7;
-//   allmoving3d 10k 0.65 vs 0.56, 100k 7.2 vs 6.0, 1M 71.8 vs 59.6; tracy
-//   100k 5.4 vs 5.0, 200k 12.4 vs 10.1.
-// Before this design (a single sweep over all boxes, with the linked bit
-// tree) the same scenes took 1.2..3.2x box pruning's time flat and
-// 2.3..8.6x in 3D (allmoving3d 1M: 512 ms, now 72).
+// have one size; box-pruning on sparse, fully 3D scenes.
+// The steps in full, tuning and measurements: docs/algorithms/dual-axis.md.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -117,10 +66,8 @@ constexpr std::size_t kGridMinBoxes = 4096;
 // Entries per cell the grid aims for: a cell's arrays stay in L2.
 constexpr double kCellEntries = 8192;
 // Most strips in a flat world (no slabs): beyond 2^18 boxes, cells grow
-// rather than multiply. Measured on 2^19 and 2^20 squares, two runs each:
-// 0.82..0.98x box pruning's time with at most 32 strips, 0.86..1.10x with
-// strips of 8192 boxes (64 and 128 of them); the bucketing's scatter to
-// fewer cells and the fewer straddlers outweigh cells beyond L2.
+// rather than multiply; fewer cells scatter faster and have fewer
+// straddlers. Measured: docs/algorithms/dual-axis.md, "Tuning".
 constexpr double kMaxFlatStrips = 32;
 // The same with slabs on t, measured best smaller: more of a 3D cell's
 // ranks lie in any y range, so its queries walk longer ranges of S.

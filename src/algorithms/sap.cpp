@@ -1,111 +1,44 @@
-// sap: the persistent, incremental sweep-and-prune of Terdiman 2007, part I
-// (array-based, sections I.2-I.6 and appendices A and B), with the batch
-// insertion and removal of I.4b, I.4c and I.5b, and the per-frame choice
-// between local sorting and a global recomputation of Tracy, Buss and Woods
-// 2009 (sections 3.2.1 and 4), extended by a third path for frames where
-// many objects move: box pruning of the changed objects against a resting
-// set kept sorted between frames.
+// sap: the persistent, incremental sweep and prune of Terdiman 2007, part I
+// (sections I.2-I.6, appendices A and B; batch insertion and removal, I.4b,
+// I.4c, I.5b), with Tracy, Buss and Woods 2009's per-frame choice between
+// walking and recomputing (sections 3.2.1 and 4), extended by a third path:
+// box pruning of the changed boxes against a resting set kept sorted between
+// frames (as PhysX's automatic box pruning keeps its sleeping boxes).
 //
-// State. Per axis, a sorted array of endpoints between two sentinels, and
-// for every object the indices of its six endpoints (pos_). An entry is the
-// 8-byte endpoint word (sortable key, min/max flag, owner slot) plus the
-// owner's bounds on one other axis, the array's "cross axis", so that most
-// overlap tests need no memory but the entry itself. Overlapping pairs live
-// in the BroadPhase's PairManager (I.6), which turns the frame's add() and
-// remove() calls into created and deleted pairs.
+// State: per axis, an array of 16-byte entries between two sentinels (the
+// endpoint word key << 32 | flag << 31 | owner, and the owner's bounds on the
+// array's cross axis, so most overlap tests read only the entry); pos_, the
+// index of each object's six endpoints; the pairs in the PairManager (I.6).
+// Invariants:
+// - each array is sorted by rank (key, flag), a min before a max at equal
+//   keys, so a.min <= b.max iff index(a.min) < index(b.max): two boxes
+//   overlap (closed) iff their endpoint indices interleave on every axis
+//   (I.3). Keys come from float_key and the sentinels rank below and above
+//   every float's, infinities included: any coordinate but NaN is valid;
+// - the arrays stay sorted at every swap of a walk, so indices always
+//   describe a real configuration and a swap needs no float comparison;
+// - a removed box's entries carry cross bounds that overlap nothing until
+//   their array is rebuilt;
+// - after each frame the PairManager holds exactly the overlapping pairs.
 //
-// Order. Endpoints are ordered by (key, flag): at equal keys a min comes
-// before a max. Then for boxes a and b on one axis
-//   a.min <= b.max  <=>  index(a.min) < index(b.max),
-// so two boxes overlap as closed boxes iff their endpoint indices interleave
-// on every axis (I.3, "overlap test optimization"). Keys come from
-// float_key: -0 and +0 share one; -inf and +inf have keys strictly inside
-// (0, 2^32 - 1), which the sentinels take, so every float but NaN is a valid
-// coordinate (appendix B's FLT_MAX caveat does not apply).
+// One frame (removals, moves, additions): removals tag entries and drop
+// their pairs (I.5b); each moved box walks its endpoints by adjacent swaps,
+// the outward one first, and a min passing a max flips the pair iff the
+// boxes overlap on the two other axes (I.3); additions are radix-sorted,
+// merged in one pass per axis and paired by box pruning or short scans
+// (I.4b, I.4c). When many boxes move, the frame instead drops the changed
+// boxes' pairs and finds them again against the resting set, or recomputes
+// every pair; it estimates the three paths' costs and takes the cheapest.
 //
-// One frame, in the order of FrameOps: removals, moves, additions.
-// - Removals (I.5b): tag the removed boxes' entries (cross bounds that
-//   overlap nothing, so the walks pass them without effect), drop their
-//   pairs with remove_if_involves; the arrays lose the tagged entries when
-//   they are rebuilt after the moves.
-// - Moves (I.3): each moved box walks its endpoints, axis by axis, to their
-//   new places by adjacent swaps. The endpoint moving outward goes first (the
-//   max if the min moves up, else the min), so the interval never inverts
-//   and no endpoint passes its partner. A swap of a min with a max flips the
-//   pair's overlap on this axis (a min passing a max going down, or a max
-//   passing a min going up, starts it; the two other cases stop it), and the
-//   pair as a whole flips iff it overlaps on the two other axes: the cross
-//   axis from the passed entry, the last axis from indices. Every array is
-//   sorted at every step, so the indices describe a real configuration (x
-//   walked, y walking, z not yet), and with adjacent swaps the other half of
-//   the test on the walking axis is implied: no real comparison is needed.
-// - Additions (I.4b, I.4c): the new endpoints of each axis are radix-sorted,
-//   then one forward pass per axis merges them with the old entries into a
-//   spare array, leaving the tagged ones out (removals and additions share
-//   the pass), with no overlap tests. Then complete box pruning pairs the
-//   new boxes among themselves, and each new box is paired with the old ones
-//   by scanning one array up to its max, from its min or from where a box
-//   containing it could start (no box is longer than extent_[k]), or, when
-//   the scans would cost more, by bipartite box pruning of new against old.
-//
-// Many moving: the resting set. Pairs among boxes that did not change in a
-// frame stand; only those of the boxes moved or added (C) can start or
-// stop. So when walking C would cost too much, the frame drops C's pairs
-// (and the removed boxes') and finds them anew with box pruning: against the
-// resting set R, boxes laid out once in box pruning's grid and sorted per
-// cell (BoxPruner::prepare; PhysX's automatic box pruning keeps its sleeping
-// boxes the same way), sorting only C into that grid; among C; and against
-// the active boxes A, moved or added since R was laid out but not in this
-// frame. A box of R that moves or is removed leaves a stale entry behind,
-// skipped when it pairs. R is laid out anew, from every box but C, when the
-// boxes of A and the stale entries, paid for every frame, would soon cost
-// more than the layout (kPrepareAmortization frames). This is Tracy et al.'s
-// batch insertion (3.2.1) applied to moves, with the old boxes kept sorted
-// between frames. It costs O(|C| + |A| + R's entries in the cells C touches
-// + pairs) per frame: far below a recomputation when a tenth of the boxes
-// move, while the swaps of a walk grow with how far they move.
-//
-// The switch (Tracy et al. section 4). Swaps grow with the moving objects
-// and with how many endpoints each passes (~n^(1 - 1/3) per moving object in
-// a uniform world), while box pruning recomputes every pair in O(n + pairs).
-// Each frame estimates the cost of the three paths (walk, resting set,
-// recomputation) from constants measured below and the swaps per moved
-// object of the last walks, and takes the cheapest; a walk that runs over
-// its budget, or is on course to, stops and the frame finishes on the next
-// cheapest path. After a frame off the walk the endpoint arrays are stale
-// and are rebuilt (radix sort) only when a frame goes incremental again:
-// when the estimate says the frame is cheap, or now and then (a probe, to
-// measure the mobility again; the wait doubles after each failed probe),
-// and only if the objects move less far than when the swaps were last
-// measured. In the tracy scene at 100k boxes (0.5% of the boxes added and
-// removed per frame) the resting set takes every frame from 1% to 20% of
-// the boxes moving, and recomputation from about 50%; the walk wins when few
-// objects move a little and none come and go.
-//
-// Cost. Nothing when nothing moves (the BroadPhase skips empty frames: ~6 ns
-// per update() at 100k, bench/sap_bench). Moves: O(moved + swaps); a moving
-// cube of the tracy scene passes ~n^0.67 endpoints per frame (measured 102
-// at 10k, 476 at 100k, 755 at 200k). Additions and removals: O(n) per frame
-// that has any (one pass per axis), plus the pairing of the new boxes; a
-// batch shares it, so a single insertion costs O(n) too: insert in batches.
-// Resting-set frames: as above. Recomputed frames: box pruning of all boxes
-// and the pair manager's diff.
-//
-// Memory (bench/results/persistent-2026-11-21.md): ~500-600 bytes per live
-// object (three axes of 16-byte entries, the spare array of the rebuild
-// pass, positions, boxes, indices, the resting set's grid, box pruning's
-// buffers, scratch), and the pair manager's ~73 bytes per current pair. No
-// allocation per frame once warm.
+// Cost: nothing when nothing moves; O(moved + swaps) for moves, ~n^(2/3)
+// swaps per moving box in a uniform 3D world; O(n) per frame with additions
+// or removals, so insert in batches; O(changed + active + resting entries in
+// their cells + pairs) on the resting-set path; O(n + pairs) recomputed.
+// About 500-600 bytes per object and ~73 per pair; no allocation once warm.
 //
 // Choose it for persistent worlds where a part of the objects moves each
-// frame and objects come and go: it walks when that is cheapest, pairs the
-// changed objects against the resting ones when many move, and recomputes
-// only when most move. Measured (one thread, 2-core AMD EPYC, tracy cubes at
-// 100k with 0.5% churn, bench/results/persistent-2026-11-21.md), ms per
-// frame against persistent box-pruning: 1.6 vs 5.3 at 1% moving, 2.4 vs 5.5
-// at 5%, 3.2 vs 5.2 at 10% (Bullet's btDbvtBroadphase 48, FCL's dynamic tree
-// 31), 4.7 vs 5.5 at 20%, even from about 30%; nothing moving, only churn:
-// 1.3 vs 5.2.
+// frame and objects come and go; box-pruning when nearly all move.
+// The full method, measurements and tuning: docs/algorithms/sap.md.
 #include "algorithms/sap.hpp"
 
 #include <algorithm>
@@ -178,6 +111,7 @@ inline bool cross_overlap(const Entry& e, std::uint32_t lo, std::uint32_t hi) no
 // Tuning: what the parts of a frame cost, in nanoseconds, as measured with
 // `sapling run` on the tracy scene at 100k boxes (x86-64, one thread). Only
 // their ratios matter: they pick the cheaper path for each frame.
+// Where they come from and what they decide: docs/algorithms/sap.md, "Tuning".
 
 constexpr double kSwapNs = 4;              ///< one swap of a walk
 constexpr double kRecomputeNsPerBox = 50;  ///< box pruning of all boxes, and the pair manager's diff

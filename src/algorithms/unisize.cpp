@@ -1,134 +1,44 @@
 // unisize: the bi-dimensional sweep and prune for boxes of one size of
 // Capannini and Larsson, "Output Sensitive Collision Detection for Unisize
-// Boxes" (SIGRAD 2016), Algorithm 1 (section 3), with the paper's names:
-//   Sort(P)  a stable LSD radix sort of an axis' 2n endpoints that returns
-//            indices, lows before highs on equal keys (Claim 1);
-//   R        the rank array: R[p] and R[p + n] are the positions of object
-//            p's low and high endpoint in the sorted first axis;
-//   S        the set of active ranks while the second axis is swept: a
-//            succinct 64-ary bit tree (bit_tree.hpp); the range query of
-//            line 9 reads only the words between R[p] and R[p + n] that
-//            hold values, found through the levels above.
-// Claim 1: because every interval has the same length, no interval contains
-// another in the sorted order, so b overlaps a on the first axis iff exactly
-// one of b's endpoint ranks lies strictly between a's; every active rank in
-// that range is therefore a collision and none is reported twice. Lines
-// 7-10 insert R[p] and R[p + n] into S and report S's values between them;
-// line 12 takes them out again at p's high.
+// Boxes" (SIGRAD 2016), Algorithm 1 (section 3; section 7 for 3D), with the
+// paper's names: Sort(P) a stable LSD radix sort of an axis' endpoints, lows
+// before highs on equal keys; R the rank array, R[p] and R[p + n] the
+// positions of p's low and high in the sorted first axis; S the set of
+// active ranks while the second axis is swept, a succinct 64-ary bit tree
+// (bit_tree.hpp) whose range query reads only the words that hold values.
 //
-// Beyond the paper (each explained where it is done):
-// - strips: the x-sorted boxes are cut into strips of 16k boxes, and
-//   Algorithm 1 runs per strip with local ranks, its arrays in cache; with
-//   a task system of more than one thread, tasks of consecutive strips run
-//   in parallel (measured 1.4x on this 2-vCPU machine with 2 threads, 2^19
-//   squares, `sapling run --threads 2`), their pairs reported in strip
-//   order, so the output does not depend on the thread count;
-// - S without the paper's linked list. The paper links S's values in order
-//   so that a range query walks them at O(1) each. Here the query reads
-//   the range's words of level 0 that hold values, found through level 1
-//   (and above, recursively), and reports each bit by count-trailing-zeros:
-//   O(log64 u) per word that holds a reported value, O(1) per further
-//   value in it. Nearly every value in the range is reported (Claim 1,
-//   and line 12 keeps S to the active ranks but for a few, below), so this
-//   is output-sensitive too, and the list's upkeep goes: the predecessor
-//   search on every insertion and the relinking on every deletion.
-//   Measured: the sweep 30% faster, the one-shot frame 13% (2^17 squares,
-//   d = 0.2 and 0.8), against the linked tree with lazy deletion of the
-//   previous version;
-// - line 12 without a merge of lows and highs on y: highs come in the
-//   order of lows (the size rule), so objects leave S in the order they
-//   entered. Before each low one object leaves if its high is below the
-//   low, without a branch, and every 64 lows the rest catch up in a loop;
-//   the few gone objects left in S meanwhile are told apart in the query
-//   by their high (6-7% off the one-shot frame, against a loop before
-//   every low, whose exit the predictor missed every other time);
-// - no unpredictable branches in the other hot loops: the rank merge
-//   (lines 2-3) selects by masks and runs as two interleaved merges split
-//   at a merge-path diagonal; S's updates run through every level without
-//   early exits, at a depth fixed at compile time (BitTree::Fixed<L>);
-//   pairs go to a buffer and count only if they are pairs;
-// - Sort(P) sorts the lows only (the highs follow, see below): once on x
-//   for all boxes, and per strip on y;
-// - persistence by PairManager::assign (a bulk sort and merge of the
-//   frame's pairs), as box-pruning's recompute adapter does;
-// - UnisizePruner checks its input rule while the sweep first reads the
-//   boxes (one pass over them), and names the first offender only after.
+// Invariants:
+// - Claim 1: all intervals have one length, so none contains another in the
+//   sorted order, and b overlaps a on the first axis iff exactly one of b's
+//   ranks lies strictly between a's: every active rank in a's range is a
+//   collision, reported once (lines 7-10), and leaves S at p's high (line 12);
+// - one size: the first box added while none is live fixes the size, and
+//   every box must match it (the tolerance rule: sapling/unisize.hpp); then
+//   highs come in the order of lows, so sorting the lows sorts the highs;
+// - S holds the strip's active ranks, but for a few objects already gone,
+//   told apart in the query by their high.
 //
-// Cost per frame: O(n) for the radix sorts and the merges, O(n log64 n)
-// for the updates of S, O((n + |C|) log64 n) for the range queries, where
-// |C| is the number of colliding pairs (in practice O(1) per pair: values
-// of S sit together in words): O((n + |C|) log64 n) in 2D, with strips of
-// 16k boxes making log64 n three. In 3D the two sweep axes
-// are the two along which the boxes spread most (in units of the box size)
-// and the third is tested per candidate (section 7): exact, fast when the
-// world is flat along that axis, without the 2D bound otherwise. When every
-// box overlaps every other on the third axis (a 2D scene, or cubes resting
-// on one plane) the test is skipped.
+// Beyond the paper (each explained where it is done): the x-sorted boxes
+// are cut into strips of 16k boxes, each swept with local ranks in cache,
+// strips in parallel with their pairs in strip order (the same on any thread
+// count); S without the paper's linked list; no unpredictable branches in
+// the hot loops; persistence by PairManager::assign of each frame's pairs.
+// In 3D the two sweep axes are those along which the boxes spread most and
+// the third is tested per candidate (skipped when all boxes overlap on it).
 //
-// What "one size" means here, exactly. The first box added while none is
-// live fixes the size: on each axis its extent max - min, which must be a
-// float exactly (it is unless the box straddles zero with bounds of very
-// different magnitudes). A box then fits iff on every axis
-//   max == min + size   in float arithmetic (round to nearest),
-// and all coordinates are finite. Every exact translate of the first box
-// fits, and so does every box a program builds as {p, p + size} in float,
-// however p + size rounds. Under that rule max is a non-decreasing function
-// of min on each axis, which is all the sweep needs: sorting the lows by
-// (key, position) also sorts the highs, with equal highs in their lows'
-// order, so Sort(P) radix-sorts the n lows and merges in the n highs, whose
-// keys follow from the lows' (float_key(key_float(k) + size)). On exact
-// translates this is the paper's order (equal highs have equal lows, so
-// their order is the object order). The paper's plain tie rule would not be
-// enough for rounded translates: two boxes whose lows differ but whose highs
-// round to the same float would nest, and Claim 1 would fail for them.
-// Other boxes are refused by accepts() with kUnsupported. The size stays
-// fixed while any box is live at the start of a frame (removing every box
-// and adding boxes of another size in the same frame is refused); once a
-// frame ends with no box live, the first box added fixes it anew. accepts()
-// sees a batch only once the broad phase has accepted all of it, and
-// records nothing: a refused batch leaves nothing. Choose unisize for many boxes of one size, flat worlds
-// above all (crowds, particles, tiles); dual-axis for any boxes.
+// Cost per frame: O(n) radix sorts and merges, O(n log64 n) updates of S,
+// O((n + |C|) log64 n) range queries for |C| pairs (in practice O(1) per
+// pair), log64 n being three with 16k-box strips. That bound holds in 2D and
+// flat 3D worlds; elsewhere the third-axis test adds candidates. Fewer than
+// 2^31 - 1 live boxes. The sweep alone is the public UnisizePruner
+// (sapling/unisize.hpp), defined at the end of this file.
 //
-// Persistence: each frame with operations sweeps all live boxes (a one-shot
-// method) whose members carry their ids, so pairs come out as ids, and hands
-// the frame's pairs to PairManager::assign, which sorts them and merges them
-// with the previous set (no hash probe per pair). Limits: fewer than
-// 2^31 - 1 live boxes (2n ranks in 32 bits). The sweep alone, with no
-// persistence, is the public UnisizePruner (sapling/unisize.hpp), defined at
-// the end of this file.
-//
-// When to choose it, and what it costs here (one thread, 2-vCPU AMD EPYC
-// shared with other work: figures move 5-10% between runs;
-// bench/results/unisize-table1-2026-11-22b.md, all seven contenders, and
-// unisize-table1-sapling-2026-11-22.md, the sapling ones over more frames):
-// - the paper's Table 1 (2^17..2^20 squares, density 0.2..0.8): the sweep
-//   alone (unisize-oneshot) takes 5.1..6.6 ms at 2^17 and 44..58 ms at
-//   2^20, nearly flat in the density (the paper: 17..18 and 215..220 ms;
-//   CGAL here 21..59x slower, 36..59x at 2^20); the persistent algorithm
-//   6.3..9.1 and 54..78 ms. Against our box-pruning, whose grid makes it
-//   output-sensitive in 2D too (not the single-axis box pruning of
-//   Terdiman's that takes 400..700 ms at 2^20): persistent against
-//   persistent 1.04..1.66x as fast on every cell of both runs (1.04..1.12x
-//   at density 0.2, 1.11..1.19x at 0.4, 1.14..1.29x above but for 1.66x
-//   at 2^20, d = 0.8, in the first); one-shot
-//   against one-shot 0.96..1.06x at density 0.2, 0.98..1.16x at 0.4 and
-//   1.10..1.28x above;
-// - the paper's Figure 4 (100k cubes converging on a plane, 500 frames, up
-//   to 1.66M pairs; cluster-2026-11-22b.md): the sweep's median frame
-//   4.2 ms, mean 5.6, worst 18.0 (the paper: 13.2, 13.5, 17.5); the
-//   persistent algorithm's median 5.2 ms, mean 11.6, the mean being the
-//   frames at the peak, where a million pairs start or stop;
-// - where the time goes (2^17, density 0.2, one-shot): the sweep of S 51%,
-//   making and sorting the members on x 23%, the strips' y sorts 12%, the
-//   rank merge 10%, gathering the sweep's items 4%. Tried without gain:
-//   masked (branch-free) reports of the first value of each word of a
-//   query, a counting sort into bins of x before sorting each bin in
-//   cache, strips of 1k..8k boxes; with the linked tree of the previous
-//   version, masked walk steps and S's top word held in a register.
-// So: unisize for many boxes of one size with many overlaps (dense crowds,
-// particles, tiles; flat worlds above all), where its time stays flat while
-// candidates multiply for sweeps on one axis; box-pruning for sparse scenes
-// and boxes of mixed sizes.
+// Choose it for many boxes of one size with many overlaps (crowds,
+// particles, tiles; flat worlds above all): its time stays flat while the
+// candidates of one-axis sweeps multiply. box-pruning for sparse scenes and
+// mixed sizes, dual-axis for flat worlds of any sizes.
+// The full method, the size rule, measurements and what was tried:
+// docs/algorithms/unisize.md.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -363,10 +273,8 @@ class UnisizeSweep {
 
  private:
   // Own boxes per strip (and its straddlers besides): 2 * 16k ranks, S of
-  // three levels, the strip's arrays about 1 MB. Measured on the paper's
-  // scenes against strips of 4k and 8k, and of 2k where few boxes straddle:
-  // as fast at 2^17 boxes, up to 5% faster at 2^18 and 2^19, 3..10% at 2^20
-  // (fewer straddlers, each copied into two strips).
+  // three levels, the strip's arrays about 1 MB. Measured against smaller
+  // strips: docs/algorithms/unisize.md, "Tuning".
   static constexpr std::uint32_t kStripMembers = 16384;
   std::uint32_t strip_members_ = kStripMembers;  // tests make it small
   struct Strip {

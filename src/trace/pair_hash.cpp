@@ -1,6 +1,6 @@
 // The pair-set hash of `sapling replay --report hash`: FNV-1a 64 over the
 // sorted pair list as bytes, each pair `a` then `b`, each a little-endian
-// uint32 (shared/spec/trace-format.md, "Command line").
+// uint32 (docs/trace-format.md, "Command line").
 //
 // FNV-1a is a chain of one multiply per byte, so its speed is the multiply
 // latency; the bytes are taken with shifts rather than by reinterpreting

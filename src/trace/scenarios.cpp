@@ -1,4 +1,4 @@
-// The deterministic benchmark scenarios of shared/spec/scenarios.md (W1..W5).
+// The deterministic benchmark scenarios of docs/scenarios.md (W1..W5).
 // Every rule here (generator, draw order, integer units, motion, id reuse,
 // step order) follows that page exactly, so the boxes match the peers' bit for
 // bit; the pair counts it quotes are checked in tests/scenario_test.cpp.

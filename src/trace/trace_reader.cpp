@@ -1,5 +1,5 @@
 // The trace reader: parses and checks a whole version-1 text trace, the format
-// of shared/spec/trace-format.md ("Text format, version 1" and its errors).
+// of docs/trace-format.md ("Text format, version 1" and its errors).
 //
 // Choices the contract leaves open, fixed here:
 // - A carriage return just before a line feed (or at the very end of the

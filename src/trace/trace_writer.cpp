@@ -1,4 +1,4 @@
-// The trace writer: frames in the text format of shared/spec/trace-format.md
+// The trace writer: frames in the text format of docs/trace-format.md
 // (version 1), in a form the reader gives back bit for bit.
 //
 // Layout: the header and a `dims` line always (even for 3D, so a reader never

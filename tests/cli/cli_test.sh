@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tests of the `sapling` command against its contract
-# (shared/spec/trace-format.md): outputs byte for byte, error lines, exit
+# (docs/trace-format.md): outputs byte for byte, error lines, exit
 # statuses. Every check runs for every algorithm `sapling algos` lists.
 #
 #   cli_test.sh SAPLING_BINARY SOURCE_DIR AREA
@@ -410,7 +410,7 @@ test_gen() {
 }
 
 # ---------------------------------------------------------------------------
-# The spec's check counts (shared/spec/scenarios.md) through gen and replay.
+# The spec's check counts (docs/scenarios.md) through gen and replay.
 test_counts() {
   local algo
   cli gen tracy --n 10000 --frames 21 --out "$TMP/tracy.trace"

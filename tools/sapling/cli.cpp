@@ -48,7 +48,7 @@ commands:
            and Markdown on request. Its options: sapling bench --help.
 
 TRACE and FILE may be - for standard input and output. Trace format and
-outputs: shared/spec/trace-format.md (version 1).
+outputs: docs/trace-format.md (version 1).
 
 scenario options (each scenario ignores those it does not use):
   --n N          initial boxes
@@ -79,7 +79,7 @@ int print_help() {
     text += ' ';
     text += info.name;
   }
-  text += "\nscenarios (shared/spec/scenarios.md):\n";
+  text += "\nscenarios (docs/scenarios.md):\n";
   for (const ScenarioInfo& info : scenario_list()) {
     text += "  ";
     text += info.name;

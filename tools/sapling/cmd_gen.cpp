@@ -1,5 +1,5 @@
 // `sapling gen SCENARIO [--n N] [--frames F] [--seed S] [options] --out FILE`:
-// writes a scenario of shared/spec/scenarios.md as a trace, frame 0 (every
+// writes a scenario of docs/scenarios.md as a trace, frame 0 (every
 // box added) then F-1 steps, one frame at a time.
 #include <fstream>
 #include <iostream>

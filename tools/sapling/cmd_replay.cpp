@@ -1,6 +1,6 @@
 // `sapling replay TRACE --algo NAME [--report delta|pairs|hash] [--out FILE]`:
 // runs a trace through one algorithm and writes every frame's delta, pairs or
-// pair-set hash, byte for byte as shared/spec/trace-format.md says.
+// pair-set hash, byte for byte as docs/trace-format.md says.
 #include <cstdio>
 #include <optional>
 #include <string>

@@ -1,5 +1,5 @@
 // The `sapling` command: dispatches to algos, replay, gen and run
-// (shared/spec/trace-format.md is the contract for their output), and bench.
+// (docs/trace-format.md is the contract for their output), and bench.
 #include <span>
 #include <string>
 #include <string_view>

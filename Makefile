@@ -4,7 +4,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build run test bench format format-check clean
+.PHONY: all deps build run test bench fuzz format format-check clean
 
 all: build
 
@@ -24,6 +24,10 @@ test: build
 bench: build
 	$(BUILD)/bench/pair_manager_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 	$(BUILD)/bench/one_shot_bench --quick
+
+# The fuzzers' longer campaign: 30 minutes per target (FUZZ_SECONDS to change).
+fuzz:
+	bash scripts/fuzz.sh
 
 format:
 	clang-format -i $$(git ls-files '*.hpp' '*.cpp')

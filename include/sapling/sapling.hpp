@@ -12,3 +12,4 @@
 #include "sapling/status.hpp"
 #include "sapling/task_system.hpp"
 #include "sapling/trace.hpp"
+#include "sapling/unisize.hpp"

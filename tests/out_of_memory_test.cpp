@@ -1,0 +1,241 @@
+// update() when memory runs out: fault injection through the global
+// operator new, which fails the N-th allocation once armed. For every N
+// through a frame of every algorithm (one and two threads), update() throws
+// std::bad_alloc and leaves the broad phase as before the call (same pairs,
+// same live ids, the frame still staged, every invariant); the next update()
+// -- itself failed once more at the same N, then with memory -- reports
+// exactly what a twin that never failed reports, and later frames agree too.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <new>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sapling/broad_phase.hpp"
+
+namespace {
+// Allocations left before one fails; negative: never.
+std::atomic<long> g_allocations_left{-1};
+std::atomic<bool> g_failed{false};
+
+void* allocate(std::size_t size) {
+  if (g_allocations_left.load(std::memory_order_relaxed) >= 0 && g_allocations_left.fetch_sub(1) == 0) {
+    g_failed = true;
+    throw std::bad_alloc();
+  }
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+}  // namespace
+
+void* operator new(std::size_t size) { return allocate(size); }
+void* operator new[](std::size_t size) { return allocate(size); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+namespace sapling {
+namespace {
+
+void arm(long n) { g_allocations_left = n; }
+void disarm() { g_allocations_left = -1; }
+
+std::vector<Pair> sorted(const BroadPhase& bp) {
+  std::vector<Pair> out;
+  bp.sorted_pairs(out);
+  return out;
+}
+
+std::vector<Pair> listed(std::span<const Pair> pairs) { return {pairs.begin(), pairs.end()}; }
+
+// A few frames of a small world: boxes of one size (so every algorithm takes
+// them) moving, leaving and arriving.
+struct World {
+  std::mt19937 rng{7};
+  std::vector<Id> live;
+  Id next = 100;
+
+  Box3 box() {
+    std::uniform_real_distribution<float> u(0.0f, 12.0f);
+    const float x = std::floor(u(rng)), y = std::floor(u(rng)), z = std::floor(u(rng) / 4);
+    return Box3{{x, y, z}, {x + 2, y + 2, z + 2}};
+  }
+
+  // Stages the same frame on every broad phase.
+  void stage(std::span<BroadPhase* const> bps) {
+    std::vector<Id> removed, moved, added;
+    std::vector<Box3> moved_boxes, added_boxes;
+    std::shuffle(live.begin(), live.end(), rng);
+    const std::size_t r = live.size() / 10, m = live.size() / 3;
+    removed.assign(live.begin(), live.begin() + static_cast<std::ptrdiff_t>(r));
+    moved.assign(live.begin() + static_cast<std::ptrdiff_t>(r), live.begin() + static_cast<std::ptrdiff_t>(r + m));
+    for (std::size_t k = 0; k < moved.size(); ++k) moved_boxes.push_back(box());
+    live.erase(live.begin(), live.begin() + static_cast<std::ptrdiff_t>(r));
+    const std::size_t adds = live.empty() ? 60 : 8;
+    for (std::size_t k = 0; k < adds; ++k) {
+      added.push_back(next);
+      live.push_back(next++);
+      added_boxes.push_back(box());
+    }
+    for (BroadPhase* bp : bps) {
+      ASSERT_TRUE(bp->remove(removed));
+      ASSERT_TRUE(bp->move(moved, moved_boxes));
+      ASSERT_TRUE(bp->add(added, added_boxes));
+    }
+  }
+};
+
+struct Delta {
+  std::vector<Pair> created, deleted;
+  explicit Delta(const FrameDelta& d) : created(listed(d.created)), deleted(listed(d.deleted)) {}
+  bool operator==(const Delta&) const = default;
+};
+
+// Frame `f` of the world, its n-th allocation failing, for every n until
+// the frame goes through: each n on a broad phase brought to frame f anew.
+void run_faults(const std::string& name, unsigned threads, int f, long& failures) {
+  for (long n = 0;; ++n) {
+    failures = n;
+    SCOPED_TRACE(name + ", threads " + std::to_string(threads) + ", frame " + std::to_string(f) +
+                 ", n = " + std::to_string(n));
+    ASSERT_LT(n, 20000) << "a frame of a small world allocates this often?";
+    auto subject = BroadPhase::create(name, {.threads = threads});
+    auto twin = BroadPhase::create(name, {.threads = threads});
+    ASSERT_NE(subject, nullptr);
+    World world;
+    BroadPhase* both[] = {subject.get(), twin.get()};
+    for (int g = 0; g < f; ++g) {
+      world.stage(both);
+      subject->update();
+      twin->update();
+    }
+    world.stage(both);
+    const Delta expected(twin->update());
+    const std::vector<Pair> before = sorted(*subject);
+    const std::size_t size_before = subject->size();
+
+    g_failed = false;
+    const FrameDelta* delta = nullptr;
+    arm(n);
+    try {
+      delta = &subject->update();
+    } catch (const std::bad_alloc&) {
+    }
+    disarm();
+    if (delta != nullptr) {
+      ASSERT_FALSE(g_failed.load()) << "an allocation failed and update() did not say so";
+      ASSERT_EQ(Delta(*delta), expected);
+      return;  // the frame needs fewer than n allocations
+    }
+    // As before the call: the same pairs and objects, every invariant.
+    ASSERT_EQ(sorted(*subject), before);
+    ASSERT_EQ(subject->size(), size_before);
+    ASSERT_TRUE(subject->validate());
+    // The frame is still staged: its ids have their operation.
+    if (!world.live.empty()) {
+      EXPECT_EQ(subject->remove(world.live.back()).code(), StatusCode::kRepeatedId);
+    }
+    // The recovery fails too, at the same point; then memory is back.
+    arm(n);
+    try {
+      delta = &subject->update();
+    } catch (const std::bad_alloc&) {
+    }
+    disarm();
+    if (delta == nullptr) {
+      ASSERT_EQ(sorted(*subject), before);
+      ASSERT_TRUE(subject->validate());
+      delta = &subject->update();
+    }
+    ASSERT_EQ(Delta(*delta), expected);
+    ASSERT_EQ(sorted(*subject), sorted(*twin));
+    ASSERT_TRUE(subject->validate());
+    // And the frames after agree.
+    for (int g = 0; g < 2; ++g) {
+      world.stage(both);
+      ASSERT_EQ(Delta(subject->update()), Delta(twin->update()));
+    }
+  }
+}
+
+class OutOfMemory : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OutOfMemory, EveryAllocationOfAFrameMayFail) {
+  for (const unsigned threads : {1u, 2u}) {
+    for (int f = 0; f < 4; ++f) {
+      long failures = 0;
+      run_faults(GetParam(), threads, f, failures);
+      if (f == 0) EXPECT_GT(failures, 10) << "the first frame allocates: its allocations must have failed";
+    }
+  }
+}
+
+std::vector<std::string> names() {
+  std::vector<std::string> out;
+  for (const AlgorithmInfo& info : algorithms()) out.push_back(info.name);
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Algorithms, OutOfMemory, ::testing::ValuesIn(names()), [](const ::testing::TestParamInfo<std::string>& p) {
+  std::string id = p.param;
+  std::replace(id.begin(), id.end(), '-', '_');
+  return id;
+});
+
+TEST(PairManagerFailure, GoesBackToTheLastFrame) {
+  PairManager pm;
+  pm.add(1, 2);
+  pm.add(2, 3);
+  std::vector<Pair> created, deleted;
+  pm.end_frame(created, deleted);
+  // Adds and removes, then abandoned.
+  pm.add(4, 5);
+  pm.remove(1, 2);
+  pm.add(6, 7);
+  pm.abandon_frame();
+  created.clear();
+  deleted.clear();
+  pm.end_frame(created, deleted);
+  EXPECT_TRUE(created.empty() && deleted.empty());
+  EXPECT_TRUE(pm.validate());
+  EXPECT_EQ(pm.size(), 2u);
+  EXPECT_TRUE(pm.contains(1, 2) && pm.contains(2, 3) && !pm.contains(4, 5));
+  // An assign(), then abandoned.
+  std::vector<Pair> next = {{2, 3}, {8, 9}};
+  pm.assign(next);
+  pm.abandon_frame();
+  pm.end_frame(created, deleted);
+  EXPECT_TRUE(created.empty() && deleted.empty());
+  EXPECT_TRUE(pm.validate());
+  EXPECT_TRUE(pm.contains(1, 2) && pm.contains(2, 3) && !pm.contains(8, 9));
+  // Every allocation of an assign() may fail, leaving the set as it was.
+  for (long n = 0; n < 40; ++n) {
+    std::vector<Pair> big;
+    for (Id i = 0; i < 300; ++i) big.push_back(Pair{i, i + 1000});
+    arm(n);
+    try {
+      pm.assign(big);
+      disarm();
+      pm.abandon_frame();
+    } catch (const std::bad_alloc&) {
+      disarm();
+      pm.abandon_frame();
+    }
+    created.clear();
+    deleted.clear();
+    pm.end_frame(created, deleted);
+    ASSERT_TRUE(created.empty() && deleted.empty()) << n;
+    ASSERT_EQ(pm.size(), 2u) << n;
+    ASSERT_TRUE(pm.validate()) << n;
+  }
+}
+
+}  // namespace
+}  // namespace sapling

@@ -172,7 +172,9 @@ TEST_P(OutOfMemory, EveryAllocationOfAFrameMayFail) {
     for (int f = 0; f < 4; ++f) {
       long failures = 0;
       run_faults(GetParam(), threads, f, failures);
-      if (f == 0) EXPECT_GT(failures, 10) << "the first frame allocates: its allocations must have failed";
+      if (f == 0) {
+        EXPECT_GT(failures, 10) << "the first frame allocates: its allocations must have failed";
+      }
     }
   }
 }

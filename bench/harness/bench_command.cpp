@@ -14,9 +14,15 @@
 #include "harness/report.hpp"
 #include "harness/runner.hpp"
 #include "harness/scenes.hpp"
+#include "sapling/task_system.hpp"
 
 namespace sapling::bench {
 namespace {
+
+// The contract's exit statuses (docs/trace-format.md, "Command line").
+constexpr int kExitOk = 0;
+constexpr int kExitUsage = 1;       // bad command line, a contender's error, unwritable output
+constexpr int kExitWrongPairs = 4;  // a sapling contender's pairs failed verification
 
 constexpr const char* kUsage = R"(usage: sapling bench [options]
 
@@ -82,7 +88,7 @@ void list_everything() {
 
 int usage_error(const std::string& message) {
   std::cerr << "sapling bench: " << message << "\n(sapling bench --help for the options)\n";
-  return 2;
+  return kExitUsage;
 }
 
 int run(const std::vector<std::string>& args, const std::string& command) {
@@ -133,7 +139,9 @@ int run(const std::vector<std::string>& args, const std::string& command) {
       if (!value(v) || !parse_int(v, 1, number)) return usage_error("--reps needs a count >= 1");
       options.reps = static_cast<int>(number);
     } else if (a == "--threads") {
-      if (!value(v) || !parse_int(v, 0, number)) return usage_error("--threads needs a count >= 0");
+      if (!value(v) || !parse_int(v, 0, number) || number > static_cast<long>(ThreadPool::kMaxThreads)) {
+        return usage_error("--threads needs a count from 0 to 256");
+      }
       options.threads = static_cast<unsigned>(number);
     } else if (a == "--budget") {
       if (!value(v) || !parse_int(v, 1, number)) return usage_error("--budget needs seconds >= 1");
@@ -196,24 +204,26 @@ int run(const std::vector<std::string>& args, const std::string& command) {
   }
 
   std::vector<SceneResult> results;
-  int status = 0;
+  int status = kExitOk;
+  bool wrong_pairs = false;
   for (std::size_t k = 0; k < scenes.size(); ++k) {
     if (options.progress) std::cerr << "[" << k + 1 << "/" << scenes.size() << "] " << scenes[k].name << "\n";
     try {
       results.push_back(run_scene(scenes[k], contenders, options));
     } catch (const std::exception& e) {
       std::cerr << "sapling bench: scene " << scenes[k].name << ": " << e.what() << "\n";
-      status = 1;
+      status = kExitUsage;
       continue;
     }
     print_scene(std::cout, results.back());
     std::cout.flush();
     for (const ContenderResult& c : results.back().contenders) {
-      const bool bad = !c.error.empty() || c.verification.status == "MISSES" || c.verification.status == "PHANTOM";
-      if (c.origin == "sapling" && bad) status = 1;
+      if (c.origin != "sapling") continue;
+      if (!c.error.empty()) status = kExitUsage;
+      if (c.verification.status == "MISSES" || c.verification.status == "PHANTOM") wrong_pairs = true;
     }
     const SceneResult& r = results.back();
-    if (r.expected_pairs && !r.reference.empty() && *r.expected_pairs != r.reference_pairs0) status = 1;
+    if (r.expected_pairs && !r.reference.empty() && *r.expected_pairs != r.reference_pairs0) wrong_pairs = true;
   }
   std::cout << "\nSummary (ms per frame, median or * mean, of the fastest verified contender of each kind; ratio = "
                "peer / sapling):\n";
@@ -226,7 +236,7 @@ int run(const std::vector<std::string>& args, const std::string& command) {
     write_json(out, info, results);
     if (!out) {
       std::cerr << "sapling bench: cannot write " << json_path << "\n";
-      status = 1;
+      status = kExitUsage;
     }
   }
   if (!md_path.empty()) {
@@ -234,7 +244,7 @@ int run(const std::vector<std::string>& args, const std::string& command) {
     write_markdown(out, info, results);
     if (!out) {
       std::cerr << "sapling bench: cannot write " << md_path << "\n";
-      status = 1;
+      status = kExitUsage;
     }
   }
   if (!csv_path.empty()) {
@@ -242,11 +252,12 @@ int run(const std::vector<std::string>& args, const std::string& command) {
     write_frames_csv(out, results);
     if (!out) {
       std::cerr << "sapling bench: cannot write " << csv_path << "\n";
-      status = 1;
+      status = kExitUsage;
     }
   }
-  if (status != 0) std::cerr << "sapling bench: a sapling contender failed verification or stopped with an error\n";
-  return status;
+  if (wrong_pairs) std::cerr << "sapling bench: a sapling contender's pairs failed verification\n";
+  if (status != kExitOk) std::cerr << "sapling bench: a sapling contender stopped with an error\n";
+  return status != kExitOk ? status : wrong_pairs ? kExitWrongPairs : kExitOk;
 }
 
 }  // namespace

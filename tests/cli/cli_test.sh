@@ -441,6 +441,12 @@ test_counts() {
 # run: the main job on small scenes.
 test_run() {
   local algo scene hash
+  # More threads than a pool runs (ThreadPool::kMaxThreads): a bad command line, not an abort.
+  cli run --n 200 --frames 2 --threads 1024
+  expect_rc 1 "run --threads 1024"
+  expect_grep "threads" "$TMP/err" "run --threads 1024 says why"
+  cli run --n 200 --frames 2 --threads 256 --algo box-pruning
+  expect_rc 0 "run --threads 256"
   cli run --n 2000 --frames 5
   expect_rc 0 "run --n 2000 --frames 5"
   expect_empty "$TMP/err" "run: stderr (not a terminal: no progress)"
@@ -523,12 +529,15 @@ test_bench() {
   expect_rc 0 "bench --suite unisize --quick"
   expect_grep '^## Table 1 of the unisize paper' "$TMP/uni.md" "bench --suite unisize: Table 1 in the Markdown"
   expect_grep '^\| 4096 +\| 0.2 ' "$TMP/uni.md" "bench --suite unisize: a Table 1 row per n and d"
+  # A bad command line is status 1 in every subcommand (the contract's one table).
   cli bench --suite no-such-suite
-  expect_rc 2 "bench: unknown suite"
+  expect_rc 1 "bench: unknown suite"
   cli bench --frames many
-  expect_rc 2 "bench: --frames not a number"
+  expect_rc 1 "bench: --frames not a number"
   cli bench --contenders no-such-contender
-  expect_rc 2 "bench: unknown contender"
+  expect_rc 1 "bench: unknown contender"
+  cli bench --threads 1024
+  expect_rc 1 "bench: --threads beyond the pool's limit"
 }
 
 case $AREA in

@@ -9,8 +9,10 @@
 #include <charconv>
 #include <cstring>
 #include <limits>
+#include <thread>
 
 #include "sapling/broad_phase.hpp"
+#include "sapling/task_system.hpp"
 
 namespace sapling::cli {
 
@@ -231,6 +233,29 @@ bool is_algorithm(std::string_view name) {
     if (info.name == name) return true;
   }
   return false;
+}
+
+bool parse_threads(const Args& args, std::uint64_t& threads, std::string& error) {
+  threads = 1;
+  const auto text = args.get("--threads");
+  return !text || parse_uint("--threads", *text, ThreadPool::kMaxThreads, threads, error);
+}
+
+std::unique_ptr<BroadPhase> start_broad_phase(const std::string& algo, int dims, std::uint64_t threads,
+                                              std::string& error) {
+  Status why;
+  auto broad_phase = BroadPhase::create(algo, Options{.dims = dims, .threads = static_cast<unsigned>(threads)}, &why);
+  if (broad_phase == nullptr) {
+    error = why.message();
+    return nullptr;
+  }
+  const unsigned wanted = threads == 0 ? std::max(1u, std::thread::hardware_concurrency()) : unsigned(threads);
+  if (broad_phase->concurrency() < std::min(wanted, ThreadPool::kMaxThreads)) {
+    error = "cannot start " + std::to_string(wanted) + " threads (the system started " +
+            std::to_string(broad_phase->concurrency()) + ")";
+    return nullptr;
+  }
+  return broad_phase;
 }
 
 std::string unknown_algorithm(std::string_view name) {

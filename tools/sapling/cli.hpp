@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -13,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "sapling/broad_phase.hpp"
 #include "sapling/scenario.hpp"
 
 namespace sapling::cli {
@@ -78,6 +80,15 @@ std::string describe_params(const ScenarioParams& params);
 
 /// Whether `name` is a registered algorithm.
 bool is_algorithm(std::string_view name);
+
+/// Parses `--threads` (0..ThreadPool::kMaxThreads; 1 when absent).
+bool parse_threads(const Args& args, std::uint64_t& threads, std::string& error);
+/// A broad phase of the registered algorithm `algo` on `threads` threads,
+/// or null with `error` set: create()'s reason, or a thread count the
+/// system would not start (fewer threads would give the same output, but
+/// the command line promises the count asked for).
+std::unique_ptr<BroadPhase> start_broad_phase(const std::string& algo, int dims, std::uint64_t threads,
+                                              std::string& error);
 /// "unknown algorithm 'x'; algorithms: brute, sort-sweep, ..."
 std::string unknown_algorithm(std::string_view name);
 

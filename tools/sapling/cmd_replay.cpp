@@ -97,11 +97,9 @@ int cmd_replay(std::span<char* const> argv) {
   const Trace& trace = read.trace;
 
   std::uint64_t threads = 1;
-  if (const auto text = args->get("--threads")) {
-    if (!parse_uint("--threads", *text, 1024, threads, error)) return usage_error("replay: " + error);
-  }
-  const auto broad_phase =
-      BroadPhase::create(*algo, Options{.dims = trace.dims, .threads = static_cast<unsigned>(threads)});
+  if (!parse_threads(*args, threads, error)) return usage_error("replay: " + error);
+  const auto broad_phase = start_broad_phase(std::string(*algo), trace.dims, threads, error);
+  if (broad_phase == nullptr) return fail(kExitUsage, "replay: " + error);
   Output out(std::string(args->get("--out").value_or("-")));
   std::string& buffer = out.buffer();
   std::vector<Pair> sorted;

@@ -78,14 +78,12 @@ int cmd_run(std::span<char* const> argv) {
   }
 
   std::uint64_t threads = 1;
-  if (const auto text = args->get("--threads")) {
-    if (!parse_uint("--threads", *text, 1024, threads, error)) return usage_error("run: " + error);
-  }
+  if (!parse_threads(*args, threads, error)) return usage_error("run: " + error);
 
   const auto scenario = make_scenario(params, &error);
   if (!scenario) return fail(kExitUsage, "run: " + error);
-  const auto broad_phase =
-      BroadPhase::create(algo, Options{.dims = scenario->dims(), .threads = static_cast<unsigned>(threads)});
+  const auto broad_phase = start_broad_phase(algo, scenario->dims(), threads, error);
+  if (broad_phase == nullptr) return fail(kExitUsage, "run: " + error);
 
   using Clock = std::chrono::steady_clock;
   Progress progress(frames);

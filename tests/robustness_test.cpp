@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -256,6 +258,74 @@ TEST(PairBudget, RefusesTheFrameAndChangesNothing) {
     EXPECT_EQ(listed(next.created), (std::vector<Pair>{{3, 10}}));
     EXPECT_EQ(listed(next.deleted), (std::vector<Pair>{{2, 3}}));
     EXPECT_TRUE(bp->validate());
+  }
+}
+
+// "The same input gives the same output, byte for byte, on any thread
+// count": deltas and the pairs() order of every algorithm on 1..4 threads
+// of its own pool and on an engine's task system are those of one thread.
+TEST(Promises, SameOutputOnAnyThreadCount) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(0.0f, 200.0f);
+  const auto box = [&] {
+    const float x = std::floor(u(rng)), y = std::floor(u(rng)), z = std::floor(u(rng) / 8);
+    return Box3{{x, y, z}, {x + 1.5f, y + 1.5f, z + 1.5f}};  // one size: unisize takes them
+  };
+  constexpr Id kBoxes = 24000;  // two strips (unisize), tasks of cells (dual-axis), cells
+  for (const std::string& name : algorithm_names()) {
+    if (name == "brute" || name == "sort-sweep") continue;  // serial by design
+    SCOPED_TRACE(name);
+    SerialTasks engine;
+    std::vector<std::unique_ptr<BroadPhase>> bps;
+    for (const unsigned threads : {1u, 2u, 3u, 4u}) bps.push_back(BroadPhase::create(name, {.threads = threads}));
+    bps.push_back(BroadPhase::create(name, {.tasks = &engine}));
+    rng.seed(3);
+    std::vector<Id> ids(kBoxes);
+    std::vector<Box3> boxes(kBoxes);
+    for (Id i = 0; i < kBoxes; ++i) {
+      ids[i] = i * 2654435761u;  // spread over the 32-bit range
+      boxes[i] = box();
+    }
+    for (auto& bp : bps) ASSERT_TRUE(bp->add(ids, boxes));
+    for (int frame = 0; frame < 3; ++frame) {
+      std::vector<Pair> created, deleted, order;
+      for (std::size_t k = 0; k < bps.size(); ++k) {
+        const FrameDelta& d = bps[k]->update();
+        const std::vector<Pair> pairs = listed(bps[k]->pairs());
+        if (k == 0) {
+          created = listed(d.created);
+          deleted = listed(d.deleted);
+          order = pairs;
+          EXPECT_FALSE(created.empty() && deleted.empty());
+        } else {
+          EXPECT_EQ(listed(d.created), created) << "bp " << k << ", frame " << frame;
+          EXPECT_EQ(listed(d.deleted), deleted) << "bp " << k << ", frame " << frame;
+          EXPECT_EQ(pairs, order) << "pairs() order, bp " << k << ", frame " << frame;
+        }
+      }
+      // A third of the boxes move; the same on every broad phase.
+      std::vector<Id> moved;
+      std::vector<Box3> moved_boxes;
+      for (Id i = static_cast<Id>(frame); i < kBoxes; i += 3) {
+        moved.push_back(ids[i]);
+        moved_boxes.push_back(box());
+      }
+      for (auto& bp : bps) ASSERT_TRUE(bp->move(moved, moved_boxes));
+    }
+  }
+}
+
+// "A frame without operations costs nothing and reports nothing."
+TEST(Promises, AnEmptyFrameReportsNothing) {
+  for (const std::string& name : algorithm_names()) {
+    SCOPED_TRACE(name);
+    auto bp = BroadPhase::create(name);
+    ASSERT_TRUE(bp->add(std::vector<Id>{0, 4294967295u}, std::vector<Box3>{kUnit, kUnit}));
+    EXPECT_EQ(listed(bp->update().created), (std::vector<Pair>{{0, 4294967295u}}));
+    const FrameDelta& d = bp->update();
+    EXPECT_TRUE(d.created.empty() && d.deleted.empty() && d.status);
+    EXPECT_EQ(bp->frame(), 2u);
+    EXPECT_EQ(sorted(*bp), (std::vector<Pair>{{0, 4294967295u}}));
   }
 }
 

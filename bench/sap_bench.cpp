@@ -23,7 +23,7 @@
 
 #include "algorithms/sap.hpp"
 #include "sapling/broad_phase.hpp"
-#include "sapling/scenario.hpp"
+#include "scenarios/scenario.hpp"
 
 namespace sapling {
 namespace {

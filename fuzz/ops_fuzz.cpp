@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "sapling/broad_phase.hpp"
+#include "sapling/registry.hpp"
 
 namespace {
 

@@ -13,6 +13,7 @@
 #include "algorithms/sap.hpp"
 #include "sapling/box_pruning.hpp"
 #include "sapling/broad_phase.hpp"
+#include "sapling/registry.hpp"
 
 namespace {
 std::atomic<std::size_t> g_allocations{0};

@@ -13,7 +13,7 @@
 
 #include "sapling/box_pruning.hpp"
 #include "sapling/broad_phase.hpp"
-#include "sapling/scenario.hpp"
+#include "scenarios/scenario.hpp"
 
 namespace sapling {
 namespace {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sapling/broad_phase.hpp"
+#include "sapling/registry.hpp"
 
 namespace sapling {
 namespace {

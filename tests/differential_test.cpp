@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "sapling/broad_phase.hpp"
+#include "sapling/registry.hpp"
 #include "sapling/trace.hpp"
 #include "trace_generators.hpp"
 

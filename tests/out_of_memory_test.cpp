@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "sapling/broad_phase.hpp"
+#include "sapling/registry.hpp"
 
 namespace {
 // Allocations left before one fails; negative: never.
@@ -185,11 +186,12 @@ std::vector<std::string> names() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Algorithms, OutOfMemory, ::testing::ValuesIn(names()), [](const ::testing::TestParamInfo<std::string>& p) {
-  std::string id = p.param;
-  std::replace(id.begin(), id.end(), '-', '_');
-  return id;
-});
+INSTANTIATE_TEST_SUITE_P(Algorithms, OutOfMemory, ::testing::ValuesIn(names()),
+                         [](const ::testing::TestParamInfo<std::string>& p) {
+                           std::string id = p.param;
+                           std::replace(id.begin(), id.end(), '-', '_');
+                           return id;
+                         });
 
 TEST(PairManagerFailure, GoesBackToTheLastFrame) {
   PairManager pm;

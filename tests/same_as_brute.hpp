@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "sapling/broad_phase.hpp"
-#include "sapling/scenario.hpp"
 #include "sapling/trace.hpp"
+#include "scenarios/scenario.hpp"
 
 namespace sapling::testgen {
 

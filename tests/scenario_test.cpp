@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "sapling/box.hpp"
-#include "sapling/scenario.hpp"
+#include "scenarios/scenario.hpp"
 
 namespace sapling {
 namespace {

@@ -32,8 +32,8 @@
 
 #include "sapling/box.hpp"
 #include "sapling/pair.hpp"
-#include "sapling/scenario.hpp"
 #include "sapling/trace.hpp"
+#include "scenarios/scenario.hpp"
 
 namespace sapling::testgen {
 

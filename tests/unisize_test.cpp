@@ -21,9 +21,10 @@
 #include "same_as_brute.hpp"
 #include "sapling/box_pruning.hpp"
 #include "sapling/broad_phase.hpp"
-#include "sapling/scenario.hpp"
+#include "sapling/registry.hpp"
 #include "sapling/task_system.hpp"
 #include "sapling/unisize.hpp"
+#include "scenarios/scenario.hpp"
 #include "trace_generators.hpp"
 
 namespace sapling {

@@ -16,7 +16,7 @@
 
 #include "sapling/box.hpp"
 #include "sapling/pair.hpp"
-#include "sapling/scenario.hpp"
+#include "scenarios/scenario.hpp"
 
 namespace sapling::bench {
 

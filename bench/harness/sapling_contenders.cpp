@@ -8,6 +8,7 @@
 #include "harness/peers.hpp"
 #include "sapling/box_pruning.hpp"
 #include "sapling/broad_phase.hpp"
+#include "sapling/registry.hpp"
 #include "sapling/task_system.hpp"
 #include "sapling/unisize.hpp"
 

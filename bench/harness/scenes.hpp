@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "harness/contender.hpp"
-#include "sapling/scenario.hpp"
+#include "scenarios/scenario.hpp"
 
 namespace sapling::bench {
 

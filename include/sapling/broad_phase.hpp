@@ -68,8 +68,7 @@ class BroadPhase {
   /// - "dual-axis": flat worlds (2D, or 3D boxes spread over two axes) with
   ///   boxes of any size.
   /// Each one's method and measurements: docs/algorithms/.
-  static std::unique_ptr<BroadPhase> create(std::string_view name, const Options& options = {},
-                                            Status* why = nullptr);
+  static std::unique_ptr<BroadPhase> create(std::string_view name, const Options& options = {}, Status* why = nullptr);
   /// The same with an algorithm of your own that is not registered.
   static std::unique_ptr<BroadPhase> create(std::string name, AlgorithmFactory make, const Options& options,
                                             Status* why = nullptr);
@@ -176,25 +175,5 @@ class BroadPhase {
   std::uint64_t frame_ = 0;
   std::size_t live_ = 0;
 };
-
-/// A registered algorithm: what `sapling algos` lists and create() builds.
-struct AlgorithmInfo {
-  std::string name;  ///< letters, digits, '-' and '_' only
-  std::string description;
-  AlgorithmFactory make;
-  /// False for an algorithm made for some boxes only (e.g. `unisize`: boxes
-  /// of one size); it refuses others with StatusCode::kUnsupported.
-  bool accepts_any_box = true;
-};
-
-/// Every registered algorithm, built-in ones first, in registration order:
-/// a copy, unaffected by later registrations. Safe from any thread.
-std::vector<AlgorithmInfo> algorithms();
-
-/// Adds an algorithm to the registry (and so to create(), the command line
-/// and the differential tests). Refused (kInvalidArgument, saying why) for a
-/// name that is taken, empty, or has a character other than a letter, a
-/// digit, '-' or '_', and for a registration without a factory.
-Status register_algorithm(AlgorithmInfo info);
 
 }  // namespace sapling

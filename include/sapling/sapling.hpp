@@ -8,7 +8,7 @@
 #include "sapling/float_key.hpp"
 #include "sapling/pair.hpp"
 #include "sapling/pair_manager.hpp"
-#include "sapling/scenario.hpp"
+#include "sapling/registry.hpp"
 #include "sapling/status.hpp"
 #include "sapling/task_system.hpp"
 #include "sapling/trace.hpp"

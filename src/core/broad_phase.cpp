@@ -45,13 +45,6 @@ BroadPhase::BroadPhase(std::string name, AlgorithmFactory make, const Options& o
 
 BroadPhase::~BroadPhase() = default;
 
-std::unique_ptr<BroadPhase> BroadPhase::create(std::string_view name, const Options& options, Status* why) {
-  for (AlgorithmInfo& info : algorithms()) {
-    if (info.name == name) return create(std::move(info.name), std::move(info.make), options, why);
-  }
-  return refuse(why, Status::invalid_argument(Operation::kCreate, "no algorithm of that name (see algorithms())"));
-}
-
 std::unique_ptr<BroadPhase> BroadPhase::create(std::string name, AlgorithmFactory make, const Options& options,
                                                Status* why) {
   if (Status s = check_options(options); !s) return refuse(why, s);

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "sapling/broad_phase.hpp"
+#include "sapling/registry.hpp"
 #include "sapling/task_system.hpp"
 
 namespace sapling::cli {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "sapling/broad_phase.hpp"
-#include "sapling/scenario.hpp"
+#include "scenarios/scenario.hpp"
 
 namespace sapling::cli {
 

@@ -6,6 +6,7 @@
 #include "cli.hpp"
 #include "commands.hpp"
 #include "sapling/broad_phase.hpp"
+#include "sapling/registry.hpp"
 
 namespace sapling::cli {
 

@@ -10,8 +10,8 @@
 
 #include "cli.hpp"
 #include "commands.hpp"
-#include "sapling/scenario.hpp"
 #include "sapling/trace.hpp"
+#include "scenarios/scenario.hpp"
 
 namespace sapling::cli {
 

@@ -11,8 +11,9 @@
 #include "cli.hpp"
 #include "commands.hpp"
 #include "sapling/broad_phase.hpp"
-#include "sapling/scenario.hpp"
+#include "sapling/registry.hpp"
 #include "sapling/trace.hpp"
+#include "scenarios/scenario.hpp"
 
 namespace sapling::cli {
 namespace {

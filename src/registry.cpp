@@ -4,7 +4,7 @@
 #include <mutex>
 
 #include "algorithms/builtin.hpp"
-#include "sapling/broad_phase.hpp"
+#include "sapling/registry.hpp"
 
 namespace sapling {
 namespace {
@@ -41,6 +41,15 @@ std::mutex& registry_mutex() {
 }
 
 }  // namespace
+
+std::unique_ptr<BroadPhase> BroadPhase::create(std::string_view name, const Options& options, Status* why) {
+  for (AlgorithmInfo& info : algorithms()) {
+    if (info.name == name) return create(std::move(info.name), std::move(info.make), options, why);
+  }
+  if (why != nullptr)
+    *why = Status::invalid_argument(Operation::kCreate, "no algorithm of that name (see algorithms())");
+  return nullptr;
+}
 
 std::vector<AlgorithmInfo> algorithms() {
   std::lock_guard lock(registry_mutex());

@@ -2,7 +2,7 @@
 // Every rule here (generator, draw order, integer units, motion, id reuse,
 // step order) follows that page exactly, so the boxes match the peers' bit for
 // bit; the pair counts it quotes are checked in tests/scenario_test.cpp.
-#include "sapling/scenario.hpp"
+#include "scenarios/scenario.hpp"
 
 #include <algorithm>
 #include <array>

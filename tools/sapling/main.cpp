@@ -1,5 +1,6 @@
 // The `sapling` command: dispatches to algos, replay, gen and run
-// (docs/trace-format.md is the contract for their output), and bench.
+// (docs/trace-format.md is the contract for their output), and bench when
+// built with the harness (SAPLING_BENCH_COMMAND).
 #include <span>
 #include <string>
 #include <string_view>
@@ -17,6 +18,11 @@ int main(int argc, char** argv) {
   if (command == "replay") return cmd_replay(rest);
   if (command == "gen") return cmd_gen(rest);
   if (command == "run") return cmd_run(rest);
+#if defined(SAPLING_HAVE_BENCH_COMMAND)
   if (command == "bench") return cmd_bench(rest);
+#else
+  if (command == "bench")
+    return fail(kExitUsage, "bench: this sapling was built without it (SAPLING_BENCH_COMMAND=OFF)");
+#endif
   return usage_error("unknown command '" + std::string(command) + "'");
 }

@@ -66,21 +66,28 @@
 // on one plane) the test is skipped.
 //
 // What "one size" means here, exactly. The first box added while none is
-// live fixes the size: on each axis its extent max - min, which must be a
-// float exactly (it is unless the box straddles zero with bounds of very
-// different magnitudes). A box then fits iff on every axis
-//   max == min + size   in float arithmetic (round to nearest),
-// and all coordinates are finite. Every exact translate of the first box
-// fits, and so does every box a program builds as {p, p + size} in float,
-// however p + size rounds. Under that rule max is a non-decreasing function
-// of min on each axis, which is all the sweep needs: sorting the lows by
-// (key, position) also sorts the highs, with equal highs in their lows'
-// order, so Sort(P) radix-sorts the n lows and merges in the n highs, whose
-// keys follow from the lows' (float_key(key_float(k) + size)). On exact
-// translates this is the paper's order (equal highs have equal lows, so
-// their order is the object order). The paper's plain tie rule would not be
-// enough for rounded translates: two boxes whose lows differ but whose highs
-// round to the same float would nest, and Claim 1 would fail for them.
+// live fixes the size: on each axis its extent max - min rounded to the
+// nearest float (which must not overflow), with a slack of 2^-10 size +
+// 2^-16 of its largest |coordinate|. A box then fits iff its coordinates
+// are finite and on every axis
+//   |(max - min) - size| <= slack + 2^-16 M   (in double),
+// M its largest |coordinate| on that axis: one size up to rounding
+// (sapling/unisize.hpp says what this covers). Where every live box is
+// exactly [min, min + size] in float arithmetic (every exact translate of
+// the first box, and every box a program builds as {p, p + size} in float,
+// however p + size rounds), the sweep runs on the boxes with S = size;
+// otherwise on the boxes enlarged to [min, min + S], S per axis the least
+// float at least every box's extent (so min + S >= max in float), and each
+// pair it finds is tested on the real boxes. Either way max is a
+// non-decreasing function of min on each axis, which is all the sweep
+// needs: sorting the lows by (key, position) also sorts the highs, with
+// equal highs in their lows' order, so Sort(P) radix-sorts the n lows and
+// merges in the n highs, whose keys follow from the lows'
+// (float_key(key_float(k) + S)). On exact translates this is the paper's
+// order (equal highs have equal lows, so their order is the object
+// order). The paper's plain tie rule would not be enough for rounded
+// translates: two boxes whose lows differ but whose highs round to the same
+// float would nest, and Claim 1 would fail for them.
 // Other boxes are refused by accepts() with kUnsupported. The size stays
 // fixed while any box is live at the start of a frame (removing every box
 // and adding boxes of another size in the same frame is refused); once a
@@ -229,7 +236,8 @@ float enclosing_extent(float min, float max) {
   return e;
 }
 
-// The key of max from the key of min under the size rule.
+// The key of max (of the box, or of its enlargement) from the key of min:
+// min + S in float.
 inline std::uint32_t high_key(std::uint32_t low_key, float size) { return float_key(key_float(low_key) + size); }
 
 // Stable LSD radix sort, 11-bit digits (the counts of a pass fit in L1):

@@ -165,17 +165,10 @@ bool finite(const Box3& b) {
   return true;
 }
 
-// The exact case of the size rule: max == min + size on every axis, in
-// float arithmetic. A box that fits is its own enlargement [min, min + size].
-bool fits(const Box3& b, const Extent& size) {
-  for (int k = 0; k < 3; ++k) {
-    if (!(b.max[k] == b.min[k] + size[k])) return false;
-  }
-  return true;
-}
-
-// fits() and finite() together, every condition evaluated (no branch per
-// axis): a finite max equal to min + size (size finite) implies a finite min.
+// The exact case of the size rule, max == min + size on every axis in float
+// arithmetic (then a box is its own enlargement [min, min + size]), and
+// finite coordinates, every condition evaluated (no branch per axis): a
+// finite max equal to min + size (size finite) implies a finite min.
 bool fits_finite(const Box3& b, const Extent& size) {
   int good = 1;
   for (int k = 0; k < 3; ++k) {
@@ -212,8 +205,8 @@ bool make_reference(const Box3& first, Reference& out) {
 // The size rule: on every axis |(max - min) - size| <= slack + 2^-16 M, M
 // the box's largest |coordinate| on that axis, evaluated in double (where
 // max - min is exact unless the two differ by more than 2^29 in magnitude).
-// A box that fits() is within (|max - min - size| <= ulp(max) / 2). False
-// for infinite coordinates; finite() tells them apart.
+// A box that fits_finite() is within (|max - min - size| <= ulp(max) / 2).
+// False for infinite coordinates; finite() tells them apart.
 bool within(const Box3& b, const Reference& r) {
   for (int k = 0; k < 3; ++k) {
     const double extent = double(b.max[k]) - double(b.min[k]);
@@ -310,32 +303,25 @@ struct Axes {
 // later box in x order, which holds the earlier one as well.
 class UnisizeSweep {
  public:
-  // What run() knows of its input: every box fits the reference size
-  // exactly (kExact), or some may not (kRounded: every box is within the
-  // size rule), or nothing yet (kCheck: checked while the boxes are read).
-  enum class Input { kExact, kRounded, kCheck };
-
   // Reports every overlapping pair of the boxes of `live` once, as
   // report(name, name): names[slot], or the slot if `names` is empty. With
-  // kCheck, first checks the size rule while it reads the boxes, and
-  // reports nothing and returns false if a box breaks it.
+  // `check`, first checks the size rule while it reads the boxes, and
+  // reports nothing and returns false if a box breaks it (without, every
+  // box must be within it).
   //
-  // When every box fits ref.size exactly (fits()), the sweep runs on the
-  // boxes with S = ref.size. Otherwise it runs on enlarged boxes
-  // [min, min + S], S per axis the largest enclosing_extent() of the boxes,
-  // which contain the real ones and keep max a non-decreasing function of
-  // min (all the sweep needs): their pairs are candidates, tested on the
-  // real boxes before they are reported.
+  // When every box fits ref.size exactly (tested while the boxes are read),
+  // the sweep runs on the boxes with S = ref.size. Otherwise it runs on
+  // enlarged boxes [min, min + S], S per axis the largest enclosing_extent()
+  // of the boxes, which contain the real ones and keep max a non-decreasing
+  // function of min (all the sweep needs): their pairs are candidates,
+  // tested on the real boxes before they are reported.
   template <class Report>
   bool run(std::span<const Box3> boxes, std::span<const Slot> live, std::span<const Id> names, const Reference& ref,
-           Input input, Report&& report) {
+           bool check, Report&& report) {
     const auto n = static_cast<std::uint32_t>(live.size());
-    if (n < 2) return n == 0 || input != Input::kCheck || (finite(boxes[live[0]]) && within(boxes[live[0]], ref));
+    if (n < 2) return n == 0 || !check || (finite(boxes[live[0]]) && within(boxes[live[0]], ref));
     const Extent& size = ref.size;
     const Axes axes = choose_axes(boxes, live, size);
-    const bool check = input == Input::kCheck;
-    // Candidates are named by member until tested (see below).
-    const std::span<const Id> member_names = input == Input::kRounded ? std::span<const Id>{} : names;
 
     // Each box as a member (its lows' keys on x and y, its low on t), then
     // line 1, Ix <- Sort(Px), for the lows (strips are runs of it), and the
@@ -349,15 +335,18 @@ class UnisizeSweep {
     for (std::uint32_t i = 0; i < n; ++i) {
       const Slot s = live[i];
       const Box3& b = boxes[s];
-      if (check) good &= fits_finite(b, size);  // all conditions evaluated, no branch per box
-      members_[i] = Member{float_key(b.min[axes.x]), float_key(b.min[axes.y]),
-                           member_names.empty() ? s : member_names[s], b.min[axes.t]};
+      good &= fits_finite(b, size);  // all conditions evaluated, no branch per box
+      members_[i] =
+          Member{float_key(b.min[axes.x]), float_key(b.min[axes.y]), names.empty() ? s : names[s], b.min[axes.t]};
       t_lo = std::min(t_lo, b.min[axes.t]);
       t_hi = std::max(t_hi, b.min[axes.t]);
     }
-    exact_ = input == Input::kExact || (check && good);
+    exact_ = good;
     Extent sweep_size = size;
-    if (!exact_ && !enclosing_size(boxes, live, ref, check, sweep_size)) return false;
+    if (!exact_) {
+      if (!enclosing_size(boxes, live, ref, check, sweep_size)) return false;
+      for (std::uint32_t i = 0; i < n; ++i) members_[i].name = i;  // by index in `live` until sorted
+    }
     size_x_ = sweep_size[axes.x];
     size_y_ = sweep_size[axes.y];
     size_t_ = sweep_size[axes.t];
@@ -367,7 +356,7 @@ class UnisizeSweep {
       // sweep names by member meanwhile.
       candidates_.resize(n);
       for (std::uint32_t i = 0; i < n; ++i) {
-        const Slot s = members_[i].name;
+        const Slot s = live[members_[i].name];
         candidates_[i] = Candidate{boxes[s], names.empty() ? s : names[s]};
         members_[i].name = i;
       }
@@ -823,25 +812,12 @@ class Unisize final : public Algorithm {
     // A frame that adds to an empty set fixes the size from its first box
     // (accepts() checked that the rest are within the rule).
     if (live_.empty() && !ops.added.empty()) make_reference(ops.added_boxes[0], ref_);
-    // inexact_ follows the live boxes that are not exactly [min, min + size].
-    for (const Slot s : ops.removed) {
-      inexact_ -= static_cast<std::size_t>(!fits(boxes_[s], ref_.size));
-      erase(s);
-    }
-    for (std::size_t k = 0; k < ops.moved.size(); ++k) {
-      Box3& box = boxes_[ops.moved[k]];
-      inexact_ += static_cast<std::size_t>(!fits(ops.moved_boxes[k], ref_.size));
-      inexact_ -= static_cast<std::size_t>(!fits(box, ref_.size));
-      box = ops.moved_boxes[k];
-    }
-    for (std::size_t k = 0; k < ops.added.size(); ++k) {
-      inexact_ += static_cast<std::size_t>(!fits(ops.added_boxes[k], ref_.size));
-      insert(ops.added[k], ops.added_boxes[k]);
-    }
+    for (const Slot s : ops.removed) erase(s);
+    for (std::size_t k = 0; k < ops.moved.size(); ++k) boxes_[ops.moved[k]] = ops.moved_boxes[k];
+    for (std::size_t k = 0; k < ops.added.size(); ++k) insert(ops.added[k], ops.added_boxes[k]);
 
     frame_pairs_.clear();
-    const auto input = inexact_ == 0 ? UnisizeSweep::Input::kExact : UnisizeSweep::Input::kRounded;
-    sweep_.run(boxes_, live_, ids, ref_, input, [&](Id a, Id b) {
+    sweep_.run(boxes_, live_, ids, ref_, /*check=*/false, [&](Id a, Id b) {
       const Id swap = (a ^ b) & (Id{0} - static_cast<Id>(b < a));  // make_pair without a branch on the order
       frame_pairs_.push_back(Pair{a ^ swap, b ^ swap});
     });
@@ -856,18 +832,15 @@ class Unisize final : public Algorithm {
   // Invariants after update():
   // - live_ lists each live slot once and position_ inverts it;
   // - when a box is live, every live box has finite coordinates and is
-  //   within the size rule, and inexact_ counts those that do not fit it
-  //   exactly (max == min + size per axis);
+  //   within the size rule;
   // - the sweep's S is a valid tree with its list in order.
   bool validate() const override {
-    std::size_t inexact = 0;
     for (std::uint32_t i = 0; i < live_.size(); ++i) {
       const Slot s = live_[i];
       if (s >= boxes_.size() || position_[s] != i) return false;
       if (!finite(boxes_[s]) || !within(boxes_[s], ref_)) return false;
-      inexact += static_cast<std::size_t>(!fits(boxes_[s], ref_.size));
     }
-    return inexact == inexact_ && sweep_.validate();
+    return sweep_.validate();
   }
 
  private:
@@ -900,7 +873,6 @@ class Unisize final : public Algorithm {
   std::vector<Slot> live_;               // the live slots
   std::vector<std::uint32_t> position_;  // slot -> index in live_, or kNotLive
   Reference ref_;                        // the size rule of the live boxes
-  std::size_t inexact_ = 0;              // live boxes not exactly [min, min + size] (fits())
   OptionTasks tasks_;
   UnisizeSweep sweep_;
   std::vector<Pair> frame_pairs_;  // the frame's pairs as ids, handed to PairManager::assign
@@ -950,11 +922,10 @@ Status UnisizePruner::complete(std::span<const Box3> boxes, std::vector<IndexPai
   }
   // The input rule is checked while the sweep reads the boxes; if a box
   // breaks it, nothing is reported and the first offender is named.
-  const bool fit =
-      impl_->sweep.run(boxes, impl_->all, {}, ref, builtin::UnisizeSweep::Input::kCheck, [&out](Slot p, Slot q) {
-        const Slot swap = (p ^ q) & (Slot{0} - static_cast<Slot>(q < p));  // no branch on the order
-        out.push_back(IndexPair{p ^ swap, q ^ swap});
-      });
+  const bool fit = impl_->sweep.run(boxes, impl_->all, {}, ref, /*check=*/true, [&out](Slot p, Slot q) {
+    const Slot swap = (p ^ q) & (Slot{0} - static_cast<Slot>(q < p));  // no branch on the order
+    out.push_back(IndexPair{p ^ swap, q ^ swap});
+  });
   if (fit) return {};
   for (std::size_t i = 0; i < boxes.size(); ++i) {
     if (!builtin::finite(boxes[i])) return Status::unsupported(Operation::kNone, 0, i, kInfinite);

@@ -642,6 +642,42 @@ TEST(UnisizeRule, RefusesBoxesJustOutsideTheTolerance) {
   }
 }
 
+// Frames of exact boxes (swept as they are) and of boxes that are not
+// (enlarged, candidates tested) in turn: a box a hair short of its size
+// (within the tolerance) no longer touches its neighbour, before and after
+// other boxes move, and a lone inexact box then joined by an exact one.
+TEST(UnisizeRule, ExactAndRoundedFramesInTurn) {
+  for (const int dims : {2, 3}) {
+    SCOPED_TRACE(dims);
+    const auto unit = [](float x, float side = 1) { return Box3{{x, 0, 0}, {x + side, 1, 1}}; };
+    const float shorter = 1 - 0x1p-20f;
+    TraceBuilder t(dims, 51);
+    t.begin_frame();
+    for (Id id = 0; id < 100; ++id) t.add(id, unit(float(id)));  // a row, each touching the next
+    t.begin_frame();
+    t.move(10, unit(10, shorter));  // (10, 11) ends
+    t.begin_frame();
+    t.move(20, unit(20.5f));  // exact; 10 is still short
+    t.begin_frame();
+    t.move(30, unit(30, shorter));
+    t.move(10, unit(10));  // (10, 11) again
+    t.begin_frame();
+    for (Id id = 0; id < 100; ++id) {
+      if (id != 5 && id != 30) t.remove(id);
+    }
+    t.move(5, unit(5, shorter));
+    t.begin_frame();
+    t.remove(30);  // 5 alone, short
+    t.begin_frame();
+    t.add(6, unit(6));  // exact, not touching 5
+    t.begin_frame();
+    t.move(5, unit(5));  // (5, 6)
+    t.begin_frame();
+    t.move(6, unit(6 - 0x1p-20f, shorter));  // (5, 6) stays: 6 starts a hair before 5 ends
+    expect_same_as_brute("unisize", t.take());
+  }
+}
+
 // A refused batch leaves the size as it was: with boxes live (the size is
 // theirs), and with none (nothing is fixed by the refused batch's first box,
 // itself rounded).

@@ -303,23 +303,32 @@ struct Axes {
 // later box in x order, which holds the earlier one as well.
 class UnisizeSweep {
  public:
+  // What run() knows of its boxes: every box is exactly [min, min + size]
+  // (kExact), or every box is within the size rule (kWithin), or nothing
+  // (kCheck: the rule is checked too).
+  enum class Input { kExact, kWithin, kCheck };
+
   // Reports every overlapping pair of the boxes of `live` once, as
   // report(name, name): names[slot], or the slot if `names` is empty. With
-  // `check`, first checks the size rule while it reads the boxes, and
-  // reports nothing and returns false if a box breaks it (without, every
-  // box must be within it).
+  // kCheck, first checks the size rule while it reads the boxes, and
+  // reports nothing and returns false if a box breaks it.
   //
-  // When every box fits ref.size exactly (tested while the boxes are read),
-  // the sweep runs on the boxes with S = ref.size. Otherwise it runs on
+  // When every box fits ref.size exactly (known, or tested while the boxes
+  // are read), the sweep runs on the boxes with S = ref.size (exact()
+  // says so afterwards). Otherwise it runs on
   // enlarged boxes [min, min + S], S per axis the largest enclosing_extent()
   // of the boxes, which contain the real ones and keep max a non-decreasing
   // function of min (all the sweep needs): their pairs are candidates,
   // tested on the real boxes before they are reported.
   template <class Report>
   bool run(std::span<const Box3> boxes, std::span<const Slot> live, std::span<const Id> names, const Reference& ref,
-           bool check, Report&& report) {
+           Input input, Report&& report) {
     const auto n = static_cast<std::uint32_t>(live.size());
-    if (n < 2) return n == 0 || !check || (finite(boxes[live[0]]) && within(boxes[live[0]], ref));
+    const bool check = input == Input::kCheck;
+    if (n < 2) {
+      exact_ = n == 0 || input == Input::kExact || fits_finite(boxes[live[0]], ref.size);
+      return n == 0 || !check || (finite(boxes[live[0]]) && within(boxes[live[0]], ref));
+    }
     const Extent& size = ref.size;
     const Axes axes = choose_axes(boxes, live, size);
 
@@ -335,7 +344,7 @@ class UnisizeSweep {
     for (std::uint32_t i = 0; i < n; ++i) {
       const Slot s = live[i];
       const Box3& b = boxes[s];
-      good &= fits_finite(b, size);  // all conditions evaluated, no branch per box
+      if (input != Input::kExact) good &= fits_finite(b, size);  // all conditions evaluated, no branch per box
       members_[i] =
           Member{float_key(b.min[axes.x]), float_key(b.min[axes.y]), names.empty() ? s : names[s], b.min[axes.t]};
       t_lo = std::min(t_lo, b.min[axes.t]);
@@ -407,6 +416,9 @@ class UnisizeSweep {
   void set_tasks(TaskSystem* tasks) { tasks_ = tasks; }
   /// Own boxes per strip (tests: many strips and straddlers in small inputs).
   void set_strip_members(std::uint32_t members) { strip_members_ = std::max<std::uint32_t>(1, members); }
+
+  /// Whether the last run() found every box exactly [min, min + size].
+  bool exact() const { return exact_; }
 
   bool validate() const {
     bool valid = true;
@@ -812,16 +824,28 @@ class Unisize final : public Algorithm {
     // A frame that adds to an empty set fixes the size from its first box
     // (accepts() checked that the rest are within the rule).
     if (live_.empty() && !ops.added.empty()) make_reference(ops.added_boxes[0], ref_);
+    // Whether every live box is exactly [min, min + size], so that the sweep
+    // need not test it: they were, and the boxes moved and added are (tested
+    // on the boxes as they are copied, without a branch).
+    int exact = static_cast<int>(exact_live_ || live_.empty());
     for (const Slot s : ops.removed) erase(s);
-    for (std::size_t k = 0; k < ops.moved.size(); ++k) boxes_[ops.moved[k]] = ops.moved_boxes[k];
-    for (std::size_t k = 0; k < ops.added.size(); ++k) insert(ops.added[k], ops.added_boxes[k]);
+    for (std::size_t k = 0; k < ops.moved.size(); ++k) {
+      exact &= static_cast<int>(fits_finite(ops.moved_boxes[k], ref_.size));
+      boxes_[ops.moved[k]] = ops.moved_boxes[k];
+    }
+    for (std::size_t k = 0; k < ops.added.size(); ++k) {
+      exact &= static_cast<int>(fits_finite(ops.added_boxes[k], ref_.size));
+      insert(ops.added[k], ops.added_boxes[k]);
+    }
 
     frame_pairs_.clear();
-    sweep_.run(boxes_, live_, ids, ref_, /*check=*/false, [&](Id a, Id b) {
+    const auto input = exact != 0 ? UnisizeSweep::Input::kExact : UnisizeSweep::Input::kWithin;
+    sweep_.run(boxes_, live_, ids, ref_, input, [&](Id a, Id b) {
       const Id swap = (a ^ b) & (Id{0} - static_cast<Id>(b < a));  // make_pair without a branch on the order
       frame_pairs_.push_back(Pair{a ^ swap, b ^ swap});
     });
     pairs.assign(frame_pairs_);  // sorted and diffed in bulk; frame_pairs_ gets the old set's storage
+    exact_live_ = sweep_.exact();
   }
 
   std::size_t memory_bytes() const override {
@@ -832,13 +856,15 @@ class Unisize final : public Algorithm {
   // Invariants after update():
   // - live_ lists each live slot once and position_ inverts it;
   // - when a box is live, every live box has finite coordinates and is
-  //   within the size rule;
+  //   within the size rule, and is exactly [min, min + size] if
+  //   exact_live_;
   // - the sweep's S is a valid tree with its list in order.
   bool validate() const override {
     for (std::uint32_t i = 0; i < live_.size(); ++i) {
       const Slot s = live_[i];
       if (s >= boxes_.size() || position_[s] != i) return false;
       if (!finite(boxes_[s]) || !within(boxes_[s], ref_)) return false;
+      if (exact_live_ && !fits_finite(boxes_[s], ref_.size)) return false;
     }
     return sweep_.validate();
   }
@@ -873,6 +899,7 @@ class Unisize final : public Algorithm {
   std::vector<Slot> live_;               // the live slots
   std::vector<std::uint32_t> position_;  // slot -> index in live_, or kNotLive
   Reference ref_;                        // the size rule of the live boxes
+  bool exact_live_ = true;               // every live box is exactly [min, min + size]
   OptionTasks tasks_;
   UnisizeSweep sweep_;
   std::vector<Pair> frame_pairs_;  // the frame's pairs as ids, handed to PairManager::assign
@@ -922,10 +949,11 @@ Status UnisizePruner::complete(std::span<const Box3> boxes, std::vector<IndexPai
   }
   // The input rule is checked while the sweep reads the boxes; if a box
   // breaks it, nothing is reported and the first offender is named.
-  const bool fit = impl_->sweep.run(boxes, impl_->all, {}, ref, /*check=*/true, [&out](Slot p, Slot q) {
-    const Slot swap = (p ^ q) & (Slot{0} - static_cast<Slot>(q < p));  // no branch on the order
-    out.push_back(IndexPair{p ^ swap, q ^ swap});
-  });
+  const bool fit =
+      impl_->sweep.run(boxes, impl_->all, {}, ref, builtin::UnisizeSweep::Input::kCheck, [&out](Slot p, Slot q) {
+        const Slot swap = (p ^ q) & (Slot{0} - static_cast<Slot>(q < p));  // no branch on the order
+        out.push_back(IndexPair{p ^ swap, q ^ swap});
+      });
   if (fit) return {};
   for (std::size_t i = 0; i < boxes.size(); ++i) {
     if (!builtin::finite(boxes[i])) return Status::unsupported(Operation::kNone, 0, i, kInfinite);

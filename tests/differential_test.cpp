@@ -390,6 +390,8 @@ enum class OneSize {
   kPoints,           // size 0 on one axis: flat boxes on a coarse grid
   kFlatWorld,        // 3D boxes resting on one plane (the third axis always overlaps)
   kRandom,           // lows anywhere, sizes not powers of two
+  kCentred,          // centre +- half the size at magnitudes up to 1e5, moved by adding a step to min and max:
+                     // extents round and drift (unisize tests candidates)
 };
 
 std::string one_size_name(OneSize k) {
@@ -406,24 +408,31 @@ std::string one_size_name(OneSize k) {
       return "flat_world";
     case OneSize::kRandom:
       return "random";
+    case OneSize::kCentred:
+      return "centred";
   }
   return "?";
 }
 
 // A trace of n boxes of one size: frame 0 adds them, then frames that move a
-// third (on the same grid), remove and add a tenth, one frame that removes
-// every box and adds them back, and a last frame that moves every box.
+// third (on the same grid; centred: by a step added to min and max), remove
+// and add a tenth, one frame that removes every box and adds them back, and
+// a last frame that moves every box.
 Trace one_size_trace(OneSize kind, int dims, std::uint64_t seed, std::size_t n) {
   testgen::TraceBuilder t(dims, seed);
   std::array<float, 3> size{1, 1, 1};
   if (kind == OneSize::kHalfGrid) size = {2, 0.5f, 1};
   if (kind == OneSize::kPoints) size = {1, 0, 1};
-  if (kind == OneSize::kRandom) size = {0.75f, 1.25f, 0.375f};
+  if (kind == OneSize::kRandom || kind == OneSize::kCentred) size = {0.75f, 1.25f, 0.375f};
   // Cells per axis: about one box per cell in 2D, or a few cells for all
   // (identical: tens of boxes on each position).
   const std::uint64_t cells = kind == OneSize::kIdentical ? 3 : static_cast<std::uint64_t>(std::sqrt(double(n))) + 1;
+  // Centred: a base per box (the same on every axis), the centre within
+  // cells / 2 of it.
+  static constexpr std::array<float, 4> kBases = {0.0f, 1000.0f, 8190.0f, -1.0e5f};
   auto box = [&](testgen::Rng& rng) {
     Box3 b;
+    const float base = kind == OneSize::kCentred ? kBases[rng.below(kBases.size())] : 0.0f;
     for (int k = 0; k < 3; ++k) {
       float lo = 0;
       switch (kind) {
@@ -441,6 +450,12 @@ Trace one_size_trace(OneSize kind, int dims, std::uint64_t seed, std::size_t n) 
         case OneSize::kRandom:  // on a 2^-8 grid, so that lo + size is exact: one extent for all
           lo = float(rng.below(256 * cells)) * 0x1p-8f - 0.5f * float(cells);
           break;
+        case OneSize::kCentred: {
+          const float centre = base + rng.uniform(0, 0.5 * double(cells)), half = 0.5f * size[k];
+          b.min[k] = centre - half;
+          b.max[k] = centre + half;
+          continue;
+        }
       }
       b.min[k] = lo;
       b.max[k] = lo + size[k];
@@ -448,7 +463,16 @@ Trace one_size_trace(OneSize kind, int dims, std::uint64_t seed, std::size_t n) 
     if (dims == 2) b.min[2] = b.max[2] = 0;
     return b;
   };
-  auto move = [&](testgen::Rng& rng, const Box3&) { return box(rng); };
+  auto move = [&](testgen::Rng& rng, const Box3& old) {
+    if (kind != OneSize::kCentred) return box(rng);
+    Box3 b = old;  // a step added to min and max: the extent drifts
+    for (int k = 0; k < dims; ++k) {
+      const float step = rng.uniform(-0.3, 0.3);
+      b.min[k] += step;
+      b.max[k] += step;
+    }
+    return b;
+  };
   testgen::random_frame(t, 0, 0, n, box, move, testgen::IdStyle::kSequential, 0.0);
   for (int f = 1; f <= 4; ++f) {
     const std::size_t live = t.live_count();
@@ -489,7 +513,7 @@ INSTANTIATE_TEST_SUITE_P(OneSize, OneSizeDifferentialTest,
                          ::testing::Combine(::testing::ValuesIn(algorithm_names(false)),
                                             ::testing::Values(OneSize::kTouchingLattice, OneSize::kIdentical,
                                                               OneSize::kHalfGrid, OneSize::kPoints, OneSize::kFlatWorld,
-                                                              OneSize::kRandom),
+                                                              OneSize::kRandom, OneSize::kCentred),
                                             ::testing::Values(2, 3)),
                          one_size_param_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(OneSizeDifferentialTest);

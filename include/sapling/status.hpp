@@ -24,7 +24,9 @@ enum class StatusCode : std::uint8_t {
   kPairBudget,       ///< the frame would hold more pairs than Options::max_pairs
 };
 
-/// Which call a Status is about.
+/// Which call a Status is about. kNone: a one-shot call on a span of boxes
+/// (e.g. UnisizePruner::complete), which has no ids: index() names the box,
+/// id() is 0, and message() reads "box 3: ...".
 enum class Operation : std::uint8_t { kNone, kAdd, kMove, kRemove, kCreate, kRegister, kUpdate };
 
 class [[nodiscard]] Status {
@@ -74,7 +76,8 @@ class [[nodiscard]] Status {
   constexpr BoxCheck box_check() const noexcept { return box_; }
   constexpr const char* detail() const noexcept { return detail_; }
 
-  /// A sentence for people, e.g. "add of id 7: min.x > max.x". Allocates;
+  /// A sentence for people, e.g. "add of id 7: min.x > max.x", or for a
+  /// one-shot call "box 7: ..." (its index). Allocates;
   /// meant for the error path only.
   std::string message() const;
 

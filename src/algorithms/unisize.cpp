@@ -68,16 +68,10 @@ bool finite(const Box3& b) {
   return true;
 }
 
-// The size rule: max == min + size on every axis, in float arithmetic.
-bool fits(const Box3& b, const Extent& size) {
-  for (int k = 0; k < 3; ++k) {
-    if (!(b.max[k] == b.min[k] + size[k])) return false;
-  }
-  return true;
-}
-
-// fits() and finite() together, every condition evaluated (no branch per
-// axis): a finite max equal to min + size (size finite) implies a finite min.
+// The exact case of the size rule, max == min + size on every axis in float
+// arithmetic (then a box is its own enlargement [min, min + size]), and
+// finite coordinates, every condition evaluated (no branch per axis): a
+// finite max equal to min + size (size finite) implies a finite min.
 bool fits_finite(const Box3& b, const Extent& size) {
   int good = 1;
   for (int k = 0; k < 3; ++k) {
@@ -86,23 +80,60 @@ bool fits_finite(const Box3& b, const Extent& size) {
   return good != 0;
 }
 
-// The extent max - min of a box with finite bounds, if it is a float
-// exactly: Knuth's TwoSum in double gives the rounding error of the
-// difference, which must be zero, and the double must be a float.
-bool exact_extent(const Box3& b, Extent& out) {
+// The size rule's reference, fixed by the first box: per axis its size
+// fl(max - min) (the difference rounded to the nearest float) and its slack,
+// 2^-10 size + 2^-16 of the first box's largest coordinate magnitude.
+struct Reference {
+  Extent size{};
+  std::array<double, 3> slack{};
+};
+
+constexpr double kRelativeSlack = 0x1p-10;   // of the size
+constexpr double kMagnitudeSlack = 0x1p-16;  // of a box's largest |coordinate|: 128..256 ulps
+
+double magnitude(const Box3& b, int k) { return std::max(std::fabs(double(b.min[k])), std::fabs(double(b.max[k]))); }
+
+// The reference of a first box with finite coordinates, or false if its
+// size overflows a float.
+bool make_reference(const Box3& first, Reference& out) {
   for (int k = 0; k < 3; ++k) {
-    const double hi = b.max[k], lo = -double(b.min[k]);
-    const double s = hi + lo;
-    const double lo_part = s - hi;
-    const double error = (hi - (s - lo_part)) + (lo - lo_part);
-    const auto e = static_cast<float>(s);
-    if (error != 0 || double(e) != s) return false;
-    out[k] = e;
+    const float size = first.max[k] - first.min[k];
+    if (!std::isfinite(size)) return false;
+    out.size[k] = size == 0 ? 0.0f : size;  // not -0
+    out.slack[k] = kRelativeSlack * size + kMagnitudeSlack * magnitude(first, k);
   }
   return true;
 }
 
-// The key of max from the key of min under the size rule.
+// The size rule: on every axis |(max - min) - size| <= slack + 2^-16 M, M
+// the box's largest |coordinate| on that axis, evaluated in double (where
+// max - min is exact unless the two differ by more than 2^29 in magnitude).
+// A box that fits_finite() is within (|max - min - size| <= ulp(max) / 2).
+// False for infinite coordinates; finite() tells them apart.
+bool within(const Box3& b, const Reference& r) {
+  for (int k = 0; k < 3; ++k) {
+    const double extent = double(b.max[k]) - double(b.min[k]);
+    if (!(std::fabs(extent - r.size[k]) <= r.slack[k] + kMagnitudeSlack * magnitude(b, k))) return false;
+  }
+  return true;
+}
+
+// The least float e >= max - min (the real difference), so that
+// min + e >= max in float arithmetic too (rounding is monotone): the box
+// lies in [min, min + e]. Knuth's TwoSum in double gives the difference
+// exactly as sum + error.
+float enclosing_extent(float min, float max) {
+  const double hi = max, lo = -double(min);
+  const double sum = hi + lo;
+  const double lo_part = sum - hi;
+  const double error = (hi - (sum - lo_part)) + (lo - lo_part);
+  float e = static_cast<float>(sum);
+  if (double(e) < sum || (double(e) == sum && error > 0)) e = std::nextafter(e, std::numeric_limits<float>::infinity());
+  return e;
+}
+
+// The key of max (of the box, or of its enlargement) from the key of min:
+// min + S in float.
 inline std::uint32_t high_key(std::uint32_t low_key, float size) { return float_key(key_float(low_key) + size); }
 
 // Stable LSD radix sort, 11-bit digits (the counts of a pass fit in L1):
@@ -175,19 +206,34 @@ struct Axes {
 // later box in x order, which holds the earlier one as well.
 class UnisizeSweep {
  public:
+  // What run() knows of its boxes: every box is exactly [min, min + size]
+  // (kExact), or every box is within the size rule (kWithin), or nothing
+  // (kCheck: the rule is checked too).
+  enum class Input { kExact, kWithin, kCheck };
+
   // Reports every overlapping pair of the boxes of `live` once, as
   // report(name, name): names[slot], or the slot if `names` is empty. With
-  // `check`, first checks the input rule (fits_finite) while it reads the
-  // boxes, and reports nothing and returns false if a box breaks it.
+  // kCheck, first checks the size rule while it reads the boxes, and
+  // reports nothing and returns false if a box breaks it.
+  //
+  // When every box fits ref.size exactly (known, or tested while the boxes
+  // are read), the sweep runs on the boxes with S = ref.size (exact()
+  // says so afterwards). Otherwise it runs on
+  // enlarged boxes [min, min + S], S per axis the largest enclosing_extent()
+  // of the boxes, which contain the real ones and keep max a non-decreasing
+  // function of min (all the sweep needs): their pairs are candidates,
+  // tested on the real boxes before they are reported.
   template <class Report>
-  bool run(std::span<const Box3> boxes, std::span<const Slot> live, std::span<const Id> names, const Extent& size,
-           bool check, Report&& report) {
+  bool run(std::span<const Box3> boxes, std::span<const Slot> live, std::span<const Id> names, const Reference& ref,
+           Input input, Report&& report) {
     const auto n = static_cast<std::uint32_t>(live.size());
-    if (n < 2) return n == 0 || !check || fits_finite(boxes[live[0]], size);
+    const bool check = input == Input::kCheck;
+    if (n < 2) {
+      exact_ = n == 0 || input == Input::kExact || fits_finite(boxes[live[0]], ref.size);
+      return n == 0 || !check || (finite(boxes[live[0]]) && within(boxes[live[0]], ref));
+    }
+    const Extent& size = ref.size;
     const Axes axes = choose_axes(boxes, live, size);
-    size_x_ = size[axes.x];
-    size_y_ = size[axes.y];
-    size_t_ = size[axes.t];
 
     // Each box as a member (its lows' keys on x and y, its low on t), then
     // line 1, Ix <- Sort(Px), for the lows (strips are runs of it), and the
@@ -201,14 +247,32 @@ class UnisizeSweep {
     for (std::uint32_t i = 0; i < n; ++i) {
       const Slot s = live[i];
       const Box3& b = boxes[s];
-      if (check) good &= fits_finite(b, size);  // all conditions evaluated, no branch per box
+      if (input != Input::kExact) good &= fits_finite(b, size);  // all conditions evaluated, no branch per box
       members_[i] =
           Member{float_key(b.min[axes.x]), float_key(b.min[axes.y]), names.empty() ? s : names[s], b.min[axes.t]};
       t_lo = std::min(t_lo, b.min[axes.t]);
       t_hi = std::max(t_hi, b.min[axes.t]);
     }
-    if (!good) return false;
+    exact_ = good;
+    Extent sweep_size = size;
+    if (!exact_) {
+      if (!enclosing_size(boxes, live, ref, check, sweep_size)) return false;
+      for (std::uint32_t i = 0; i < n; ++i) members_[i].name = i;  // by index in `live` until sorted
+    }
+    size_x_ = sweep_size[axes.x];
+    size_y_ = sweep_size[axes.y];
+    size_t_ = sweep_size[axes.t];
     radix_sort(members_, member_scratch_, 3, [](const Member& m, int d) { return digit32(m.x_key, d); });
+    if (!exact_) {
+      // The real boxes by member, for the test of candidates, which the
+      // sweep names by member meanwhile.
+      candidates_.resize(n);
+      for (std::uint32_t i = 0; i < n; ++i) {
+        const Slot s = live[members_[i].name];
+        candidates_[i] = Candidate{boxes[s], names.empty() ? s : names[s]};
+        members_[i].name = i;
+      }
+    }
     for (std::uint32_t i = 0; i < n; ++i) {
       x_high_[i] = high_key(members_[i].x_key, size_x_);
       tags_[i] = (std::uint64_t{high_key(members_[i].y_key, size_y_)} << 32) | members_[i].name;
@@ -256,6 +320,9 @@ class UnisizeSweep {
   /// Own boxes per strip (tests: many strips and straddlers in small inputs).
   void set_strip_members(std::uint32_t members) { strip_members_ = std::max<std::uint32_t>(1, members); }
 
+  /// Whether the last run() found every box exactly [min, min + size].
+  bool exact() const { return exact_; }
+
   bool validate() const {
     bool valid = true;
     arrays_.for_each([&](const StripArrays& w) { valid = valid && w.tree.validate(); });
@@ -265,7 +332,8 @@ class UnisizeSweep {
   std::size_t memory_bytes() const {
     std::size_t bytes = (members_.capacity() + member_scratch_.capacity()) * sizeof(Member) +
                         x_high_.capacity() * sizeof(std::uint32_t) + tags_.capacity() * sizeof(std::uint64_t) +
-                        strips_.capacity() * sizeof(Strip) + task_first_.capacity() * sizeof(std::uint32_t);
+                        strips_.capacity() * sizeof(Strip) + task_first_.capacity() * sizeof(std::uint32_t) +
+                        candidates_.capacity() * sizeof(Candidate);
     for (const std::vector<std::uint64_t>& pairs : task_pairs_) bytes += pairs.capacity() * sizeof(std::uint64_t);
     arrays_.for_each([&](const StripArrays& w) { bytes += w.memory_bytes(); });
     return bytes;
@@ -443,11 +511,40 @@ class UnisizeSweep {
 
   template <int L, class Report>
   void sweep_strip(bool flat, StripArrays& w, const Strip& st, Report& report) const {
-    if (flat) {
-      strip<false, L>(w, st.first, st.own, st.end, report);
-    } else {
-      strip<true, L>(w, st.first, st.own, st.end, report);
+    if (exact_) {
+      if (flat) {
+        strip<false, L>(w, st.first, st.own, st.end, report);
+      } else {
+        strip<true, L>(w, st.first, st.own, st.end, report);
+      }
+      return;
     }
+    // Pairs of enlarged boxes, named by member: reported if the real boxes
+    // overlap (on every axis: t too, even where the enlarged boxes are flat).
+    auto tested = [this, &report](std::uint32_t p, std::uint32_t q) {
+      const Candidate& a = candidates_[p];
+      const Candidate& b = candidates_[q];
+      if (overlaps(a.box, b.box)) report(a.name, b.name);
+    };
+    if (flat) {
+      strip<false, L>(w, st.first, st.own, st.end, tested);
+    } else {
+      strip<true, L>(w, st.first, st.own, st.end, tested);
+    }
+  }
+
+  // S for the enlarged boxes: per axis the largest enclosing_extent() of the
+  // boxes of `live`. With `check`, false if a box is not finite or not
+  // within the size rule.
+  static bool enclosing_size(std::span<const Box3> boxes, std::span<const Slot> live, const Reference& ref, bool check,
+                             Extent& out) {
+    out = Extent{};
+    for (const Slot s : live) {
+      const Box3& b = boxes[s];
+      if (check && !(finite(b) && within(b, ref))) return false;
+      for (int k = 0; k < 3; ++k) out[k] = std::max(out[k], enclosing_extent(b.min[k], b.max[k]));
+    }
+    return true;
   }
 
   // Algorithm 1 on members [first, end), reporting the pairs with a box in
@@ -577,7 +674,13 @@ class UnisizeSweep {
     return axes;
   }
 
-  float size_x_ = 0, size_y_ = 0, size_t_ = 0;
+  float size_x_ = 0, size_y_ = 0, size_t_ = 0;  // S on each axis
+  bool exact_ = true;                           // every box is [min, min + S]: no candidate test
+  struct Candidate {
+    Box3 box;
+    std::uint32_t name;
+  };
+  std::vector<Candidate> candidates_;             // by member, when not exact_: the real box and its name
   std::vector<Member> members_, member_scratch_;  // live boxes, sorted by x low
   std::vector<std::uint32_t> x_high_;             // by member: key of the high on x
   std::vector<std::uint64_t> tags_;               // by member: key of the high on y << 32 | slot
@@ -602,37 +705,48 @@ class Unisize final : public Algorithm {
     // frame fixes it. Nothing is recorded here: update() fixes the size
     // from the frame's first added box, so a refused batch leaves nothing.
     if (boxes.empty()) return {};
-    Extent size = size_;
-    std::size_t i = 0;
+    Reference ref = ref_;
     if (!any_live_) {
       const Box3& first = staged.added_boxes.empty() ? boxes[0] : staged.added_boxes[0];
       if (!finite(first)) return Status::unsupported(op, ids[0], 0, kInfinite);
-      if (!exact_extent(first, size)) return Status::unsupported(op, ids[0], 0, kInexactSize);
+      if (!make_reference(first, ref)) return Status::unsupported(op, ids[0], 0, kHugeSize);
     }
-    // The common case in one test per box without a branch per axis (as in
-    // UnisizePruner::complete); a failure is sorted out below.
-    for (; i < boxes.size(); ++i) {
-      if (fits_finite(boxes[i], size)) continue;
+    // The common case (the size exactly) in one test per box without a
+    // branch per axis; the rest are sorted out below.
+    for (std::size_t i = 0; i < boxes.size(); ++i) {
+      if (fits_finite(boxes[i], ref.size)) continue;
       if (!finite(boxes[i])) return Status::unsupported(op, ids[i], i, kInfinite);
-      return Status::unsupported(op, ids[i], i, kOtherSize);
+      if (!within(boxes[i], ref)) return Status::unsupported(op, ids[i], i, kOtherSize);
     }
     return {};
   }
 
   void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override {
     // A frame that adds to an empty set fixes the size from its first box
-    // (accepts() checked that it is exact and that the rest fit it).
-    if (!any_live_ && !ops.added.empty()) exact_extent(ops.added_boxes[0], size_);
+    // (accepts() checked that the rest are within the rule).
+    if (!any_live_ && !ops.added.empty()) make_reference(ops.added_boxes[0], ref_);
+    // Whether every live box is exactly [min, min + size], so that the sweep
+    // need not test it: they were, and the boxes moved and added are (tested
+    // on the boxes as they are copied, without a branch).
+    int exact = static_cast<int>(exact_live_ || !any_live_);
     for (const Slot s : ops.removed) erase(s);
-    for (std::size_t k = 0; k < ops.moved.size(); ++k) boxes_[ops.moved[k]] = ops.moved_boxes[k];
-    for (std::size_t k = 0; k < ops.added.size(); ++k) insert(ops.added[k], ops.added_boxes[k]);
+    for (std::size_t k = 0; k < ops.moved.size(); ++k) {
+      exact &= static_cast<int>(fits_finite(ops.moved_boxes[k], ref_.size));
+      boxes_[ops.moved[k]] = ops.moved_boxes[k];
+    }
+    for (std::size_t k = 0; k < ops.added.size(); ++k) {
+      exact &= static_cast<int>(fits_finite(ops.added_boxes[k], ref_.size));
+      insert(ops.added[k], ops.added_boxes[k]);
+    }
 
     frame_pairs_.clear();
-    sweep_.run(boxes_, live_, ids, size_, /*check=*/false, [&](Id a, Id b) {
+    const auto input = exact != 0 ? UnisizeSweep::Input::kExact : UnisizeSweep::Input::kWithin;
+    sweep_.run(boxes_, live_, ids, ref_, input, [&](Id a, Id b) {
       const Id swap = (a ^ b) & (Id{0} - static_cast<Id>(b < a));  // make_pair without a branch on the order
       frame_pairs_.push_back(Pair{a ^ swap, b ^ swap});
     });
     pairs.assign(frame_pairs_);  // sorted and diffed in bulk; frame_pairs_ gets the old set's storage
+    exact_live_ = sweep_.exact();
     any_live_ = !live_.empty();  // last: a frame that fails leaves accepts() as it was
   }
 
@@ -643,14 +757,16 @@ class Unisize final : public Algorithm {
 
   // Invariants after update():
   // - live_ lists each live slot once and position_ inverts it;
-  // - when a box is live, every live box has finite coordinates and fits
-  //   the size (max == min + size per axis);
+  // - when a box is live, every live box has finite coordinates and is
+  //   within the size rule, and is exactly [min, min + size] if
+  //   exact_live_;
   // - the sweep's S is a valid tree with its list in order.
   bool validate() const override {
     for (std::uint32_t i = 0; i < live_.size(); ++i) {
       const Slot s = live_[i];
       if (s >= boxes_.size() || position_[s] != i) return false;
-      if (!finite(boxes_[s]) || !fits(boxes_[s], size_)) return false;
+      if (!finite(boxes_[s]) || !within(boxes_[s], ref_)) return false;
+      if (exact_live_ && !fits_finite(boxes_[s], ref_.size)) return false;
     }
     return sweep_.validate();
   }
@@ -658,9 +774,9 @@ class Unisize final : public Algorithm {
  private:
   static constexpr const char* kInfinite = "unisize: coordinates must be finite (an infinite box has no size)";
   static constexpr const char* kOtherSize =
-      "unisize: every box must have the size of the first live box (max == min + size on each axis, in float)";
-  static constexpr const char* kInexactSize =
-      "unisize: the size max - min of the first box must be a float exactly on each axis";
+      "unisize: every box must have the size of the first live box up to rounding (|max - min - size| <= "
+      "2^-10 size + 2^-16 (|coordinates| of the box + of the first) on each axis)";
+  static constexpr const char* kHugeSize = "unisize: the size max - min of the first box overflows a float";
   static constexpr std::uint32_t kNotLive = ~std::uint32_t{0};
 
   void insert(Slot s, const Box3& box) {
@@ -684,7 +800,8 @@ class Unisize final : public Algorithm {
   std::vector<Box3> boxes_;              // by slot
   std::vector<Slot> live_;               // the live slots
   std::vector<std::uint32_t> position_;  // slot -> index in live_, or kNotLive
-  Extent size_{};                        // every live box's size
+  Reference ref_;                        // the size rule of the live boxes
+  bool exact_live_ = true;               // every live box is exactly [min, min + size]
   bool any_live_ = false;                // a box was live after the last update() (what accepts() goes by)
   OptionTasks tasks_;
   UnisizeSweep sweep_;
@@ -720,13 +837,14 @@ UnisizePruner& UnisizePruner::operator=(UnisizePruner&& other) noexcept {
 Status UnisizePruner::complete(std::span<const Box3> boxes, std::vector<IndexPair>& out) {
   static constexpr const char* kInfinite = "unisize: coordinates must be finite (an infinite box has no size)";
   static constexpr const char* kOtherSize =
-      "unisize: every box must have the size of the first (max == min + size on each axis, in float)";
-  static constexpr const char* kInexactSize =
-      "unisize: the size max - min of the first box must be a float exactly on each axis";
+      "unisize: every box must have the size of the first up to rounding (|max - min - size| <= 2^-10 size + "
+      "2^-16 (|coordinates| of the box + of the first) on each axis)";
+  static constexpr const char* kHugeSize = "unisize: the size max - min of the first box overflows a float";
+  // One-shot refusals name the box by its index (no ids here: id() is 0).
   if (boxes.empty()) return {};
-  builtin::Extent size{};
+  builtin::Reference ref;
   if (!builtin::finite(boxes[0])) return Status::unsupported(Operation::kNone, 0, 0, kInfinite);
-  if (!builtin::exact_extent(boxes[0], size)) return Status::unsupported(Operation::kNone, 0, 0, kInexactSize);
+  if (!builtin::make_reference(boxes[0], ref)) return Status::unsupported(Operation::kNone, 0, 0, kHugeSize);
   const auto n = static_cast<Slot>(boxes.size());
   if (impl_->all.size() != n) {
     impl_->all.resize(n);
@@ -734,14 +852,15 @@ Status UnisizePruner::complete(std::span<const Box3> boxes, std::vector<IndexPai
   }
   // The input rule is checked while the sweep reads the boxes; if a box
   // breaks it, nothing is reported and the first offender is named.
-  const bool fit = impl_->sweep.run(boxes, impl_->all, {}, size, /*check=*/true, [&out](Slot p, Slot q) {
-    const Slot swap = (p ^ q) & (Slot{0} - static_cast<Slot>(q < p));  // no branch on the order
-    out.push_back(IndexPair{p ^ swap, q ^ swap});
-  });
+  const bool fit =
+      impl_->sweep.run(boxes, impl_->all, {}, ref, builtin::UnisizeSweep::Input::kCheck, [&out](Slot p, Slot q) {
+        const Slot swap = (p ^ q) & (Slot{0} - static_cast<Slot>(q < p));  // no branch on the order
+        out.push_back(IndexPair{p ^ swap, q ^ swap});
+      });
   if (fit) return {};
   for (std::size_t i = 0; i < boxes.size(); ++i) {
-    if (!builtin::finite(boxes[i])) return Status::unsupported(Operation::kNone, static_cast<Id>(i), i, kInfinite);
-    if (!builtin::fits(boxes[i], size)) return Status::unsupported(Operation::kNone, static_cast<Id>(i), i, kOtherSize);
+    if (!builtin::finite(boxes[i])) return Status::unsupported(Operation::kNone, 0, i, kInfinite);
+    if (!builtin::within(boxes[i], ref)) return Status::unsupported(Operation::kNone, 0, i, kOtherSize);
   }
   return {};
 }

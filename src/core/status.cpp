@@ -29,7 +29,11 @@ const char* axis_name(int axis) { return axis == 0 ? "x" : axis == 1 ? "y" : "z"
 }  // namespace
 
 std::string Status::message() const {
-  const std::string subject = std::string(operation_name(op_)) + " of id " + std::to_string(id_) + ": ";
+  // A one-shot call (Operation::kNone) on a span of boxes has no ids: it
+  // names the box by its index.
+  const std::string subject = op_ == Operation::kNone
+                                  ? "box " + std::to_string(index_) + ": "
+                                  : std::string(operation_name(op_)) + " of id " + std::to_string(id_) + ": ";
   switch (code_) {
     case StatusCode::kOk:
       return "ok";

@@ -1,5 +1,5 @@
-// The interface every broad-phase algorithm implements, and the adapter that
-// makes a one-shot algorithm persistent.
+// The interface every broad-phase algorithm implements (for users who
+// register their own: registry.hpp; the built-in ones live in src/).
 //
 // Users do not call algorithms directly: a BroadPhase validates each call,
 // turns user ids into dense slots, and hands the algorithm one frame's
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sapling/box.hpp"
+#include "sapling/options.hpp"
 #include "sapling/pair.hpp"
 #include "sapling/pair_manager.hpp"
 #include "sapling/status.hpp"
@@ -36,28 +37,7 @@ struct FrameOps {
   bool empty() const noexcept { return removed.empty() && moved.empty() && added.empty(); }
 };
 
-class TaskSystem;
-
 /// What a BroadPhase is told about its input and resources when created.
-/// BroadPhase::create() refuses options out of range, saying which.
-struct Options {
-  /// 3, or 2: every box lies in the plane z = 0 (Box2, or a Box3 with z =
-  /// [0, 0]: any other is refused with BoxFault::kOffPlane).
-  int dims = 3;
-  /// Threads for the parallel algorithms, 1..ThreadPool::kMaxThreads; 0 =
-  /// all hardware threads. Where the system starts fewer, the broad phase
-  /// runs on those: BroadPhase::concurrency() tells how many.
-  unsigned threads = 1;
-  /// The engine's task system; overrides `threads` when set. Must outlive
-  /// the broad phase.
-  TaskSystem* tasks = nullptr;
-  /// The most pairs a frame may hold (the previous frame's plus those it
-  /// creates), 0 for no limit: a frame that would exceed it is refused with
-  /// StatusCode::kPairBudget in FrameDelta::status instead of exhausting
-  /// memory, and its operations are dropped. Recomputing algorithms hold
-  /// the frame's pairs once (8 bytes each) before the check.
-  std::size_t max_pairs = 0;
-};
 
 /// A persistent broad-phase algorithm.
 class Algorithm {
@@ -94,24 +74,5 @@ class Algorithm {
   /// every update() in builds with SAPLING_VALIDATE.
   virtual bool validate() const { return true; }
 };
-
-/// An index pair (i, j), i != j, into the box span given to a one-shot query.
-struct IndexPair {
-  std::uint32_t i = 0;
-  std::uint32_t j = 0;
-};
-
-/// A one-shot complete algorithm: boxes in, every overlapping pair out.
-class OneShotComplete {
- public:
-  virtual ~OneShotComplete() = default;
-  /// Appends every overlapping pair of `boxes`, each once, to `out`.
-  virtual void find_pairs(std::span<const Box3> boxes, std::vector<IndexPair>& out) = 0;
-};
-
-/// Makes a one-shot algorithm persistent: each frame with changes it
-/// recomputes all pairs of the live boxes and the pair manager diffs them
-/// against the previous frame.
-std::unique_ptr<Algorithm> make_recompute(std::unique_ptr<OneShotComplete> one_shot);
 
 }  // namespace sapling

@@ -39,8 +39,8 @@
 #include <span>
 #include <vector>
 
-#include "sapling/algorithm.hpp"
 #include "sapling/box.hpp"
+#include "sapling/pair.hpp"
 #include "sapling/task_system.hpp"
 
 namespace sapling {
@@ -92,9 +92,6 @@ class BoxPruner {
 
   /// Bytes held in buffers and the prepared set.
   std::size_t memory_bytes() const noexcept;
-
-  /// The task system used, or nullptr.
-  TaskSystem* tasks() const noexcept;
 
  private:
   struct Impl;

@@ -26,6 +26,7 @@
 #include "sapling/algorithm.hpp"
 #include "sapling/box.hpp"
 #include "sapling/id_index.hpp"
+#include "sapling/options.hpp"
 #include "sapling/pair.hpp"
 #include "sapling/pair_manager.hpp"
 #include "sapling/status.hpp"

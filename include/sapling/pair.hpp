@@ -17,6 +17,12 @@ struct Pair {
   friend constexpr auto operator<=>(const Pair&, const Pair&) = default;
 };
 
+/// An index pair (i, j), i != j, into the box span given to a one-shot query.
+struct IndexPair {
+  std::uint32_t i = 0;
+  std::uint32_t j = 0;
+};
+
 /// The pair {x, y} in canonical order; requires x != y.
 constexpr Pair make_pair(Id x, Id y) noexcept { return x < y ? Pair{x, y} : Pair{y, x}; }
 

@@ -47,8 +47,8 @@
 #include <span>
 #include <vector>
 
-#include "sapling/algorithm.hpp"
 #include "sapling/box.hpp"
+#include "sapling/pair.hpp"
 #include "sapling/status.hpp"
 #include "sapling/task_system.hpp"
 

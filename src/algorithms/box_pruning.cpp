@@ -27,8 +27,6 @@
 // measurements: docs/algorithms/box-pruning.md.
 #include "sapling/box_pruning.hpp"
 
-#include <emmintrin.h>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -592,7 +590,6 @@ BoxPruner& BoxPruner::operator=(BoxPruner&& o) noexcept {
   std::swap(impl_, o.impl_);
   return *this;
 }
-TaskSystem* BoxPruner::tasks() const noexcept { return impl_->tasks; }
 
 namespace {
 
@@ -710,7 +707,7 @@ class BoxPruningOneShot final : public OneShotComplete {
  public:
   explicit BoxPruningOneShot(const Options& options) : tasks_(options), pruner_(tasks_.get()) {}
 
-  void find_pairs(std::span<const Box3> boxes, std::vector<IndexPair>& out) override { pruner_.complete(boxes, out); }
+  void complete(std::span<const Box3> boxes, std::vector<IndexPair>& out) override { pruner_.complete(boxes, out); }
 
  private:
   OptionTasks tasks_;

@@ -17,7 +17,7 @@ namespace {
 
 class BruteForce final : public OneShotComplete {
  public:
-  void find_pairs(std::span<const Box3> boxes, std::vector<IndexPair>& out) override {
+  void complete(std::span<const Box3> boxes, std::vector<IndexPair>& out) override {
     const auto n = static_cast<std::uint32_t>(boxes.size());
     for (std::uint32_t i = 0; i < n; ++i) {
       for (std::uint32_t j = i + 1; j < n; ++j) {

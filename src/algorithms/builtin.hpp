@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "sapling/algorithm.hpp"
+#include "sapling/recompute.hpp"
 #include "sapling/task_system.hpp"
 
 namespace sapling::builtin {

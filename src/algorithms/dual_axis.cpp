@@ -292,7 +292,7 @@ struct CellStats {
 class DualAxisSweep final : public OneShotComplete {
  public:
   explicit DualAxisSweep(const Options& options) : tasks_(options) {}
-  void find_pairs(std::span<const Box3> boxes, std::vector<IndexPair>& out) override;
+  void complete(std::span<const Box3> boxes, std::vector<IndexPair>& out) override;
 
  private:
   struct Outlier {
@@ -353,7 +353,7 @@ class DualAxisSweep final : public OneShotComplete {
   OptionTasks tasks_;
 };
 
-void DualAxisSweep::find_pairs(std::span<const Box3> boxes, std::vector<IndexPair>& out) {
+void DualAxisSweep::complete(std::span<const Box3> boxes, std::vector<IndexPair>& out) {
   const auto n = static_cast<std::uint32_t>(boxes.size());
   if (n < 2) return;
   plan_ = make_plan(boxes, sample_);

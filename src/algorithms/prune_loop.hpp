@@ -38,16 +38,6 @@ inline CrossAxes cross_axes(float min_a, float min_b, float max_a, float max_b) 
 inline float min_a(const CrossAxes& c) { return -c.v[2]; }
 inline float min_b(const CrossAxes& c) { return -c.v[3]; }
 
-/// Which instruction set the loop uses: "avx2", "sse2" or "scalar".
-constexpr const char* kInstructionSet =
-#if defined(SAPLING_PRUNE_AVX2)
-    "avx2";
-#elif defined(SAPLING_PRUNE_SSE2)
-    "sse2";
-#else
-    "scalar";
-#endif
-
 /// Calls hit(j) for each j >= from, in order, such that min_key[j] <=
 /// max_key and cross[j] overlaps `self` on both other axes. The run must be
 /// closed by a sentinel whose min key exceeds every max key, and, for the

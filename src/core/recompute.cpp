@@ -3,7 +3,7 @@
 // to the one-shot query), so each frame is one query over a packed array.
 #include <utility>
 
-#include "sapling/algorithm.hpp"
+#include "sapling/recompute.hpp"
 
 namespace sapling {
 namespace {
@@ -18,7 +18,7 @@ class Recompute final : public Algorithm {
     for (std::size_t k = 0; k < ops.added.size(); ++k) insert(ops.added[k], ids[ops.added[k]], ops.added_boxes[k]);
 
     found_.clear();
-    one_shot_->find_pairs(boxes_, found_);
+    one_shot_->complete(boxes_, found_);
     frame_pairs_.resize(found_.size());
     for (std::size_t k = 0; k < found_.size(); ++k) {
       frame_pairs_[k] = make_pair(ids_[found_[k].i], ids_[found_[k].j]);

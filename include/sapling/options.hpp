@@ -1,0 +1,31 @@
+// What a broad phase is told when it is created: the dimensions of its
+// boxes, the threads or task system it runs on, and a pair budget.
+#pragma once
+
+#include <cstddef>
+
+namespace sapling {
+
+class TaskSystem;
+
+/// BroadPhase::create() refuses options out of range, saying which.
+struct Options {
+  /// 3, or 2: every box lies in the plane z = 0 (Box2, or a Box3 with z =
+  /// [0, 0]: any other is refused with BoxFault::kOffPlane).
+  int dims = 3;
+  /// Threads for the parallel algorithms, 1..ThreadPool::kMaxThreads; 0 =
+  /// all hardware threads. Where the system starts fewer, the broad phase
+  /// runs on those: BroadPhase::concurrency() tells how many.
+  unsigned threads = 1;
+  /// The engine's task system; overrides `threads` when set. Must outlive
+  /// the broad phase.
+  TaskSystem* tasks = nullptr;
+  /// The most pairs a frame may hold (the previous frame's plus those it
+  /// creates), 0 for no limit: a frame that would exceed it is refused with
+  /// StatusCode::kPairBudget in FrameDelta::status instead of exhausting
+  /// memory, and its operations are dropped. Recomputing algorithms hold
+  /// the frame's pairs once (8 bytes each) before the check.
+  std::size_t max_pairs = 0;
+};
+
+}  // namespace sapling

@@ -63,14 +63,16 @@ scenario options (each scenario ignores those it does not use):
   --removes K    tracy: boxes removed per frame (default n/200)
   --cycle C      cluster: frames of one converge-and-spread cycle (default 500)
 
-exit status:
-  0  every frame was processed
-  1  bad command line, unknown algorithm or scenario, unreadable input,
-     unwritable output
+exit status (every subcommand):
+  0  success: every frame was processed
+  1  bad command line (an unknown option or value, a thread count above 256
+     or one the system will not start), unknown algorithm or scenario,
+     unreadable input, unwritable output
   2  the trace is malformed: TRACE:LINE: reason on stderr, after every frame
      before the bad line has been written in full
   3  the algorithm does not support the trace (restricted by design);
      nothing is written
+  4  bench only: a contender's pairs failed verification
 )";
   return text;
 }

@@ -24,6 +24,7 @@
 #include "algorithms/builtin.hpp"
 #include "algorithms/monotone_bins.hpp"
 #include "algorithms/prune_loop.hpp"
+#include "detail/radix_sort.hpp"
 #include "sapling/float_key.hpp"
 
 namespace sapling {
@@ -177,27 +178,6 @@ Layout probe_layout(const Stats& small, const Stats& large, std::size_t m) {
   return layout;
 }
 
-// LSD radix sort of (key << 32 | position) by key, 8-bit digits: O(n),
-// stable, so equal keys keep position order (the order is deterministic).
-// Digits in which all items agree are skipped.
-void radix_sort(std::vector<std::uint64_t>& items, std::vector<std::uint64_t>& scratch) {
-  constexpr int kBuckets = 256;
-  std::array<std::array<std::uint32_t, kBuckets>, 4> counts{};
-  for (const std::uint64_t x : items) {
-    for (int d = 0; d < 4; ++d) ++counts[d][(x >> (32 + 8 * d)) & 0xff];
-  }
-  scratch.resize(items.size());
-  for (int d = 0; d < 4; ++d) {
-    std::array<std::uint32_t, kBuckets>& c = counts[d];
-    if (std::count(c.begin(), c.end(), 0u) == kBuckets - 1) continue;
-    std::uint32_t sum = 0;
-    for (std::uint32_t& v : c) sum += std::exchange(v, sum);
-    const int shift = 32 + 8 * d;
-    for (const std::uint64_t x : items) scratch[c[(x >> shift) & 0xff]++] = x;
-    items.swap(scratch);
-  }
-}
-
 // A box as bucketed into a cell, before the cell is sorted.
 struct Staged {
   std::uint32_t min_key, max_key;
@@ -345,7 +325,11 @@ void BoxPruner::Impl::sort_cell(const Layout&, CellArrays& c, std::uint32_t cell
   const std::uint32_t first = c.start[cell], count = c.start[cell + 1] - first;
   tmp.keys.resize(count);
   for (std::uint32_t k = 0; k < count; ++k) tmp.keys[k] = (std::uint64_t{c.staged[first + k].min_key} << 32) | k;
-  radix_sort(tmp.keys, tmp.spare);
+  // By key, 8-bit digits; stable, so equal keys keep position order.
+  constexpr detail::RadixDigits kDigits{8, 4};
+  std::array<std::uint32_t, kDigits.counts()> counts;
+  detail::radix_sort(
+      tmp.keys, tmp.spare, [](std::uint64_t item) { return item >> 32; }, kDigits, counts.data());
   std::uint32_t at = c.begin(cell);
   for (const std::uint64_t item : tmp.keys) {
     const Staged& e = c.staged[first + static_cast<std::uint32_t>(item)];

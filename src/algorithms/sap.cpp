@@ -115,6 +115,7 @@
 #include <limits>
 
 #include "algorithms/builtin.hpp"
+#include "detail/radix_sort.hpp"
 #include "sapling/float_key.hpp"
 
 namespace sapling::builtin {
@@ -243,36 +244,13 @@ double moved_by(const Box3& from, const Box3& to) noexcept {
 // Sorting new entries.
 
 /// Sorts entries by key, stably: given all mins before all maxes, the
-/// result is in rank order. LSD radix sort, 11-bit digits, digits on which
-/// all items agree skipped; insertion sort for a few items.
+/// result is in rank order. LSD radix sort, 11-bit digits; insertion sort
+/// for a few items.
 void sort_by_key(std::vector<Entry>& items, std::vector<Entry>& scratch) {
-  const std::size_t n = items.size();
-  if (n <= 64) {
-    for (std::size_t i = 1; i < n; ++i) {
-      const Entry e = items[i];
-      std::size_t j = i;
-      for (; j > 0 && endpoint_key(e.word) < endpoint_key(items[j - 1].word); --j) items[j] = items[j - 1];
-      items[j] = e;
-    }
-    return;
-  }
-  constexpr int kDigitBits = 11;
-  constexpr std::uint32_t kBuckets = 1u << kDigitBits;
-  std::array<std::array<std::uint32_t, kBuckets>, 3> counts{};
-  for (const Entry& e : items) {
-    const std::uint32_t key = endpoint_key(e.word);
-    for (int d = 0; d < 3; ++d) ++counts[d][(key >> (kDigitBits * d)) & (kBuckets - 1)];
-  }
-  scratch.resize(n);
-  for (int d = 0; d < 3; ++d) {
-    std::array<std::uint32_t, kBuckets>& c = counts[d];
-    if (std::find(c.begin(), c.end(), n) != c.end()) continue;  // one bucket holds all
-    std::uint32_t sum = 0;
-    for (std::uint32_t& v : c) sum += std::exchange(v, sum);
-    const int shift = kDigitBits * d;
-    for (const Entry& e : items) scratch[c[(endpoint_key(e.word) >> shift) & (kBuckets - 1)]++] = e;
-    items.swap(scratch);
-  }
+  constexpr detail::RadixDigits kDigits{11, 3, 64};
+  std::array<std::uint32_t, kDigits.counts()> counts;
+  detail::radix_sort(
+      items, scratch, [](const Entry& e) { return endpoint_key(e.word); }, kDigits, counts.data());
 }
 
 // ---------------------------------------------------------------------------

@@ -142,6 +142,7 @@
 #include "algorithms/bit_tree.hpp"
 #include "algorithms/builtin.hpp"
 #include "algorithms/scratch_pool.hpp"
+#include "detail/radix_sort.hpp"
 #include "sapling/float_key.hpp"
 #include "sapling/task_system.hpp"
 #include "sapling/unisize.hpp"
@@ -195,56 +196,9 @@ bool exact_extent(const Box3& b, Extent& out) {
 // The key of max from the key of min under the size rule.
 inline std::uint32_t high_key(std::uint32_t low_key, float size) { return float_key(key_float(low_key) + size); }
 
-// Stable LSD radix sort, 11-bit digits (the counts of a pass fit in L1):
-// `passes` digits, digit(item, d) the d-th from the least significant. A
-// pass whose digit is the same in every item is skipped.
-template <class T, class Digit>
-void radix_sort(std::vector<T>& items, std::vector<T>& scratch, int passes, Digit digit) {
-  constexpr std::size_t kBuckets = std::size_t{1} << 11;
-  std::array<std::array<std::uint32_t, kBuckets>, 6> counts;
-  for (int d = 0; d < passes; ++d) counts[d].fill(0);
-  for (const T& x : items) {
-    for (int d = 0; d < passes; ++d) ++counts[d][digit(x, d)];
-  }
-  if (items.size() < 2) return;
-  scratch.resize(items.size());
-  for (int d = 0; d < passes; ++d) {
-    std::array<std::uint32_t, kBuckets>& c = counts[d];
-    if (c[digit(items[0], d)] == items.size()) continue;  // one digit everywhere
-    std::uint32_t sum = 0;
-    for (std::uint32_t& v : c) sum += std::exchange(v, sum);
-    for (const T& x : items) scratch[c[digit(x, d)]++] = x;
-    items.swap(scratch);
-  }
-}
-
-// The same on items[0, n) with scratch[0, n): returns where the sorted
-// items ended up (items or scratch), for buffers sized once for many sorts.
-template <class T, class Digit>
-T* radix_sort(T* items, T* scratch, std::size_t n, int passes, Digit digit) {
-  constexpr std::size_t kBuckets = std::size_t{1} << 11;
-  std::array<std::array<std::uint32_t, kBuckets>, 6> counts;
-  for (int d = 0; d < passes; ++d) counts[d].fill(0);
-  for (std::size_t k = 0; k < n; ++k) {
-    for (int d = 0; d < passes; ++d) ++counts[d][digit(items[k], d)];
-  }
-  if (n < 2) return items;
-  for (int d = 0; d < passes; ++d) {
-    std::array<std::uint32_t, kBuckets>& c = counts[d];
-    if (c[digit(items[0], d)] == n) continue;  // one digit everywhere
-    std::uint32_t sum = 0;
-    for (std::uint32_t& v : c) sum += std::exchange(v, sum);
-    for (std::size_t k = 0; k < n; ++k) scratch[c[digit(items[k], d)]++] = items[k];
-    std::swap(items, scratch);
-  }
-  return items;
-}
-
-// The d-th 11-bit digit of a 32-bit key, and of bits [first, 64) of a word.
-inline std::uint32_t digit32(std::uint32_t key, int d) { return (key >> (11 * d)) & 0x7ff; }
-inline std::uint32_t digit64(std::uint64_t word, int first, int d) {
-  return static_cast<std::uint32_t>(word >> (first + 11 * d)) & 0x7ff;
-}
+// Radix sorts of 32-bit keys: 11-bit digits (the counts of a pass fit in L1).
+constexpr detail::RadixDigits kDigits{11, 3};
+using RadixCounts = std::array<std::uint32_t, kDigits.counts()>;
 
 // The three roles of the axes: x is ranked (the paper's first axis), y is
 // swept (its second axis), t is tested per candidate unless flat.
@@ -298,7 +252,9 @@ class UnisizeSweep {
       t_hi = std::max(t_hi, b.min[axes.t]);
     }
     if (!good) return false;
-    radix_sort(members_, member_scratch_, 3, [](const Member& m, int d) { return digit32(m.x_key, d); });
+    RadixCounts counts;
+    detail::radix_sort(
+        members_, member_scratch_, [](const Member& m) { return m.x_key; }, kDigits, counts.data());
     for (std::uint32_t i = 0; i < n; ++i) {
       x_high_[i] = high_key(members_[i].x_key, size_x_);
       tags_[i] = (std::uint64_t{high_key(members_[i].y_key, size_y_)} << 32) | members_[i].name;
@@ -555,8 +511,10 @@ class UnisizeSweep {
 
     // Line 4: Iy <- Sort(Py), the lows only (the highs come in their order).
     for (std::uint32_t p = 0; p < n; ++p) w.y_items[p] = (std::uint64_t{m[p].y_key} << 32) | p;
-    const std::uint64_t* const y_sorted = radix_sort(w.y_items.data(), w.y_scratch.data(), n, 3,
-                                                     [](std::uint64_t x, int d) { return digit64(x, 32, d); });
+    RadixCounts digit_counts;
+    const std::uint64_t* const y_sorted = detail::radix_sort(
+        w.y_items.data(), w.y_scratch.data(), n, [](std::uint64_t x) { return key_of(x); }, kDigits,
+        digit_counts.data());
     // What the sweep needs of each object, gathered in y order so that the
     // sweep reads it sequentially (these loads do not wait on one another).
     SweepItem* const items = w.sweep_items.data();

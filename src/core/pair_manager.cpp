@@ -7,6 +7,8 @@
 #include <iterator>
 #include <utility>
 
+#include "detail/radix_sort.hpp"
+
 namespace sapling {
 
 bool HashIndex::erase(std::uint64_t key) noexcept {
@@ -68,24 +70,13 @@ void sort_by_key(std::vector<Pair>& pairs, std::vector<std::uint64_t>& keys, std
   Id largest = 0;
   for (const Pair& p : pairs) largest = std::max(largest, p.a | p.b);
   const int w = std::max(1, static_cast<int>(std::bit_width(largest)));
-  const int passes = (2 * w + 11) / 12, bits = (2 * w + passes - 1) / passes;
-  const std::size_t buckets = std::size_t{1} << bits;
-  const std::uint64_t digit_mask = buckets - 1;
+  const int passes = (2 * w + 11) / 12;
+  const detail::RadixDigits digits{(2 * w + passes - 1) / passes, passes};
   keys.resize(pairs.size());
   for (std::size_t k = 0; k < pairs.size(); ++k) keys[k] = (std::uint64_t{pairs[k].a} << w) | pairs[k].b;
-  counts.assign(static_cast<std::size_t>(passes) * buckets, 0);
-  for (const std::uint64_t k : keys) {
-    for (int d = 0; d < passes; ++d) ++counts[d * buckets + ((k >> (d * bits)) & digit_mask)];
-  }
-  scratch.resize(keys.size());
-  for (int d = 0; d < passes; ++d) {
-    std::uint32_t* c = &counts[d * buckets];
-    if (c[(keys[0] >> (d * bits)) & digit_mask] == keys.size()) continue;  // one digit everywhere
-    std::uint32_t sum = 0;
-    for (std::size_t b = 0; b < buckets; ++b) sum += std::exchange(c[b], sum);
-    for (const std::uint64_t k : keys) scratch[c[(k >> (d * bits)) & digit_mask]++] = k;
-    keys.swap(scratch);
-  }
+  counts.resize(digits.counts());
+  detail::radix_sort(
+      keys, scratch, [](std::uint64_t k) { return k; }, digits, counts.data());
   const std::uint64_t b_mask = (std::uint64_t{1} << w) - 1;
   for (std::size_t k = 0; k < pairs.size(); ++k) {
     pairs[k] = Pair{static_cast<Id>(keys[k] >> w), static_cast<Id>(keys[k] & b_mask)};

@@ -143,6 +143,7 @@
 #include "algorithms/builtin.hpp"
 #include "algorithms/scratch_pool.hpp"
 #include "detail/radix_sort.hpp"
+#include "detail/slot_map.hpp"
 #include "sapling/float_key.hpp"
 #include "sapling/task_system.hpp"
 #include "sapling/unisize.hpp"
@@ -673,12 +674,12 @@ class Unisize final : public Algorithm {
     // A frame that adds to an empty set fixes the size from its first box
     // (accepts() checked that it is exact and that the rest fit it).
     if (live_.empty() && !ops.added.empty()) exact_extent(ops.added_boxes[0], size_);
-    for (const Slot s : ops.removed) erase(s);
+    for (const Slot s : ops.removed) live_.erase(s);
     for (std::size_t k = 0; k < ops.moved.size(); ++k) boxes_[ops.moved[k]] = ops.moved_boxes[k];
     for (std::size_t k = 0; k < ops.added.size(); ++k) insert(ops.added[k], ops.added_boxes[k]);
 
     frame_pairs_.clear();
-    sweep_.run(boxes_, live_, ids, size_, /*check=*/false, [&](Id a, Id b) {
+    sweep_.run(boxes_, live_.slots(), ids, size_, /*check=*/false, [&](Id a, Id b) {
       const Id swap = (a ^ b) & (Id{0} - static_cast<Id>(b < a));  // make_pair without a branch on the order
       frame_pairs_.push_back(Pair{a ^ swap, b ^ swap});
     });
@@ -686,20 +687,19 @@ class Unisize final : public Algorithm {
   }
 
   std::size_t memory_bytes() const override {
-    return boxes_.capacity() * sizeof(Box3) + (live_.capacity() + position_.capacity()) * sizeof(std::uint32_t) +
-           frame_pairs_.capacity() * sizeof(Pair) + sweep_.memory_bytes();
+    return boxes_.capacity() * sizeof(Box3) + live_.memory_bytes() + frame_pairs_.capacity() * sizeof(Pair) +
+           sweep_.memory_bytes();
   }
 
   // Invariants after update():
-  // - live_ lists each live slot once and position_ inverts it;
+  // - live_ lists each live slot once (SlotMap::valid());
   // - when a box is live, every live box has finite coordinates and fits
   //   the size (max == min + size per axis);
   // - the sweep's S is a valid tree with its list in order.
   bool validate() const override {
-    for (std::uint32_t i = 0; i < live_.size(); ++i) {
-      const Slot s = live_[i];
-      if (s >= boxes_.size() || position_[s] != i) return false;
-      if (!finite(boxes_[s]) || !fits(boxes_[s], size_)) return false;
+    if (!live_.valid()) return false;
+    for (const Slot s : live_.slots()) {
+      if (s >= boxes_.size() || !finite(boxes_[s]) || !fits(boxes_[s], size_)) return false;
     }
     return sweep_.validate();
   }
@@ -710,30 +710,16 @@ class Unisize final : public Algorithm {
       "unisize: every box must have the size of the first live box (max == min + size on each axis, in float)";
   static constexpr const char* kInexactSize =
       "unisize: the size max - min of the first box must be a float exactly on each axis";
-  static constexpr std::uint32_t kNotLive = ~std::uint32_t{0};
 
   void insert(Slot s, const Box3& box) {
-    if (s >= boxes_.size()) {
-      boxes_.resize(s + 1);
-      position_.resize(s + 1, kNotLive);
-    }
+    if (s >= boxes_.size()) boxes_.resize(s + 1);
     boxes_[s] = box;
-    position_[s] = static_cast<std::uint32_t>(live_.size());
-    live_.push_back(s);
+    live_.insert(s);
   }
 
-  void erase(Slot s) {  // swap with the last live slot
-    const std::uint32_t i = position_[s];
-    live_[i] = live_.back();
-    position_[live_[i]] = i;
-    live_.pop_back();
-    position_[s] = kNotLive;
-  }
-
-  std::vector<Box3> boxes_;              // by slot
-  std::vector<Slot> live_;               // the live slots
-  std::vector<std::uint32_t> position_;  // slot -> index in live_, or kNotLive
-  Extent size_{};                        // every live box's size
+  std::vector<Box3> boxes_;  // by slot
+  detail::SlotMap<> live_;   // the live slots
+  Extent size_{};            // every live box's size
   OptionTasks tasks_;
   UnisizeSweep sweep_;
   std::vector<Pair> frame_pairs_;  // the frame's pairs as ids, handed to PairManager::assign

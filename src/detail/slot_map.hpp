@@ -47,13 +47,17 @@ class SlotMap {
   auto& value(Slot s) noexcept {
     return std::get<K>(values_)[index_[s]];
   }
+  template <std::size_t K>
+  const auto& value(Slot s) const noexcept {
+    return std::get<K>(values_)[index_[s]];
+  }
 
   /// Adds slot s, absent, at the end of the dense arrays.
-  void insert(Slot s, const Values&... values) {
+  void insert(Slot s, const Values&... v) {
     if (s >= index_.size()) index_.resize(std::size_t{s} + 1, kAbsent);
     index_[s] = static_cast<std::uint32_t>(slots_.size());
     slots_.push_back(s);
-    std::apply([&](auto&... arrays) { (arrays.push_back(values), ...); }, values_);
+    std::apply([&](auto&... arrays) { (arrays.push_back(v), ...); }, values_);
   }
 
   /// Removes live slot s: the last entry takes its dense index.

@@ -25,6 +25,7 @@
 #include "algorithms/monotone_bins.hpp"
 #include "algorithms/prune_loop.hpp"
 #include "detail/radix_sort.hpp"
+#include "detail/task_plan.hpp"
 #include "sapling/float_key.hpp"
 
 namespace sapling {
@@ -210,7 +211,6 @@ struct CellArrays {
 
 struct TaskScratch {
   std::vector<std::uint64_t> keys, spare;
-  std::vector<IndexPair> out;
 };
 
 // The probe path's filter: which cells of a coarse 3D grid the small set's
@@ -228,23 +228,15 @@ struct BoxPruner::Impl {
   CellArrays prepared;  // prepare()'s boxes, sorted in prepared_layout's cells
   Layout prepared_layout;
   std::size_t prepared_boxes = 0;
-  std::vector<std::uint32_t> chunk_counts;  // [chunk][cell] entries, then offsets
-  std::vector<std::uint32_t> task_begin;    // first cell of each task
-  std::vector<TaskScratch> scratch;
+  std::vector<std::uint32_t> chunk_counts;      // [chunk][cell] entries, then offsets
+  detail::TaskPlan plan;                        // tasks of consecutive cells
+  std::vector<TaskScratch> scratch;             // by task
+  std::vector<std::vector<IndexPair>> outputs;  // by task, when tasks run in parallel
   Occupancy occupancy;
 
-  template <class Task>
-  void parallel(std::size_t count, Task&& task) {
-    if (tasks && count > 1) {
-      tasks->run(count, TaskRef(task));
-    } else {
-      for (std::size_t t = 0; t < count; ++t) task(t);
-    }
-  }
   void bucket(const Layout& layout, std::span<const Box3> boxes, CellArrays& cells);
   void sort_cell(const Layout& layout, CellArrays& cells, std::uint32_t cell, TaskScratch& tmp);
   void plan_tasks(const Layout& layout, const CellArrays& first, const CellArrays* second);
-  void collect(std::size_t parts, std::vector<IndexPair>& out);
   void sort_cells(const Layout& layout, CellArrays& cells);
   void probe(std::span<const Box3> small, std::span<const Box3> large, bool small_is_a, std::vector<IndexPair>& out);
   template <bool kBipartite>
@@ -281,7 +273,7 @@ void BoxPruner::Impl::bucket(const Layout& layout, std::span<const Box3> boxes, 
   const std::size_t chunks = std::clamp<std::size_t>(n / 32768, 1, 16);
   auto chunk_of = [&](std::size_t k) { return std::pair{n * k / chunks, n * (k + 1) / chunks}; };
   chunk_counts.assign(chunks * cells, 0);
-  parallel(chunks, [&](std::size_t k) {
+  detail::run_tasks(tasks, chunks, [&](std::size_t k) {
     std::uint32_t* count = &chunk_counts[k * cells];
     const auto [first, last] = chunk_of(k);
     for (std::size_t i = first; i < last; ++i) {
@@ -299,7 +291,7 @@ void BoxPruner::Impl::bucket(const Layout& layout, std::span<const Box3> boxes, 
   c.start[cells] = total;
   c.staged.resize(total);
   const int s = layout.sweep, ka = layout.grid[0], kb = layout.grid[1];
-  parallel(chunks, [&](std::size_t k) {
+  detail::run_tasks(tasks, chunks, [&](std::size_t k) {
     std::uint32_t* cursor = &chunk_counts[k * cells];
     const auto [first, last] = chunk_of(k);
     for (std::size_t i = first; i < last; ++i) {
@@ -351,47 +343,29 @@ void BoxPruner::Impl::plan_tasks(const Layout& layout, const CellArrays& first, 
   auto entries_before = [&](std::uint32_t cell) {
     return std::uint64_t{first.start[cell]} + (second != nullptr ? second->start[cell] : 0);
   };
-  const std::uint64_t total = entries_before(cells);
-  const std::size_t wanted = std::clamp<std::size_t>(total / 8192, 1, 256);
-  task_begin.clear();
-  task_begin.push_back(0);
-  for (std::uint32_t k = 1; k < cells && task_begin.size() < wanted; ++k) {
-    if (entries_before(k) * wanted >= total * task_begin.size()) task_begin.push_back(k);
-  }
-  task_begin.push_back(cells);
-  const std::size_t count = task_begin.size() - 1;
-  if (scratch.size() < count) scratch.resize(count);
-  for (std::size_t t = 0; t < count; ++t) scratch[t].out.clear();
+  plan.split(cells, entries_before(cells), entries_before, 8192, 256);
+  if (scratch.size() < plan.size()) scratch.resize(plan.size());
 }
 
 // Sorts every cell of one set, in parallel.
 void BoxPruner::Impl::sort_cells(const Layout& layout, CellArrays& cells) {
   plan_tasks(layout, cells, nullptr);
-  parallel(task_begin.size() - 1, [&](std::size_t t) {
-    for (std::uint32_t c = task_begin[t]; c < task_begin[t + 1]; ++c) sort_cell(layout, cells, c, scratch[t]);
+  detail::run_tasks(tasks, plan.size(), [&](std::size_t t) {
+    for (std::uint32_t c = plan.first(t); c < plan.end(t); ++c) sort_cell(layout, cells, c, scratch[t]);
   });
-}
-
-// Appends the first `count` scratch outputs, in order.
-void BoxPruner::Impl::collect(std::size_t count, std::vector<IndexPair>& out) {
-  std::size_t total = out.size();
-  for (std::size_t t = 0; t < count; ++t) total += scratch[t].out.size();
-  out.reserve(total);
-  for (std::size_t t = 0; t < count; ++t) out.insert(out.end(), scratch[t].out.begin(), scratch[t].out.end());
 }
 
 template <bool kBipartite>
 void BoxPruner::Impl::run(const Layout& layout, std::vector<IndexPair>& out) {
   plan_tasks(layout, sets[0], kBipartite ? &sets[1] : nullptr);
-  parallel(task_begin.size() - 1, [&](std::size_t t) {
+  detail::run_ordered(tasks, plan.size(), outputs, out, [&](std::size_t t, std::vector<IndexPair>& found) {
     TaskScratch& tmp = scratch[t];
-    for (std::uint32_t c = task_begin[t]; c < task_begin[t + 1]; ++c) {
+    for (std::uint32_t c = plan.first(t); c < plan.end(t); ++c) {
       sort_cell(layout, sets[0], c, tmp);
       if constexpr (kBipartite) sort_cell(layout, sets[1], c, tmp);
-      sweep_cell<kBipartite>(layout, c, sets[0], sets[1], tmp.out);
+      sweep_cell<kBipartite>(layout, c, sets[0], sets[1], found);
     }
   });
-  collect(task_begin.size() - 1, out);
 }
 
 // The prune loop of one cell. A pair of entries that passes the sweep and
@@ -523,11 +497,8 @@ void BoxPruner::Impl::probe(std::span<const Box3> small, std::span<const Box3> l
 
   const std::size_t n = large.size();
   const std::size_t chunks = std::clamp<std::size_t>(n / 16384, 1, 64);
-  if (scratch.size() < chunks) scratch.resize(chunks);
   const int s = layout.sweep, ka = layout.grid[0], kb = layout.grid[1];
-  parallel(chunks, [&](std::size_t k) {
-    std::vector<IndexPair>& found = scratch[k].out;
-    found.clear();
+  detail::run_ordered(tasks, chunks, outputs, out, [&](std::size_t k, std::vector<IndexPair>& found) {
     for (std::size_t i = n * k / chunks, last = n * (k + 1) / chunks; i < last; ++i) {
       const Box3& q = large[i];
       if (!overlaps(q, bounds) || (filtering && !occupancy.may_overlap(q))) continue;
@@ -553,7 +524,6 @@ void BoxPruner::Impl::probe(std::span<const Box3> small, std::span<const Box3> l
       }
     }
   });
-  collect(chunks, out);
 }
 
 BoxPruner::BoxPruner(TaskSystem* tasks) : impl_(new Impl) { impl_->tasks = tasks; }
@@ -637,15 +607,14 @@ bool BoxPruner::bipartite_prepared(std::span<const Box3> query, std::vector<Inde
   m.bucket(layout, query, m.sets[0]);
   const CellArrays& q = m.sets[0];
   m.plan_tasks(layout, q, &m.prepared);
-  m.parallel(m.task_begin.size() - 1, [&](std::size_t t) {
+  detail::run_ordered(m.tasks, m.plan.size(), m.outputs, out, [&](std::size_t t, std::vector<IndexPair>& found) {
     TaskScratch& tmp = m.scratch[t];
-    for (std::uint32_t c = m.task_begin[t]; c < m.task_begin[t + 1]; ++c) {
+    for (std::uint32_t c = m.plan.first(t); c < m.plan.end(t); ++c) {
       if (q.start[c] == q.start[c + 1]) continue;
       m.sort_cell(layout, m.sets[0], c, tmp);
-      m.sweep_cell<true>(layout, c, m.sets[0], m.prepared, tmp.out);
+      m.sweep_cell<true>(layout, c, m.sets[0], m.prepared, found);
     }
   });
-  m.collect(m.task_begin.size() - 1, out);
   return true;
 }
 
@@ -655,12 +624,13 @@ std::size_t BoxPruner::prepared_cells() const noexcept { return impl_->prepared_
 std::size_t BoxPruner::memory_bytes() const noexcept {
   const Impl& m = *impl_;
   const auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
-  std::size_t total = bytes(m.chunk_counts) + bytes(m.task_begin) + bytes(m.occupancy.bits);
+  std::size_t total = bytes(m.chunk_counts) + m.plan.memory_bytes() + bytes(m.occupancy.bits);
   for (const CellArrays* c : {&m.sets[0], &m.sets[1], &m.prepared}) {
     total +=
         bytes(c->start) + bytes(c->staged) + bytes(c->min_key) + bytes(c->max_key) + bytes(c->cross) + bytes(c->index);
   }
-  for (const TaskScratch& t : m.scratch) total += bytes(t.keys) + bytes(t.spare) + bytes(t.out);
+  for (const TaskScratch& t : m.scratch) total += bytes(t.keys) + bytes(t.spare);
+  for (const std::vector<IndexPair>& o : m.outputs) total += bytes(o);
   return total;
 }
 

@@ -106,6 +106,7 @@
 #include "algorithms/monotone_bins.hpp"
 #include "algorithms/range_bitmap.hpp"
 #include "algorithms/scratch_pool.hpp"
+#include "detail/task_plan.hpp"
 
 namespace sapling::builtin {
 namespace {
@@ -400,8 +401,8 @@ class DualAxisSweep final : public OneShotComplete {
   std::vector<CellStats> stats_;                    // per cell
   std::vector<Entry> entries_;                      // by cell
   std::vector<std::uint32_t> cursor_;               // bucket(): per cell, where its next entry goes
-  std::vector<std::uint32_t> task_first_;           // a parallel sweep's tasks: first cell of each, and the end
-  std::vector<std::vector<IndexPair>> task_pairs_;  // by task: its pairs
+  detail::TaskPlan tasks_plan_;                     // the sweep's tasks of consecutive cells
+  std::vector<std::vector<IndexPair>> task_pairs_;  // by task: its pairs (parallel sweeps)
   ScratchPool<CellArrays> arrays_;
   OptionTasks tasks_;
 };
@@ -442,34 +443,15 @@ void DualAxisSweep::find_pairs(std::span<const Box3> boxes, std::vector<IndexPai
 // same order on any thread count.
 void DualAxisSweep::sweep_cells(std::vector<IndexPair>& out) {
   const std::uint32_t cells = strips_.count * slabs_.count;
-  const std::uint32_t total = start_[cells];
-  TaskSystem* const tasks = tasks_.get();
-  const std::uint32_t count = tasks == nullptr || tasks->concurrency() <= 1
-                                  ? 1
-                                  : std::clamp<std::uint32_t>(total / kTaskEntries, 1, std::min(kMaxTasks, cells));
-  if (count == 1) {
-    CellArrays& w = arrays_.take();
-    for (std::uint32_t c = 0; c < cells; ++c) sweep_cell(w, c, out);
-    arrays_.give(w);
-    return;
-  }
-  // Task t starts at the first cell whose entries start at or past t * total / count.
-  task_first_.clear();
-  for (std::uint32_t t = 0, c = 0; t < count; ++t) {
-    const std::uint64_t from = std::uint64_t{t} * total / count;
-    while (c < cells && start_[c] < from) ++c;
-    task_first_.push_back(t == 0 ? 0 : c);
-  }
-  task_first_.push_back(cells);
-  if (task_pairs_.size() < count) task_pairs_.resize(count);
-  auto task = [&](std::size_t t) {
-    CellArrays& w = arrays_.take();
-    task_pairs_[t].clear();
-    for (std::uint32_t c = task_first_[t]; c < task_first_[t + 1]; ++c) sweep_cell(w, c, task_pairs_[t]);
-    arrays_.give(w);
-  };
-  tasks->run(count, TaskRef(task));
-  for (std::uint32_t t = 0; t < count; ++t) out.insert(out.end(), task_pairs_[t].begin(), task_pairs_[t].end());
+  tasks_plan_.split(
+      cells, start_[cells], [&](std::uint32_t c) { return start_[c]; }, kTaskEntries, kMaxTasks);
+  detail::run_ordered(tasks_.get(), tasks_plan_.size(), task_pairs_, out,
+                      [&](std::size_t t, std::vector<IndexPair>& found) {
+                        CellArrays& w = arrays_.take();
+                        for (std::uint32_t c = tasks_plan_.first(t); c < tasks_plan_.end(t); ++c)
+                          sweep_cell(w, c, found);
+                        arrays_.give(w);
+                      });
 }
 
 // Entries per cell: start_[c] holds cell c's count, start_.back() the total.

@@ -144,6 +144,7 @@
 #include "algorithms/scratch_pool.hpp"
 #include "detail/radix_sort.hpp"
 #include "detail/slot_map.hpp"
+#include "detail/task_plan.hpp"
 #include "sapling/float_key.hpp"
 #include "sapling/task_system.hpp"
 #include "sapling/unisize.hpp"
@@ -274,26 +275,25 @@ class UnisizeSweep {
       strips_.push_back(Strip{first, own, end});
       largest = std::max(largest, end - first);
     }
-    const std::size_t tasks = plan_tasks(n);
     largest_ = largest;
     switch (BitTree::levels_for(2 * largest)) {
       case 1:
-        sweep<1>(flat, tasks, report);
+        sweep<1>(flat, report);
         break;
       case 2:
-        sweep<2>(flat, tasks, report);
+        sweep<2>(flat, report);
         break;
       case 3:
-        sweep<3>(flat, tasks, report);
+        sweep<3>(flat, report);
         break;
       case 4:
-        sweep<4>(flat, tasks, report);
+        sweep<4>(flat, report);
         break;
       case 5:
-        sweep<5>(flat, tasks, report);
+        sweep<5>(flat, report);
         break;
       default:
-        sweep<6>(flat, tasks, report);  // 64^6 > 2^32
+        sweep<6>(flat, report);  // 64^6 > 2^32
     }
     return true;
   }
@@ -312,8 +312,8 @@ class UnisizeSweep {
   std::size_t memory_bytes() const {
     std::size_t bytes = (members_.capacity() + member_scratch_.capacity()) * sizeof(Member) +
                         x_high_.capacity() * sizeof(std::uint32_t) + tags_.capacity() * sizeof(std::uint64_t) +
-                        strips_.capacity() * sizeof(Strip) + task_first_.capacity() * sizeof(std::uint32_t);
-    for (const std::vector<std::uint64_t>& pairs : task_pairs_) bytes += pairs.capacity() * sizeof(std::uint64_t);
+                        strips_.capacity() * sizeof(Strip) + plan_.memory_bytes();
+    for (const PairBuffer& buffer : task_pairs_) bytes += buffer.pairs.capacity() * sizeof(std::uint64_t);
     arrays_.for_each([&](const StripArrays& w) { bytes += w.memory_bytes(); });
     return bytes;
   }
@@ -345,6 +345,12 @@ class UnisizeSweep {
   // Parallel sweeps: a task takes consecutive strips of about one strip's
   // members, and there are at most kMaxTasks.
   static constexpr std::uint32_t kMaxTasks = 256;
+  // A task's pairs, (slot << 32 | slot), when tasks run in parallel.
+  struct PairBuffer {
+    std::vector<std::uint64_t> pairs;
+    void operator()(Slot p, Slot q) { pairs.push_back((std::uint64_t{p} << 32) | q); }
+    void clear() { pairs.clear(); }
+  };
 
   // What Algorithm 1 needs for one strip at a time: one set per task
   // running (ScratchPool).
@@ -441,53 +447,29 @@ class UnisizeSweep {
     }
   }
 
-  // The number of tasks for n members: one unless a task system with
-  // more than one thread is set; then tasks of consecutive strips, their
-  // boundaries in task_first_ (strip indices), fixed by the input alone.
-  std::size_t plan_tasks(std::uint32_t n) {
-    task_first_.clear();
-    const auto strips = static_cast<std::uint32_t>(strips_.size());
-    if (tasks_ == nullptr || tasks_->concurrency() <= 1 || strips < 2) return 1;
-    const std::uint32_t tasks = std::clamp<std::uint32_t>(n / strip_members_, 1, std::min(kMaxTasks, strips));
-    if (tasks == 1) return 1;
-    // Task t starts at the first strip whose own members start at or past
-    // t * n / tasks.
-    for (std::uint32_t t = 0, s = 0; t < tasks; ++t) {
-      const std::uint64_t from = std::uint64_t{t} * n / tasks;
-      while (s < strips && strips_[s].own < from) ++s;
-      task_first_.push_back(t == 0 ? 0 : s);
-    }
-    task_first_.push_back(strips);
-    return tasks;
-  }
-
+  // Tasks of consecutive strips of about strip_members_ own members each
+  // (the input alone fixes them), each strip swept by Algorithm 1. With a
+  // task system running tasks at once, each task collects its pairs, which
+  // are reported in task order, which is strip order: the same pairs in the
+  // same order on any thread count.
   template <int L, class Report>
-  void sweep(bool flat, std::size_t tasks, Report& report) {
-    if (tasks == 1) {
-      StripArrays& w = arrays_.take();
-      w.fit(largest_);
-      for (const Strip& st : strips_) sweep_strip<L>(flat, w, st, report);
-      arrays_.give(w);
-      return;
-    }
-    // Each task collects its pairs; they are reported in task order, which
-    // is strip order: the same pairs in the same order on any thread count.
-    if (task_pairs_.size() < tasks) task_pairs_.resize(tasks);
-    auto task = [&](std::size_t t) {
-      StripArrays& w = arrays_.take();
-      w.fit(largest_);
-      std::vector<std::uint64_t>& pairs = task_pairs_[t];
-      pairs.clear();
-      auto collect = [&pairs](Slot p, Slot q) { pairs.push_back((std::uint64_t{p} << 32) | q); };
-      for (std::uint32_t s = task_first_[t]; s < task_first_[t + 1]; ++s) sweep_strip<L>(flat, w, strips_[s], collect);
-      arrays_.give(w);
-    };
-    tasks_->run(tasks, TaskRef(task));
-    for (std::size_t t = 0; t < tasks; ++t) {
-      for (const std::uint64_t pair : task_pairs_[t]) {
-        report(static_cast<Slot>(pair >> 32), static_cast<Slot>(pair & 0xffffffffu));
-      }
-    }
+  void sweep(bool flat, Report& report) {
+    const auto strips = static_cast<std::uint32_t>(strips_.size());
+    plan_.split(
+        strips, members_.size(), [&](std::uint32_t s) { return strips_[s].own; }, strip_members_, kMaxTasks);
+    detail::run_ordered(
+        tasks_, plan_.size(), task_pairs_, report,
+        [&](std::size_t t, auto& sink) {
+          StripArrays& w = arrays_.take();
+          w.fit(largest_);
+          for (std::uint32_t s = plan_.first(t); s < plan_.end(t); ++s) sweep_strip<L>(flat, w, strips_[s], sink);
+          arrays_.give(w);
+        },
+        [](std::span<const PairBuffer> buffers, Report& to) {
+          for (const PairBuffer& buffer : buffers) {
+            for (const std::uint64_t pair : buffer.pairs) to(static_cast<Slot>(pair >> 32), static_cast<Slot>(pair));
+          }
+        });
   }
 
   template <int L, class Report>
@@ -633,9 +615,9 @@ class UnisizeSweep {
   std::vector<std::uint32_t> x_high_;             // by member: key of the high on x
   std::vector<std::uint64_t> tags_;               // by member: key of the high on y << 32 | slot
   std::vector<Strip> strips_;
-  std::uint32_t largest_ = 0;                           // members of the largest strip
-  std::vector<std::uint32_t> task_first_;               // a parallel sweep's tasks: first strip of each, and the end
-  std::vector<std::vector<std::uint64_t>> task_pairs_;  // by task: its pairs, (slot << 32 | slot)
+  std::uint32_t largest_ = 0;           // members of the largest strip
+  detail::TaskPlan plan_;               // the sweep's tasks of consecutive strips
+  std::vector<PairBuffer> task_pairs_;  // by task: its pairs (parallel sweeps)
   ScratchPool<StripArrays> arrays_;
   TaskSystem* tasks_ = nullptr;
 };

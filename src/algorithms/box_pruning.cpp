@@ -24,6 +24,7 @@
 #include "algorithms/builtin.hpp"
 #include "algorithms/monotone_bins.hpp"
 #include "algorithms/prune_loop.hpp"
+#include "detail/axis_sampler.hpp"
 #include "detail/radix_sort.hpp"
 #include "detail/task_plan.hpp"
 #include "sapling/float_key.hpp"
@@ -73,45 +74,14 @@ struct Layout {
   std::uint32_t cell_count() const { return cells_a.count * cells_b.count; }
 };
 
-struct Stats {
-  double mean_centre[3]{}, var_centre[3]{}, mean_extent[3]{};
-  float lo[3]{}, hi[3]{};
-  std::size_t finite = 0;
-};
-
-void accumulate(Stats& st, std::span<const Box3> boxes, std::size_t stride, double (&sum)[3], double (&sum2)[3],
-                double (&ext)[3]) {
-  for (std::size_t i = 0; i < boxes.size(); i += stride) {
-    const Box3& b = boxes[i];
-    bool finite = true;
-    for (int k = 0; k < 3; ++k) finite = finite && std::isfinite(b.min[k]) && std::isfinite(b.max[k]);
-    if (!finite) continue;
-    for (int k = 0; k < 3; ++k) {
-      const float c = 0.5f * b.min[k] + 0.5f * b.max[k];
-      if (st.finite == 0) st.lo[k] = st.hi[k] = c;
-      st.lo[k] = std::min(st.lo[k], c);
-      st.hi[k] = std::max(st.hi[k], c);
-      sum[k] += c;
-      sum2[k] += double(c) * c;
-      ext[k] += double(b.max[k]) - b.min[k];
-    }
-    ++st.finite;
-  }
-}
+// Statistics of a sample of the boxes, their centres in float.
+using Stats = detail::AxisSample;
 
 Stats sample_stats(std::span<const Box3> a, std::span<const Box3> b) {
   Stats st;
-  double sum[3]{}, sum2[3]{}, ext[3]{};
-  const std::size_t n = a.size() + b.size();
-  const std::size_t stride = std::max<std::size_t>(1, n / 8192);
-  accumulate(st, a, stride, sum, sum2, ext);
-  accumulate(st, b, stride, sum, sum2, ext);
-  if (st.finite == 0) return st;
-  for (int k = 0; k < 3; ++k) {
-    st.mean_centre[k] = sum[k] / double(st.finite);
-    st.var_centre[k] = std::max(0.0, sum2[k] / double(st.finite) - st.mean_centre[k] * st.mean_centre[k]);
-    st.mean_extent[k] = ext[k] / double(st.finite);
-  }
+  const std::size_t stride = detail::sample_stride(a.size() + b.size(), 8192);
+  detail::add_sample<detail::SamplePoint::kFloatCentre>(st, a, stride);
+  detail::add_sample<detail::SamplePoint::kFloatCentre>(st, b, stride);
   return st;
 }
 
@@ -125,7 +95,7 @@ Layout sweep_layout(const Stats& st) {
   Layout layout;
   int s = 0;
   for (int k = 1; k < 3; ++k) {
-    if (st.var_centre[k] > st.var_centre[s]) s = k;
+    if (st.variance(k) > st.variance(s)) s = k;
   }
   layout.sweep = s;
   layout.grid = {s == 0 ? 1 : 0, s == 2 ? 1 : 2};
@@ -153,14 +123,14 @@ void split_cells(const Stats& st, Layout& layout, double cells_wanted, const std
 // Chooses the sweep axis and the grid from the statistics of a sample.
 Layout choose_layout(const Stats& st, std::size_t n) {
   Layout layout = sweep_layout(st);
-  if (st.finite == 0 || n < kGridMinBoxes) return layout;
+  if (st.count == 0 || n < kGridMinBoxes) return layout;
   // Candidates per box of a single sweep: n times the chance that two
   // intervals on the sweep axis meet, (extent_i + extent_j) / spread.
   const int s = layout.sweep;
-  const double spread_s = double(st.hi[s]) - st.lo[s] + st.mean_extent[s];
-  const double candidates = double(n) * std::min(1.0, 2.0 * st.mean_extent[s] / std::max(spread_s, 1e-30));
+  const double spread_s = double(st.hi[s]) - st.lo[s] + st.mean_extent(s);
+  const double candidates = double(n) * std::min(1.0, 2.0 * st.mean_extent(s) / std::max(spread_s, 1e-30));
   std::array<double, 3> min_cell{};
-  for (int k = 0; k < 3; ++k) min_cell[k] = kMinCellExtents * st.mean_extent[k];
+  for (int k = 0; k < 3; ++k) min_cell[k] = kMinCellExtents * st.mean_extent(k);
   split_cells(st, layout, std::clamp(candidates / kTargetCandidates, 1.0, double(n) / 8.0), min_cell);
   return layout;
 }
@@ -170,10 +140,10 @@ Layout choose_layout(const Stats& st, std::size_t n) {
 // extents of either set's boxes (so a probing box touches a few cells).
 Layout probe_layout(const Stats& small, const Stats& large, std::size_t m) {
   Layout layout = sweep_layout(small);
-  if (small.finite == 0) return layout;
+  if (small.count == 0) return layout;
   std::array<double, 3> min_cell{};
   for (int k = 0; k < 3; ++k) {
-    min_cell[k] = kProbeMinCellExtents * std::max(small.mean_extent[k], large.mean_extent[k]);
+    min_cell[k] = kProbeMinCellExtents * std::max(small.mean_extent(k), large.mean_extent(k));
   }
   split_cells(small, layout, std::max(1.0, double(m) / kProbeEntries), min_cell);
   return layout;

@@ -142,6 +142,7 @@
 #include "algorithms/bit_tree.hpp"
 #include "algorithms/builtin.hpp"
 #include "algorithms/scratch_pool.hpp"
+#include "detail/axis_sampler.hpp"
 #include "detail/radix_sort.hpp"
 #include "detail/slot_map.hpp"
 #include "detail/task_plan.hpp"
@@ -204,9 +205,7 @@ using RadixCounts = std::array<std::uint32_t, kDigits.counts()>;
 
 // The three roles of the axes: x is ranked (the paper's first axis), y is
 // swept (its second axis), t is tested per candidate unless flat.
-struct Axes {
-  int x = 0, y = 1, t = 2;
-};
+using Axes = detail::AxisRoles;
 
 // Algorithm 1 over the live boxes, one frame. Objects are named by slot.
 //
@@ -582,32 +581,12 @@ class UnisizeSweep {
 
   // Picks t as the axis along which the boxes spread least in units of
   // their size (most pairs overlap on it), x and y as the other two, x the
-  // wider. From a sample of at most 4096 boxes.
+  // wider. From the lows of a sample of at most 4096 boxes.
   static Axes choose_axes(std::span<const Box3> boxes, std::span<const Slot> live, const Extent& size) {
-    std::array<float, 3> lo{}, hi{};
-    const std::size_t stride = std::max<std::size_t>(1, live.size() / 4096);
-    for (int k = 0; k < 3; ++k) lo[k] = hi[k] = boxes[live[0]].min[k];
-    for (std::size_t i = 0; i < live.size(); i += stride) {
-      const Box3& b = boxes[live[i]];
-      for (int k = 0; k < 3; ++k) {
-        lo[k] = std::min(lo[k], b.min[k]);
-        hi[k] = std::max(hi[k], b.min[k]);
-      }
-    }
-    std::array<double, 3> spread{};
-    for (int k = 0; k < 3; ++k) {
-      const double range = double(hi[k]) - double(lo[k]);
-      spread[k] = size[k] > 0 ? range / size[k] : (range > 0 ? std::numeric_limits<double>::infinity() : 0.0);
-    }
-    Axes axes;
-    axes.t = 2;
-    for (int k = 1; k >= 0; --k) {
-      if (spread[k] < spread[axes.t]) axes.t = k;
-    }
-    const int u = axes.t == 0 ? 1 : 0, v = axes.t == 2 ? 1 : 2;
-    axes.x = spread[v] > spread[u] ? v : u;
-    axes.y = axes.x == u ? v : u;
-    return axes;
+    detail::AxisSample sample;
+    detail::add_sample<detail::SamplePoint::kMin>(sample, live.size(), detail::sample_stride(live.size(), 4096),
+                                                  [&](std::size_t i) -> const Box3& { return boxes[live[i]]; });
+    return detail::axis_roles(sample, {size[0], size[1], size[2]});
   }
 
   float size_x_ = 0, size_y_ = 0, size_t_ = 0;

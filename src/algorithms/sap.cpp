@@ -253,36 +253,6 @@ void sort_by_key(std::vector<Entry>& items, std::vector<Entry>& scratch) {
       items, scratch, [](const Entry& e) { return endpoint_key(e.word); }, kDigits, counts.data());
 }
 
-// ---------------------------------------------------------------------------
-// A set of ids for one frame's removals: open addressing, linear probing,
-// load at most 1/2. Empty slots hold a value no 32-bit id has.
-
-constexpr std::uint64_t kNoId = ~std::uint64_t{0};
-
-std::size_t id_hash(Id id, std::size_t mask) noexcept {
-  return static_cast<std::size_t>((std::uint64_t{id} * 0x9e3779b97f4a7c15ull) >> 32) & mask;
-}
-
-/// Empties `table` and sizes it for `count` ids.
-void clear_id_set(std::vector<std::uint64_t>& table, std::size_t count) {
-  table.assign(std::bit_ceil(2 * count + 2), kNoId);
-}
-
-void insert_id(std::vector<std::uint64_t>& table, Id id) noexcept {
-  const std::size_t mask = table.size() - 1;
-  std::size_t h = id_hash(id, mask);
-  while (table[h] != kNoId && table[h] != id) h = (h + 1) & mask;
-  table[h] = id;
-}
-
-bool id_set_contains(const std::vector<std::uint64_t>& table, Id id) noexcept {
-  const std::size_t mask = table.size() - 1;
-  for (std::size_t h = id_hash(id, mask);; h = (h + 1) & mask) {
-    if (table[h] == id) return true;
-    if (table[h] == kNoId) return false;
-  }
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -398,9 +368,9 @@ void SweepAndPrune::drop_removed(std::span<const Slot> removed, bool tag) {
 
 void SweepAndPrune::remove_pairs_of(std::span<const Slot> removed) {
   if (removed.empty()) return;
-  clear_id_set(removed_ids_, removed.size());
-  for (const Slot s : removed) insert_id(removed_ids_, id_[s]);
-  pairs_->remove_if_involves([this](Id id) { return id_set_contains(removed_ids_, id); });
+  removed_ids_.reset(removed.size());
+  for (const Slot s : removed) removed_ids_.insert(id_[s], 0);
+  pairs_->remove_if_involves([this](Id id) { return removed_ids_.find(id) != HashIndex::kNotFound; });
 }
 
 // ---------------------------------------------------------------------------
@@ -795,11 +765,11 @@ double SweepAndPrune::resting_cost(std::size_t changed, std::size_t live) const 
 // moves from `moves_applied` on are applied here; the endpoint arrays are
 // left stale.
 void SweepAndPrune::prune_changed(const FrameOps& ops, std::size_t moves_applied, std::span<const Id> ids) {
-  clear_id_set(removed_ids_, ops.removed.size() + ops.moved.size());
-  for (const Slot s : ops.removed) insert_id(removed_ids_, id_[s]);
-  for (const Slot s : ops.moved) insert_id(removed_ids_, id_[s]);
+  removed_ids_.reset(ops.removed.size() + ops.moved.size());
+  for (const Slot s : ops.removed) removed_ids_.insert(id_[s], 0);
+  for (const Slot s : ops.moved) removed_ids_.insert(id_[s], 0);
   if (!ops.removed.empty() || !ops.moved.empty()) {
-    pairs_->remove_if_involves([this](Id id) { return id_set_contains(removed_ids_, id); });
+    pairs_->remove_if_involves([this](Id id) { return removed_ids_.find(id) != HashIndex::kNotFound; });
   }
   for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) live_.value<kBox>(ops.moved[j]) = ops.moved_boxes[j];
   add_objects(ops.added, ops.added_boxes, ids);
@@ -897,9 +867,8 @@ void SweepAndPrune::restore_arrays() {
 std::size_t SweepAndPrune::memory_bytes() const {
   std::size_t bytes =
       id_.capacity() * sizeof(Id) + live_.memory_bytes() +
-      (pending_.capacity() + spare_.capacity() + rebuilt_.capacity()) * sizeof(Entry) +
-      removed_ids_.capacity() * sizeof(std::uint64_t) + found_.capacity() * sizeof(IndexPair) +
-      frame_pairs_.capacity() * sizeof(Pair) + rest_state_.capacity() +
+      (pending_.capacity() + spare_.capacity() + rebuilt_.capacity()) * sizeof(Entry) + removed_ids_.memory_bytes() +
+      found_.capacity() * sizeof(IndexPair) + frame_pairs_.capacity() * sizeof(Pair) + rest_state_.capacity() +
       (active_.capacity() + resting_slot_.capacity() + query_slots_.capacity() + other_slots_.capacity()) *
           sizeof(Slot) +
       (query_boxes_.capacity() + other_boxes_.capacity()) * sizeof(Box3) + pruner_.memory_bytes();

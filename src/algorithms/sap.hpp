@@ -14,6 +14,7 @@
 #include "detail/slot_map.hpp"
 #include "sapling/algorithm.hpp"
 #include "sapling/box_pruning.hpp"
+#include "sapling/hash_index.hpp"
 #include "sapling/task_system.hpp"
 
 namespace sapling::builtin {
@@ -122,12 +123,12 @@ class SweepAndPrune final : public Algorithm {
   std::vector<Box3> query_boxes_, other_boxes_;  // scratch: this frame's changed boxes, the other active ones
   std::vector<Slot> query_slots_, other_slots_;
 
-  PairManager* pairs_ = nullptr;            // the frame's pair manager (also read by validate())
-  std::vector<Entry> pending_, spare_;      // scratch: entries to merge, radix sort buffer
-  std::vector<Entry> rebuilt_;              // scratch: the axis array being rebuilt, swapped in
-  std::vector<std::uint64_t> removed_ids_;  // scratch: open-addressing set of removed ids
-  std::vector<IndexPair> found_;            // scratch: pairs from box pruning, as dense indices
-  std::vector<Pair> frame_pairs_;           // scratch: a recomputed frame's pairs, for PairManager::assign
+  PairManager* pairs_ = nullptr;        // the frame's pair manager (also read by validate())
+  std::vector<Entry> pending_, spare_;  // scratch: entries to merge, radix sort buffer
+  std::vector<Entry> rebuilt_;          // scratch: the axis array being rebuilt, swapped in
+  HashIndex removed_ids_;               // scratch: the ids whose pairs are dropped this frame
+  std::vector<IndexPair> found_;        // scratch: pairs from box pruning, as dense indices
+  std::vector<Pair> frame_pairs_;       // scratch: a recomputed frame's pairs, for PairManager::assign
   struct ScanPlan {
     int axis;
     std::uint32_t from;

@@ -32,7 +32,7 @@ void expect_same(const Map& map, const Model& model) {
     EXPECT_EQ(map.index(s), d);
     EXPECT_EQ(map.values<0>()[d], it->second.first);
     EXPECT_EQ(map.values<1>()[d], it->second.second);
-    EXPECT_EQ(map.value<1>(s), it->second.second);
+    EXPECT_EQ(map.values<1>()[map.index(s)], it->second.second);
   }
   for (const auto& [s, v] : model) EXPECT_TRUE(map.contains(s));
 }

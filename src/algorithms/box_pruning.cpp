@@ -19,7 +19,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <numeric>
 
 #include "algorithms/builtin.hpp"
 #include "algorithms/monotone_bins.hpp"
@@ -305,9 +304,7 @@ void BoxPruner::Impl::sort_cell(const Layout&, CellArrays& c, std::uint32_t cell
   c.cross[at] = CrossAxes{};  // read, never used, by the two-wide loop
 }
 
-// Splits the cells into tasks of similar entry counts. The split depends on
-// the input only, never on the thread count, so results are combined in the
-// same order whatever runs them.
+// Tasks of consecutive cells of similar entry counts (task_plan.hpp).
 void BoxPruner::Impl::plan_tasks(const Layout& layout, const CellArrays& first, const CellArrays* second) {
   const std::uint32_t cells = layout.cell_count();
   auto entries_before = [&](std::uint32_t cell) {

@@ -409,10 +409,7 @@ void DualAxisSweep::find_pairs(std::span<const Box3> boxes, std::vector<IndexPai
   sweep_cells(out);
 }
 
-// Every cell's sweep: on the calling thread, or with a task system of more
-// than one thread in tasks of consecutive cells, fixed by the input alone,
-// whose pairs are appended in task order (cell order): the same pairs in the
-// same order on any thread count.
+// Every cell's sweep, in tasks of consecutive cells; pairs in cell order (task_plan.hpp).
 void DualAxisSweep::sweep_cells(std::vector<IndexPair>& out) {
   const std::uint32_t cells = strips_.count * slabs_.count;
   tasks_plan_.split(

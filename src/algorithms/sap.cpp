@@ -728,7 +728,7 @@ bool SweepAndPrune::walk_could_pay(const FrameOps& ops, double budget_ns) const 
   const std::size_t sample = std::min<std::size_t>(ops.moved.size(), 64);
   double displacement = 0;
   for (std::size_t j = 0; j < sample; ++j)
-    displacement += moved_by(live_.value<kBox>(ops.moved[j]), ops.moved_boxes[j]);
+    displacement += moved_by(bounds()[live_.index(ops.moved[j])], ops.moved_boxes[j]);
   const double swaps = mobility_ * (displacement / double(sample)) / walk_displacement_;
   return std::isfinite(swaps) && kSwapNs * swaps * double(ops.moved.size()) < budget_ns;
 }
@@ -907,7 +907,7 @@ bool SweepAndPrune::validate() const {
         if (rank_less(e, arr[i - 1].word) || !rank_less(kLowSentinel, e) || !rank_less(e, kHighSentinel)) return false;
         const Slot s = endpoint_owner(e);
         if (!live_.contains(s) || pos_[k][pos_index(e)] != i) return false;
-        const Box3& b = live_.value<kBox>(s);
+        const Box3& b = bounds()[live_.index(s)];
         if (endpoint_key(e) != float_key(endpoint_kind(e) ? b.max[k] : b.min[k])) return false;
         if (arr[i].cross_min != float_key(b.min[c]) || arr[i].cross_max != float_key(b.max[c])) return false;
       }

@@ -131,7 +131,6 @@
 // and boxes of mixed sizes.
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -446,11 +445,8 @@ class UnisizeSweep {
     }
   }
 
-  // Tasks of consecutive strips of about strip_members_ own members each
-  // (the input alone fixes them), each strip swept by Algorithm 1. With a
-  // task system running tasks at once, each task collects its pairs, which
-  // are reported in task order, which is strip order: the same pairs in the
-  // same order on any thread count.
+  // Algorithm 1 on every strip, in tasks of consecutive strips of about
+  // strip_members_ own members each; pairs in strip order (task_plan.hpp).
   template <int L, class Report>
   void sweep(bool flat, Report& report) {
     const auto strips = static_cast<std::uint32_t>(strips_.size());

@@ -1,9 +1,7 @@
-// Statistics of a strided sample of boxes, per axis: the range, mean and
-// variance of a point of each box (its centre, or its min), and the mean
-// extent. The algorithms choose their axes and grids from them (box
-// pruning's sweep axis and cells, dual-axis's roles of the axes and its
-// slabs and strips, unisize's roles of the axes). A sample of at most a few
-// thousand boxes costs microseconds and sees the spread of the rest.
+// Statistics of a strided sample of boxes, per axis (range, mean, variance
+// of a point of each box, mean extent), from which box pruning, dual-axis
+// and unisize choose their axes and grids; and the roles of the axes chosen
+// by spread.
 #pragma once
 
 #include <algorithm>

@@ -1,9 +1,6 @@
-// The stable LSD radix sort every algorithm uses: items of any type sorted by
-// an unsigned integer key, `passes` digits of `bits` bits from the least
-// significant. A pass on whose digit every key agrees is skipped (one count
-// of the first item's bucket tells), so keys of few distinct high bits cost
-// fewer passes. O(passes * (n + 2^bits)); stable, so equal keys keep their
-// input order.
+// The stable LSD radix sort of every algorithm: items of any type by an
+// unsigned key, `passes` digits of `bits` bits, the least significant first,
+// skipping a pass on whose digit all keys agree. O(passes * (n + 2^bits)).
 #pragma once
 
 #include <cstddef>
@@ -21,7 +18,6 @@ struct RadixDigits {
   /// At most this many items are sorted by insertion instead (no counts).
   std::size_t insertion_up_to = 0;
 
-  constexpr std::size_t buckets() const noexcept { return std::size_t{1} << bits; }
   /// Entries of the counts a sort needs.
   constexpr std::size_t counts() const noexcept { return std::size_t(passes) << bits; }
 };
@@ -44,7 +40,7 @@ template <class T, class Key>
   }
   if (n < 2) return items;
   const int bits = digits.bits, passes = digits.passes;
-  const std::size_t buckets = digits.buckets();
+  const std::size_t buckets = std::size_t{1} << bits;
   const auto mask = static_cast<std::uint32_t>(buckets - 1);
   const auto digit = [&](const T& x, int d) { return static_cast<std::uint32_t>(key(x) >> (d * bits)) & mask; };
   for (std::size_t i = 0; i < digits.counts(); ++i) counts[i] = 0;

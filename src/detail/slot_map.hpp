@@ -1,12 +1,9 @@
-// A dense slot map: the live slots of an algorithm packed into dense arrays,
-// so that a one-shot query or a sweep reads them as one contiguous span.
-// Dense index d holds slot slots()[d] and its values values<K>()[d]; index(s)
-// inverts it. erase() moves the last entry into the hole (O(1), the dense
-// order is otherwise that of insertion), so dense indices change on erase.
-//
-// Invariant (valid()): the dense arrays have size() entries, slots() lists
-// each live slot once, index() inverts it, and every other slot below the
-// table's size maps to kAbsent.
+// A dense slot map: an algorithm's live slots and their values packed into
+// dense arrays (one span for a one-shot query or a sweep). Dense index d
+// holds slot slot(d) and values<K>()[d]; index(s) inverts it. Insertion
+// appends; erase() moves the last entry into the hole.
+// Invariant (valid()): every dense array has size() entries, slots() lists
+// each live slot once, index() inverts it, other slots map to kAbsent.
 #pragma once
 
 #include <cstddef>
@@ -45,10 +42,6 @@ class SlotMap {
   /// The K-th value of a live slot.
   template <std::size_t K>
   auto& value(Slot s) noexcept {
-    return std::get<K>(values_)[index_[s]];
-  }
-  template <std::size_t K>
-  const auto& value(Slot s) const noexcept {
     return std::get<K>(values_)[index_[s]];
   }
 

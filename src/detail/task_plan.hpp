@@ -1,14 +1,9 @@
-// Ordered parallel work: a range of work items (cells, strips, chunks of
-// boxes) cut into tasks whose number and boundaries depend on the input
-// only, never on the thread count; the tasks run on a TaskSystem, or in
-// order on the calling thread when there is none; and their outputs are
-// appended in task order. So the output is identical on any thread count.
-//
-// Task systems require that tasks do not throw (an engine's job system may
-// not expect it; ThreadPool would terminate). run_tasks() therefore catches
-// what a task throws (std::bad_alloc, typically), lets every task finish,
-// and rethrows the exception of the lowest-numbered failed task on the
-// calling thread once the task system has returned.
+// Ordered parallel work: work items (cells, strips, chunks of boxes) cut
+// into tasks fixed by the input alone, run on a TaskSystem or in order on
+// the calling thread, their outputs appended in task order: the same output
+// on any thread count. Tasks must not throw into a task system (ThreadPool
+// would terminate), so a task's exception (std::bad_alloc, typically) is
+// caught, every task finishes, and the lowest failed task's is rethrown.
 #pragma once
 
 #include <algorithm>
@@ -23,9 +18,8 @@
 
 namespace sapling::detail {
 
-/// Runs task(t) for every t in [0, count): on `tasks` when it is set and
-/// there is more than one task, else in order on the calling thread. The
-/// first exception (of the lowest t) is rethrown after every task finished.
+/// Runs task(t) for every t in [0, count): on `tasks` if set and count > 1,
+/// else in order on the calling thread.
 template <class Task>
 void run_tasks(TaskSystem* tasks, std::size_t count, Task&& task) {
   if (tasks == nullptr || count <= 1) {
@@ -50,10 +44,9 @@ void run_tasks(TaskSystem* tasks, std::size_t count, Task&& task) {
 /// Work items [0, items) cut into tasks of consecutive items.
 class TaskPlan {
  public:
-  /// About `per_task` units of weight per task, at least one task and at
-  /// most min(most, items); before(i) is the weight of items [0, i) (non-
-  /// decreasing), `total` that of all. Task t starts at the first item i
-  /// with before(i) >= t * total / tasks.
+  /// total / per_task tasks, at least 1 and at most min(most, items); task t
+  /// starts at the first item i with before(i) >= t * total / tasks, where
+  /// before(i) (non-decreasing) weighs items [0, i) and `total` all.
   template <class Before>
   void split(std::uint32_t items, std::uint64_t total, Before before, std::uint64_t per_task, std::uint32_t most) {
     const std::uint64_t count = std::clamp<std::uint64_t>(total / per_task, 1, std::max(1u, std::min(most, items)));
@@ -77,12 +70,10 @@ class TaskPlan {
   std::vector<std::uint32_t> first_{0, 0};
 };
 
-/// Runs task(t, sink) for every t in [0, count) so that `out` receives the
-/// tasks' outputs in task order: with a task system running more than one
-/// task at once, each task writes into its own buffer (buffers[t], cleared
-/// first; `buffers` grows to `count`), which append(buffers, out) then
-/// appends in task order (`buffers` a span of the `count` used); otherwise the tasks run in order straight into
-/// `out` (sink is `out`), with no copy. Exceptions as run_tasks().
+/// Runs task(t, sink) for every t in [0, count), `out` receiving the outputs
+/// in task order: with a task system running tasks at once, task t writes
+/// into buffers[t] (cleared first), and append(the count buffers, out) runs
+/// after; otherwise the tasks run in order with `out` as the sink (no copy).
 template <class Buffer, class Out, class Task, class Append>
 void run_ordered(TaskSystem* tasks, std::size_t count, std::vector<Buffer>& buffers, Out& out, Task&& task,
                  Append&& append) {

@@ -52,7 +52,7 @@ void check_against_direct(std::uint64_t seed) {
   const std::size_t stride = sample_stride(boxes.size(), 1000);
   AxisSample s;
   std::array<std::vector<double>, 3> extents;
-  add_sample<kPoint>(s, boxes, stride, &extents);
+  add_sample<kPoint, kAllSums>(s, boxes, stride, &extents);
 
   std::size_t count = 0;
   std::array<double, 3> lo{}, hi{}, sum{}, sum2{}, extent{};
@@ -95,25 +95,37 @@ TEST(AxisSampler, TwoSpansShareOneStrideAndAnIndirectSampleReadsThroughIt) {
   const std::vector<Box3> a = random_boxes(5000, 7), b = random_boxes(3000, 8);
   const std::size_t stride = sample_stride(a.size() + b.size(), 512);
   AxisSample both;
-  add_sample<SamplePoint::kMin>(both, a, stride);
-  add_sample<SamplePoint::kMin>(both, b, stride);
+  add_sample<SamplePoint::kMin, kAllSums>(both, a, stride);
+  add_sample<SamplePoint::kMin, kAllSums>(both, b, stride);
   EXPECT_EQ(both.count, (a.size() + stride - 1) / stride + (b.size() + stride - 1) / stride);
   // Through an index list: the boxes of a in reverse order.
   std::vector<std::uint32_t> order(a.size());
   for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(a.size() - 1 - i);
   AxisSample indirect;
-  add_sample<SamplePoint::kMin>(indirect, order.size(), 1, [&](std::size_t i) -> const Box3& { return a[order[i]]; });
+  add_sample<SamplePoint::kMin, kAllSums>(indirect, order.size(), 1,
+                                          [&](std::size_t i) -> const Box3& { return a[order[i]]; });
   AxisSample direct;
-  add_sample<SamplePoint::kMin>(direct, a, 1);
+  add_sample<SamplePoint::kMin, kAllSums>(direct, a, 1);
   EXPECT_EQ(indirect.count, direct.count);
   EXPECT_EQ(indirect.lo, direct.lo);
   EXPECT_EQ(indirect.hi, direct.hi);
 }
 
+TEST(AxisSampler, RangeOnlySumsNothing) {
+  const std::vector<Box3> boxes = random_boxes(1000, 9);
+  AxisSample range, all;
+  add_sample<SamplePoint::kMin, kRangeOnly>(range, boxes, 1);
+  add_sample<SamplePoint::kMin, kAllSums>(all, boxes, 1);
+  EXPECT_EQ(range.count, all.count);
+  EXPECT_EQ(range.lo, all.lo);
+  EXPECT_EQ(range.hi, all.hi);
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(range.sum[k] + range.sum2[k] + range.extent[k], 0.0);
+}
+
 TEST(AxisSampler, EmptyOrAllInfiniteSampleIsZero) {
   AxisSample s;
   const Box3 inf{{-std::numeric_limits<float>::infinity(), 0, 0}, {0, 0, 0}};
-  add_sample<SamplePoint::kCentre>(s, std::vector<Box3>(10, inf), 1);
+  add_sample<SamplePoint::kCentre, kAllSums>(s, std::vector<Box3>(10, inf), 1);
   EXPECT_EQ(s.count, 0u);
   for (int k = 0; k < 3; ++k) {
     EXPECT_EQ(s.mean(k), 0.0);

@@ -79,8 +79,8 @@ using Stats = detail::AxisSample;
 Stats sample_stats(std::span<const Box3> a, std::span<const Box3> b) {
   Stats st;
   const std::size_t stride = detail::sample_stride(a.size() + b.size(), 8192);
-  detail::add_sample<detail::SamplePoint::kFloatCentre>(st, a, stride);
-  detail::add_sample<detail::SamplePoint::kFloatCentre>(st, b, stride);
+  detail::add_sample<detail::SamplePoint::kFloatCentre, detail::kAllSums>(st, a, stride);
+  detail::add_sample<detail::SamplePoint::kFloatCentre, detail::kAllSums>(st, b, stride);
   return st;
 }
 

@@ -167,7 +167,8 @@ Plan make_plan(std::span<const Box3> boxes, std::array<std::vector<double>, 3>& 
   Plan plan;
   for (std::vector<double>& e : extents) e.clear();
   detail::AxisSample sample;
-  detail::add_sample<detail::SamplePoint::kCentre>(sample, boxes, detail::sample_stride(boxes.size(), 4096), &extents);
+  detail::add_sample<detail::SamplePoint::kCentre, detail::kExtentSums>(
+      sample, boxes, detail::sample_stride(boxes.size(), 4096), &extents);
   plan.lo = sample.lo;
   plan.hi = sample.hi;
   plan.finite = sample.count;

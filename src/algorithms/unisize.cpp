@@ -580,8 +580,9 @@ class UnisizeSweep {
   // wider. From the lows of a sample of at most 4096 boxes.
   static Axes choose_axes(std::span<const Box3> boxes, std::span<const Slot> live, const Extent& size) {
     detail::AxisSample sample;
-    detail::add_sample<detail::SamplePoint::kMin>(sample, live.size(), detail::sample_stride(live.size(), 4096),
-                                                  [&](std::size_t i) -> const Box3& { return boxes[live[i]]; });
+    detail::add_sample<detail::SamplePoint::kMin, detail::kRangeOnly>(
+        sample, live.size(), detail::sample_stride(live.size(), 4096),
+        [&](std::size_t i) -> const Box3& { return boxes[live[i]]; });
     return detail::axis_roles(sample, {size[0], size[1], size[2]});
   }
 

@@ -23,13 +23,17 @@ enum class SamplePoint {
   kMin,          ///< min
 };
 
+/// What add_sample() sums besides the range (a flag each: a caller pays only
+/// for what it reads).
+enum SampleSums : unsigned { kRangeOnly = 0, kPointSums = 1, kExtentSums = 2, kAllSums = 3 };
+
 /// Sums over the sampled boxes, per axis. Boxes with a non-finite bound
 /// are left out.
 struct AxisSample {
   std::size_t count = 0;                ///< boxes sampled
   std::array<double, 3> lo{}, hi{};     ///< the least and greatest point
-  std::array<double, 3> sum{}, sum2{};  ///< of the points, and of their squares
-  std::array<double, 3> extent{};       ///< of the extents max - min, in double
+  std::array<double, 3> sum{}, sum2{};  ///< of the points, and of their squares (kPointSums)
+  std::array<double, 3> extent{};       ///< of the extents max - min, in double (kExtentSums)
 
   double mean(int k) const noexcept { return count > 0 ? sum[k] / double(count) : 0.0; }
   /// The variance of the points (0 when none).
@@ -44,8 +48,8 @@ inline std::size_t sample_stride(std::size_t n, std::size_t most) { return std::
 
 /// Adds box_at(i) for i = 0, stride, 2 * stride, ... below n to `sample`;
 /// with `extents`, also appends each sampled box's extent on axis k to
-/// (*extents)[k].
-template <SamplePoint kPoint, class BoxAt>
+/// (*extents)[k]. kSums: what is summed besides the range.
+template <SamplePoint kPoint, unsigned kSums, class BoxAt>
 void add_sample(AxisSample& sample, std::size_t n, std::size_t stride, BoxAt&& box_at,
                 std::array<std::vector<double>, 3>* extents = nullptr) {
   for (std::size_t i = 0; i < n; i += stride) {
@@ -65,9 +69,8 @@ void add_sample(AxisSample& sample, std::size_t n, std::size_t stride, BoxAt&& b
       const double e = double(b.max[k]) - double(b.min[k]);
       sample.lo[k] = sample.count == 0 ? p : std::min(sample.lo[k], p);
       sample.hi[k] = sample.count == 0 ? p : std::max(sample.hi[k], p);
-      sample.sum[k] += p;
-      sample.sum2[k] += p * p;
-      sample.extent[k] += e;
+      if constexpr ((kSums & kPointSums) != 0) sample.sum[k] += p, sample.sum2[k] += p * p;
+      if constexpr ((kSums & kExtentSums) != 0) sample.extent[k] += e;
       if (extents != nullptr) (*extents)[k].push_back(e);
     }
     ++sample.count;
@@ -75,10 +78,10 @@ void add_sample(AxisSample& sample, std::size_t n, std::size_t stride, BoxAt&& b
 }
 
 /// The same for boxes[0], boxes[stride], ...
-template <SamplePoint kPoint>
+template <SamplePoint kPoint, unsigned kSums>
 void add_sample(AxisSample& sample, std::span<const Box3> boxes, std::size_t stride,
                 std::array<std::vector<double>, 3>* extents = nullptr) {
-  add_sample<kPoint>(
+  add_sample<kPoint, kSums>(
       sample, boxes.size(), stride, [&](std::size_t i) -> const Box3& { return boxes[i]; }, extents);
 }
 

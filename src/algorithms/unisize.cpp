@@ -577,10 +577,11 @@ class UnisizeSweep {
 
   // Picks t as the axis along which the boxes spread least in units of
   // their size (most pairs overlap on it), x and y as the other two, x the
-  // wider. From the lows of a sample of at most 4096 boxes.
+  // wider. From the lows of a sample of at most 4096 boxes (finite, or the
+  // sweep reports nothing).
   static Axes choose_axes(std::span<const Box3> boxes, std::span<const Slot> live, const Extent& size) {
     detail::AxisSample sample;
-    detail::add_sample<detail::SamplePoint::kMin, detail::kRangeOnly>(
+    detail::add_sample<detail::SamplePoint::kMin, detail::kFiniteInput>(
         sample, live.size(), detail::sample_stride(live.size(), 4096),
         [&](std::size_t i) -> const Box3& { return boxes[live[i]]; });
     return detail::axis_roles(sample, {size[0], size[1], size[2]});

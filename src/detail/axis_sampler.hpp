@@ -23,9 +23,9 @@ enum class SamplePoint {
   kMin,          ///< min
 };
 
-/// What add_sample() sums besides the range (a flag each: a caller pays only
-/// for what it reads).
-enum SampleSums : unsigned { kRangeOnly = 0, kPointSums = 1, kExtentSums = 2, kAllSums = 3 };
+/// What add_sample() sums besides the range, a flag each (a caller pays only
+/// for what it reads), and kFiniteInput: every box is finite, none tested.
+enum SampleFlags : unsigned { kRangeOnly = 0, kPointSums = 1, kExtentSums = 2, kAllSums = 3, kFiniteInput = 4 };
 
 /// Sums over the sampled boxes, per axis. Boxes with a non-finite bound
 /// are left out.
@@ -48,15 +48,20 @@ inline std::size_t sample_stride(std::size_t n, std::size_t most) { return std::
 
 /// Adds box_at(i) for i = 0, stride, 2 * stride, ... below n to `sample`;
 /// with `extents`, also appends each sampled box's extent on axis k to
-/// (*extents)[k]. kSums: what is summed besides the range.
-template <SamplePoint kPoint, unsigned kSums, class BoxAt>
+/// (*extents)[k]. kFlags: SampleFlags.
+template <SamplePoint kPoint, unsigned kFlags, class BoxAt>
 void add_sample(AxisSample& sample, std::size_t n, std::size_t stride, BoxAt&& box_at,
                 std::array<std::vector<double>, 3>* extents = nullptr) {
+  AxisSample s = sample;  // kept in registers by the loop
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (s.count == 0) s.lo.fill(kInf), s.hi.fill(-kInf);
   for (std::size_t i = 0; i < n; i += stride) {
     const Box3& b = box_at(i);
-    bool finite = true;
-    for (int k = 0; k < 3; ++k) finite = finite && std::isfinite(b.min[k]) && std::isfinite(b.max[k]);
-    if (!finite) continue;
+    if constexpr ((kFlags & kFiniteInput) == 0) {
+      bool finite = true;
+      for (int k = 0; k < 3; ++k) finite &= std::isfinite(b.min[k]) & std::isfinite(b.max[k]);
+      if (!finite) continue;
+    }
     for (int k = 0; k < 3; ++k) {
       double p;
       if constexpr (kPoint == SamplePoint::kCentre) {
@@ -67,21 +72,23 @@ void add_sample(AxisSample& sample, std::size_t n, std::size_t stride, BoxAt&& b
         p = b.min[k];
       }
       const double e = double(b.max[k]) - double(b.min[k]);
-      sample.lo[k] = sample.count == 0 ? p : std::min(sample.lo[k], p);
-      sample.hi[k] = sample.count == 0 ? p : std::max(sample.hi[k], p);
-      if constexpr ((kSums & kPointSums) != 0) sample.sum[k] += p, sample.sum2[k] += p * p;
-      if constexpr ((kSums & kExtentSums) != 0) sample.extent[k] += e;
+      s.lo[k] = std::min(s.lo[k], p);
+      s.hi[k] = std::max(s.hi[k], p);
+      if constexpr ((kFlags & kPointSums) != 0) s.sum[k] += p, s.sum2[k] += p * p;
+      if constexpr ((kFlags & kExtentSums) != 0) s.extent[k] += e;
       if (extents != nullptr) (*extents)[k].push_back(e);
     }
-    ++sample.count;
+    ++s.count;
   }
+  if (s.count == 0) s.lo = s.hi = {};
+  sample = s;
 }
 
 /// The same for boxes[0], boxes[stride], ...
-template <SamplePoint kPoint, unsigned kSums>
+template <SamplePoint kPoint, unsigned kFlags>
 void add_sample(AxisSample& sample, std::span<const Box3> boxes, std::size_t stride,
                 std::array<std::vector<double>, 3>* extents = nullptr) {
-  add_sample<kPoint, kSums>(
+  add_sample<kPoint, kFlags>(
       sample, boxes.size(), stride, [&](std::size_t i) -> const Box3& { return boxes[i]; }, extents);
 }
 

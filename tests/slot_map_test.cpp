@@ -82,6 +82,10 @@ TEST(SlotMap, DenseOrderIsInsertionOrderWithLastMovedIntoHoles) {
   map.insert(100, 1000);
   EXPECT_EQ(map.index(100), 2u);
   EXPECT_TRUE(map.valid());
+  map.reserve_slots(300);  // slots known, none live
+  EXPECT_FALSE(map.contains(299));
+  EXPECT_EQ(map.size(), 3u);
+  EXPECT_TRUE(map.valid());
 }
 
 TEST(SlotMap, SlotsOnly) {

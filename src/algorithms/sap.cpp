@@ -501,6 +501,7 @@ void SweepAndPrune::add_objects(std::span<const Slot> added, std::span<const Box
   if (slots > id_.size()) {
     for (std::vector<std::uint32_t>& p : pos_) p.resize(2 * slots);
     id_.resize(slots);
+    live_.reserve_slots(slots);
   }
   for (std::size_t j = 0; j < added.size(); ++j) {
     const Slot s = added[j];

@@ -45,6 +45,11 @@ class SlotMap {
     return std::get<K>(values_)[index_[s]];
   }
 
+  /// Makes slots below `slots` known (inserting them then grows nothing by slot).
+  void reserve_slots(std::size_t slots) {
+    if (slots > index_.size()) index_.resize(slots, kAbsent);
+  }
+
   /// Adds slot s, absent, at the end of the dense arrays.
   void insert(Slot s, const Values&... v) {
     if (s >= index_.size()) index_.resize(std::size_t{s} + 1, kAbsent);

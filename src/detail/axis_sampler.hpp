@@ -58,9 +58,9 @@ void add_sample(AxisSample& sample, std::size_t n, std::size_t stride, BoxAt&& b
   for (std::size_t i = 0; i < n; i += stride) {
     const Box3& b = box_at(i);
     if constexpr ((kFlags & kFiniteInput) == 0) {
-      bool finite = true;
-      for (int k = 0; k < 3; ++k) finite &= std::isfinite(b.min[k]) & std::isfinite(b.max[k]);
-      if (!finite) continue;
+      int finite = 1;  // no branch per axis
+      for (int k = 0; k < 3; ++k) finite &= int(std::isfinite(b.min[k])) & int(std::isfinite(b.max[k]));
+      if (finite == 0) continue;
     }
     for (int k = 0; k < 3; ++k) {
       double p;

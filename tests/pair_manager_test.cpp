@@ -229,5 +229,22 @@ TEST(HashIndex, BackwardShiftKeepsEveryKeyReachable) {
   EXPECT_FALSE(index.erase(keys[0]));
 }
 
+TEST(HashIndex, ResetEmptiesAndShrinks) {
+  // sap's set of a frame's removed ids: reset to the frame's size, whatever
+  // a larger frame left behind.
+  HashIndex index;
+  for (std::uint32_t i = 0; i < 100000; ++i) index.insert(i, i);
+  index.reset(10);
+  EXPECT_EQ(index.size(), 0u);
+  EXPECT_EQ(index.find(5), HashIndex::kNotFound);
+  for (std::uint32_t id : {7u, 70000u, 3u, 7u}) index.insert(id, 0);
+  EXPECT_EQ(index.size(), 3u);
+  EXPECT_NE(index.find(70000), HashIndex::kNotFound);
+  EXPECT_EQ(index.find(8), HashIndex::kNotFound);
+  for (std::uint32_t i = 0; i < 1000; ++i) index.insert(i + 1000000, i);  // grows past the reset size
+  EXPECT_EQ(index.find(1000999), 999u);
+  EXPECT_EQ(index.size(), 1003u);
+}
+
 }  // namespace
 }  // namespace sapling

@@ -67,6 +67,9 @@ class HashIndex {
 
   std::size_t size() const noexcept { return size_; }
   void clear() noexcept;
+  /// Empties the index and sizes it for `n` keys, whatever it held before:
+  /// a later clear() or reset() costs O(n), not O(largest size so far).
+  void reset(std::size_t n);
   /// Makes room for `n` keys without rehashing.
   void reserve(std::size_t n);
   std::size_t memory_bytes() const noexcept { return slots_.capacity() * sizeof(Slot); }

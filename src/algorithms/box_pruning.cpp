@@ -30,11 +30,13 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <numeric>
 
 #include "algorithms/builtin.hpp"
 #include "algorithms/monotone_bins.hpp"
 #include "algorithms/prune_loop.hpp"
+#include "detail/axis_sampler.hpp"
+#include "detail/radix_sort.hpp"
+#include "detail/task_plan.hpp"
 #include "sapling/float_key.hpp"
 
 namespace sapling {
@@ -82,45 +84,14 @@ struct Layout {
   std::uint32_t cell_count() const { return cells_a.count * cells_b.count; }
 };
 
-struct Stats {
-  double mean_centre[3]{}, var_centre[3]{}, mean_extent[3]{};
-  float lo[3]{}, hi[3]{};
-  std::size_t finite = 0;
-};
-
-void accumulate(Stats& st, std::span<const Box3> boxes, std::size_t stride, double (&sum)[3], double (&sum2)[3],
-                double (&ext)[3]) {
-  for (std::size_t i = 0; i < boxes.size(); i += stride) {
-    const Box3& b = boxes[i];
-    bool finite = true;
-    for (int k = 0; k < 3; ++k) finite = finite && std::isfinite(b.min[k]) && std::isfinite(b.max[k]);
-    if (!finite) continue;
-    for (int k = 0; k < 3; ++k) {
-      const float c = 0.5f * b.min[k] + 0.5f * b.max[k];
-      if (st.finite == 0) st.lo[k] = st.hi[k] = c;
-      st.lo[k] = std::min(st.lo[k], c);
-      st.hi[k] = std::max(st.hi[k], c);
-      sum[k] += c;
-      sum2[k] += double(c) * c;
-      ext[k] += double(b.max[k]) - b.min[k];
-    }
-    ++st.finite;
-  }
-}
+// Statistics of a sample of the boxes, their centres in float.
+using Stats = detail::AxisSample;
 
 Stats sample_stats(std::span<const Box3> a, std::span<const Box3> b) {
   Stats st;
-  double sum[3]{}, sum2[3]{}, ext[3]{};
-  const std::size_t n = a.size() + b.size();
-  const std::size_t stride = std::max<std::size_t>(1, n / 8192);
-  accumulate(st, a, stride, sum, sum2, ext);
-  accumulate(st, b, stride, sum, sum2, ext);
-  if (st.finite == 0) return st;
-  for (int k = 0; k < 3; ++k) {
-    st.mean_centre[k] = sum[k] / double(st.finite);
-    st.var_centre[k] = std::max(0.0, sum2[k] / double(st.finite) - st.mean_centre[k] * st.mean_centre[k]);
-    st.mean_extent[k] = ext[k] / double(st.finite);
-  }
+  const std::size_t stride = detail::sample_stride(a.size() + b.size(), 8192);
+  detail::add_sample<detail::SamplePoint::kFloatCentre, detail::kAllSums>(st, a, stride);
+  detail::add_sample<detail::SamplePoint::kFloatCentre, detail::kAllSums>(st, b, stride);
   return st;
 }
 
@@ -134,7 +105,7 @@ Layout sweep_layout(const Stats& st) {
   Layout layout;
   int s = 0;
   for (int k = 1; k < 3; ++k) {
-    if (st.var_centre[k] > st.var_centre[s]) s = k;
+    if (st.variance(k) > st.variance(s)) s = k;
   }
   layout.sweep = s;
   layout.grid = {s == 0 ? 1 : 0, s == 2 ? 1 : 2};
@@ -162,14 +133,14 @@ void split_cells(const Stats& st, Layout& layout, double cells_wanted, const std
 // Chooses the sweep axis and the grid from the statistics of a sample.
 Layout choose_layout(const Stats& st, std::size_t n) {
   Layout layout = sweep_layout(st);
-  if (st.finite == 0 || n < kGridMinBoxes) return layout;
+  if (st.count == 0 || n < kGridMinBoxes) return layout;
   // Candidates per box of a single sweep: n times the chance that two
   // intervals on the sweep axis meet, (extent_i + extent_j) / spread.
   const int s = layout.sweep;
-  const double spread_s = double(st.hi[s]) - st.lo[s] + st.mean_extent[s];
-  const double candidates = double(n) * std::min(1.0, 2.0 * st.mean_extent[s] / std::max(spread_s, 1e-30));
+  const double spread_s = double(st.hi[s]) - st.lo[s] + st.mean_extent(s);
+  const double candidates = double(n) * std::min(1.0, 2.0 * st.mean_extent(s) / std::max(spread_s, 1e-30));
   std::array<double, 3> min_cell{};
-  for (int k = 0; k < 3; ++k) min_cell[k] = kMinCellExtents * st.mean_extent[k];
+  for (int k = 0; k < 3; ++k) min_cell[k] = kMinCellExtents * st.mean_extent(k);
   split_cells(st, layout, std::clamp(candidates / kTargetCandidates, 1.0, double(n) / 8.0), min_cell);
   return layout;
 }
@@ -179,34 +150,13 @@ Layout choose_layout(const Stats& st, std::size_t n) {
 // extents of either set's boxes (so a probing box touches a few cells).
 Layout probe_layout(const Stats& small, const Stats& large, std::size_t m) {
   Layout layout = sweep_layout(small);
-  if (small.finite == 0) return layout;
+  if (small.count == 0) return layout;
   std::array<double, 3> min_cell{};
   for (int k = 0; k < 3; ++k) {
-    min_cell[k] = kProbeMinCellExtents * std::max(small.mean_extent[k], large.mean_extent[k]);
+    min_cell[k] = kProbeMinCellExtents * std::max(small.mean_extent(k), large.mean_extent(k));
   }
   split_cells(small, layout, std::max(1.0, double(m) / kProbeEntries), min_cell);
   return layout;
-}
-
-// LSD radix sort of (key << 32 | position) by key, 8-bit digits: O(n),
-// stable, so equal keys keep position order (the order is deterministic).
-// Digits in which all items agree are skipped.
-void radix_sort(std::vector<std::uint64_t>& items, std::vector<std::uint64_t>& scratch) {
-  constexpr int kBuckets = 256;
-  std::array<std::array<std::uint32_t, kBuckets>, 4> counts{};
-  for (const std::uint64_t x : items) {
-    for (int d = 0; d < 4; ++d) ++counts[d][(x >> (32 + 8 * d)) & 0xff];
-  }
-  scratch.resize(items.size());
-  for (int d = 0; d < 4; ++d) {
-    std::array<std::uint32_t, kBuckets>& c = counts[d];
-    if (std::count(c.begin(), c.end(), 0u) == kBuckets - 1) continue;
-    std::uint32_t sum = 0;
-    for (std::uint32_t& v : c) sum += std::exchange(v, sum);
-    const int shift = 32 + 8 * d;
-    for (const std::uint64_t x : items) scratch[c[(x >> shift) & 0xff]++] = x;
-    items.swap(scratch);
-  }
 }
 
 // A box as bucketed into a cell, before the cell is sorted.
@@ -241,7 +191,6 @@ struct CellArrays {
 
 struct TaskScratch {
   std::vector<std::uint64_t> keys, spare;
-  std::vector<IndexPair> out;
 };
 
 // The probe path's filter: which cells of a coarse 3D grid the small set's
@@ -259,23 +208,15 @@ struct BoxPruner::Impl {
   CellArrays prepared;  // prepare()'s boxes, sorted in prepared_layout's cells
   Layout prepared_layout;
   std::size_t prepared_boxes = 0;
-  std::vector<std::uint32_t> chunk_counts;  // [chunk][cell] entries, then offsets
-  std::vector<std::uint32_t> task_begin;    // first cell of each task
-  std::vector<TaskScratch> scratch;
+  std::vector<std::uint32_t> chunk_counts;      // [chunk][cell] entries, then offsets
+  detail::TaskPlan plan;                        // tasks of consecutive cells
+  std::vector<TaskScratch> scratch;             // by task
+  std::vector<std::vector<IndexPair>> outputs;  // by task, when tasks run in parallel
   Occupancy occupancy;
 
-  template <class Task>
-  void parallel(std::size_t count, Task&& task) {
-    if (tasks && count > 1) {
-      tasks->run(count, TaskRef(task));
-    } else {
-      for (std::size_t t = 0; t < count; ++t) task(t);
-    }
-  }
   void bucket(const Layout& layout, std::span<const Box3> boxes, CellArrays& cells);
   void sort_cell(const Layout& layout, CellArrays& cells, std::uint32_t cell, TaskScratch& tmp);
   void plan_tasks(const Layout& layout, const CellArrays& first, const CellArrays* second);
-  void collect(std::size_t parts, std::vector<IndexPair>& out);
   void sort_cells(const Layout& layout, CellArrays& cells);
   void probe(std::span<const Box3> small, std::span<const Box3> large, bool small_is_a, std::vector<IndexPair>& out);
   template <bool kBipartite>
@@ -312,7 +253,7 @@ void BoxPruner::Impl::bucket(const Layout& layout, std::span<const Box3> boxes, 
   const std::size_t chunks = std::clamp<std::size_t>(n / 32768, 1, 16);
   auto chunk_of = [&](std::size_t k) { return std::pair{n * k / chunks, n * (k + 1) / chunks}; };
   chunk_counts.assign(chunks * cells, 0);
-  parallel(chunks, [&](std::size_t k) {
+  detail::run_tasks(tasks, chunks, [&](std::size_t k) {
     std::uint32_t* count = &chunk_counts[k * cells];
     const auto [first, last] = chunk_of(k);
     for (std::size_t i = first; i < last; ++i) {
@@ -330,7 +271,7 @@ void BoxPruner::Impl::bucket(const Layout& layout, std::span<const Box3> boxes, 
   c.start[cells] = total;
   c.staged.resize(total);
   const int s = layout.sweep, ka = layout.grid[0], kb = layout.grid[1];
-  parallel(chunks, [&](std::size_t k) {
+  detail::run_tasks(tasks, chunks, [&](std::size_t k) {
     std::uint32_t* cursor = &chunk_counts[k * cells];
     const auto [first, last] = chunk_of(k);
     for (std::size_t i = first; i < last; ++i) {
@@ -356,7 +297,11 @@ void BoxPruner::Impl::sort_cell(const Layout&, CellArrays& c, std::uint32_t cell
   const std::uint32_t first = c.start[cell], count = c.start[cell + 1] - first;
   tmp.keys.resize(count);
   for (std::uint32_t k = 0; k < count; ++k) tmp.keys[k] = (std::uint64_t{c.staged[first + k].min_key} << 32) | k;
-  radix_sort(tmp.keys, tmp.spare);
+  // By key, 8-bit digits; stable, so equal keys keep position order.
+  constexpr detail::RadixDigits kDigits{8, 4};
+  std::array<std::uint32_t, kDigits.counts()> counts;
+  detail::radix_sort(
+      tmp.keys, tmp.spare, [](std::uint64_t item) { return item >> 32; }, kDigits, counts.data());
   std::uint32_t at = c.begin(cell);
   for (const std::uint64_t item : tmp.keys) {
     const Staged& e = c.staged[first + static_cast<std::uint32_t>(item)];
@@ -370,55 +315,35 @@ void BoxPruner::Impl::sort_cell(const Layout&, CellArrays& c, std::uint32_t cell
   c.cross[at] = CrossAxes{};  // read, never used, by the two-wide loop
 }
 
-// Splits the cells into tasks of similar entry counts. The split depends on
-// the input only, never on the thread count, so results are combined in the
-// same order whatever runs them.
+// Tasks of consecutive cells of similar entry counts (task_plan.hpp).
 void BoxPruner::Impl::plan_tasks(const Layout& layout, const CellArrays& first, const CellArrays* second) {
   const std::uint32_t cells = layout.cell_count();
   auto entries_before = [&](std::uint32_t cell) {
     return std::uint64_t{first.start[cell]} + (second != nullptr ? second->start[cell] : 0);
   };
-  const std::uint64_t total = entries_before(cells);
-  const std::size_t wanted = std::clamp<std::size_t>(total / 8192, 1, 256);
-  task_begin.clear();
-  task_begin.push_back(0);
-  for (std::uint32_t k = 1; k < cells && task_begin.size() < wanted; ++k) {
-    if (entries_before(k) * wanted >= total * task_begin.size()) task_begin.push_back(k);
-  }
-  task_begin.push_back(cells);
-  const std::size_t count = task_begin.size() - 1;
-  if (scratch.size() < count) scratch.resize(count);
-  for (std::size_t t = 0; t < count; ++t) scratch[t].out.clear();
+  plan.split(cells, entries_before(cells), entries_before, 8192, 256);
+  if (scratch.size() < plan.size()) scratch.resize(plan.size());
 }
 
 // Sorts every cell of one set, in parallel.
 void BoxPruner::Impl::sort_cells(const Layout& layout, CellArrays& cells) {
   plan_tasks(layout, cells, nullptr);
-  parallel(task_begin.size() - 1, [&](std::size_t t) {
-    for (std::uint32_t c = task_begin[t]; c < task_begin[t + 1]; ++c) sort_cell(layout, cells, c, scratch[t]);
+  detail::run_tasks(tasks, plan.size(), [&](std::size_t t) {
+    for (std::uint32_t c = plan.first(t); c < plan.end(t); ++c) sort_cell(layout, cells, c, scratch[t]);
   });
-}
-
-// Appends the first `count` scratch outputs, in order.
-void BoxPruner::Impl::collect(std::size_t count, std::vector<IndexPair>& out) {
-  std::size_t total = out.size();
-  for (std::size_t t = 0; t < count; ++t) total += scratch[t].out.size();
-  out.reserve(total);
-  for (std::size_t t = 0; t < count; ++t) out.insert(out.end(), scratch[t].out.begin(), scratch[t].out.end());
 }
 
 template <bool kBipartite>
 void BoxPruner::Impl::run(const Layout& layout, std::vector<IndexPair>& out) {
   plan_tasks(layout, sets[0], kBipartite ? &sets[1] : nullptr);
-  parallel(task_begin.size() - 1, [&](std::size_t t) {
+  detail::run_ordered(tasks, plan.size(), outputs, out, [&](std::size_t t, std::vector<IndexPair>& found) {
     TaskScratch& tmp = scratch[t];
-    for (std::uint32_t c = task_begin[t]; c < task_begin[t + 1]; ++c) {
+    for (std::uint32_t c = plan.first(t); c < plan.end(t); ++c) {
       sort_cell(layout, sets[0], c, tmp);
       if constexpr (kBipartite) sort_cell(layout, sets[1], c, tmp);
-      sweep_cell<kBipartite>(layout, c, sets[0], sets[1], tmp.out);
+      sweep_cell<kBipartite>(layout, c, sets[0], sets[1], found);
     }
   });
-  collect(task_begin.size() - 1, out);
 }
 
 // The prune loop of one cell. A pair of entries that passes the sweep and
@@ -550,11 +475,8 @@ void BoxPruner::Impl::probe(std::span<const Box3> small, std::span<const Box3> l
 
   const std::size_t n = large.size();
   const std::size_t chunks = std::clamp<std::size_t>(n / 16384, 1, 64);
-  if (scratch.size() < chunks) scratch.resize(chunks);
   const int s = layout.sweep, ka = layout.grid[0], kb = layout.grid[1];
-  parallel(chunks, [&](std::size_t k) {
-    std::vector<IndexPair>& found = scratch[k].out;
-    found.clear();
+  detail::run_ordered(tasks, chunks, outputs, out, [&](std::size_t k, std::vector<IndexPair>& found) {
     for (std::size_t i = n * k / chunks, last = n * (k + 1) / chunks; i < last; ++i) {
       const Box3& q = large[i];
       if (!overlaps(q, bounds) || (filtering && !occupancy.may_overlap(q))) continue;
@@ -580,7 +502,6 @@ void BoxPruner::Impl::probe(std::span<const Box3> small, std::span<const Box3> l
       }
     }
   });
-  collect(chunks, out);
 }
 
 BoxPruner::BoxPruner(TaskSystem* tasks) : impl_(new Impl) { impl_->tasks = tasks; }
@@ -663,15 +584,14 @@ bool BoxPruner::bipartite_prepared(std::span<const Box3> query, std::vector<Inde
   m.bucket(layout, query, m.sets[0]);
   const CellArrays& q = m.sets[0];
   m.plan_tasks(layout, q, &m.prepared);
-  m.parallel(m.task_begin.size() - 1, [&](std::size_t t) {
+  detail::run_ordered(m.tasks, m.plan.size(), m.outputs, out, [&](std::size_t t, std::vector<IndexPair>& found) {
     TaskScratch& tmp = m.scratch[t];
-    for (std::uint32_t c = m.task_begin[t]; c < m.task_begin[t + 1]; ++c) {
+    for (std::uint32_t c = m.plan.first(t); c < m.plan.end(t); ++c) {
       if (q.start[c] == q.start[c + 1]) continue;
       m.sort_cell(layout, m.sets[0], c, tmp);
-      m.sweep_cell<true>(layout, c, m.sets[0], m.prepared, tmp.out);
+      m.sweep_cell<true>(layout, c, m.sets[0], m.prepared, found);
     }
   });
-  m.collect(m.task_begin.size() - 1, out);
   return true;
 }
 
@@ -681,12 +601,13 @@ std::size_t BoxPruner::prepared_cells() const noexcept { return impl_->prepared_
 std::size_t BoxPruner::memory_bytes() const noexcept {
   const Impl& m = *impl_;
   const auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
-  std::size_t total = bytes(m.chunk_counts) + bytes(m.task_begin) + bytes(m.occupancy.bits);
+  std::size_t total = bytes(m.chunk_counts) + m.plan.memory_bytes() + bytes(m.occupancy.bits);
   for (const CellArrays* c : {&m.sets[0], &m.sets[1], &m.prepared}) {
     total +=
         bytes(c->start) + bytes(c->staged) + bytes(c->min_key) + bytes(c->max_key) + bytes(c->cross) + bytes(c->index);
   }
-  for (const TaskScratch& t : m.scratch) total += bytes(t.keys) + bytes(t.spare) + bytes(t.out);
+  for (const TaskScratch& t : m.scratch) total += bytes(t.keys) + bytes(t.spare);
+  for (const std::vector<IndexPair>& o : m.outputs) total += bytes(o);
   return total;
 }
 

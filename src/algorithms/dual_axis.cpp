@@ -55,6 +55,8 @@
 #include "algorithms/monotone_bins.hpp"
 #include "algorithms/range_bitmap.hpp"
 #include "algorithms/scratch_pool.hpp"
+#include "detail/axis_sampler.hpp"
+#include "detail/task_plan.hpp"
 
 namespace sapling::builtin {
 namespace {
@@ -96,9 +98,7 @@ constexpr std::uint32_t kOutlier = 4;    // y extent above the cap
 // A stored box's index carries kSpansT in its top bit.
 constexpr std::uint32_t kSpanBit = 0x80000000u;
 
-struct Axes {
-  int x = 0, y = 1, t = 2;
-};
+using Axes = detail::AxisRoles;
 
 // Sampled statistics: the axes, the cap on regular y extents, and per axis
 // the range of the centres and the mean extent.
@@ -111,48 +111,22 @@ struct Plan {
 
 // `extents`: scratch for the sampled extents (kept to avoid allocating).
 Plan make_plan(std::span<const Box3> boxes, std::array<std::vector<double>, 3>& extents) {
-  constexpr std::size_t kSample = 4096;
-  const std::size_t stride = std::max<std::size_t>(1, boxes.size() / kSample);
   Plan plan;
-  std::array<double, 3> extent_sum{};
   for (std::vector<double>& e : extents) e.clear();
-  std::size_t& finite = plan.finite;
-  for (std::size_t i = 0; i < boxes.size(); i += stride) {
-    const Box3& b = boxes[i];
-    bool ok = true;
-    for (int k = 0; k < 3; ++k) ok = ok && std::isfinite(b.min[k]) && std::isfinite(b.max[k]);
-    if (!ok) continue;
-    for (int k = 0; k < 3; ++k) {
-      const double c = 0.5 * double(b.min[k]) + 0.5 * double(b.max[k]);
-      const double e = double(b.max[k]) - double(b.min[k]);
-      plan.lo[k] = finite == 0 ? c : std::min(plan.lo[k], c);
-      plan.hi[k] = finite == 0 ? c : std::max(plan.hi[k], c);
-      extent_sum[k] += e;
-      extents[k].push_back(e);
-    }
-    ++finite;
-  }
-  if (finite == 0) {
+  detail::AxisSample sample;
+  detail::add_sample<detail::SamplePoint::kCentre, detail::kExtentSums>(
+      sample, boxes, detail::sample_stride(boxes.size(), 4096), &extents);
+  plan.lo = sample.lo;
+  plan.hi = sample.hi;
+  plan.finite = sample.count;
+  if (plan.finite == 0) {
     plan.cap = std::numeric_limits<double>::max();
     return plan;
   }
   // Spread in units of the mean extent: along t most pairs overlap.
-  std::array<double, 3> spread{};
-  for (int k = 0; k < 3; ++k) {
-    const double mean = extent_sum[k] / double(finite);
-    const double range = plan.hi[k] - plan.lo[k];
-    plan.mean[k] = mean;
-    spread[k] = mean > 0 ? range / mean : (range > 0 ? std::numeric_limits<double>::infinity() : 0.0);
-  }
-  Axes& a = plan.axes;
-  a.t = 2;
-  for (int k = 1; k >= 0; --k) {
-    if (spread[k] < spread[a.t]) a.t = k;
-  }
-  const int u = a.t == 0 ? 1 : 0, v = a.t == 2 ? 1 : 2;
-  a.x = spread[v] > spread[u] ? v : u;
-  a.y = a.x == u ? v : u;
-  std::vector<double>& e = extents[a.y];
+  for (int k = 0; k < 3; ++k) plan.mean[k] = sample.mean_extent(k);
+  plan.axes = detail::axis_roles(sample, plan.mean);
+  std::vector<double>& e = extents[plan.axes.y];
   const std::size_t q = e.size() * 9 / 10;
   std::nth_element(e.begin(), e.begin() + q, e.end());
   plan.cap = 2 * e[q];
@@ -181,7 +155,7 @@ class StripMap {
     fine_ = Bins::over(lo, hi, strips * kFinePerStrip);
     if (count == 1 || fine_.count != strips * kFinePerStrip) return;
     table_.assign(fine_.count, 0);  // first a histogram of the sample
-    const std::size_t stride = std::max<std::size_t>(1, boxes.size() / kSample);
+    const std::size_t stride = detail::sample_stride(boxes.size(), kSample);
     std::uint64_t total = 0;
     for (std::size_t i = 0; i < boxes.size(); i += stride) {
       const float v = boxes[i].min[axis];
@@ -347,8 +321,8 @@ class DualAxisSweep final : public OneShotComplete {
   std::vector<CellStats> stats_;                    // per cell
   std::vector<Entry> entries_;                      // by cell
   std::vector<std::uint32_t> cursor_;               // bucket(): per cell, where its next entry goes
-  std::vector<std::uint32_t> task_first_;           // a parallel sweep's tasks: first cell of each, and the end
-  std::vector<std::vector<IndexPair>> task_pairs_;  // by task: its pairs
+  detail::TaskPlan tasks_plan_;                     // the sweep's tasks of consecutive cells
+  std::vector<std::vector<IndexPair>> task_pairs_;  // by task: its pairs (parallel sweeps)
   ScratchPool<CellArrays> arrays_;
   OptionTasks tasks_;
 };
@@ -383,40 +357,18 @@ void DualAxisSweep::complete(std::span<const Box3> boxes, std::vector<IndexPair>
   sweep_cells(out);
 }
 
-// Every cell's sweep: on the calling thread, or with a task system of more
-// than one thread in tasks of consecutive cells, fixed by the input alone,
-// whose pairs are appended in task order (cell order): the same pairs in the
-// same order on any thread count.
+// Every cell's sweep, in tasks of consecutive cells; pairs in cell order (task_plan.hpp).
 void DualAxisSweep::sweep_cells(std::vector<IndexPair>& out) {
   const std::uint32_t cells = strips_.count * slabs_.count;
-  const std::uint32_t total = start_[cells];
-  TaskSystem* const tasks = tasks_.get();
-  const std::uint32_t count = tasks == nullptr || tasks->concurrency() <= 1
-                                  ? 1
-                                  : std::clamp<std::uint32_t>(total / kTaskEntries, 1, std::min(kMaxTasks, cells));
-  if (count == 1) {
-    CellArrays& w = arrays_.take();
-    for (std::uint32_t c = 0; c < cells; ++c) sweep_cell(w, c, out);
-    arrays_.give(w);
-    return;
-  }
-  // Task t starts at the first cell whose entries start at or past t * total / count.
-  task_first_.clear();
-  for (std::uint32_t t = 0, c = 0; t < count; ++t) {
-    const std::uint64_t from = std::uint64_t{t} * total / count;
-    while (c < cells && start_[c] < from) ++c;
-    task_first_.push_back(t == 0 ? 0 : c);
-  }
-  task_first_.push_back(cells);
-  if (task_pairs_.size() < count) task_pairs_.resize(count);
-  auto task = [&](std::size_t t) {
-    CellArrays& w = arrays_.take();
-    task_pairs_[t].clear();
-    for (std::uint32_t c = task_first_[t]; c < task_first_[t + 1]; ++c) sweep_cell(w, c, task_pairs_[t]);
-    arrays_.give(w);
-  };
-  tasks->run(count, TaskRef(task));
-  for (std::uint32_t t = 0; t < count; ++t) out.insert(out.end(), task_pairs_[t].begin(), task_pairs_[t].end());
+  tasks_plan_.split(
+      cells, start_[cells], [&](std::uint32_t c) { return start_[c]; }, kTaskEntries, kMaxTasks);
+  detail::run_ordered(tasks_.get(), tasks_plan_.size(), task_pairs_, out,
+                      [&](std::size_t t, std::vector<IndexPair>& found) {
+                        CellArrays& w = arrays_.take();
+                        for (std::uint32_t c = tasks_plan_.first(t); c < tasks_plan_.end(t); ++c)
+                          sweep_cell(w, c, found);
+                        arrays_.give(w);
+                      });
 }
 
 // Entries per cell: start_[c] holds cell c's count, start_.back() the total.

@@ -48,6 +48,7 @@
 #include <limits>
 
 #include "algorithms/builtin.hpp"
+#include "detail/radix_sort.hpp"
 #include "sapling/float_key.hpp"
 
 namespace sapling::builtin {
@@ -177,66 +178,13 @@ double moved_by(const Box3& from, const Box3& to) noexcept {
 // Sorting new entries.
 
 /// Sorts entries by key, stably: given all mins before all maxes, the
-/// result is in rank order. LSD radix sort, 11-bit digits, digits on which
-/// all items agree skipped; insertion sort for a few items.
+/// result is in rank order. LSD radix sort, 11-bit digits; insertion sort
+/// for a few items.
 void sort_by_key(std::vector<Entry>& items, std::vector<Entry>& scratch) {
-  const std::size_t n = items.size();
-  if (n <= 64) {
-    for (std::size_t i = 1; i < n; ++i) {
-      const Entry e = items[i];
-      std::size_t j = i;
-      for (; j > 0 && endpoint_key(e.word) < endpoint_key(items[j - 1].word); --j) items[j] = items[j - 1];
-      items[j] = e;
-    }
-    return;
-  }
-  constexpr int kDigitBits = 11;
-  constexpr std::uint32_t kBuckets = 1u << kDigitBits;
-  std::array<std::array<std::uint32_t, kBuckets>, 3> counts{};
-  for (const Entry& e : items) {
-    const std::uint32_t key = endpoint_key(e.word);
-    for (int d = 0; d < 3; ++d) ++counts[d][(key >> (kDigitBits * d)) & (kBuckets - 1)];
-  }
-  scratch.resize(n);
-  for (int d = 0; d < 3; ++d) {
-    std::array<std::uint32_t, kBuckets>& c = counts[d];
-    if (std::find(c.begin(), c.end(), n) != c.end()) continue;  // one bucket holds all
-    std::uint32_t sum = 0;
-    for (std::uint32_t& v : c) sum += std::exchange(v, sum);
-    const int shift = kDigitBits * d;
-    for (const Entry& e : items) scratch[c[(endpoint_key(e.word) >> shift) & (kBuckets - 1)]++] = e;
-    items.swap(scratch);
-  }
-}
-
-// ---------------------------------------------------------------------------
-// A set of ids for one frame's removals: open addressing, linear probing,
-// load at most 1/2. Empty slots hold a value no 32-bit id has.
-
-constexpr std::uint64_t kNoId = ~std::uint64_t{0};
-
-std::size_t id_hash(Id id, std::size_t mask) noexcept {
-  return static_cast<std::size_t>((std::uint64_t{id} * 0x9e3779b97f4a7c15ull) >> 32) & mask;
-}
-
-/// Empties `table` and sizes it for `count` ids.
-void clear_id_set(std::vector<std::uint64_t>& table, std::size_t count) {
-  table.assign(std::bit_ceil(2 * count + 2), kNoId);
-}
-
-void insert_id(std::vector<std::uint64_t>& table, Id id) noexcept {
-  const std::size_t mask = table.size() - 1;
-  std::size_t h = id_hash(id, mask);
-  while (table[h] != kNoId && table[h] != id) h = (h + 1) & mask;
-  table[h] = id;
-}
-
-bool id_set_contains(const std::vector<std::uint64_t>& table, Id id) noexcept {
-  const std::size_t mask = table.size() - 1;
-  for (std::size_t h = id_hash(id, mask);; h = (h + 1) & mask) {
-    if (table[h] == id) return true;
-    if (table[h] == kNoId) return false;
-  }
+  constexpr detail::RadixDigits kDigits{11, 3, 64};
+  std::array<std::uint32_t, kDigits.counts()> counts;
+  detail::radix_sort(
+      items, scratch, [](const Entry& e) { return endpoint_key(e.word); }, kDigits, counts.data());
 }
 
 }  // namespace
@@ -254,7 +202,7 @@ SweepAndPrune::~SweepAndPrune() = default;
 void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
   pairs_ = &pairs;
   track_changes(ops);
-  const std::size_t kept = bounds_.size() - ops.removed.size();
+  const std::size_t kept = live_.size() - ops.removed.size();
   const double n = double(kept);
 
   // What the frame costs (ns) recomputed, by pruning the changed boxes
@@ -309,14 +257,14 @@ void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairMan
   if (incremental) {
     recompute_streak_ = 0;
     remove_pairs_of(ops.removed);
-    const std::size_t first_new = bounds_.size();
+    const std::size_t first_new = live_.size();
     add_objects(ops.added, ops.added_boxes, ids);
-    if (tagged || first_new < bounds_.size()) {
+    if (tagged || first_new < live_.size()) {
       for (int k = 0; k < axes_; ++k) rebuild_axis(k, first_new, tagged);
       if (tagged) counters_.compacted_boxes += ops.removed.size();
     }
-    if (first_new < bounds_.size()) {
-      counters_.merged_boxes += bounds_.size() - first_new;
+    if (first_new < live_.size()) {
+      counters_.merged_boxes += live_.size() - first_new;
       pair_added(first_new);
     }
     ++counters_.incremental_frames;
@@ -339,7 +287,6 @@ void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairMan
 // nothing.
 void SweepAndPrune::drop_removed(std::span<const Slot> removed, bool tag) {
   if (removed.empty()) return;
-  for (const Slot s : removed) live_[s] = 0;
   if (tag) {
     for (int k = 0; k < axes_; ++k) {
       for (const Slot s : removed) {
@@ -350,23 +297,14 @@ void SweepAndPrune::drop_removed(std::span<const Slot> removed, bool tag) {
       }
     }
   }
-  // Drop the boxes from the dense list, each replaced by the last one.
-  for (const Slot s : removed) {
-    const std::uint32_t d = dense_of_[s];
-    const Slot last = dense_slot_.back();
-    bounds_[d] = bounds_.back();
-    dense_slot_[d] = last;
-    dense_of_[last] = d;
-    bounds_.pop_back();
-    dense_slot_.pop_back();
-  }
+  for (const Slot s : removed) live_.erase(s);  // each replaced by the last one
 }
 
 void SweepAndPrune::remove_pairs_of(std::span<const Slot> removed) {
   if (removed.empty()) return;
-  clear_id_set(removed_ids_, removed.size());
-  for (const Slot s : removed) insert_id(removed_ids_, id_[s]);
-  pairs_->remove_if_involves([this](Id id) { return id_set_contains(removed_ids_, id); });
+  removed_ids_.reset(removed.size());
+  for (const Slot s : removed) removed_ids_.insert(id_[s], 0);
+  pairs_->remove_if_involves([this](Id id) { return removed_ids_.find(id) != HashIndex::kNotFound; });
 }
 
 // ---------------------------------------------------------------------------
@@ -383,8 +321,8 @@ std::size_t SweepAndPrune::walk_moves(const FrameOps& ops, double budget) {
   while (done < m) {
     const Slot a = ops.moved[done];
     const Box3& box = ops.moved_boxes[done];
-    displacement += moved_by(bounds_[dense_of_[a]], box);
-    bounds_[dense_of_[a]] = box;
+    displacement += moved_by(live_.value<kBox>(a), box);
+    live_.value<kBox>(a) = box;
     widen_extent(box);
     if (axes_ == 3) {
       swaps += move_on_axis<0, 1>(a, box) + move_on_axis<1, 2>(a, box) + move_on_axis<2, 0>(a, box);
@@ -497,27 +435,23 @@ void SweepAndPrune::add_objects(std::span<const Slot> added, std::span<const Box
   if (slots > id_.size()) {
     for (std::vector<std::uint32_t>& p : pos_) p.resize(2 * slots);
     id_.resize(slots);
-    live_.resize(slots);
-    dense_of_.resize(slots);
+    live_.reserve_slots(slots);
   }
   for (std::size_t j = 0; j < added.size(); ++j) {
     const Slot s = added[j];
     id_[s] = ids[s];
-    live_[s] = 1;
     pos_[2][2 * s] = 0;  // the z indices of 2D input: every box overlaps every other on z
     pos_[2][2 * s + 1] = 1;
-    dense_of_[s] = static_cast<std::uint32_t>(bounds_.size());
-    bounds_.push_back(boxes[j]);
-    dense_slot_.push_back(s);
+    live_.insert(s, boxes[j]);
     widen_extent(boxes[j]);
   }
 }
 
 // The entry of the min or max on axis k of the box at dense index d.
 SweepAndPrune::Entry SweepAndPrune::make_entry(int k, std::size_t d, bool is_max) const {
-  const Box3& b = bounds_[d];
+  const Box3& b = bounds()[d];
   const int c = cross_[k];
-  return Entry{make_endpoint(float_key(is_max ? b.max[k] : b.min[k]), dense_slot_[d], is_max), float_key(b.min[c]),
+  return Entry{make_endpoint(float_key(is_max ? b.max[k] : b.min[k]), live_.slot(d), is_max), float_key(b.min[c]),
                float_key(b.max[c])};
 }
 
@@ -528,12 +462,12 @@ SweepAndPrune::Entry SweepAndPrune::make_entry(int k, std::size_t d, bool is_max
 // only for entries whose index changes. No overlap tests here.
 void SweepAndPrune::rebuild_axis(int k, std::size_t first_new, bool tagged) {
   pending_.clear();
-  for (std::size_t d = first_new; d < bounds_.size(); ++d) pending_.push_back(make_entry(k, d, false));
-  for (std::size_t d = first_new; d < bounds_.size(); ++d) pending_.push_back(make_entry(k, d, true));
+  for (std::size_t d = first_new; d < live_.size(); ++d) pending_.push_back(make_entry(k, d, false));
+  for (std::size_t d = first_new; d < live_.size(); ++d) pending_.push_back(make_entry(k, d, true));
   sort_by_key(pending_, spare_);
 
   const std::vector<Entry>& old = axis_[k];
-  rebuilt_.resize(2 * bounds_.size() + 2);
+  rebuilt_.resize(2 * live_.size() + 2);
   const Entry* const in = old.data();
   const Entry* const fresh = pending_.data();
   Entry* const out = rebuilt_.data();
@@ -565,7 +499,7 @@ void SweepAndPrune::rebuild_axis(int k, std::size_t first_new, bool tagged) {
 // with the old boxes by scanning the arrays around each new box when that
 // is short, else by bipartite box pruning.
 void SweepAndPrune::pair_added(std::size_t first_new) {
-  const std::span<const Box3> all(bounds_);
+  const std::span<const Box3> all(bounds());
   const std::span<const Box3> fresh = all.subspan(first_new);
   found_.clear();
   pruner_.complete(fresh, found_);
@@ -592,16 +526,16 @@ void SweepAndPrune::pair_added(std::size_t first_new) {
 // walks. Declines (false, before pairing anything) when the scans would cost
 // more than box pruning.
 bool SweepAndPrune::scan_added(std::size_t first_new) {
-  const std::size_t m = bounds_.size() - first_new;
+  const std::size_t m = live_.size() - first_new;
   const double budget = kBipartiteNsPerBox * double(first_new) / kScanNsPerEntry;
   double planned = 0;
   scan_plan_.clear();
-  for (std::size_t d = first_new; d < bounds_.size(); ++d) {
+  for (std::size_t d = first_new; d < live_.size(); ++d) {
     ScanPlan best{0, 0};
     std::uint32_t shortest = std::numeric_limits<std::uint32_t>::max();
     for (int k = 0; k < axes_; ++k) {
       const std::uint32_t from = scan_start(k, d);
-      const std::uint32_t length = pos_[k][2 * dense_slot_[d] + 1] - from;
+      const std::uint32_t length = pos_[k][2 * live_.slot(d) + 1] - from;
       if (length < shortest) shortest = length, best = {k, from};
     }
     scan_plan_.push_back(best);
@@ -622,8 +556,8 @@ bool SweepAndPrune::scan_added(std::size_t first_new) {
 // galloping down from the box's min.
 std::uint32_t SweepAndPrune::scan_start(int k, std::size_t d) const {
   const Entry* const arr = axis_[k].data();
-  const std::uint32_t bound = float_key(reach_below(bounds_[d].max[k], extent_[k]));
-  std::uint32_t hi = pos_[k][2 * dense_slot_[d]], step = 1, lo = 0;
+  const std::uint32_t bound = float_key(reach_below(bounds()[d].max[k], extent_[k]));
+  std::uint32_t hi = pos_[k][2 * live_.slot(d)], step = 1, lo = 0;
   if (endpoint_key(arr[hi].word) < bound) return hi;  // no longer box reaches below a's min
   while (step < hi && endpoint_key(arr[hi - step].word) >= bound) {
     hi -= step;
@@ -640,8 +574,8 @@ std::uint32_t SweepAndPrune::scan_start(int k, std::size_t d) const {
 // Scans axis k from `from` up to the max of the new box at dense index d and
 // adds its pairs with the old boxes whose mins it meets.
 void SweepAndPrune::scan_pairs(int k, std::size_t d, std::size_t first_new, std::uint32_t from) {
-  const Slot a = dense_slot_[d];
-  const Box3& box = bounds_[d];
+  const Slot a = live_.slot(d);
+  const Box3& box = bounds()[d];
   const Entry* const arr = axis_[k].data();
   const std::uint32_t* const pos = pos_[k].data();
   const std::uint32_t a_min = pos[2 * a], a_max = pos[2 * a + 1];
@@ -657,7 +591,7 @@ void SweepAndPrune::scan_pairs(int k, std::size_t d, std::size_t first_new, std:
     if (!kind_and_cross_overlap(arr[i], 0, c_min, c_max)) continue;
     const Slot b = endpoint_owner(arr[i].word);
     if (!overlaps_r(b) || pos[2 * b + 1] < a_max) continue;
-    if (dense_of_[b] < first_new) pairs_->add(id_[a], id_[b]);  // new pairs come from complete pruning
+    if (live_.index(b) < first_new) pairs_->add(id_[a], id_[b]);  // new pairs come from complete pruning
   }
   // Inside a's interval: any min, and the maxes of boxes whose min is below a's.
   for (std::uint32_t i = a_min + 1; i < a_max; ++i) {
@@ -665,12 +599,12 @@ void SweepAndPrune::scan_pairs(int k, std::size_t d, std::size_t first_new, std:
     if (!cross_overlap(e, c_min, c_max)) continue;
     const Slot b = endpoint_owner(e.word);
     if (!overlaps_r(b) || (endpoint_kind(e.word) == 1 && pos[2 * b] > a_min)) continue;
-    if (dense_of_[b] < first_new) pairs_->add(id_[a], id_[b]);
+    if (live_.index(b) < first_new) pairs_->add(id_[a], id_[b]);
   }
 }
 
 void SweepAndPrune::add_found_pairs(std::size_t offset_i, std::size_t offset_j) {
-  for (const IndexPair& p : found_) pairs_->add(id_[dense_slot_[p.i + offset_i]], id_[dense_slot_[p.j + offset_j]]);
+  for (const IndexPair& p : found_) pairs_->add(id_[live_.slot(p.i + offset_i)], id_[live_.slot(p.j + offset_j)]);
 }
 
 // ---------------------------------------------------------------------------
@@ -681,13 +615,13 @@ void SweepAndPrune::add_found_pairs(std::size_t offset_i, std::size_t offset_j) 
 // and the pair manager diffs them against the previous frame. The endpoint
 // arrays are left stale.
 void SweepAndPrune::recompute(const FrameOps& ops, std::size_t moves_applied, std::span<const Id> ids) {
-  for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) bounds_[dense_of_[ops.moved[j]]] = ops.moved_boxes[j];
+  for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) live_.value<kBox>(ops.moved[j]) = ops.moved_boxes[j];
   add_objects(ops.added, ops.added_boxes, ids);
   found_.clear();
-  pruner_.complete(bounds_, found_);
+  pruner_.complete(bounds(), found_);
   frame_pairs_.resize(found_.size());
   for (std::size_t k = 0; k < found_.size(); ++k) {
-    frame_pairs_[k] = make_pair(id_[dense_slot_[found_[k].i]], id_[dense_slot_[found_[k].j]]);
+    frame_pairs_[k] = make_pair(id_[live_.slot(found_[k].i)], id_[live_.slot(found_[k].j)]);
   }
   pairs_->assign(frame_pairs_);  // diffed in bulk (after walked moves: the general way)
   arrays_valid_ = false;
@@ -729,7 +663,7 @@ bool SweepAndPrune::walk_could_pay(const FrameOps& ops, double budget_ns) const 
   const std::size_t sample = std::min<std::size_t>(ops.moved.size(), 64);
   double displacement = 0;
   for (std::size_t j = 0; j < sample; ++j)
-    displacement += moved_by(bounds_[dense_of_[ops.moved[j]]], ops.moved_boxes[j]);
+    displacement += moved_by(bounds()[live_.index(ops.moved[j])], ops.moved_boxes[j]);
   const double swaps = mobility_ * (displacement / double(sample)) / walk_displacement_;
   return std::isfinite(swaps) && kSwapNs * swaps * double(ops.moved.size()) < budget_ns;
 }
@@ -766,13 +700,13 @@ double SweepAndPrune::resting_cost(std::size_t changed, std::size_t live) const 
 // moves from `moves_applied` on are applied here; the endpoint arrays are
 // left stale.
 void SweepAndPrune::prune_changed(const FrameOps& ops, std::size_t moves_applied, std::span<const Id> ids) {
-  clear_id_set(removed_ids_, ops.removed.size() + ops.moved.size());
-  for (const Slot s : ops.removed) insert_id(removed_ids_, id_[s]);
-  for (const Slot s : ops.moved) insert_id(removed_ids_, id_[s]);
+  removed_ids_.reset(ops.removed.size() + ops.moved.size());
+  for (const Slot s : ops.removed) removed_ids_.insert(id_[s], 0);
+  for (const Slot s : ops.moved) removed_ids_.insert(id_[s], 0);
   if (!ops.removed.empty() || !ops.moved.empty()) {
-    pairs_->remove_if_involves([this](Id id) { return id_set_contains(removed_ids_, id); });
+    pairs_->remove_if_involves([this](Id id) { return removed_ids_.find(id) != HashIndex::kNotFound; });
   }
-  for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) bounds_[dense_of_[ops.moved[j]]] = ops.moved_boxes[j];
+  for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) live_.value<kBox>(ops.moved[j]) = ops.moved_boxes[j];
   add_objects(ops.added, ops.added_boxes, ids);
 
   const std::size_t changed = ops.moved.size() + ops.added.size();
@@ -782,16 +716,16 @@ void SweepAndPrune::prune_changed(const FrameOps& ops, std::size_t moves_applied
     for (const Slot s : list) {
       rest_state_[s] = kChanged;
       query_slots_.push_back(s);
-      query_boxes_.push_back(bounds_[dense_of_[s]]);
+      query_boxes_.push_back(live_.value<kBox>(s));
     }
   }
-  if (wants_preparation(changed, bounds_.size())) prepare_resting();
+  if (wants_preparation(changed, live_.size())) prepare_resting();
   other_slots_.clear();
   other_boxes_.clear();
   for (const Slot s : active_) {
     if (rest_state_[s] != kActive) continue;
     other_slots_.push_back(s);
-    other_boxes_.push_back(bounds_[dense_of_[s]]);
+    other_boxes_.push_back(live_.value<kBox>(s));
   }
 
   const auto add_pairs = [&](std::span<const Slot> first, std::span<const Slot> second) {
@@ -808,7 +742,7 @@ void SweepAndPrune::prune_changed(const FrameOps& ops, std::size_t moves_applied
     for (const Slot s : resting_slot_) {
       if (rest_state_[s] != kResting) continue;
       other_slots_.push_back(s);
-      other_boxes_.push_back(bounds_[dense_of_[s]]);
+      other_boxes_.push_back(live_.value<kBox>(s));
     }
   }
   found_.clear();
@@ -827,12 +761,12 @@ void SweepAndPrune::prune_changed(const FrameOps& ops, std::size_t moves_applied
 void SweepAndPrune::prepare_resting() {
   other_boxes_.clear();
   resting_slot_.clear();
-  for (std::size_t d = 0; d < bounds_.size(); ++d) {
-    const Slot s = dense_slot_[d];
+  for (std::size_t d = 0; d < live_.size(); ++d) {
+    const Slot s = live_.slot(d);
     if (rest_state_[s] == kChanged) continue;
     rest_state_[s] = kResting;
     resting_slot_.push_back(s);
-    other_boxes_.push_back(bounds_[d]);
+    other_boxes_.push_back(bounds()[d]);
   }
   pruner_.prepare(other_boxes_);
   active_.assign(query_slots_.begin(), query_slots_.end());
@@ -843,9 +777,9 @@ void SweepAndPrune::prepare_resting() {
 // Rebuilds every endpoint array from the live boxes: all mins, then all
 // maxes, radix-sorted by key (so min before max at equal keys).
 void SweepAndPrune::restore_arrays() {
-  const std::size_t n = bounds_.size();
+  const std::size_t n = live_.size();
   extent_ = {};
-  for (const Box3& b : bounds_) widen_extent(b);
+  for (const Box3& b : bounds()) widen_extent(b);
   for (int k = 0; k < axes_; ++k) {
     pending_.clear();
     for (std::size_t d = 0; d < n; ++d) pending_.push_back(make_entry(k, d, false));
@@ -867,11 +801,9 @@ void SweepAndPrune::restore_arrays() {
 
 std::size_t SweepAndPrune::memory_bytes() const {
   std::size_t bytes =
-      id_.capacity() * sizeof(Id) + live_.capacity() + bounds_.capacity() * sizeof(Box3) +
-      dense_slot_.capacity() * sizeof(Slot) + dense_of_.capacity() * sizeof(std::uint32_t) +
-      (pending_.capacity() + spare_.capacity() + rebuilt_.capacity()) * sizeof(Entry) +
-      removed_ids_.capacity() * sizeof(std::uint64_t) + found_.capacity() * sizeof(IndexPair) +
-      frame_pairs_.capacity() * sizeof(Pair) + rest_state_.capacity() +
+      id_.capacity() * sizeof(Id) + live_.memory_bytes() +
+      (pending_.capacity() + spare_.capacity() + rebuilt_.capacity()) * sizeof(Entry) + removed_ids_.memory_bytes() +
+      found_.capacity() * sizeof(IndexPair) + frame_pairs_.capacity() * sizeof(Pair) + rest_state_.capacity() +
       (active_.capacity() + resting_slot_.capacity() + query_slots_.capacity() + other_slots_.capacity()) *
           sizeof(Slot) +
       (query_boxes_.capacity() + other_boxes_.capacity()) * sizeof(Box3) + pruner_.memory_bytes();
@@ -881,8 +813,7 @@ std::size_t SweepAndPrune::memory_bytes() const {
 }
 
 // Invariants after every update():
-// (a) bounds_, dense_slot_ and dense_of_ map the live slots one-to-one to
-//     dense indices; live_[s] is 1 exactly for live slots.
+// (a) live_ maps the live slots one-to-one to dense indices (valid()).
 // (b) With arrays_valid_, each axis k < axes_ holds kLowSentinel, the 2n
 //     endpoints of the live boxes, kHighSentinel, with ranks (key, min before
 //     max) never decreasing; each entry's key is the sortable key of its
@@ -894,14 +825,12 @@ std::size_t SweepAndPrune::memory_bytes() const {
 // (d) The pair manager holds exactly the overlapping pairs of the live boxes
 //     (by brute force up to 4096 boxes, by box pruning beyond).
 bool SweepAndPrune::validate() const {
-  const std::size_t n = bounds_.size();
-  if (dense_slot_.size() != n) return false;
+  const std::size_t n = live_.size();
+  if (!live_.valid()) return false;
   for (std::size_t d = 0; d < n; ++d) {
-    const Slot s = dense_slot_[d];
-    if (s >= live_.size() || dense_of_[s] != d || live_[s] != 1) return false;
+    const Slot s = live_.slot(d);
     if (axes_ == 2 && (pos_[2][2 * s] != 0 || pos_[2][2 * s + 1] != 1)) return false;
   }
-  if (static_cast<std::size_t>(std::count(live_.begin(), live_.end(), 1)) != n) return false;
 
   if (arrays_valid_) {
     for (int k = 0; k < axes_; ++k) {
@@ -912,15 +841,15 @@ bool SweepAndPrune::validate() const {
         const Endpoint e = arr[i].word;
         if (rank_less(e, arr[i - 1].word) || !rank_less(kLowSentinel, e) || !rank_less(e, kHighSentinel)) return false;
         const Slot s = endpoint_owner(e);
-        if (s >= live_.size() || !live_[s] || pos_[k][pos_index(e)] != i) return false;
-        const Box3& b = bounds_[dense_of_[s]];
+        if (!live_.contains(s) || pos_[k][pos_index(e)] != i) return false;
+        const Box3& b = bounds()[live_.index(s)];
         if (endpoint_key(e) != float_key(endpoint_kind(e) ? b.max[k] : b.min[k])) return false;
         if (arr[i].cross_min != float_key(b.min[c]) || arr[i].cross_max != float_key(b.max[c])) return false;
       }
       for (std::size_t d = 0; d < n; ++d) {
-        const Slot s = dense_slot_[d];
+        const Slot s = live_.slot(d);
         if (pos_[k][2 * s] >= pos_[k][2 * s + 1]) return false;
-        if (extent_of(bounds_[d].min[k], bounds_[d].max[k]) > extent_[k]) return false;
+        if (extent_of(bounds()[d].min[k], bounds()[d].max[k]) > extent_[k]) return false;
       }
     }
   }
@@ -930,7 +859,7 @@ bool SweepAndPrune::validate() const {
   //     kResting slot's or counted dead.
   std::size_t resting = 0, active = 0;
   for (Slot s = 0; s < rest_state_.size(); ++s) {
-    const bool live = s < live_.size() && live_[s];
+    const bool live = live_.contains(s);
     if (live != (rest_state_[s] == kResting || rest_state_[s] == kActive)) return false;
     resting += rest_state_[s] == kResting;
     active += rest_state_[s] == kActive;
@@ -943,16 +872,16 @@ bool SweepAndPrune::validate() const {
 
   if (pairs_ == nullptr) return true;
   std::vector<Pair> expected;
-  const auto id_of = [&](std::size_t d) { return id_[dense_slot_[d]]; };
+  const auto id_of = [&](std::size_t d) { return id_[live_.slot(d)]; };
   if (n <= 4096) {
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = i + 1; j < n; ++j) {
-        if (overlaps(bounds_[i], bounds_[j])) expected.push_back(make_pair(id_of(i), id_of(j)));
+        if (overlaps(bounds()[i], bounds()[j])) expected.push_back(make_pair(id_of(i), id_of(j)));
       }
     }
   } else {
     std::vector<IndexPair> found;
-    complete_pairs(bounds_, found);
+    complete_pairs(bounds(), found);
     for (const IndexPair& p : found) expected.push_back(make_pair(id_of(p.i), id_of(p.j)));
   }
   std::vector<Pair> actual(pairs_->pairs().begin(), pairs_->pairs().end());

@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "algorithms/builtin.hpp"
+#include "detail/slot_map.hpp"
 #include "sapling/algorithm.hpp"
 #include "sapling/box_pruning.hpp"
+#include "sapling/hash_index.hpp"
 #include "sapling/task_system.hpp"
 
 namespace sapling::builtin {
@@ -97,19 +99,18 @@ class SweepAndPrune final : public Algorithm {
   // index of its min in that axis' array, + 1 of its max. One array per axis
   // keeps the stores of a walk in one small array.
   std::array<std::vector<std::uint32_t>, 3> pos_;
-  std::vector<Id> id_;                   // by slot
-  std::vector<std::uint8_t> live_;       // by slot
-  std::vector<Box3> bounds_;             // live boxes, dense
-  std::vector<Slot> dense_slot_;         // dense index -> slot
-  std::vector<std::uint32_t> dense_of_;  // slot -> dense index
-  std::array<double, 3> extent_{};       // per axis, at least the largest extent of a live box
-  bool walk_only_ = false;               // set_walk_only()
-  bool arrays_valid_ = true;             // false after a recomputed frame, until restore_arrays()
-  double mobility_ = 0;                  // swaps per moved object, last measured
-  double walk_displacement_ = 0;         // how far those objects moved, on average (moved_by())
-  double scan_length_ = 0;               // entries scanned per new object, last planned
-  std::uint32_t recompute_streak_ = 0;   // recomputed frames in a row with stale arrays
-  std::uint32_t probe_interval_ = 0;     // streak length after which the incremental path is retried
+  std::vector<Id> id_;  // by slot
+  static constexpr std::size_t kBox = 0;
+  detail::SlotMap<Box3> live_;  // the live boxes, dense
+  const std::vector<Box3>& bounds() const noexcept { return live_.values<kBox>(); }
+  std::array<double, 3> extent_{};      // per axis, at least the largest extent of a live box
+  bool walk_only_ = false;              // set_walk_only()
+  bool arrays_valid_ = true;            // false after a recomputed frame, until restore_arrays()
+  double mobility_ = 0;                 // swaps per moved object, last measured
+  double walk_displacement_ = 0;        // how far those objects moved, on average (moved_by())
+  double scan_length_ = 0;              // entries scanned per new object, last planned
+  std::uint32_t recompute_streak_ = 0;  // recomputed frames in a row with stale arrays
+  std::uint32_t probe_interval_ = 0;    // streak length after which the incremental path is retried
 
   // The resting set (see "Many moving" in sap.cpp): boxes laid out once in
   // pruner_'s prepared grid. rest_state_ by slot: kResting while the slot's box
@@ -122,12 +123,12 @@ class SweepAndPrune final : public Algorithm {
   std::vector<Box3> query_boxes_, other_boxes_;  // scratch: this frame's changed boxes, the other active ones
   std::vector<Slot> query_slots_, other_slots_;
 
-  PairManager* pairs_ = nullptr;            // the frame's pair manager (also read by validate())
-  std::vector<Entry> pending_, spare_;      // scratch: entries to merge, radix sort buffer
-  std::vector<Entry> rebuilt_;              // scratch: the axis array being rebuilt, swapped in
-  std::vector<std::uint64_t> removed_ids_;  // scratch: open-addressing set of removed ids
-  std::vector<IndexPair> found_;            // scratch: pairs from box pruning, as dense indices
-  std::vector<Pair> frame_pairs_;           // scratch: a recomputed frame's pairs, for PairManager::assign
+  PairManager* pairs_ = nullptr;        // the frame's pair manager (also read by validate())
+  std::vector<Entry> pending_, spare_;  // scratch: entries to merge, radix sort buffer
+  std::vector<Entry> rebuilt_;          // scratch: the axis array being rebuilt, swapped in
+  HashIndex removed_ids_;               // scratch: the ids whose pairs are dropped this frame
+  std::vector<IndexPair> found_;        // scratch: pairs from box pruning, as dense indices
+  std::vector<Pair> frame_pairs_;       // scratch: a recomputed frame's pairs, for PairManager::assign
   struct ScanPlan {
     int axis;
     std::uint32_t from;

@@ -41,7 +41,6 @@
 // docs/algorithms/unisize.md.
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -52,6 +51,10 @@
 #include "algorithms/bit_tree.hpp"
 #include "algorithms/builtin.hpp"
 #include "algorithms/scratch_pool.hpp"
+#include "detail/axis_sampler.hpp"
+#include "detail/radix_sort.hpp"
+#include "detail/slot_map.hpp"
+#include "detail/task_plan.hpp"
 #include "sapling/float_key.hpp"
 #include "sapling/task_system.hpp"
 #include "sapling/unisize.hpp"
@@ -136,62 +139,13 @@ float enclosing_extent(float min, float max) {
 // min + S in float.
 inline std::uint32_t high_key(std::uint32_t low_key, float size) { return float_key(key_float(low_key) + size); }
 
-// Stable LSD radix sort, 11-bit digits (the counts of a pass fit in L1):
-// `passes` digits, digit(item, d) the d-th from the least significant. A
-// pass whose digit is the same in every item is skipped.
-template <class T, class Digit>
-void radix_sort(std::vector<T>& items, std::vector<T>& scratch, int passes, Digit digit) {
-  constexpr std::size_t kBuckets = std::size_t{1} << 11;
-  std::array<std::array<std::uint32_t, kBuckets>, 6> counts;
-  for (int d = 0; d < passes; ++d) counts[d].fill(0);
-  for (const T& x : items) {
-    for (int d = 0; d < passes; ++d) ++counts[d][digit(x, d)];
-  }
-  if (items.size() < 2) return;
-  scratch.resize(items.size());
-  for (int d = 0; d < passes; ++d) {
-    std::array<std::uint32_t, kBuckets>& c = counts[d];
-    if (c[digit(items[0], d)] == items.size()) continue;  // one digit everywhere
-    std::uint32_t sum = 0;
-    for (std::uint32_t& v : c) sum += std::exchange(v, sum);
-    for (const T& x : items) scratch[c[digit(x, d)]++] = x;
-    items.swap(scratch);
-  }
-}
-
-// The same on items[0, n) with scratch[0, n): returns where the sorted
-// items ended up (items or scratch), for buffers sized once for many sorts.
-template <class T, class Digit>
-T* radix_sort(T* items, T* scratch, std::size_t n, int passes, Digit digit) {
-  constexpr std::size_t kBuckets = std::size_t{1} << 11;
-  std::array<std::array<std::uint32_t, kBuckets>, 6> counts;
-  for (int d = 0; d < passes; ++d) counts[d].fill(0);
-  for (std::size_t k = 0; k < n; ++k) {
-    for (int d = 0; d < passes; ++d) ++counts[d][digit(items[k], d)];
-  }
-  if (n < 2) return items;
-  for (int d = 0; d < passes; ++d) {
-    std::array<std::uint32_t, kBuckets>& c = counts[d];
-    if (c[digit(items[0], d)] == n) continue;  // one digit everywhere
-    std::uint32_t sum = 0;
-    for (std::uint32_t& v : c) sum += std::exchange(v, sum);
-    for (std::size_t k = 0; k < n; ++k) scratch[c[digit(items[k], d)]++] = items[k];
-    std::swap(items, scratch);
-  }
-  return items;
-}
-
-// The d-th 11-bit digit of a 32-bit key, and of bits [first, 64) of a word.
-inline std::uint32_t digit32(std::uint32_t key, int d) { return (key >> (11 * d)) & 0x7ff; }
-inline std::uint32_t digit64(std::uint64_t word, int first, int d) {
-  return static_cast<std::uint32_t>(word >> (first + 11 * d)) & 0x7ff;
-}
+// Radix sorts of 32-bit keys: 11-bit digits (the counts of a pass fit in L1).
+constexpr detail::RadixDigits kDigits{11, 3};
+using RadixCounts = std::array<std::uint32_t, kDigits.counts()>;
 
 // The three roles of the axes: x is ranked (the paper's first axis), y is
 // swept (its second axis), t is tested per candidate unless flat.
-struct Axes {
-  int x = 0, y = 1, t = 2;
-};
+using Axes = detail::AxisRoles;
 
 // Algorithm 1 over the live boxes, one frame. Objects are named by slot.
 //
@@ -262,7 +216,9 @@ class UnisizeSweep {
     size_x_ = sweep_size[axes.x];
     size_y_ = sweep_size[axes.y];
     size_t_ = sweep_size[axes.t];
-    radix_sort(members_, member_scratch_, 3, [](const Member& m, int d) { return digit32(m.x_key, d); });
+    RadixCounts counts;
+    detail::radix_sort(
+        members_, member_scratch_, [](const Member& m) { return m.x_key; }, kDigits, counts.data());
     if (!exact_) {
       // The real boxes by member, for the test of candidates, which the
       // sweep names by member meanwhile.
@@ -291,26 +247,25 @@ class UnisizeSweep {
       strips_.push_back(Strip{first, own, end});
       largest = std::max(largest, end - first);
     }
-    const std::size_t tasks = plan_tasks(n);
     largest_ = largest;
     switch (BitTree::levels_for(2 * largest)) {
       case 1:
-        sweep<1>(flat, tasks, report);
+        sweep<1>(flat, report);
         break;
       case 2:
-        sweep<2>(flat, tasks, report);
+        sweep<2>(flat, report);
         break;
       case 3:
-        sweep<3>(flat, tasks, report);
+        sweep<3>(flat, report);
         break;
       case 4:
-        sweep<4>(flat, tasks, report);
+        sweep<4>(flat, report);
         break;
       case 5:
-        sweep<5>(flat, tasks, report);
+        sweep<5>(flat, report);
         break;
       default:
-        sweep<6>(flat, tasks, report);  // 64^6 > 2^32
+        sweep<6>(flat, report);  // 64^6 > 2^32
     }
     return true;
   }
@@ -332,9 +287,9 @@ class UnisizeSweep {
   std::size_t memory_bytes() const {
     std::size_t bytes = (members_.capacity() + member_scratch_.capacity()) * sizeof(Member) +
                         x_high_.capacity() * sizeof(std::uint32_t) + tags_.capacity() * sizeof(std::uint64_t) +
-                        strips_.capacity() * sizeof(Strip) + task_first_.capacity() * sizeof(std::uint32_t) +
+                        strips_.capacity() * sizeof(Strip) + plan_.memory_bytes() +
                         candidates_.capacity() * sizeof(Candidate);
-    for (const std::vector<std::uint64_t>& pairs : task_pairs_) bytes += pairs.capacity() * sizeof(std::uint64_t);
+    for (const PairBuffer& buffer : task_pairs_) bytes += buffer.pairs.capacity() * sizeof(std::uint64_t);
     arrays_.for_each([&](const StripArrays& w) { bytes += w.memory_bytes(); });
     return bytes;
   }
@@ -364,6 +319,12 @@ class UnisizeSweep {
   // Parallel sweeps: a task takes consecutive strips of about one strip's
   // members, and there are at most kMaxTasks.
   static constexpr std::uint32_t kMaxTasks = 256;
+  // A task's pairs, (slot << 32 | slot), when tasks run in parallel.
+  struct PairBuffer {
+    std::vector<std::uint64_t> pairs;
+    void operator()(Slot p, Slot q) { pairs.push_back((std::uint64_t{p} << 32) | q); }
+    void clear() { pairs.clear(); }
+  };
 
   // What Algorithm 1 needs for one strip at a time: one set per task
   // running (ScratchPool).
@@ -460,53 +421,26 @@ class UnisizeSweep {
     }
   }
 
-  // The number of tasks for n members: one unless a task system with
-  // more than one thread is set; then tasks of consecutive strips, their
-  // boundaries in task_first_ (strip indices), fixed by the input alone.
-  std::size_t plan_tasks(std::uint32_t n) {
-    task_first_.clear();
-    const auto strips = static_cast<std::uint32_t>(strips_.size());
-    if (tasks_ == nullptr || tasks_->concurrency() <= 1 || strips < 2) return 1;
-    const std::uint32_t tasks = std::clamp<std::uint32_t>(n / strip_members_, 1, std::min(kMaxTasks, strips));
-    if (tasks == 1) return 1;
-    // Task t starts at the first strip whose own members start at or past
-    // t * n / tasks.
-    for (std::uint32_t t = 0, s = 0; t < tasks; ++t) {
-      const std::uint64_t from = std::uint64_t{t} * n / tasks;
-      while (s < strips && strips_[s].own < from) ++s;
-      task_first_.push_back(t == 0 ? 0 : s);
-    }
-    task_first_.push_back(strips);
-    return tasks;
-  }
-
+  // Algorithm 1 on every strip, in tasks of consecutive strips of about
+  // strip_members_ own members each; pairs in strip order (task_plan.hpp).
   template <int L, class Report>
-  void sweep(bool flat, std::size_t tasks, Report& report) {
-    if (tasks == 1) {
-      StripArrays& w = arrays_.take();
-      w.fit(largest_);
-      for (const Strip& st : strips_) sweep_strip<L>(flat, w, st, report);
-      arrays_.give(w);
-      return;
-    }
-    // Each task collects its pairs; they are reported in task order, which
-    // is strip order: the same pairs in the same order on any thread count.
-    if (task_pairs_.size() < tasks) task_pairs_.resize(tasks);
-    auto task = [&](std::size_t t) {
-      StripArrays& w = arrays_.take();
-      w.fit(largest_);
-      std::vector<std::uint64_t>& pairs = task_pairs_[t];
-      pairs.clear();
-      auto collect = [&pairs](Slot p, Slot q) { pairs.push_back((std::uint64_t{p} << 32) | q); };
-      for (std::uint32_t s = task_first_[t]; s < task_first_[t + 1]; ++s) sweep_strip<L>(flat, w, strips_[s], collect);
-      arrays_.give(w);
-    };
-    tasks_->run(tasks, TaskRef(task));
-    for (std::size_t t = 0; t < tasks; ++t) {
-      for (const std::uint64_t pair : task_pairs_[t]) {
-        report(static_cast<Slot>(pair >> 32), static_cast<Slot>(pair & 0xffffffffu));
-      }
-    }
+  void sweep(bool flat, Report& report) {
+    const auto strips = static_cast<std::uint32_t>(strips_.size());
+    plan_.split(
+        strips, members_.size(), [&](std::uint32_t s) { return strips_[s].own; }, strip_members_, kMaxTasks);
+    detail::run_ordered(
+        tasks_, plan_.size(), task_pairs_, report,
+        [&](std::size_t t, auto& sink) {
+          StripArrays& w = arrays_.take();
+          w.fit(largest_);
+          for (std::uint32_t s = plan_.first(t); s < plan_.end(t); ++s) sweep_strip<L>(flat, w, strips_[s], sink);
+          arrays_.give(w);
+        },
+        [](std::span<const PairBuffer> buffers, Report& to) {
+          for (const PairBuffer& buffer : buffers) {
+            for (const std::uint64_t pair : buffer.pairs) to(static_cast<Slot>(pair >> 32), static_cast<Slot>(pair));
+          }
+        });
   }
 
   template <int L, class Report>
@@ -560,8 +494,10 @@ class UnisizeSweep {
 
     // Line 4: Iy <- Sort(Py), the lows only (the highs come in their order).
     for (std::uint32_t p = 0; p < n; ++p) w.y_items[p] = (std::uint64_t{m[p].y_key} << 32) | p;
-    const std::uint64_t* const y_sorted = radix_sort(w.y_items.data(), w.y_scratch.data(), n, 3,
-                                                     [](std::uint64_t x, int d) { return digit64(x, 32, d); });
+    RadixCounts digit_counts;
+    const std::uint64_t* const y_sorted = detail::radix_sort(
+        w.y_items.data(), w.y_scratch.data(), n, [](std::uint64_t x) { return key_of(x); }, kDigits,
+        digit_counts.data());
     // What the sweep needs of each object, gathered in y order so that the
     // sweep reads it sequentially (these loads do not wait on one another).
     SweepItem* const items = w.sweep_items.data();
@@ -646,32 +582,14 @@ class UnisizeSweep {
 
   // Picks t as the axis along which the boxes spread least in units of
   // their size (most pairs overlap on it), x and y as the other two, x the
-  // wider. From a sample of at most 4096 boxes.
+  // wider. From the lows of a sample of at most 4096 boxes (finite, or the
+  // sweep reports nothing).
   static Axes choose_axes(std::span<const Box3> boxes, std::span<const Slot> live, const Extent& size) {
-    std::array<float, 3> lo{}, hi{};
-    const std::size_t stride = std::max<std::size_t>(1, live.size() / 4096);
-    for (int k = 0; k < 3; ++k) lo[k] = hi[k] = boxes[live[0]].min[k];
-    for (std::size_t i = 0; i < live.size(); i += stride) {
-      const Box3& b = boxes[live[i]];
-      for (int k = 0; k < 3; ++k) {
-        lo[k] = std::min(lo[k], b.min[k]);
-        hi[k] = std::max(hi[k], b.min[k]);
-      }
-    }
-    std::array<double, 3> spread{};
-    for (int k = 0; k < 3; ++k) {
-      const double range = double(hi[k]) - double(lo[k]);
-      spread[k] = size[k] > 0 ? range / size[k] : (range > 0 ? std::numeric_limits<double>::infinity() : 0.0);
-    }
-    Axes axes;
-    axes.t = 2;
-    for (int k = 1; k >= 0; --k) {
-      if (spread[k] < spread[axes.t]) axes.t = k;
-    }
-    const int u = axes.t == 0 ? 1 : 0, v = axes.t == 2 ? 1 : 2;
-    axes.x = spread[v] > spread[u] ? v : u;
-    axes.y = axes.x == u ? v : u;
-    return axes;
+    detail::AxisSample sample;
+    detail::add_sample<detail::SamplePoint::kMin, detail::kFiniteInput>(
+        sample, live.size(), detail::sample_stride(live.size(), 4096),
+        [&](std::size_t i) -> const Box3& { return boxes[live[i]]; });
+    return detail::axis_roles(sample, {size[0], size[1], size[2]});
   }
 
   float size_x_ = 0, size_y_ = 0, size_t_ = 0;  // S on each axis
@@ -685,9 +603,9 @@ class UnisizeSweep {
   std::vector<std::uint32_t> x_high_;             // by member: key of the high on x
   std::vector<std::uint64_t> tags_;               // by member: key of the high on y << 32 | slot
   std::vector<Strip> strips_;
-  std::uint32_t largest_ = 0;                           // members of the largest strip
-  std::vector<std::uint32_t> task_first_;               // a parallel sweep's tasks: first strip of each, and the end
-  std::vector<std::vector<std::uint64_t>> task_pairs_;  // by task: its pairs, (slot << 32 | slot)
+  std::uint32_t largest_ = 0;           // members of the largest strip
+  detail::TaskPlan plan_;               // the sweep's tasks of consecutive strips
+  std::vector<PairBuffer> task_pairs_;  // by task: its pairs (parallel sweeps)
   ScratchPool<StripArrays> arrays_;
   TaskSystem* tasks_ = nullptr;
 };
@@ -729,7 +647,7 @@ class Unisize final : public Algorithm {
     // need not test it: they were, and the boxes moved and added are (tested
     // on the boxes as they are copied, without a branch).
     int exact = static_cast<int>(exact_live_ || !any_live_);
-    for (const Slot s : ops.removed) erase(s);
+    for (const Slot s : ops.removed) live_.erase(s);
     for (std::size_t k = 0; k < ops.moved.size(); ++k) {
       exact &= static_cast<int>(fits_finite(ops.moved_boxes[k], ref_.size));
       boxes_[ops.moved[k]] = ops.moved_boxes[k];
@@ -741,7 +659,7 @@ class Unisize final : public Algorithm {
 
     frame_pairs_.clear();
     const auto input = exact != 0 ? UnisizeSweep::Input::kExact : UnisizeSweep::Input::kWithin;
-    sweep_.run(boxes_, live_, ids, ref_, input, [&](Id a, Id b) {
+    sweep_.run(boxes_, live_.slots(), ids, ref_, input, [&](Id a, Id b) {
       const Id swap = (a ^ b) & (Id{0} - static_cast<Id>(b < a));  // make_pair without a branch on the order
       frame_pairs_.push_back(Pair{a ^ swap, b ^ swap});
     });
@@ -751,21 +669,20 @@ class Unisize final : public Algorithm {
   }
 
   std::size_t memory_bytes() const override {
-    return boxes_.capacity() * sizeof(Box3) + (live_.capacity() + position_.capacity()) * sizeof(std::uint32_t) +
-           frame_pairs_.capacity() * sizeof(Pair) + sweep_.memory_bytes();
+    return boxes_.capacity() * sizeof(Box3) + live_.memory_bytes() + frame_pairs_.capacity() * sizeof(Pair) +
+           sweep_.memory_bytes();
   }
 
   // Invariants after update():
-  // - live_ lists each live slot once and position_ inverts it;
+  // - live_ lists each live slot once (SlotMap::valid());
   // - when a box is live, every live box has finite coordinates and is
   //   within the size rule, and is exactly [min, min + size] if
   //   exact_live_;
   // - the sweep's S is a valid tree with its list in order.
   bool validate() const override {
-    for (std::uint32_t i = 0; i < live_.size(); ++i) {
-      const Slot s = live_[i];
-      if (s >= boxes_.size() || position_[s] != i) return false;
-      if (!finite(boxes_[s]) || !within(boxes_[s], ref_)) return false;
+    if (!live_.valid()) return false;
+    for (const Slot s : live_.slots()) {
+      if (s >= boxes_.size() || !finite(boxes_[s]) || !within(boxes_[s], ref_)) return false;
       if (exact_live_ && !fits_finite(boxes_[s], ref_.size)) return false;
     }
     return sweep_.validate();
@@ -777,32 +694,18 @@ class Unisize final : public Algorithm {
       "unisize: every box must have the size of the first live box up to rounding (|max - min - size| <= "
       "2^-10 size + 2^-16 (|coordinates| of the box + of the first) on each axis)";
   static constexpr const char* kHugeSize = "unisize: the size max - min of the first box overflows a float";
-  static constexpr std::uint32_t kNotLive = ~std::uint32_t{0};
 
   void insert(Slot s, const Box3& box) {
-    if (s >= boxes_.size()) {
-      boxes_.resize(s + 1);
-      position_.resize(s + 1, kNotLive);
-    }
+    if (s >= boxes_.size()) boxes_.resize(s + 1);
     boxes_[s] = box;
-    position_[s] = static_cast<std::uint32_t>(live_.size());
-    live_.push_back(s);
+    live_.insert(s);
   }
 
-  void erase(Slot s) {  // swap with the last live slot
-    const std::uint32_t i = position_[s];
-    live_[i] = live_.back();
-    position_[live_[i]] = i;
-    live_.pop_back();
-    position_[s] = kNotLive;
-  }
-
-  std::vector<Box3> boxes_;              // by slot
-  std::vector<Slot> live_;               // the live slots
-  std::vector<std::uint32_t> position_;  // slot -> index in live_, or kNotLive
-  Reference ref_;                        // the size rule of the live boxes
-  bool exact_live_ = true;               // every live box is exactly [min, min + size]
-  bool any_live_ = false;                // a box was live after the last update() (what accepts() goes by)
+  std::vector<Box3> boxes_;  // by slot
+  detail::SlotMap<> live_;   // the live slots
+  Reference ref_;            // the size rule of the live boxes
+  bool exact_live_ = true;   // every live box is exactly [min, min + size]
+  bool any_live_ = false;    // a box was live after the last update() (what accepts() goes by)
   OptionTasks tasks_;
   UnisizeSweep sweep_;
   std::vector<Pair> frame_pairs_;  // the frame's pairs as ids, handed to PairManager::assign

@@ -7,53 +7,9 @@
 #include <iterator>
 #include <utility>
 
+#include "detail/radix_sort.hpp"
+
 namespace sapling {
-
-bool HashIndex::erase(std::uint64_t key) noexcept {
-  if (slots_.empty()) return false;
-  std::size_t hole = home(key);
-  while (slots_[hole].key != key) {
-    if (slots_[hole].key == kEmptyKey) return false;
-    hole = (hole + 1) & mask_;
-  }
-  // Backward shift: pull later entries of the probe run into the hole unless
-  // their home lies cyclically after the hole (they would become unreachable).
-  for (std::size_t j = (hole + 1) & mask_; slots_[j].key != kEmptyKey; j = (j + 1) & mask_) {
-    const std::size_t from_home = (j - home(slots_[j].key)) & mask_;
-    const std::size_t from_hole = (j - hole) & mask_;
-    if (from_home >= from_hole) {
-      slots_[hole] = slots_[j];
-      hole = j;
-    }
-  }
-  slots_[hole].key = kEmptyKey;
-  --size_;
-  return true;
-}
-
-void HashIndex::clear() noexcept {
-  for (Slot& s : slots_) s.key = kEmptyKey;
-  size_ = 0;
-}
-
-void HashIndex::reserve(std::size_t n) {
-  if (n * 2 > slots_.size()) rehash(std::bit_ceil(std::max<std::size_t>(16, n * 2)));
-}
-
-void HashIndex::grow() { rehash(std::max<std::size_t>(16, slots_.size() * 2)); }
-
-void HashIndex::rehash(std::size_t capacity) {
-  std::vector<Slot> old(capacity);
-  old.swap(slots_);
-  mask_ = capacity - 1;
-  shift_ = 64 - static_cast<unsigned>(std::countr_zero(capacity));
-  for (const Slot& s : old) {
-    if (s.key == kEmptyKey) continue;
-    std::size_t i = home(s.key);
-    while (slots_[i].key != kEmptyKey) i = (i + 1) & mask_;
-    slots_[i] = s;
-  }
-}
 
 namespace {
 
@@ -68,24 +24,13 @@ void sort_by_key(std::vector<Pair>& pairs, std::vector<std::uint64_t>& keys, std
   Id largest = 0;
   for (const Pair& p : pairs) largest = std::max(largest, p.a | p.b);
   const int w = std::max(1, static_cast<int>(std::bit_width(largest)));
-  const int passes = (2 * w + 11) / 12, bits = (2 * w + passes - 1) / passes;
-  const std::size_t buckets = std::size_t{1} << bits;
-  const std::uint64_t digit_mask = buckets - 1;
+  const int passes = (2 * w + 11) / 12;
+  const detail::RadixDigits digits{(2 * w + passes - 1) / passes, passes};
   keys.resize(pairs.size());
   for (std::size_t k = 0; k < pairs.size(); ++k) keys[k] = (std::uint64_t{pairs[k].a} << w) | pairs[k].b;
-  counts.assign(static_cast<std::size_t>(passes) * buckets, 0);
-  for (const std::uint64_t k : keys) {
-    for (int d = 0; d < passes; ++d) ++counts[d * buckets + ((k >> (d * bits)) & digit_mask)];
-  }
-  scratch.resize(keys.size());
-  for (int d = 0; d < passes; ++d) {
-    std::uint32_t* c = &counts[d * buckets];
-    if (c[(keys[0] >> (d * bits)) & digit_mask] == keys.size()) continue;  // one digit everywhere
-    std::uint32_t sum = 0;
-    for (std::size_t b = 0; b < buckets; ++b) sum += std::exchange(c[b], sum);
-    for (const std::uint64_t k : keys) scratch[c[(k >> (d * bits)) & digit_mask]++] = k;
-    keys.swap(scratch);
-  }
+  counts.resize(digits.counts());
+  detail::radix_sort(
+      keys, scratch, [](std::uint64_t k) { return k; }, digits, counts.data());
   const std::uint64_t b_mask = (std::uint64_t{1} << w) - 1;
   for (std::size_t k = 0; k < pairs.size(); ++k) {
     pairs[k] = Pair{static_cast<Id>(keys[k] >> w), static_cast<Id>(keys[k] & b_mask)};

@@ -214,7 +214,7 @@ TEST(PairManager, AssignMatchesModel) {
 }
 
 TEST(HashIndex, BackwardShiftKeepsEveryKeyReachable) {
-  HashIndex index;
+  detail::HashIndex index;
   std::mt19937_64 rng(7);
   std::vector<std::uint64_t> keys;
   for (std::uint32_t i = 0; i < 20000; ++i) {
@@ -223,7 +223,7 @@ TEST(HashIndex, BackwardShiftKeepsEveryKeyReachable) {
   }
   for (std::size_t i = 0; i < keys.size(); i += 2) ASSERT_TRUE(index.erase(keys[i]));
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    ASSERT_EQ(index.find(keys[i]), i % 2 ? static_cast<std::uint32_t>(i) : HashIndex::kNotFound);
+    ASSERT_EQ(index.find(keys[i]), i % 2 ? static_cast<std::uint32_t>(i) : detail::HashIndex::kNotFound);
   }
   EXPECT_EQ(index.size(), keys.size() / 2);
   EXPECT_FALSE(index.erase(keys[0]));
@@ -232,15 +232,15 @@ TEST(HashIndex, BackwardShiftKeepsEveryKeyReachable) {
 TEST(HashIndex, ResetEmptiesAndShrinks) {
   // sap's set of a frame's removed ids: reset to the frame's size, whatever
   // a larger frame left behind.
-  HashIndex index;
+  detail::HashIndex index;
   for (std::uint32_t i = 0; i < 100000; ++i) index.insert(i, i);
   index.reset(10);
   EXPECT_EQ(index.size(), 0u);
-  EXPECT_EQ(index.find(5), HashIndex::kNotFound);
+  EXPECT_EQ(index.find(5), detail::HashIndex::kNotFound);
   for (std::uint32_t id : {7u, 70000u, 3u, 7u}) index.insert(id, 0);
   EXPECT_EQ(index.size(), 3u);
-  EXPECT_NE(index.find(70000), HashIndex::kNotFound);
-  EXPECT_EQ(index.find(8), HashIndex::kNotFound);
+  EXPECT_NE(index.find(70000), detail::HashIndex::kNotFound);
+  EXPECT_EQ(index.find(8), detail::HashIndex::kNotFound);
   for (std::uint32_t i = 0; i < 1000; ++i) index.insert(i + 1000000, i);  // grows past the reset size
   EXPECT_EQ(index.find(1000999), 999u);
   EXPECT_EQ(index.size(), 1003u);

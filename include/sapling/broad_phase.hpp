@@ -25,7 +25,7 @@
 
 #include "sapling/algorithm.hpp"
 #include "sapling/box.hpp"
-#include "sapling/id_index.hpp"
+#include "sapling/detail/id_index.hpp"
 #include "sapling/options.hpp"
 #include "sapling/pair.hpp"
 #include "sapling/pair_manager.hpp"
@@ -156,7 +156,7 @@ class BroadPhase {
   std::unique_ptr<Algorithm> algorithm_;
   bool remake_algorithm_ = false;  // a frame failed part-way: the algorithm's state is lost
 
-  IdIndex slot_of_id_;                // live and pending-add ids -> slot
+  detail::IdIndex slot_of_id_;        // live and pending-add ids -> slot
   std::vector<Id> id_of_slot_;        // slot -> user id
   std::vector<SlotState> state_;      // slot -> state
   std::vector<std::uint64_t> stamp_;  // slot -> frame+1 of its last staged operation

@@ -29,7 +29,7 @@
 #include <span>
 #include <vector>
 
-#include "sapling/hash_index.hpp"
+#include "sapling/detail/hash_index.hpp"
 #include "sapling/pair.hpp"
 
 namespace sapling {
@@ -64,7 +64,7 @@ class PairManager {
   void remove(Id x, Id y) {
     if (index_stale_) rebuild_index();
     const std::uint32_t index = index_.find(pair_key(make_pair(x, y)));
-    if (index != HashIndex::kNotFound) mark_removed(index);
+    if (index != detail::HashIndex::kNotFound) mark_removed(index);
   }
 
   /// Hints that {x, y} will be added or removed soon (see HashIndex::prefetch):
@@ -100,7 +100,7 @@ class PairManager {
   bool contains(Id x, Id y) const {
     if (index_stale_) return sorted_contains(make_pair(x, y));  // then nothing is pending
     const std::uint32_t index = index_.find(pair_key(make_pair(x, y)));
-    return index != HashIndex::kNotFound && !(flags_[index] & kRemoved);
+    return index != detail::HashIndex::kNotFound && !(flags_[index] & kRemoved);
   }
 
   /// Ends the frame: appends its created and deleted pairs (in no particular
@@ -149,7 +149,7 @@ class PairManager {
 
   std::vector<Pair> pairs_;
   std::vector<std::uint8_t> flags_;     // parallel to pairs_
-  HashIndex index_;                     // pair_key -> position in pairs_
+  detail::HashIndex index_;             // pair_key -> position in pairs_
   std::vector<std::uint32_t> touched_;  // positions changed this frame
   std::vector<std::uint64_t> doomed_;   // scratch: keys removed in end_frame()
   // assign(): pairs_ is sorted and index_ out of date until rebuild_index();

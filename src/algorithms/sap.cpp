@@ -304,7 +304,7 @@ void SweepAndPrune::remove_pairs_of(std::span<const Slot> removed) {
   if (removed.empty()) return;
   removed_ids_.reset(removed.size());
   for (const Slot s : removed) removed_ids_.insert(id_[s], 0);
-  pairs_->remove_if_involves([this](Id id) { return removed_ids_.find(id) != HashIndex::kNotFound; });
+  pairs_->remove_if_involves([this](Id id) { return removed_ids_.find(id) != detail::HashIndex::kNotFound; });
 }
 
 // ---------------------------------------------------------------------------
@@ -704,7 +704,7 @@ void SweepAndPrune::prune_changed(const FrameOps& ops, std::size_t moves_applied
   for (const Slot s : ops.removed) removed_ids_.insert(id_[s], 0);
   for (const Slot s : ops.moved) removed_ids_.insert(id_[s], 0);
   if (!ops.removed.empty() || !ops.moved.empty()) {
-    pairs_->remove_if_involves([this](Id id) { return removed_ids_.find(id) != HashIndex::kNotFound; });
+    pairs_->remove_if_involves([this](Id id) { return removed_ids_.find(id) != detail::HashIndex::kNotFound; });
   }
   for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) live_.value<kBox>(ops.moved[j]) = ops.moved_boxes[j];
   add_objects(ops.added, ops.added_boxes, ids);

@@ -14,7 +14,7 @@
 #include "detail/slot_map.hpp"
 #include "sapling/algorithm.hpp"
 #include "sapling/box_pruning.hpp"
-#include "sapling/hash_index.hpp"
+#include "sapling/detail/hash_index.hpp"
 #include "sapling/task_system.hpp"
 
 namespace sapling::builtin {
@@ -126,7 +126,7 @@ class SweepAndPrune final : public Algorithm {
   PairManager* pairs_ = nullptr;        // the frame's pair manager (also read by validate())
   std::vector<Entry> pending_, spare_;  // scratch: entries to merge, radix sort buffer
   std::vector<Entry> rebuilt_;          // scratch: the axis array being rebuilt, swapped in
-  HashIndex removed_ids_;               // scratch: the ids whose pairs are dropped this frame
+  detail::HashIndex removed_ids_;       // scratch: the ids whose pairs are dropped this frame
   std::vector<IndexPair> found_;        // scratch: pairs from box pruning, as dense indices
   std::vector<Pair> frame_pairs_;       // scratch: a recomputed frame's pairs, for PairManager::assign
   struct ScanPlan {

@@ -122,7 +122,7 @@ Status BroadPhase::stage_add(std::span<const Id> ids, std::span<const Box3> boxe
       break;
     }
     const std::uint32_t existing = slot_of_id_.find(id);
-    if (existing != IdIndex::kNotFound) {
+    if (existing != detail::IdIndex::kNotFound) {
       const bool touched = stamp_[existing] == stamp;  // removed, moved or added this frame
       refusal = Status::id_error(touched ? StatusCode::kRepeatedId : StatusCode::kDuplicateId, Operation::kAdd, id, i);
       break;
@@ -171,7 +171,7 @@ Status BroadPhase::stage_change(Operation op, std::span<const Id> ids, std::span
       }
     }
     const std::uint32_t s = slot_of_id_.find(id);
-    if (s == IdIndex::kNotFound) {
+    if (s == detail::IdIndex::kNotFound) {
       refusal = Status::id_error(StatusCode::kUnknownId, op, id, i);
       break;
     }
@@ -355,7 +355,7 @@ void BroadPhase::sorted_pairs(std::vector<Pair>& out) const {
 
 bool BroadPhase::contains(Id id) const noexcept {
   const std::uint32_t s = slot_of_id_.find(id);
-  return s != IdIndex::kNotFound && state_[s] == SlotState::kLive;
+  return s != detail::IdIndex::kNotFound && state_[s] == SlotState::kLive;
 }
 
 std::size_t BroadPhase::memory_bytes() const noexcept {

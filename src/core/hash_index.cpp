@@ -1,10 +1,10 @@
 // The hash index's out-of-line operations (hash_index.hpp).
-#include "sapling/hash_index.hpp"
+#include "sapling/detail/hash_index.hpp"
 
 #include <algorithm>
 #include <bit>
 
-namespace sapling {
+namespace sapling::detail {
 
 bool HashIndex::erase(std::uint64_t key) noexcept {
   if (slots_.empty()) return false;
@@ -60,4 +60,4 @@ void HashIndex::rehash(std::size_t capacity) {
   }
 }
 
-}  // namespace sapling
+}  // namespace sapling::detail

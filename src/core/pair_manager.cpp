@@ -130,7 +130,7 @@ void PairManager::abandon_frame() noexcept {
 
 bool PairManager::make_room(Pair p) {
   const std::uint32_t index = index_.find(pair_key(p));
-  if (index != HashIndex::kNotFound) {
+  if (index != detail::HashIndex::kNotFound) {
     flags_[index] &= static_cast<std::uint8_t>(~kRemoved);
     return false;
   }

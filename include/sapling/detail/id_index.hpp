@@ -3,6 +3,9 @@
 // number of objects live in a direct table (one indexed load, and a
 // streaming access when a batch lists ids in order); any other 32-bit id
 // goes to a hash index. An id is in at most one of the two.
+//
+// An internal (namespace detail): public only because BroadPhase holds one
+// by value.
 #pragma once
 
 #include <bit>
@@ -10,9 +13,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "sapling/hash_index.hpp"
+#include "sapling/detail/hash_index.hpp"
 
-namespace sapling {
+namespace sapling::detail {
 
 class IdIndex {
  public:
@@ -58,4 +61,4 @@ class IdIndex {
   std::size_t size_ = 0;
 };
 
-}  // namespace sapling
+}  // namespace sapling::detail

@@ -3,6 +3,9 @@
 // lookups never slow down after churn). It indexes the pair manager's pairs
 // and the broad phase's ids. Key ~0 is reserved as the empty marker; neither
 // user (pair keys have a < b, id keys are 32-bit) can produce it.
+//
+// An internal (namespace detail): public only because PairManager holds one
+// by value.
 #pragma once
 
 #include <cstddef>
@@ -10,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-namespace sapling {
+namespace sapling::detail {
 
 class HashIndex {
  public:
@@ -94,4 +97,4 @@ class HashIndex {
   std::size_t size_ = 0;
 };
 
-}  // namespace sapling
+}  // namespace sapling::detail

@@ -1,0 +1,132 @@
+// sap's resting set (resting_set.hpp): the bookkeeping of resting and
+// active boxes, and the pairing of a frame's changed boxes against them.
+#include "algorithms/resting_set.hpp"
+
+#include <algorithm>
+
+namespace sapling::builtin {
+namespace {
+
+// state_ values.
+constexpr std::uint8_t kGone = 0;     // a free slot
+constexpr std::uint8_t kResting = 1;  // in the resting set, with its current bounds
+constexpr std::uint8_t kActive = 2;   // moved or added since the resting set was laid out
+constexpr std::uint8_t kChanged = 3;  // kActive, and moved or added this frame (during pair_changed)
+
+}  // namespace
+
+void RestingSet::track(const FrameOps& ops) {
+  std::size_t slots = state_.size();
+  for (const Slot s : ops.added) slots = std::max(slots, std::size_t{s} + 1);
+  if (slots > state_.size()) state_.resize(slots, kGone);
+  for (const Slot s : ops.removed) {
+    if (state_[s] == kResting) ++dead_;
+    state_[s] = kGone;
+  }
+  if (!ops.removed.empty()) std::erase_if(active_, [&](Slot s) { return state_[s] != kActive; });
+  for (const Slot s : ops.moved) {
+    if (state_[s] != kResting) continue;
+    ++dead_;
+    state_[s] = kActive;
+    active_.push_back(s);
+  }
+  for (const Slot s : ops.added) {
+    state_[s] = kActive;
+    active_.push_back(s);
+  }
+}
+
+// The changed boxes (C) are found anew against the resting set (its grid
+// laid out already: only C is sorted), among themselves, and against the
+// other active boxes.
+void RestingSet::pair_changed(std::span<const Slot> moved, std::span<const Slot> added, bool prepare,
+                              const LiveBoxes& live, std::span<const Id> ids, PairManager& pairs,
+                              std::vector<IndexPair>& found) {
+  query_slots_.clear();
+  query_boxes_.clear();
+  for (const std::span<const Slot> list : {moved, added}) {
+    for (const Slot s : list) {
+      state_[s] = kChanged;
+      query_slots_.push_back(s);
+      query_boxes_.push_back(live.values<0>()[live.index(s)]);
+    }
+  }
+  if (prepare) this->prepare(live);
+  other_slots_.clear();
+  other_boxes_.clear();
+  for (const Slot s : active_) {
+    if (state_[s] != kActive) continue;
+    other_slots_.push_back(s);
+    other_boxes_.push_back(live.values<0>()[live.index(s)]);
+  }
+
+  const auto add_pairs = [&](std::span<const Slot> first, std::span<const Slot> second) {
+    for (const IndexPair& p : found) pairs.add(ids[first[p.i]], ids[second[p.j]]);
+  };
+  found.clear();
+  if (pruner_.bipartite_prepared(query_boxes_, found)) {
+    for (const IndexPair& p : found) {  // resting entries of boxes since moved or removed are stale
+      const Slot t = resting_slot_[p.j];
+      if (state_[t] == kResting) pairs.add(ids[query_slots_[p.i]], ids[t]);
+    }
+  } else {
+    // Boxes too large for the resting grid: pair them with everything the plain way.
+    for (const Slot s : resting_slot_) {
+      if (state_[s] != kResting) continue;
+      other_slots_.push_back(s);
+      other_boxes_.push_back(live.values<0>()[live.index(s)]);
+    }
+  }
+  found.clear();
+  pruner_.complete(query_boxes_, found);
+  add_pairs(query_slots_, query_slots_);
+  found.clear();
+  pruner_.bipartite(query_boxes_, other_boxes_, found);
+  add_pairs(query_slots_, other_slots_);
+
+  for (const Slot s : query_slots_) state_[s] = kActive;
+}
+
+// Lays out every live box not changed this frame as the new resting set;
+// the changed ones become the whole active list.
+void RestingSet::prepare(const LiveBoxes& live) {
+  other_boxes_.clear();
+  resting_slot_.clear();
+  for (std::size_t d = 0; d < live.size(); ++d) {
+    const Slot s = live.slot(d);
+    if (state_[s] == kChanged) continue;
+    state_[s] = kResting;
+    resting_slot_.push_back(s);
+    other_boxes_.push_back(live.values<0>()[d]);
+  }
+  pruner_.prepare(other_boxes_);
+  active_.assign(query_slots_.begin(), query_slots_.end());
+  dead_ = 0;
+}
+
+std::size_t RestingSet::memory_bytes() const {
+  return state_.capacity() +
+         (active_.capacity() + resting_slot_.capacity() + query_slots_.capacity() + other_slots_.capacity()) *
+             sizeof(Slot) +
+         (query_boxes_.capacity() + other_boxes_.capacity()) * sizeof(Box3);
+}
+
+// Free slots kGone, live ones kResting or kActive; active_ lists the kActive
+// slots once each; every prepared box is a kResting slot's or counted dead.
+bool RestingSet::validate(const LiveBoxes& live) const {
+  std::size_t resting = 0, active = 0;
+  for (Slot s = 0; s < state_.size(); ++s) {
+    const bool is_live = live.contains(s);
+    if (is_live != (state_[s] == kResting || state_[s] == kActive)) return false;
+    resting += state_[s] == kResting;
+    active += state_[s] == kActive;
+  }
+  if (active != active_.size() || resting + dead_ != resting_slot_.size()) return false;
+  if (resting_slot_.size() != pruner_.prepared_size()) return false;
+  for (const Slot s : active_) {
+    if (s >= state_.size() || state_[s] != kActive) return false;
+  }
+  return true;
+}
+
+}  // namespace sapling::builtin

@@ -1,0 +1,74 @@
+// sap's resting set: a broad phase of its own for frames where many boxes
+// move. The boxes that have not moved since it was laid out rest in box
+// pruning's prepared grid (as PhysX's automatic box pruning keeps its
+// sleeping boxes); the others are active. A frame pairs the boxes moved or
+// added this frame (the changed ones) against the resting grid, among
+// themselves and against the other active boxes; pairs among unchanged boxes
+// stand. Cost per frame: O(changed + active + resting entries in the
+// changed boxes' cells + pairs); laying it out again, O(n log n) sorted into
+// the grid, when the active list and the dead entries would soon cost more
+// (wants_preparation() in sap_policy.hpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "algorithms/sap_endpoints.hpp"
+#include "sapling/algorithm.hpp"
+#include "sapling/box_pruning.hpp"
+#include "sapling/pair_manager.hpp"
+
+namespace sapling::builtin {
+
+/// Which of sap's live boxes rest in a prepared box-pruning grid and which
+/// are active, and the pairing of the changed boxes against them.
+class RestingSet {
+ public:
+  /// An empty set laid out in `pruner`'s prepared grid; the pruner's other
+  /// searches stay free for its owner (one set of scratch buffers).
+  explicit RestingSet(BoxPruner& pruner) : pruner_(pruner) {}
+
+  /// Keeps the bookkeeping for a frame's operations, whatever path the frame
+  /// takes: removed boxes leave the set, moved ones leave it for the active
+  /// list, added ones join the active list.
+  void track(const FrameOps& ops);
+
+  /// Active boxes: moved or added since the set was laid out.
+  std::size_t active() const noexcept { return active_.size(); }
+  /// Laid-out boxes since moved or removed.
+  std::size_t dead() const noexcept { return dead_; }
+  /// Boxes laid out in the grid, dead ones included.
+  std::size_t size() const noexcept { return pruner_.prepared_size(); }
+  /// The grid's cells.
+  std::size_t cells() const noexcept { return pruner_.prepared_cells(); }
+
+  /// Adds the pairs of the boxes moved or added this frame (their pairs
+  /// dropped already, their new boxes in `live`) with every live box; with
+  /// `prepare`, lays out every other live box as the new resting set first.
+  /// `found` is scratch.
+  void pair_changed(std::span<const Slot> moved, std::span<const Slot> added, bool prepare, const LiveBoxes& live,
+                    std::span<const Id> ids, PairManager& pairs, std::vector<IndexPair>& found);
+
+  /// Whether the bookkeeping matches `live`.
+  bool validate(const LiveBoxes& live) const;
+  /// Bytes held, the pruner's not included.
+  std::size_t memory_bytes() const;
+
+ private:
+  void prepare(const LiveBoxes& live);
+
+  BoxPruner& pruner_;
+  // By slot: kResting while the slot's box is in the grid with its current
+  // bounds, kActive once it moved or was added since (listed in active_),
+  // kGone for free slots.
+  std::vector<std::uint8_t> state_;
+  std::vector<Slot> active_;
+  std::vector<Slot> resting_slot_;               // prepared box index -> slot
+  std::size_t dead_ = 0;                         // prepared boxes whose slot is no longer kResting
+  std::vector<Box3> query_boxes_, other_boxes_;  // scratch: this frame's changed boxes, the other active ones
+  std::vector<Slot> query_slots_, other_slots_;
+};
+
+}  // namespace sapling::builtin

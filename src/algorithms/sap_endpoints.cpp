@@ -1,0 +1,470 @@
+// sap's endpoint arrays (sap_endpoints.hpp): the walk, the merge, the
+// scans for new boxes' pairs, the rebuild and the checks. Terdiman 2007,
+// part I; the invariants are listed in sap.cpp and checked in validate().
+#include "algorithms/sap_endpoints.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <limits>
+
+#include "algorithms/sap_policy.hpp"
+#include "detail/radix_sort.hpp"
+#include "sapling/float_key.hpp"
+
+namespace sapling::builtin {
+namespace {
+
+using Endpoint = SapEndpoints::Endpoint;
+using Entry = SapEndpoints::Entry;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// ---------------------------------------------------------------------------
+// Endpoint words: key << 32 | flag << 31 | owner.
+
+constexpr Endpoint kMaxFlag = Endpoint{1} << 31;
+constexpr Endpoint kOwnerMask = kMaxFlag - 1;
+
+constexpr Endpoint make_endpoint(std::uint32_t key, Slot owner, bool is_max) noexcept {
+  return (Endpoint{key} << 32) | (is_max ? kMaxFlag : 0) | owner;
+}
+constexpr std::uint32_t endpoint_key(Endpoint e) noexcept { return static_cast<std::uint32_t>(e >> 32); }
+constexpr Slot endpoint_owner(Endpoint e) noexcept { return static_cast<Slot>(e & kOwnerMask); }
+/// 0 for a min, 1 for a max.
+constexpr std::uint32_t endpoint_kind(Endpoint e) noexcept { return static_cast<std::uint32_t>(e >> 31) & 1; }
+/// Where pos_ keeps the index of this endpoint: 2 * owner + kind.
+constexpr std::uint32_t pos_index(Endpoint e) noexcept { return std::rotl(static_cast<std::uint32_t>(e), 1); }
+/// The smallest and largest words of e's rank (key, flag): comparing a word
+/// with these compares ranks, whatever the owner bits.
+constexpr Endpoint rank_floor(Endpoint e) noexcept { return e & ~kOwnerMask; }
+constexpr Endpoint rank_ceiling(Endpoint e) noexcept { return e | kOwnerMask; }
+constexpr bool rank_less(Endpoint a, Endpoint b) noexcept { return (a >> 31) < (b >> 31); }
+
+// Sentinels (appendix B): ranks below and above every coordinate's, the
+// infinities included, so the walks need no bounds checks.
+constexpr Endpoint kLowSentinel = 0;
+constexpr Endpoint kHighSentinel = ~Endpoint{0};
+static_assert(float_key(-kInf) > 0);
+static_assert(float_key(kInf) < 0xffffffffu);
+
+/// Cross bounds that no live entry has (min above max): marks the entries
+/// of removed boxes until their axis is compacted.
+constexpr std::uint32_t kDeadCrossMin = 0xffffffffu;
+constexpr std::uint32_t kDeadCrossMax = 0;
+
+/// Whether entry e is a `kind` endpoint whose cross bounds overlap [lo, hi]
+/// (closed: equal keys overlap). One branch for the caller: bit 63 collects
+/// the borrows of e.cross_max - lo and hi - e.cross_min and a kind mismatch.
+inline bool kind_and_cross_overlap(const Entry& e, std::uint32_t kind, std::uint32_t lo, std::uint32_t hi) noexcept {
+  const std::uint64_t misses =
+      (std::uint64_t{e.cross_max} - lo) | (std::uint64_t{hi} - e.cross_min) | (((e.word >> 31) ^ kind) << 63);
+  return (misses >> 63) == 0;
+}
+
+/// Whether entry e's cross bounds overlap [lo, hi], either kind, with one
+/// branch (half the entries of a scan lie below lo, half above hi: two
+/// branches would mispredict).
+inline bool cross_overlap(const Entry& e, std::uint32_t lo, std::uint32_t hi) noexcept {
+  return (((std::uint64_t{e.cross_max} - lo) | (std::uint64_t{hi} - e.cross_min)) >> 63) == 0;
+}
+
+// ---------------------------------------------------------------------------
+// Numbers.
+
+/// At least hi - lo, for lo <= hi: the largest extent a box can have.
+double extent_of(float lo, float hi) noexcept {
+  if (lo == hi) return 0;  // also two equal infinities
+  return std::nextafter(double(hi) - double(lo), std::numeric_limits<double>::infinity());
+}
+
+/// At most x - e: no interval of extent at most e that reaches x starts
+/// below it. -inf when that is all there is to say.
+float reach_below(float x, double e) noexcept {
+  constexpr double kFloatMax = std::numeric_limits<float>::max();
+  const double lo = double(x) - e;
+  if (!(lo > -kFloatMax)) return -kInf;  // also NaN: inf - inf
+  if (lo > kFloatMax) return kInf;       // x = +inf and e finite: only +inf reaches it
+  // Step below the subtraction's rounding, then round down to a float.
+  const double below = std::nextafter(lo, -std::numeric_limits<double>::infinity());
+  float f = static_cast<float>(below);
+  if (double(f) > below) f = std::nextafter(f, -kInf);
+  return f;
+}
+
+// ---------------------------------------------------------------------------
+// Sorting new entries.
+
+/// Sorts entries by key, stably: given all mins before all maxes, the
+/// result is in rank order. LSD radix sort, 11-bit digits; insertion sort
+/// for a few items.
+void sort_by_key(std::vector<Entry>& items, std::vector<Entry>& scratch) {
+  constexpr detail::RadixDigits kDigits{11, 3, 64};
+  std::array<std::uint32_t, kDigits.counts()> counts;
+  detail::radix_sort(
+      items, scratch, [](const Entry& e) { return endpoint_key(e.word); }, kDigits, counts.data());
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Moves (I.3).
+
+// Walks the moved boxes one by one, each axis in turn.
+SapEndpoints::Walked SapEndpoints::walk_moves(std::span<const Slot> moved, std::span<const Box3> boxes, double budget,
+                                              LiveBoxes& live, std::span<const Id> ids, PairManager& pairs) {
+  const std::size_t m = moved.size();
+  Walked w;
+  while (w.done < m) {
+    const Slot a = moved[w.done];
+    const Box3& box = boxes[w.done];
+    w.displacement += moved_by(live.value<0>(a), box);
+    live.value<0>(a) = box;
+    widen_extent(box);
+    if (axes_ == 3) {
+      w.swaps += move_on_axis<0, 1>(a, box, ids, pairs) + move_on_axis<1, 2>(a, box, ids, pairs) +
+                 move_on_axis<2, 0>(a, box, ids, pairs);
+    } else {
+      w.swaps += move_on_axis<0, 1>(a, box, ids, pairs) + move_on_axis<1, 0>(a, box, ids, pairs);
+    }
+    ++w.done;
+    if (walk_over_budget(double(w.swaps), w.done, m, budget)) break;
+  }
+  return w;
+}
+
+// Moves box a's two endpoints on axis K (cross axis C) to the box's new
+// bounds. The one that moves outward goes first, so the interval stays
+// valid throughout.
+template <int K, int C>
+std::uint64_t SapEndpoints::move_on_axis(Slot a, const Box3& box, std::span<const Id> ids, PairManager& pairs) {
+  const std::uint32_t cross_min = float_key(box.min[C]), cross_max = float_key(box.max[C]);
+  const Entry lo{make_endpoint(float_key(box.min[K]), a, false), cross_min, cross_max};
+  const Entry hi{make_endpoint(float_key(box.max[K]), a, true), cross_min, cross_max};
+  const std::uint32_t old_min_key = endpoint_key(axis_[K][pos_[K][2 * a]].word);
+  if (endpoint_key(lo.word) > old_min_key)
+    return walk<K, C, true>(a, hi, ids, pairs) + walk<K, C, false>(a, lo, ids, pairs);
+  return walk<K, C, false>(a, lo, ids, pairs) + walk<K, C, true>(a, hi, ids, pairs);
+}
+
+// Moves one endpoint of box a on axis K to its new place, swapping it past
+// its neighbours (I.3, "update rules"), and returns the swaps. On each swap
+// with an endpoint of the other kind, of box b:
+//   going down, a min passes a max: a and b start overlapping on K -> add
+//               a max passes a min: they stop                      -> remove
+//   going up,   a max passes a min: start -> add; a min passes a max: stop -> remove
+// provided a and b overlap on the two other axes: on the cross axis C by the
+// keys b's entry carries, on the remaining axis R by endpoint indices, read
+// only when C passes. Either way the pair manager ends up exact: a pair
+// removed did overlap, a pair added did not.
+// The entry written at the end carries a's new bounds on C: no other box
+// walks before all of a's axes are done.
+template <int K, int C, bool kMax>
+std::uint32_t SapEndpoints::walk(Slot a, Entry moving, std::span<const Id> ids, PairManager& pairs) {
+  constexpr int R = 3 - K - C;
+  constexpr std::uint32_t kOther = kMax ? 0 : 1;  // the kind whose passing flips overlap
+  Entry* const arr = axis_[K].data();
+  std::uint32_t* const pos = pos_[K].data();
+  const std::uint32_t* const pos_r = pos_[R].data();
+  // a's bounds on C and R as they stand now (walked or not yet): they do not
+  // change while it walks on K.
+  const std::uint32_t c_min = endpoint_key(axis_[C][pos_[C][2 * a]].word);
+  const std::uint32_t c_max = endpoint_key(axis_[C][pos_[C][2 * a + 1]].word);
+  const std::uint32_t r_min = pos_r[2 * a], r_max = pos_r[2 * a + 1];
+  const auto overlaps_r = [&](Slot b) { return r_min < pos_r[2 * b + 1] && pos_r[2 * b] < r_max; };
+
+  const std::uint32_t from = pos[2 * a + kMax];
+  std::uint32_t i = from;
+  if (rank_ceiling(moving.word) < arr[i - 1].word) {
+    do {  // down: the neighbour below moves up one place
+      const Entry passed = arr[i - 1];
+      arr[i] = passed;
+      pos[pos_index(passed.word)] = i;
+      if (kind_and_cross_overlap(passed, kOther, c_min, c_max)) [[unlikely]] {
+        const Slot b = endpoint_owner(passed.word);
+        if (overlaps_r(b)) {
+          if constexpr (kMax) {
+            pairs.remove(ids[a], ids[b]);
+          } else {
+            pairs.add(ids[a], ids[b]);
+          }
+        }
+      }
+      --i;
+    } while (rank_ceiling(moving.word) < arr[i - 1].word);
+  } else {
+    while (arr[i + 1].word < rank_floor(moving.word)) {  // up: the neighbour above moves down
+      const Entry passed = arr[i + 1];
+      arr[i] = passed;
+      pos[pos_index(passed.word)] = i;
+      if (kind_and_cross_overlap(passed, kOther, c_min, c_max)) [[unlikely]] {
+        const Slot b = endpoint_owner(passed.word);
+        if (overlaps_r(b)) {
+          if constexpr (kMax) {
+            pairs.add(ids[a], ids[b]);
+          } else {
+            pairs.remove(ids[a], ids[b]);
+          }
+        }
+      }
+      ++i;
+    }
+  }
+  arr[i] = moving;
+  pos[2 * a + kMax] = i;
+  return i > from ? i - from : from - i;
+}
+
+void SapEndpoints::widen_extent(const Box3& box) {
+  for (int k = 0; k < axes_; ++k) extent_[k] = std::max(extent_[k], extent_of(box.min[k], box.max[k]));
+}
+
+// ---------------------------------------------------------------------------
+// Additions and removals (I.4b, I.4c, I.5b).
+
+SapEndpoints::SapEndpoints(int dims) : axes_(dims == 2 ? 2 : 3) {
+  if (axes_ == 2) cross_ = {1, 0, 0};
+  for (std::vector<Entry>& a : axis_) a = {Entry{kLowSentinel}, Entry{kHighSentinel}};
+}
+
+void SapEndpoints::add(std::span<const Slot> added, std::span<const Box3> boxes) {
+  std::size_t slots = pos_[0].size() / 2;
+  for (const Slot s : added) slots = std::max(slots, std::size_t{s} + 1);
+  if (2 * slots > pos_[0].size()) {
+    for (std::vector<std::uint32_t>& p : pos_) p.resize(2 * slots);
+  }
+  for (std::size_t j = 0; j < added.size(); ++j) {
+    const Slot s = added[j];
+    pos_[2][2 * s] = 0;  // the z indices of 2D input: every box overlaps every other on z
+    pos_[2][2 * s + 1] = 1;
+    widen_extent(boxes[j]);
+  }
+}
+
+// Tags the removed boxes' entries in every axis array, which merge_axis()
+// then leaves out. Until then the walks pass tagged entries like any other,
+// but no overlap starts or stops with them: their cross bounds overlap
+// nothing.
+void SapEndpoints::tag(std::span<const Slot> removed) {
+  for (int k = 0; k < axes_; ++k) {
+    for (const Slot s : removed) {
+      for (const std::uint32_t i : {pos_[k][2 * s], pos_[k][2 * s + 1]}) {
+        axis_[k][i].cross_min = kDeadCrossMin;
+        axis_[k][i].cross_max = kDeadCrossMax;
+      }
+    }
+  }
+}
+
+void SapEndpoints::merge(const LiveBoxes& live, std::size_t first_new, bool tagged) {
+  for (int k = 0; k < axes_; ++k) merge_axis(live, k, first_new, tagged);
+}
+
+// The entry of the min or max on axis k of the box at dense index d.
+SapEndpoints::Entry SapEndpoints::make_entry(const LiveBoxes& live, int k, std::size_t d, bool is_max) const {
+  const Box3& b = live.values<0>()[d];
+  const int c = cross_[k];
+  return Entry{make_endpoint(float_key(is_max ? b.max[k] : b.min[k]), live.slot(d), is_max), float_key(b.min[c]),
+               float_key(b.max[c])};
+}
+
+// Brings axis k up to date after removals and additions (I.4b, I.5b): the
+// new endpoints (dense indices from first_new on) are presorted, then one
+// forward pass merges them with the old entries into the spare array,
+// leaving the tagged entries out, and the arrays swap. Positions are written
+// only for entries whose index changes. No overlap tests here.
+void SapEndpoints::merge_axis(const LiveBoxes& live, int k, std::size_t first_new, bool tagged) {
+  pending_.clear();
+  for (std::size_t d = first_new; d < live.size(); ++d) pending_.push_back(make_entry(live, k, d, false));
+  for (std::size_t d = first_new; d < live.size(); ++d) pending_.push_back(make_entry(live, k, d, true));
+  sort_by_key(pending_, spare_);
+
+  const std::vector<Entry>& old = axis_[k];
+  rebuilt_.resize(2 * live.size() + 2);
+  const Entry* const in = old.data();
+  const Entry* const fresh = pending_.data();
+  Entry* const out = rebuilt_.data();
+  std::uint32_t* const pos = pos_[k].data();
+  const std::size_t last = old.size() - 1, m = pending_.size();  // old[last]: the high sentinel
+  out[0] = in[0];
+  std::size_t i = 1, j = 0, to = 1;
+  for (;;) {
+    const Entry e = in[i];
+    // A new endpoint goes before old ones of higher rank; every new rank is below the sentinel's.
+    if (j < m && rank_less(fresh[j].word, e.word)) {
+      out[to] = fresh[j++];
+      pos[pos_index(out[to].word)] = static_cast<std::uint32_t>(to);
+      ++to;
+      continue;
+    }
+    if (i == last) break;
+    ++i;
+    if (tagged && e.cross_min > e.cross_max) continue;
+    out[to] = e;
+    if (to != i - 1) pos[pos_index(e.word)] = static_cast<std::uint32_t>(to);
+    ++to;
+  }
+  out[to] = in[last];
+  axis_[k].swap(rebuilt_);
+}
+
+// Pairs each new box with the old boxes it overlaps by scanning one axis
+// array, the one where that is shortest, up to a's max. An old box b
+// overlaps new box a on axis k iff (by indices) b's min lies inside a's
+// interval, or b's min lies below a's min and b's max inside a's interval,
+// or b's interval contains a's. In the last case b is longer than a, and as
+// no box is longer than extent_[k], b's min lies above a's max less
+// extent_[k]: the scan starts there, or at a's min if that is lower (for
+// boxes of one size, at a's min). The two other axes are tested as in the
+// walks. Declines (false, before pairing anything) when the scans would cost
+// more than box pruning.
+bool SapEndpoints::scan_added(const LiveBoxes& live, std::size_t first_new, double budget, std::span<const Id> ids,
+                              PairManager& pairs, double& scan_length) {
+  const std::size_t m = live.size() - first_new;
+  double planned = 0;
+  scan_plan_.clear();
+  for (std::size_t d = first_new; d < live.size(); ++d) {
+    ScanPlan best{0, 0};
+    std::uint32_t shortest = std::numeric_limits<std::uint32_t>::max();
+    for (int k = 0; k < axes_; ++k) {
+      const std::uint32_t from = scan_start(live, k, d);
+      const std::uint32_t length = pos_[k][2 * live.slot(d) + 1] - from;
+      if (length < shortest) shortest = length, best = {k, from};
+    }
+    scan_plan_.push_back(best);
+    planned += shortest;
+    if (planned > budget) {
+      scan_length = planned / double(scan_plan_.size());
+      return false;
+    }
+  }
+  scan_length = planned / double(m);
+  for (std::size_t j = 0; j < m; ++j)
+    scan_pairs(live, scan_plan_[j].axis, first_new + j, first_new, scan_plan_[j].from, ids, pairs);
+  return true;
+}
+
+// The first index on axis k from which scan_pairs() finds the old boxes
+// overlapping the box at dense index d: its min's, or the lowest entry whose
+// key is at least the box's max less extent_[k] if that is lower, found by
+// galloping down from the box's min.
+std::uint32_t SapEndpoints::scan_start(const LiveBoxes& live, int k, std::size_t d) const {
+  const Entry* const arr = axis_[k].data();
+  const std::uint32_t bound = float_key(reach_below(live.values<0>()[d].max[k], extent_[k]));
+  std::uint32_t hi = pos_[k][2 * live.slot(d)], step = 1, lo = 0;
+  if (endpoint_key(arr[hi].word) < bound) return hi;  // no longer box reaches below a's min
+  while (step < hi && endpoint_key(arr[hi - step].word) >= bound) {
+    hi -= step;
+    step *= 2;
+  }
+  if (step < hi) lo = hi - step;  // else lo = 0: the low sentinel, below every bound
+  while (hi - lo > 1) {           // key(arr[lo]) < bound <= key(arr[hi])
+    const std::uint32_t mid = lo + (hi - lo) / 2;
+    (endpoint_key(arr[mid].word) < bound ? lo : hi) = mid;
+  }
+  return hi;
+}
+
+// Scans axis k from `from` up to the max of the new box at dense index d and
+// adds its pairs with the old boxes whose mins it meets.
+void SapEndpoints::scan_pairs(const LiveBoxes& live, int k, std::size_t d, std::size_t first_new, std::uint32_t from,
+                              std::span<const Id> ids, PairManager& pairs) const {
+  const Slot a = live.slot(d);
+  const Box3& box = live.values<0>()[d];
+  const Entry* const arr = axis_[k].data();
+  const std::uint32_t* const pos = pos_[k].data();
+  const std::uint32_t a_min = pos[2 * a], a_max = pos[2 * a + 1];
+  const int c = cross_[k], r = 3 - k - c;
+  const std::uint32_t c_min = float_key(box.min[c]), c_max = float_key(box.max[c]);
+  const std::uint32_t* const pos_r = pos_[r].data();
+  const std::uint32_t r_min = pos_r[2 * a], r_max = pos_r[2 * a + 1];
+  // Each candidate that passes the cross axis costs a few reads at random
+  // places: the remaining axis first, the most selective.
+  const auto overlaps_r = [&](Slot b) { return r_min < pos_r[2 * b + 1] && pos_r[2 * b] < r_max; };
+  // Below a's min: mins of boxes that contain a's interval.
+  for (std::uint32_t i = from; i < a_min; ++i) {
+    if (!kind_and_cross_overlap(arr[i], 0, c_min, c_max)) continue;
+    const Slot b = endpoint_owner(arr[i].word);
+    if (!overlaps_r(b) || pos[2 * b + 1] < a_max) continue;
+    if (live.index(b) < first_new) pairs.add(ids[a], ids[b]);  // new pairs come from complete pruning
+  }
+  // Inside a's interval: any min, and the maxes of boxes whose min is below a's.
+  for (std::uint32_t i = a_min + 1; i < a_max; ++i) {
+    const Entry& e = arr[i];
+    if (!cross_overlap(e, c_min, c_max)) continue;
+    const Slot b = endpoint_owner(e.word);
+    if (!overlaps_r(b) || (endpoint_kind(e.word) == 1 && pos[2 * b] > a_min)) continue;
+    if (live.index(b) < first_new) pairs.add(ids[a], ids[b]);
+  }
+}
+
+// Rebuilds every endpoint array from the live boxes: all mins, then all
+// maxes, radix-sorted by key (so min before max at equal keys).
+void SapEndpoints::restore(const LiveBoxes& live) {
+  const std::size_t n = live.size();
+  extent_ = {};
+  for (const Box3& b : live.values<0>()) widen_extent(b);
+  for (int k = 0; k < axes_; ++k) {
+    pending_.clear();
+    for (std::size_t d = 0; d < n; ++d) pending_.push_back(make_entry(live, k, d, false));
+    for (std::size_t d = 0; d < n; ++d) pending_.push_back(make_entry(live, k, d, true));
+    sort_by_key(pending_, spare_);
+    std::vector<Entry>& arr = axis_[k];
+    arr.clear();
+    arr.push_back(Entry{kLowSentinel});
+    arr.insert(arr.end(), pending_.begin(), pending_.end());
+    arr.push_back(Entry{kHighSentinel});
+    std::uint32_t* const pos = pos_[k].data();
+    for (std::uint32_t i = 1; i + 1 < arr.size(); ++i) pos[pos_index(arr[i].word)] = i;
+  }
+  current_ = true;
+}
+
+// ---------------------------------------------------------------------------
+
+std::size_t SapEndpoints::memory_bytes() const {
+  std::size_t bytes = (pending_.capacity() + spare_.capacity() + rebuilt_.capacity()) * sizeof(Entry);
+  for (const std::vector<Entry>& a : axis_) bytes += a.capacity() * sizeof(Entry);
+  for (const std::vector<std::uint32_t>& p : pos_) bytes += p.capacity() * sizeof(std::uint32_t);
+  return bytes;
+}
+
+// With current_, each axis k < axes_ holds kLowSentinel, the 2n endpoints
+// of the live boxes, kHighSentinel, with ranks (key, min before max) never
+// decreasing; each entry's key is the sortable key of its box's bound, its
+// cross bounds those of the box on axis cross_[k], and pos_[k] points back
+// to it. Hence each box's min index is below its max index, and indices
+// compare like closed-interval bounds. extent_[k] is at least every live
+// box's extent on k. With 2D input, every live slot's z indices are (0, 1).
+bool SapEndpoints::validate(const LiveBoxes& live) const {
+  const std::size_t n = live.size();
+  for (std::size_t d = 0; d < n; ++d) {
+    const Slot s = live.slot(d);
+    if (axes_ == 2 && (pos_[2][2 * s] != 0 || pos_[2][2 * s + 1] != 1)) return false;
+  }
+  if (current_) {
+    for (int k = 0; k < axes_; ++k) {
+      const std::vector<Entry>& arr = axis_[k];
+      if (arr.size() != 2 * n + 2 || arr.front().word != kLowSentinel || arr.back().word != kHighSentinel) return false;
+      const int c = cross_[k];
+      for (std::uint32_t i = 1; i + 1 < arr.size(); ++i) {
+        const Endpoint e = arr[i].word;
+        if (rank_less(e, arr[i - 1].word) || !rank_less(kLowSentinel, e) || !rank_less(e, kHighSentinel)) return false;
+        const Slot s = endpoint_owner(e);
+        if (!live.contains(s) || pos_[k][pos_index(e)] != i) return false;
+        const Box3& b = live.values<0>()[live.index(s)];
+        if (endpoint_key(e) != float_key(endpoint_kind(e) ? b.max[k] : b.min[k])) return false;
+        if (arr[i].cross_min != float_key(b.min[c]) || arr[i].cross_max != float_key(b.max[c])) return false;
+      }
+      for (std::size_t d = 0; d < n; ++d) {
+        const Slot s = live.slot(d);
+        if (pos_[k][2 * s] >= pos_[k][2 * s + 1]) return false;
+        if (extent_of(live.values<0>()[d].min[k], live.values<0>()[d].max[k]) > extent_[k]) return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace sapling::builtin

@@ -1,0 +1,121 @@
+// sap's structure: the sorted endpoint arrays of Terdiman 2007, part I
+// (sections I.3-I.5b, appendix B), one per axis, and what is done to them:
+// walking moved boxes by adjacent swaps (pairs flip as endpoints pass),
+// merging new boxes and compacting removed ones in one pass per axis,
+// scanning for a new box's pairs, rebuilding from scratch, validating.
+// The boxes, ids and pairs stay with the owner (sap.cpp) and are passed in;
+// the owner's policy (sap_policy.hpp) says when to do what. Invariants and
+// cost: sap.cpp's opening comment.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "detail/slot_map.hpp"
+#include "sapling/algorithm.hpp"
+#include "sapling/box.hpp"
+#include "sapling/pair_manager.hpp"
+
+namespace sapling::builtin {
+
+/// The live boxes as sap keeps them: slots packed densely, one box each.
+using LiveBoxes = detail::SlotMap<Box3>;
+
+/// The endpoint arrays of the persistent sweep-and-prune.
+class SapEndpoints {
+ public:
+  /// The endpoint word: the sortable key of the coordinate in the upper 32
+  /// bits, then the min/max flag (bit 31), then the owner's slot. Endpoints
+  /// are ordered by (key, flag), the upper 33 bits, so at equal keys a min
+  /// comes before a max; the owner bits play no part in the order.
+  using Endpoint = std::uint64_t;
+
+  /// An endpoint as the axis arrays hold it, with its owner's bounds on one
+  /// other axis (the array's "cross axis") as sortable keys: a swap tests
+  /// that axis from the array itself, and looks further only when the two
+  /// boxes overlap there. 16 bytes.
+  struct Entry {
+    Endpoint word = 0;
+    std::uint32_t cross_min = 0;
+    std::uint32_t cross_max = 0;
+  };
+
+  /// What walk_moves() did.
+  struct Walked {
+    std::size_t done = 0;     ///< moved boxes walked, from the first
+    std::uint64_t swaps = 0;  ///< swaps they took
+    double displacement = 0;  ///< how far they moved, summed (moved_by())
+  };
+
+  /// Empty arrays (sentinels only) for 2D (`dims` 2) or 3D input.
+  explicit SapEndpoints(int dims);
+
+  /// Whether the arrays describe the live boxes (false after set_stale(),
+  /// until restore()).
+  bool current() const noexcept { return current_; }
+  /// Marks the arrays out of date: the boxes changed without them.
+  void set_stale() noexcept { current_ = false; }
+
+  /// Makes room for the added slots and widens the extents to their boxes.
+  void add(std::span<const Slot> added, std::span<const Box3> boxes);
+  /// Widens the extents to one box's.
+  void widen_extent(const Box3& box);
+  /// Tags the removed boxes' entries (before they leave `live`), which
+  /// merge() then leaves out; until then no overlap starts or stops with them.
+  void tag(std::span<const Slot> removed);
+
+  /// Walks the moved boxes one by one, writing their new boxes into `live`
+  /// and flipping pairs in `pairs` as endpoints pass; stops early when the
+  /// swaps run over `budget` or are on course to (walk_over_budget()).
+  Walked walk_moves(std::span<const Slot> moved, std::span<const Box3> boxes, double budget, LiveBoxes& live,
+                    std::span<const Id> ids, PairManager& pairs);
+  /// Brings every axis up to date after removals (with `tagged`) and
+  /// additions (dense indices from `first_new` on).
+  void merge(const LiveBoxes& live, std::size_t first_new, bool tagged);
+  /// Adds the pairs of the new boxes (dense indices from `first_new` on)
+  /// with the old ones by scanning the arrays around each, unless that
+  /// would scan more than `budget` entries: then false, nothing added.
+  /// `scan_length` gets the entries planned per new box.
+  bool scan_added(const LiveBoxes& live, std::size_t first_new, double budget, std::span<const Id> ids,
+                  PairManager& pairs, double& scan_length);
+  /// Rebuilds every array from the live boxes.
+  void restore(const LiveBoxes& live);
+
+  /// Whether the arrays, if current, describe `live` exactly.
+  bool validate(const LiveBoxes& live) const;
+  /// Bytes held.
+  std::size_t memory_bytes() const;
+
+ private:
+  template <int K, int C>
+  std::uint64_t move_on_axis(Slot a, const Box3& box, std::span<const Id> ids, PairManager& pairs);
+  template <int K, int C, bool kMax>
+  std::uint32_t walk(Slot a, Entry moving, std::span<const Id> ids, PairManager& pairs);
+  void merge_axis(const LiveBoxes& live, int k, std::size_t first_new, bool tagged);
+  Entry make_entry(const LiveBoxes& live, int k, std::size_t dense, bool is_max) const;
+  std::uint32_t scan_start(const LiveBoxes& live, int k, std::size_t dense) const;
+  void scan_pairs(const LiveBoxes& live, int k, std::size_t dense, std::size_t first_new, std::uint32_t from,
+                  std::span<const Id> ids, PairManager& pairs) const;
+
+  int axes_ = 3;                       // arrays kept: 2 for 2D input (z is always [0, 0])
+  std::array<int, 3> cross_{1, 2, 0};  // each array's cross axis (2D: x and y each other's)
+  std::array<std::vector<Entry>, 3> axis_;
+  // Where each live object's endpoints are: pos_[axis][2 * slot + 0] the
+  // index of its min in that axis' array, + 1 of its max. One array per axis
+  // keeps the stores of a walk in one small array.
+  std::array<std::vector<std::uint32_t>, 3> pos_;
+  std::array<double, 3> extent_{};      // per axis, at least the largest extent of a live box
+  bool current_ = true;                 // false after set_stale(), until restore()
+  std::vector<Entry> pending_, spare_;  // scratch: entries to merge, radix sort buffer
+  std::vector<Entry> rebuilt_;          // scratch: the axis array being rebuilt, swapped in
+  struct ScanPlan {
+    int axis;
+    std::uint32_t from;
+  };
+  std::vector<ScanPlan> scan_plan_;  // scratch: per new object, where scan_added() scans
+};
+
+}  // namespace sapling::builtin

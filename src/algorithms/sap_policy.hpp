@@ -1,0 +1,197 @@
+// sap's policy: which path a frame of the sweep-and-prune takes (walk the
+// moves, prune the changed boxes against the resting set, or recompute every
+// pair), chosen by one function over the frame's counts and the last
+// measurements, as in Tracy, Buss and Woods 2009, sections 3.2.1 and 4.
+// The structures it drives: sap_endpoints.hpp (the walk) and
+// resting_set.hpp; sap.cpp applies the choice.
+//
+// The model: each path's cost in nanoseconds, from the constants below, and
+// the cheapest wins. The walk's swaps are predicted from the last walk's
+// swaps per moved object (the mobility); a walk that runs over its budget
+// stops and the frame takes the fallback. Stale endpoint arrays (after a
+// frame not walked) are rebuilt only when that pays, or now and then to
+// measure the mobility again (a probe), at growing intervals while probes
+// fail. Pure arithmetic: no state, no allocation.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "sapling/box.hpp"
+
+namespace sapling::builtin {
+
+// What the parts of a frame cost, in nanoseconds, as measured with
+// `sapling run` on the tracy scene at 100k boxes (x86-64, one thread). Only
+// their ratios matter: they pick the cheaper path for each frame.
+// Where they come from and what they decide: docs/algorithms/sap.md, "Tuning".
+constexpr double kSwapNs = 4;              ///< one swap of a walk
+constexpr double kRecomputeNsPerBox = 50;  ///< box pruning of all boxes, and the pair manager's diff
+constexpr double kRestoreNsPerBox = 60;    ///< rebuilding the endpoint arrays
+constexpr double kRebuildNsPerBox = 20;    ///< rebuilding the arrays after removals or additions
+constexpr double kMergeNsPerNewBox = 300;  ///< a new box's endpoints sorted and merged, and its pairs found
+constexpr double kBipartiteNsPerBox = 35;  ///< bipartite box pruning of new boxes, per old box
+constexpr double kScanNsPerEntry = 1.5;    ///< scanning an array entry for a new box's pairs
+constexpr double kPrepareNsPerBox = 25;    ///< laying out the resting set
+constexpr double kQueryNsPerBox = 110;     ///< a changed box: its pairs dropped, sorted into the grid, paired
+constexpr double kRestingSweepNs = 5;      ///< a resting entry in a cell swept for the changed boxes
+constexpr double kActiveNsPerBox = 40;     ///< an active box not changed this frame, paired with the changed
+constexpr double kPairScanNs = 1.5;        ///< a current pair, scanned for the changed boxes' pairs
+/// Frames over which a new resting set must pay for itself.
+constexpr double kPrepareAmortization = 8;
+/// Moved objects walked before their swaps are extrapolated to all.
+constexpr std::size_t kProjectAfter = 32;
+/// Recomputed frames in a row before the incremental path is retried; the
+/// streak doubles after each failed retry, up to the maximum.
+constexpr std::uint32_t kMinProbeInterval = 4;
+constexpr std::uint32_t kMaxProbeInterval = 64;
+
+/// The paths of a frame.
+enum class SapPath : std::uint8_t {
+  kWalk,       ///< walk the moves, merge the additions, compact the removals (valid arrays)
+  kProbe,      ///< the same on stale arrays, rebuilt first, to measure the mobility again
+  kResting,    ///< prune the changed boxes against the resting set
+  kRecompute,  ///< find every pair again by box pruning
+};
+
+/// What sap measured in earlier frames, and its probe schedule.
+struct SapHistory {
+  double mobility = 0;                               ///< swaps per moved object, last walk
+  double walk_displacement = 0;                      ///< how far those objects moved, on average (moved_by())
+  double scan_length = 0;                            ///< entries scanned per new object, last planned
+  std::uint32_t recompute_streak = 0;                ///< frames in a row not walked with stale arrays
+  std::uint32_t probe_interval = kMinProbeInterval;  ///< streak length after which a probe is due
+};
+
+/// A frame's counts, as they stand before the frame is applied.
+struct SapFrameCounts {
+  std::size_t kept = 0;           ///< live boxes that stay (live minus removed)
+  std::size_t added = 0;          ///< boxes added
+  std::size_t removed = 0;        ///< boxes removed
+  std::size_t moved = 0;          ///< boxes moved
+  std::size_t pairs = 0;          ///< current pairs
+  bool arrays_valid = true;       ///< whether the endpoint arrays are up to date
+  std::size_t active = 0;         ///< active boxes of the resting set (moved or added since it was laid out)
+  std::size_t dead_resting = 0;   ///< laid-out boxes since moved or removed
+  std::size_t resting = 0;        ///< boxes laid out in the resting set's grid
+  std::size_t resting_cells = 0;  ///< that grid's cells
+};
+
+/// The choice for one frame.
+struct SapChoice {
+  SapPath path = SapPath::kWalk;           ///< the path to take
+  SapPath fallback = SapPath::kRecompute;  ///< kResting or kRecompute: where a walk that stops goes
+  bool stale = false;                      ///< stale arrays not worth rebuilding: counts toward the probe streak
+  bool prepare = false;                    ///< the resting path lays out a new resting set first
+  double swap_budget = 0;                  ///< swaps the walk may spend before the fallback is cheaper
+  double probe_budget_ns = 0;              ///< kProbe: what the probe's walk must stay under (walk_could_pay())
+};
+
+/// Whether the resting path should lay out a new resting set first: when the
+/// active boxes that did not change this frame, paired again every frame,
+/// and the dead entries, swept every frame, would soon cost more.
+inline bool wants_preparation(const SapFrameCounts& f) noexcept {
+  const std::size_t changed = f.moved + f.added, live = f.kept + f.added;
+  const double idle = double(f.active - changed);
+  const double waste = kActiveNsPerBox * idle + kRestingSweepNs * double(f.dead_resting);
+  return waste * kPrepareAmortization > kPrepareNsPerBox * double(live);
+}
+
+/// What the resting path would cost (ns).
+inline double resting_cost(const SapFrameCounts& f) noexcept {
+  const std::size_t changed = f.moved + f.added, live = f.kept + f.added;
+  double ns = kPairScanNs * double(f.pairs) + kQueryNsPerBox * double(changed);
+  double resting = double(f.resting), cells = double(std::max<std::size_t>(1, f.resting_cells));
+  if (wants_preparation(f)) {
+    ns += kPrepareNsPerBox * double(live - changed);
+    resting = double(live - changed);
+    cells = std::max(1.0, resting / 256);  // a guess: the grid is not chosen yet
+  } else {
+    ns += kActiveNsPerBox * double(f.active - changed);
+  }
+  // The query boxes land in about one cell each, whose resting entries are swept.
+  return ns + kRestingSweepNs * resting * std::min(1.0, double(changed) / cells);
+}
+
+/// Picks the frame's path: the cheapest of recomputing, the resting set and
+/// the walk (compaction, merging and pairing of the new boxes, and the swaps
+/// predicted from the last measured mobility). With stale arrays the walk
+/// must also pay for rebuilding them soon, else it is only a probe when one
+/// is due; the caller confirms a probe with walk_could_pay().
+inline SapChoice choose_sap_path(const SapFrameCounts& f, const SapHistory& h) noexcept {
+  const double n = double(f.kept);
+  const double recompute_ns = kRecomputeNsPerBox * double(f.kept + f.added);
+  const double resting_ns = resting_cost(f);
+  // Leaving the walk with valid arrays makes them stale: a later walk pays
+  // for rebuilding them, counted here spread over a few frames.
+  const double stale_ns = f.arrays_valid ? kRestoreNsPerBox * n / kPrepareAmortization : 0.0;
+  const double alternative_ns = std::min(recompute_ns, resting_ns) + stale_ns;
+  double churn_ns = f.removed == 0 && f.added == 0 ? 0.0 : kRebuildNsPerBox * n;
+  churn_ns += kMergeNsPerNewBox * double(f.added);
+  if (f.added != 0) {
+    const double scan_ns = kScanNsPerEntry * h.scan_length * double(f.added);
+    churn_ns += std::min(kBipartiteNsPerBox * n, scan_ns);
+  }
+  const double incremental_ns = churn_ns + kSwapNs * h.mobility * double(f.moved);
+
+  SapChoice c;
+  c.fallback = resting_ns <= recompute_ns ? SapPath::kResting : SapPath::kRecompute;
+  c.path = incremental_ns <= alternative_ns ? SapPath::kWalk : c.fallback;
+  c.prepare = wants_preparation(f);
+  if (!f.arrays_valid && incremental_ns + kRestoreNsPerBox * n > alternative_ns &&
+      incremental_ns > alternative_ns / 2) {
+    // Stale arrays, and rebuilding them would not pay for itself soon: only
+    // now and then, to measure the mobility again (a probe), and only when
+    // the swaps could decide it.
+    c.stale = true;
+    const bool due = h.recompute_streak + 1 >= h.probe_interval;
+    c.path = due && f.moved != 0 && churn_ns < alternative_ns ? SapPath::kProbe : c.fallback;
+    c.probe_budget_ns = alternative_ns - churn_ns;
+  }
+  // Swaps the walk can afford before another path is cheaper.
+  c.swap_budget = std::max(0.0, (alternative_ns - churn_ns) / kSwapNs);
+  return c;
+}
+
+/// How far a box moved: the sum over axes of how far each bound moved.
+inline double moved_by(const Box3& from, const Box3& to) noexcept {
+  double d = 0;
+  for (int k = 0; k < 3; ++k) {
+    if (from.min[k] != to.min[k]) d += std::abs(double(to.min[k]) - double(from.min[k]));
+    if (from.max[k] != to.max[k]) d += std::abs(double(to.max[k]) - double(from.max[k]));
+  }
+  return d;
+}
+
+/// Whether a probe's walk of `moved` objects, which moved `displacement` on
+/// average (a sample), might cost less than `budget_ns`: the last walk's
+/// swaps scaled by how far the objects move now against then, so that a
+/// probe, which first rebuilds the arrays, is spent only when the motion has
+/// calmed down.
+inline bool walk_could_pay(const SapHistory& h, double displacement, std::size_t moved, double budget_ns) noexcept {
+  if (!(h.walk_displacement > 0) || !std::isfinite(h.walk_displacement)) return true;  // nothing to scale
+  const double swaps = h.mobility * displacement / h.walk_displacement;
+  return std::isfinite(swaps) && kSwapNs * swaps * double(moved) < budget_ns;
+}
+
+/// Whether a walk that has spent `swaps` on the first `done` of `moved`
+/// objects stops: over its budget, or on course to be.
+inline bool walk_over_budget(double swaps, std::size_t done, std::size_t moved, double budget) noexcept {
+  return done < moved && (swaps > budget || (done >= kProjectAfter && swaps * double(moved) > budget * double(done)));
+}
+
+/// The probe interval after a probe: back to the minimum when its walk
+/// finished, else doubled, up to the maximum.
+inline std::uint32_t next_probe_interval(bool walked, std::uint32_t interval) noexcept {
+  return walked ? kMinProbeInterval : std::min(2 * interval, kMaxProbeInterval);
+}
+
+/// Old boxes' worth of array entries that new boxes may scan for their
+/// pairs before bipartite box pruning of them is cheaper.
+inline double scan_budget_entries(std::size_t old_boxes) noexcept {
+  return kBipartiteNsPerBox * double(old_boxes) / kScanNsPerEntry;
+}
+
+}  // namespace sapling::builtin

@@ -223,6 +223,14 @@ inline Cand query_form(const Entry& e, float line) {
   return {{e.x_min, e.y_min, e.t_min, 0, -e.x_max, -e.y_max, -e.t_max, line}};
 }
 inline Cand stored_form(const Entry& e) { return {{e.x_max, e.y_max, e.t_max, 0, -e.x_min, -e.y_min, -e.t_min, kInf}}; }
+// The stored form after a cell's last rank: below every query in no lane, so it overlaps nothing.
+inline Cand sentinel_form() { return {{-kInf, -kInf, -kInf, -kInf, -kInf, -kInf, -kInf, -kInf}}; }
+
+// The lanes the sweep reads, by name (as prune_loop.hpp names its own).
+inline float query_t_min(const Cand& q) { return q.v[2]; }
+inline float query_line(const Cand& q) { return q.v[7]; }
+inline float stored_x_max(const Cand& c) { return c.v[0]; }
+inline float stored_t_min(const Cand& c) { return -c.v[6]; }
 
 // The stored form of a query form.
 inline Cand stored_of(const Cand& q) {
@@ -311,6 +319,14 @@ class DualAxisSweep final : public OneShotComplete {
   void count(std::span<const Box3> boxes);
   void bucket(std::span<const Box3> boxes);
   void sweep_cells(std::vector<IndexPair>& out);
+  // A cell's fine bins: x over its own entries' x.min, y over its regular entries' y.min.
+  struct CellBins {
+    Bins x, y;
+  };
+  static void activate(CellArrays& w, std::uint32_t rank, const Cand& c, std::uint32_t index);
+  std::uint32_t count_bins(CellArrays& w, std::span<const Entry> in, const CellBins& bins) const;
+  void place_entries(CellArrays& w, std::span<const Entry> in, const CellBins& bins, const CellStats& st,
+                     std::uint32_t straddlers) const;
   void sweep_cell(CellArrays& w, std::uint32_t cell, std::vector<IndexPair>& out) const;
 
   Plan plan_;
@@ -433,164 +449,179 @@ void DualAxisSweep::count(std::span<const Box3> boxes) {
   }
 }
 
-// The dual-axis sweep of one cell (see the file comment).
-[[gnu::noinline]] void DualAxisSweep::sweep_cell(CellArrays& w, std::uint32_t cell, std::vector<IndexPair>& out) const {
-  const Entry* in = entries_.data() + start_[cell];
-  const std::uint32_t m = start_[cell + 1] - start_[cell];
-  const CellStats& st = stats_[cell];
-  if (m < 2 || st.own == 0) return;
-  const Bins fine_x = Bins::over(st.x_lo, st.x_hi, std::clamp<std::uint32_t>(st.own / kOwnPerXBin, 1, kMaxFineBins));
-  const Bins fine_y =
-      Bins::over(st.y_lo, st.y_hi, std::clamp<std::uint32_t>(st.regular / kRanksPerYBin, 1, kMaxFineBins));
-  const std::uint32_t slab = cell / strips_.count;
+// The fine y bin from which a query of a box at y_min walks S: any regular b
+// meeting it on y has b.y.min >= y_min - W (W the cell's widest regular y
+// extent, rounded up); that bound's bin in double, less one to cover the
+// float map's error (far below a bin while it has at most kMaxFineBins bins).
+inline std::uint32_t widened_first_bin(const Bins& fine_y, float y_min, double widest) {
+  if (fine_y.count == 1) return 0;
+  const double d =
+      std::min((double(y_min) - widest - double(fine_y.origin)) * double(fine_y.scale), double(fine_y.count));
+  return d >= 1 ? static_cast<std::uint32_t>(d) - 1 : 0;
+}
 
-  // Counting sorts: own entries by fine x bin after the straddlers; regular
-  // entries by fine y bin, which makes their y ranks.
-  w.x_start.assign(fine_x.count + 1, 0);
-  w.x_line.assign(fine_x.count, kInf);
-  w.y_start.assign(fine_y.count + 1, 0);
+// Activation: a box enters S at its y rank, or, an outlier, the list of outliers met.
+[[gnu::always_inline]] inline void DualAxisSweep::activate(CellArrays& w, std::uint32_t rank, const Cand& c,
+                                                           std::uint32_t index) {
+  if (rank == kNoRank) {
+    w.outliers.push_back({c, index});
+  } else {
+    w.stored[rank] = c;
+    w.stored_index[rank] = index;
+    w.tree.insert(rank);
+  }
+}
+
+// Counting sorts' first pass: bin counts turned into bin starts, own entries
+// by fine x bin after the straddlers, regular entries by fine y bin (their y
+// ranks), and each x bin's least x.min; returns the number of straddlers.
+std::uint32_t DualAxisSweep::count_bins(CellArrays& w, std::span<const Entry> in, const CellBins& bins) const {
+  w.x_start.assign(bins.x.count + 1, 0);
+  w.x_line.assign(bins.x.count, kInf);
+  w.y_start.assign(bins.y.count + 1, 0);
   std::uint32_t straddlers = 0;
-  for (std::uint32_t k = 0; k < m; ++k) {
-    const Entry& e = in[k];
+  for (const Entry& e : in) {
     if (e.flags & kStraddler) {
       ++straddlers;
     } else {
-      const std::uint32_t bx = fine_x(e.x_min);
+      const std::uint32_t bx = bins.x(e.x_min);
       ++w.x_start[bx];
       w.x_line[bx] = std::min(w.x_line[bx], e.x_min);
     }
-    if (!(e.flags & kOutlier)) ++w.y_start[fine_y(e.y_min)];
+    if (!(e.flags & kOutlier)) ++w.y_start[bins.y(e.y_min)];
   }
   std::uint32_t sum = straddlers;
   for (std::uint32_t& v : w.x_start) sum += std::exchange(v, sum);
   sum = 0;
   for (std::uint32_t& v : w.y_start) sum += std::exchange(v, sum);
   w.y_next.assign(w.y_start.begin(), w.y_start.end());
+  return straddlers;
+}
 
-  // Each entry's query, in sweep order. W bounds every regular y extent of
-  // the cell from above (the rounded differences are within half an ulp of
-  // the true extents). lo: any regular b meeting a on y has b.y.min >=
-  // a.y.min - W; its bin, computed in float, is at least the bin of that
-  // bound computed in double less one (the float map errs by far less than
-  // a bin while it has at most kMaxFineBins bins).
+// Counting sorts' second pass: S emptied, straddlers activated at once (their
+// pairs with each other belong to earlier strips, and every own entry comes
+// after them), each own entry's query placed in sweep order with its sweep
+// line and its y rank range widened by W.
+void DualAxisSweep::place_entries(CellArrays& w, std::span<const Entry> in, const CellBins& bins, const CellStats& st,
+                                  std::uint32_t straddlers) const {
+  // W bounds every regular y extent of the cell from above (the rounded
+  // differences are within half an ulp of the true extents).
   const double widest = std::nextafter(st.widest, std::numeric_limits<double>::infinity());
-  const double y_origin = fine_y.origin, y_scale = fine_y.scale, y_bins = fine_y.count;
-  // The sweep's state. Straddlers go into S at once: their pairs with each
-  // other belong to earlier strips, and every own entry comes after them.
   w.tree.reset(st.regular);
-  // A sentinel after the ranks: overlaps nothing, never stored.
-  const std::uint32_t sentinel = st.regular;
   w.stored.resize(st.regular + 1);
   w.stored_index.resize(st.regular + 1);
-  w.stored[sentinel] = Cand{{-kInf, -kInf, -kInf, -kInf, -kInf, -kInf, -kInf, -kInf}};
+  w.stored[st.regular] = sentinel_form();  // never stored in S
   w.outliers.clear();
-  w.queries.resize(m - straddlers);
-  for (std::uint32_t k = 0; k < m; ++k) {
-    const Entry& e = in[k];
+  w.queries.resize(in.size() - straddlers);
+  for (const Entry& e : in) {
     const std::uint32_t index = e.index | ((e.flags & kSpansT) ? kSpanBit : 0);
-    const std::uint32_t rank = (e.flags & kOutlier) ? kNoRank : w.y_next[fine_y(e.y_min)]++;
+    const std::uint32_t rank = (e.flags & kOutlier) ? kNoRank : w.y_next[bins.y(e.y_min)]++;
     if (e.flags & kStraddler) {
-      if (rank == kNoRank) {
-        w.outliers.push_back({stored_form(e), index});
-      } else {
-        w.stored[rank] = stored_form(e);
-        w.stored_index[rank] = index;
-        w.tree.insert(rank);
-      }
+      activate(w, rank, stored_form(e), index);
       continue;
     }
-    const std::uint32_t bx = fine_x(e.x_min);
+    const std::uint32_t bx = bins.x(e.x_min);
     Query& q = w.queries[w.x_start[bx]++ - straddlers];
     q.q = query_form(e, w.x_line[bx]);
     q.index = index;
     q.rank = rank;
-    std::uint32_t lo = 0;
-    if (fine_y.count > 1) {
-      const double d = std::min((double(e.y_min) - widest - y_origin) * y_scale, y_bins);
-      lo = d >= 1 ? static_cast<std::uint32_t>(d) - 1 : 0;
-    }
-    q.lo = w.y_start[lo];
-    q.hi = w.y_start[fine_y(e.y_max) + 1];
+    q.lo = w.y_start[widened_first_bin(bins.y, e.y_min, widest)];
+    q.hi = w.y_start[bins.y(e.y_max) + 1];
   }
+}
 
-  // The sweep of the own entries.
-  // Hits are rare among candidates and unpredictable: they are gathered
-  // without a branch and emitted by the batch.
+// The dual-axis sweep of one cell (see the file comment): the own entries
+// in order of x.min, each querying S over its widened y range, then the
+// outliers met, then entering S itself.
+[[gnu::noinline]] void DualAxisSweep::sweep_cell(CellArrays& w, std::uint32_t cell, std::vector<IndexPair>& out) const {
+  const std::span<const Entry> in(entries_.data() + start_[cell], start_[cell + 1] - start_[cell]);
+  const CellStats& st = stats_[cell];
+  if (in.size() < 2 || st.own == 0) return;
+  const CellBins bins{
+      Bins::over(st.x_lo, st.x_hi, std::clamp<std::uint32_t>(st.own / kOwnPerXBin, 1, kMaxFineBins)),
+      Bins::over(st.y_lo, st.y_hi, std::clamp<std::uint32_t>(st.regular / kRanksPerYBin, 1, kMaxFineBins))};
+  place_entries(w, in, bins, st, count_bins(w, in, bins));
+  const std::uint32_t slab = cell / strips_.count, sentinel = st.regular;
+
+  // Reporting: a pair spanning slabs belongs to the slab of its overlap's low corner on t.
+  auto report = [&](std::uint32_t b_index, const Cand& b, std::uint32_t a_index, float a_t_min) {
+    if (((b_index | a_index) & kSpanBit) && slabs_(std::max(a_t_min, stored_t_min(b))) != slab) return;
+    out.push_back({b_index & ~kSpanBit, a_index & ~kSpanBit});
+  };
+  // Hits are rare among candidates and unpredictable: gathered without a branch, reported by the batch.
   std::uint32_t hits = 0;
-  auto flush = [&] {
+  auto report_hits = [&] {
     for (std::uint32_t h = 0; h < hits; ++h) {
       const Hit& x = w.hits[h];
-      const std::uint32_t b_index = w.stored_index[x.rank];
-      // A pair spanning slabs belongs to the slab of its overlap's low corner on t.
-      if (((b_index | x.index) & kSpanBit) && slabs_(std::max(x.t_min, -w.stored[x.rank].v[6])) != slab) continue;
-      out.push_back({b_index & ~kSpanBit, x.index & ~kSpanBit});
+      report(w.stored_index[x.rank], w.stored[x.rank], x.index, x.t_min);
     }
     hits = 0;
   };
-  for (const Query& a : w.queries) {
-    {
-      const float line = a.q.v[7];
-      auto emit = [&](std::uint32_t b_index, float b_t_min) {
-        // A pair spanning slabs belongs to the slab of its overlap's low corner on t.
-        if (((b_index | a.index) & kSpanBit) && slabs_(std::max(a.q.v[2], b_t_min)) != slab) return;
-        out.push_back({b_index & ~kSpanBit, a.index & ~kSpanBit});
+  // The per-candidate test, exact on x, y and t at once; true when b is behind the sweep line for good (expiry).
+  auto test = [&](const Query& a, float line, std::uint32_t r) {
+    const Cand& b = w.stored[r];
+    w.hits[hits] = {r, a.index, query_t_min(a.q)};
+    hits += overlap(a.q, b);
+    return stored_x_max(b) < line;
+  };
+  // A short range query: windows of 64 ranks, mostly empty, two candidates
+  // a step (past the last one, the sentinel), so that the loops mostly run
+  // once or not at all and their exits are predicted; expired ranks leave S.
+  auto query_windows = [&](const Query& a, float line) {
+    for (std::uint32_t lo = a.lo; lo < a.hi; lo += 64) {
+      const std::uint32_t len = std::min<std::uint32_t>(a.hi - lo, 64);
+      std::uint64_t bits = w.tree.window(lo) & (~std::uint64_t{0} >> (64 - len));
+      std::uint64_t expired = 0;
+      auto step = [&] {
+        const std::uint64_t low = bits & (~bits + 1);
+        const std::uint32_t r = bits != 0 ? lo + static_cast<std::uint32_t>(std::countr_zero(bits)) : sentinel;
+        bits ^= low;
+        expired |= test(a, line, r) ? low : 0;
       };
-      if (a.hi - a.lo <= kWindowedRange) {
-        // The common short range: windows of 64 ranks, mostly empty, and
-        // two candidates a step (past the last one, the sentinel), so that
-        // the loops mostly run once or not at all and their exits are
-        // predicted.
-        for (std::uint32_t lo = a.lo; lo < a.hi; lo += 64) {
-          const std::uint32_t len = std::min<std::uint32_t>(a.hi - lo, 64);
-          std::uint64_t bits = w.tree.window(lo) & (~std::uint64_t{0} >> (64 - len));
-          std::uint64_t drop = 0;
-          auto step = [&] {
-            const std::uint64_t low = bits & (~bits + 1);
-            const std::uint32_t r = bits != 0 ? lo + static_cast<std::uint32_t>(std::countr_zero(bits)) : sentinel;
-            bits ^= low;
-            const Cand& b = w.stored[r];
-            w.hits[hits] = {r, a.index, a.q.v[2]};
-            hits += overlap(a.q, b);
-            drop |= b.v[0] < line ? low : 0;  // behind the sweep line for good
-          };
-          while (bits != 0) {
-            step();
-            step();
-            if (hits >= kHitBuffer - 2) [[unlikely]]
-              flush();
-          }
-          w.tree.erase_window(lo, drop);
-        }
-      } else {
-        w.tree.filter(a.lo, a.hi, [&](std::uint32_t r) {
-          const Cand& b = w.stored[r];
-          w.hits[hits] = {r, a.index, a.q.v[2]};
-          hits += overlap(a.q, b);
-          if (hits >= kHitBuffer - 2) [[unlikely]]
-            flush();
-          return !(b.v[0] < line);  // else behind the sweep line for good
-        });
+      while (bits != 0) {
+        step();
+        step();
+        if (hits >= kHitBuffer - 2) [[unlikely]]
+          report_hits();
       }
-      for (std::size_t j = 0; j < w.outliers.size();) {
-        const Outlier& o = w.outliers[j];
-        if (o.c.v[0] < line) {
-          w.outliers[j] = w.outliers.back();
-          w.outliers.pop_back();
-          continue;
-        }
-        if (overlap(a.q, o.c)) emit(o.index, -o.c.v[6]);
-        ++j;
-      }
+      w.tree.erase_window(lo, expired);
     }
-    if (a.rank == kNoRank) {
-      w.outliers.push_back({stored_of(a.q), a.index});
+  };
+  // A long range query: the bitmap's summary skips empty stretches; expired ranks leave S.
+  auto query_filter = [&](const Query& a, float line) {
+    w.tree.filter(a.lo, a.hi, [&](std::uint32_t r) {
+      const bool expired = test(a, line, r);
+      if (hits >= kHitBuffer - 2) [[unlikely]]
+        report_hits();
+      return !expired;
+    });
+  };
+  // The outliers met: expired ones dropped, the others tested and reported at once.
+  auto query_outliers = [&](const Query& a, float line) {
+    for (std::size_t j = 0; j < w.outliers.size();) {
+      const Outlier& o = w.outliers[j];
+      if (stored_x_max(o.c) < line) {
+        w.outliers[j] = w.outliers.back();
+        w.outliers.pop_back();
+        continue;
+      }
+      if (overlap(a.q, o.c)) report(o.index, o.c, a.index, query_t_min(a.q));
+      ++j;
+    }
+  };
+
+  // The x sweep; `line` lies at or below x.min of a and of every later entry.
+  for (const Query& a : w.queries) {
+    const float line = query_line(a.q);
+    if (a.hi - a.lo <= kWindowedRange) {
+      query_windows(a, line);
     } else {
-      w.stored[a.rank] = stored_of(a.q);
-      w.stored_index[a.rank] = a.index;
-      w.tree.insert(a.rank);
+      query_filter(a, line);
     }
+    query_outliers(a, line);
+    activate(w, a.rank, stored_of(a.q), a.index);
   }
-  flush();
+  report_hits();
 }
 
 }  // namespace

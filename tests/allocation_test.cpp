@@ -100,6 +100,27 @@ TEST(Allocation, WarmFramesAllocateNothing) {
   }
 }
 
+// Staging grows the broad phase's per-slot arrays geometrically: a batch
+// of 100k additions allocates a few dozen times, not once per box (an
+// exact reserve(s + 1) per slot made mass insertion quadratic).
+TEST(Allocation, MassInsertionGrowsGeometrically) {
+  auto bp = BroadPhase::create("box-pruning");
+  const std::vector<Box3> boxes = random_boxes(100000, 3, 0.0f);
+  std::vector<Id> ids(boxes.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<Id>(i);
+  const std::size_t before = g_allocations.load();
+  ASSERT_TRUE(bp->add(ids, boxes));
+  EXPECT_LT(g_allocations.load() - before, 200u);
+  bp->update();
+  // And one box at a time, in 5,000 frames of one add each.
+  auto one_by_one = BroadPhase::create("sort-sweep");
+  const std::size_t start = g_allocations.load();
+  for (Id i = 0; i < 5000; ++i) {
+    ASSERT_TRUE(one_by_one->add(i, boxes[i]));
+  }
+  EXPECT_LT(g_allocations.load() - start, 300u);
+}
+
 // sap (issue 4, point 6): a part of the boxes moving, a few removed and
 // added each frame. Two sets of ids take turns being out, so once both
 // turns have run, every container has its size for good. Half the boxes

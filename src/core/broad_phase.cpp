@@ -8,6 +8,8 @@
 // - stamp_[s] == frame_ + 1 iff slot s has an operation staged this frame.
 #include "sapling/broad_phase.hpp"
 
+#include "detail/reserve.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -77,11 +79,12 @@ Slot BroadPhase::allocate_slot() {
     return s;
   }
   const auto s = static_cast<Slot>(id_of_slot_.size());
-  // Every array grows before any changes, so a failure leaves them equal.
-  id_of_slot_.reserve(s + 1);
-  state_.reserve(s + 1);
-  stamp_.reserve(s + 1);
-  box_of_slot_.reserve(s + 1);
+  // Every array grows (geometrically) before any changes, so a failure
+  // leaves them equal.
+  detail::reserve_geometric(state_, s + 1);
+  detail::reserve_geometric(stamp_, s + 1);
+  detail::reserve_geometric(box_of_slot_, s + 1);
+  detail::reserve_geometric(id_of_slot_, s + 1);
   id_of_slot_.push_back(0);
   state_.push_back(SlotState::kFree);
   stamp_.push_back(0);
@@ -211,7 +214,7 @@ const FrameDelta& BroadPhase::update() {
     // Whatever can fail comes before the first change to the broad phase's
     // own state; a failure leaves the frame staged and the pairs as they
     // were, and only the algorithm, whose state is then lost, is remade.
-    free_slots_.reserve(free_slots_.size() + removed_.size() + added_.size());
+    detail::reserve_geometric(free_slots_, free_slots_.size() + removed_.size() + added_.size());
     try {
       if (remake_algorithm_) {
         apply_to_fresh_algorithm();

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "detail/radix_sort.hpp"
+#include "detail/reserve.hpp"
 
 namespace sapling {
 
@@ -79,10 +80,10 @@ void PairManager::assign(std::vector<Pair>& pairs) {
   std::size_t deleted_count = 0, created_count = 0;
   merge([&](const Pair&) { ++deleted_count; }, [&](const Pair&) { ++created_count; });
   const std::size_t room = std::max(pairs.size(), pairs_.size());  // abandon_frame() restores the old set in place
-  assigned_deleted_.reserve(deleted_count);
-  assigned_created_.reserve(created_count);
-  pairs.reserve(room);
-  flags_.reserve(room);
+  detail::reserve_geometric(assigned_deleted_, deleted_count);
+  detail::reserve_geometric(assigned_created_, created_count);
+  detail::reserve_geometric(pairs, room);
+  detail::reserve_geometric(flags_, room);
   merge([&](const Pair& p) { assigned_deleted_.push_back(p); }, [&](const Pair& p) { assigned_created_.push_back(p); });
   pairs_.swap(pairs);
   flags_.assign(pairs_.size(), 0);
@@ -148,8 +149,8 @@ bool PairManager::make_room(Pair p) {
 void PairManager::rebuild_index() {
   index_.clear();
   index_.reserve(pairs_.size());
-  touched_.reserve(pairs_.capacity());
-  flags_.reserve(pairs_.capacity());
+  detail::reserve_geometric(touched_, pairs_.capacity());
+  detail::reserve_geometric(flags_, pairs_.capacity());
   for (std::uint32_t i = 0; i < pairs_.size(); ++i) index_.insert(pair_key(pairs_[i]), i);
   index_stale_ = false;
 }
@@ -162,9 +163,9 @@ bool PairManager::sorted_contains(Pair p) const {
 
 void PairManager::end_frame(std::vector<Pair>& created, std::vector<Pair>& deleted) {
   // Room first: nothing below allocates.
-  created.reserve(created.size() + assigned_created_.size() + touched_.size());
-  deleted.reserve(deleted.size() + assigned_deleted_.size() + touched_.size());
-  doomed_.reserve(touched_.size());
+  detail::reserve_geometric(created, created.size() + assigned_created_.size() + touched_.size());
+  detail::reserve_geometric(deleted, deleted.size() + assigned_deleted_.size() + touched_.size());
+  detail::reserve_geometric(doomed_, touched_.size());
   created.insert(created.end(), assigned_created_.begin(), assigned_created_.end());
   deleted.insert(deleted.end(), assigned_deleted_.begin(), assigned_deleted_.end());
   assigned_created_.clear();

@@ -14,6 +14,7 @@
 #include <span>
 #include <vector>
 
+#include "detail/reserve.hpp"
 #include "sapling/task_system.hpp"
 
 namespace sapling::detail {
@@ -96,7 +97,7 @@ void run_ordered(TaskSystem* tasks, std::size_t count, std::vector<std::vector<T
   run_ordered(tasks, count, buffers, out, task, [](std::span<const std::vector<T>> parts, std::vector<T>& to) {
     std::size_t total = to.size();
     for (const std::vector<T>& part : parts) total += part.size();
-    to.reserve(total);
+    reserve_geometric(to, total);
     for (const std::vector<T>& part : parts) to.insert(to.end(), part.begin(), part.end());
   });
 }

@@ -92,18 +92,18 @@ void BM_SwapsPerMover(benchmark::State& state) {
   params.removes = 0;
   std::unique_ptr<Scenario> scenario = make_scenario(params);
   if (!scenario) std::abort();
-  const builtin::SweepAndPrune* made = nullptr;
+  const detail::SweepAndPrune* made = nullptr;
   auto broad_phase = BroadPhase::create(
       "sap",
       [&made](const Options& o) {
-        auto sap = std::make_unique<builtin::SweepAndPrune>(o);
+        auto sap = std::make_unique<detail::SweepAndPrune>(o);
         sap->set_walk_only(true);  // the swaps of the plain SAP, which the resting set would spare
         made = sap.get();
         return std::unique_ptr<Algorithm>(std::move(sap));
       },
       Options{});
   BroadPhase& bp = *broad_phase;
-  const builtin::SweepAndPrune& sap = *made;
+  const detail::SweepAndPrune& sap = *made;
   std::vector<Box3> boxes;
   auto gather = [&](std::span<const Id> ids) {
     boxes.clear();

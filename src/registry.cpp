@@ -11,26 +11,26 @@ namespace {
 
 std::vector<AlgorithmInfo>& registry() {
   static std::vector<AlgorithmInfo> list{
-      {"brute", "all pairs, O(n^2) per frame: the reference every algorithm is checked against", builtin::make_brute},
+      {"brute", "all pairs, O(n^2) per frame: the reference every algorithm is checked against", detail::make_brute},
       {"sort-sweep", "sort on x each frame (insertion sort while the order barely changes), sweep with an active list",
-       builtin::make_sort_sweep},
+       detail::make_sort_sweep},
       {"sap",
        "persistent incremental sweep-and-prune: endpoints swapped into place as objects move, batch insertion and "
        "removal, box pruning of the whole frame when most objects move far",
-       builtin::make_sap},
+       detail::make_sap},
       {"box-pruning",
        "one-shot box pruning each frame: radix-sorted sweep on the axis of largest spread, grid on the other two, "
        "SIMD tests",
-       builtin::make_box_pruning},
+       detail::make_box_pruning},
       {"unisize",
        "boxes of one size only (Capannini & Larsson): radix-sorted ranks on one axis, sweep of the other with a "
        "succinct bit tree, O((n + pairs) log64 n) in 2D; refuses boxes of another size",
-       builtin::make_unisize, /*accepts_any_box=*/false},
+       detail::make_unisize, /*accepts_any_box=*/false},
       {"dual-axis",
        "any boxes: per cell of a grid, a sweep on x with the active boxes in a bitmap over their ranks on y, "
        "queried by a range widened by the largest y extent, the third axis tested per candidate; outsized boxes "
        "kept apart",
-       builtin::make_dual_axis},
+       detail::make_dual_axis},
   };
   return list;
 }

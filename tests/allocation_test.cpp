@@ -132,23 +132,23 @@ struct SapFrames {
   float move;
 };
 
-builtin::SapCounters run_sap_frames(const SapFrames& p) {
+detail::SapCounters run_sap_frames(const SapFrames& p) {
   const std::vector<Box3> even = random_boxes(p.n + p.churn, 5, 0.0f), odd = random_boxes(p.n + p.churn, 5, p.move);
   std::vector<Id> ids(p.n + p.churn);
   for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<Id>(i * 3 + 2);
   const std::span<const Id> set_a(ids.data() + p.n - p.churn, p.churn), set_b(ids.data() + p.n, p.churn),
       moving(ids.data(), p.movers);
-  const builtin::SweepAndPrune* made = nullptr;
+  const detail::SweepAndPrune* made = nullptr;
   auto broad_phase = BroadPhase::create(
       "sap",
       [&made](const Options& o) {
-        auto sap = std::make_unique<builtin::SweepAndPrune>(o);
+        auto sap = std::make_unique<detail::SweepAndPrune>(o);
         made = sap.get();
         return std::unique_ptr<Algorithm>(std::move(sap));
       },
       Options{});
   BroadPhase& bp = *broad_phase;
-  const builtin::SweepAndPrune& sap = *made;
+  const detail::SweepAndPrune& sap = *made;
   EXPECT_TRUE(bp.add(std::span<const Id>(ids.data(), p.n), std::span<const Box3>(even.data(), p.n)));
   bp.update();
   std::vector<Box3> moved(p.movers), added(p.churn);
@@ -164,12 +164,12 @@ builtin::SapCounters run_sap_frames(const SapFrames& p) {
     bp.update();
   };
   for (int f = 1; f < 20; ++f) frame(f);
-  const builtin::SapCounters before = sap.counters();
+  const detail::SapCounters before = sap.counters();
   const std::size_t allocations = g_allocations.load();
   for (int f = 20; f < 40; ++f) frame(f);
   EXPECT_EQ(g_allocations.load() - allocations, 0u);
   EXPECT_EQ(bp.size(), p.n);
-  builtin::SapCounters delta = sap.counters();  // in the measured frames, but preparations
+  detail::SapCounters delta = sap.counters();  // in the measured frames, but preparations
   delta.incremental_frames -= before.incremental_frames;
   delta.resting_frames -= before.resting_frames;
   delta.merged_boxes -= before.merged_boxes;
@@ -180,7 +180,7 @@ TEST(Allocation, WarmSapWalkFramesAllocateNothing) {
 #if defined(SAPLING_VALIDATE)
   GTEST_SKIP() << "SAPLING_VALIDATE: every update validates, which allocates";
 #endif
-  const builtin::SapCounters c = run_sap_frames({3000, 1500, 30, 0.005f});
+  const detail::SapCounters c = run_sap_frames({3000, 1500, 30, 0.005f});
   EXPECT_EQ(c.incremental_frames, 20u);
   EXPECT_GT(c.merged_boxes, 0u);
 }
@@ -189,7 +189,7 @@ TEST(Allocation, WarmSapRestingFramesAllocateNothing) {
 #if defined(SAPLING_VALIDATE)
   GTEST_SKIP() << "SAPLING_VALIDATE: every update validates, which allocates";
 #endif
-  const builtin::SapCounters c = run_sap_frames({6000, 600, 40, 7.0f});
+  const detail::SapCounters c = run_sap_frames({6000, 600, 40, 7.0f});
   EXPECT_EQ(c.resting_frames, 20u);
   EXPECT_GT(c.preparations, 0u);
 }

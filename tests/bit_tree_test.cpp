@@ -13,7 +13,7 @@
 #include <set>
 #include <vector>
 
-namespace sapling {
+namespace sapling::detail {
 namespace {
 
 constexpr std::uint32_t kNone = BitTree::kNone;
@@ -176,4 +176,4 @@ TEST(BitTree, FixedDepthViewMatchesStdSet) {
 }
 
 }  // namespace
-}  // namespace sapling
+}  // namespace sapling::detail

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace sapling {
+namespace sapling::detail {
 namespace {
 
 const std::vector<std::uint32_t> kUniverses = {1, 2, 63, 64, 65, 127, 128, 4095, 4096, 4097, 64 * 64 * 3 + 5, 40000};
@@ -75,4 +75,4 @@ TEST(RangeBitmap, MatchesSet) {
 }
 
 }  // namespace
-}  // namespace sapling
+}  // namespace sapling::detail

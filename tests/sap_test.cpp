@@ -31,8 +31,8 @@
 namespace sapling {
 namespace {
 
-using builtin::SapCounters;
-using builtin::SweepAndPrune;
+using detail::SapCounters;
+using detail::SweepAndPrune;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 

@@ -237,7 +237,7 @@ std::string unisize_with_strips(std::uint32_t members) {
   // Registered once per size: a second registration of the name is refused.
   static_cast<void>(register_algorithm(
       AlgorithmInfo{name, "unisize, small strips",
-                    [members](const Options& o) { return builtin::make_unisize_with_strips(o, members); }, false}));
+                    [members](const Options& o) { return detail::make_unisize_with_strips(o, members); }, false}));
   return name;
 }
 

@@ -36,7 +36,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace sapling {
+namespace sapling::detail {
 
 class BitTree {
  public:
@@ -257,4 +257,4 @@ class BitTree {
   std::uint32_t universe_ = 0;
 };
 
-}  // namespace sapling
+}  // namespace sapling::detail

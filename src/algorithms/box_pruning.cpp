@@ -32,9 +32,9 @@
 #include <cmath>
 
 #include "algorithms/builtin.hpp"
-#include "algorithms/monotone_bins.hpp"
 #include "algorithms/prune_loop.hpp"
 #include "detail/axis_sampler.hpp"
+#include "detail/monotone_bins.hpp"
 #include "detail/radix_sort.hpp"
 #include "detail/task_plan.hpp"
 #include "sapling/float_key.hpp"
@@ -42,7 +42,7 @@
 namespace sapling {
 namespace {
 
-using prune::CrossAxes;
+using detail::prune::CrossAxes;
 
 // Sentinel key: above the key of every non-NaN float, +inf included, so the
 // prune loop needs no bounds check (Terdiman 2007, appendix B).
@@ -237,8 +237,8 @@ inline CellRange cell_range(const Layout& layout, const Box3& b) {
 // cell of the low corner of their overlap, (max of mins) on the grid axes,
 // which both boxes touch.
 inline bool owns(const Layout& layout, std::uint32_t ca, std::uint32_t cb, const CrossAxes& p, const CrossAxes& q) {
-  return layout.cells_a(std::max(prune::min_a(p), prune::min_a(q))) == ca &&
-         layout.cells_b(std::max(prune::min_b(p), prune::min_b(q))) == cb;
+  return layout.cells_a(std::max(detail::prune::min_a(p), detail::prune::min_a(q))) == ca &&
+         layout.cells_b(std::max(detail::prune::min_b(p), detail::prune::min_b(q))) == cb;
 }
 
 }  // namespace
@@ -279,7 +279,7 @@ void BoxPruner::Impl::bucket(const Layout& layout, std::span<const Box3> boxes, 
       const CellRange r = cell_range(layout, b);
       const std::uint32_t tag = (r.a0 != r.a1 || r.b0 != r.b1) ? kSpansCells : 0;
       const Staged e{float_key(b.min[s]), float_key(b.max[s]), static_cast<std::uint32_t>(i) | tag, 0,
-                     prune::cross_axes(b.min[ka], b.min[kb], b.max[ka], b.max[kb])};
+                     detail::prune::cross_axes(b.min[ka], b.min[kb], b.max[ka], b.max[kb])};
       for (std::uint32_t cb = r.b0; cb <= r.b1; ++cb)
         for (std::uint32_t ca = r.a0; ca <= r.a1; ++ca) c.staged[cursor[cb * layout.cells_a.count + ca]++] = e;
     }
@@ -367,8 +367,8 @@ void BoxPruner::Impl::sweep_cell(const Layout& layout, std::uint32_t cell, const
   };
   // Scans y from `from` while y's min is not past x's max.
   auto prune = [&](const CellArrays& x, std::uint32_t i, const CellArrays& y, std::uint32_t from) {
-    prune::scan(x.cross[i], x.max_key[i], y.min_key.data(), y.cross.data(), from,
-                [&](std::uint32_t j) { emit(x, i, y, j); });
+    detail::prune::scan(x.cross[i], x.max_key[i], y.min_key.data(), y.cross.data(), from,
+                        [&](std::uint32_t j) { emit(x, i, y, j); });
   };
 
   if constexpr (!kBipartite) {
@@ -482,7 +482,7 @@ void BoxPruner::Impl::probe(std::span<const Box3> small, std::span<const Box3> l
       if (!overlaps(q, bounds) || (filtering && !occupancy.may_overlap(q))) continue;
       const CellRange r = cell_range(layout, q);
       const bool spans = r.a0 != r.a1 || r.b0 != r.b1;
-      const CrossAxes cross = prune::cross_axes(q.min[ka], q.min[kb], q.max[ka], q.max[kb]);
+      const CrossAxes cross = detail::prune::cross_axes(q.min[ka], q.min[kb], q.max[ka], q.max[kb]);
       const std::uint32_t min_key = float_key(q.min[s]), max_key = float_key(q.max[s]);
       const auto large_index = static_cast<std::uint32_t>(i);
       for (std::uint32_t cb = r.b0; cb <= r.b1; ++cb) {
@@ -490,7 +490,7 @@ void BoxPruner::Impl::probe(std::span<const Box3> small, std::span<const Box3> l
           // The cell's boxes that start at or before q's max; those that also
           // end at or after q's min overlap it on the sweep axis.
           const std::uint32_t cell = cb * layout.cells_a.count + ca;
-          prune::scan(
+          detail::prune::scan(
               cross, max_key, cells.min_key.data(), cells.cross.data(), cells.begin(cell), [&](std::uint32_t j) {
                 if (cells.max_key[j] < min_key) return;
                 const std::uint32_t index = cells.index[j];
@@ -621,7 +621,7 @@ void bipartite_pairs(std::span<const Box3> boxes_a, std::span<const Box3> boxes_
   pruner.bipartite(boxes_a, boxes_b, out);
 }
 
-namespace builtin {
+namespace detail {
 namespace {
 
 class BoxPruningOneShot final : public OneShotComplete {
@@ -641,5 +641,5 @@ std::unique_ptr<Algorithm> make_box_pruning(const Options& options) {
   return make_recompute(std::make_unique<BoxPruningOneShot>(options));
 }
 
-}  // namespace builtin
+}  // namespace detail
 }  // namespace sapling

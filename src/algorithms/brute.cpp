@@ -12,7 +12,7 @@
 // (docs/algorithms/brute.md).
 #include "algorithms/builtin.hpp"
 
-namespace sapling::builtin {
+namespace sapling::detail {
 namespace {
 
 class BruteForce final : public OneShotComplete {
@@ -31,4 +31,4 @@ class BruteForce final : public OneShotComplete {
 
 std::unique_ptr<Algorithm> make_brute(const Options&) { return make_recompute(std::make_unique<BruteForce>()); }
 
-}  // namespace sapling::builtin
+}  // namespace sapling::detail

@@ -1,5 +1,5 @@
 // Factories of the built-in algorithms, listed by the registry
-// (src/core/registry.cpp). One line there adds an algorithm everywhere: the
+// (src/registry.cpp). One line there adds an algorithm everywhere: the
 // factory, `sapling algos`, and the differential tests.
 #pragma once
 
@@ -10,7 +10,7 @@
 #include "sapling/recompute.hpp"
 #include "sapling/task_system.hpp"
 
-namespace sapling::builtin {
+namespace sapling::detail {
 
 /// The task system an algorithm runs its parallel work on: the engine's
 /// (Options::tasks), else a pool of Options::threads threads of its own, or
@@ -37,4 +37,4 @@ std::unique_ptr<Algorithm> make_unisize(const Options& options);
 std::unique_ptr<Algorithm> make_unisize_with_strips(const Options& options, std::uint32_t strip_members);
 std::unique_ptr<Algorithm> make_dual_axis(const Options& options);
 
-}  // namespace sapling::builtin
+}  // namespace sapling::detail

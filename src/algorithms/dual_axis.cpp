@@ -52,13 +52,13 @@
 #endif
 
 #include "algorithms/builtin.hpp"
-#include "algorithms/monotone_bins.hpp"
 #include "algorithms/range_bitmap.hpp"
-#include "algorithms/scratch_pool.hpp"
 #include "detail/axis_sampler.hpp"
+#include "detail/monotone_bins.hpp"
+#include "detail/scratch_pool.hpp"
 #include "detail/task_plan.hpp"
 
-namespace sapling::builtin {
+namespace sapling::detail {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -630,4 +630,4 @@ std::unique_ptr<Algorithm> make_dual_axis(const Options& options) {
   return make_recompute(std::make_unique<DualAxisSweep>(options));
 }
 
-}  // namespace sapling::builtin
+}  // namespace sapling::detail

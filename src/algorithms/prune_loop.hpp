@@ -25,7 +25,7 @@
 #include <emmintrin.h>
 #endif
 
-namespace sapling::prune {
+namespace sapling::detail::prune {
 
 struct alignas(16) CrossAxes {
   float v[4];
@@ -95,4 +95,4 @@ inline void scan(const CrossAxes& self, std::uint32_t max_key, const std::uint32
   flush();
 }
 
-}  // namespace sapling::prune
+}  // namespace sapling::detail::prune

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace sapling {
+namespace sapling::detail {
 
 class RangeBitmap {
  public:
@@ -111,4 +111,4 @@ class RangeBitmap {
   std::vector<std::uint64_t> summary_;  // bit i of word i / 64: word i is not zero
 };
 
-}  // namespace sapling
+}  // namespace sapling::detail

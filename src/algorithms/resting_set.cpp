@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-namespace sapling::builtin {
+namespace sapling::detail {
 namespace {
 
 // state_ values.
@@ -129,4 +129,4 @@ bool RestingSet::validate(const LiveBoxes& live) const {
   return true;
 }
 
-}  // namespace sapling::builtin
+}  // namespace sapling::detail

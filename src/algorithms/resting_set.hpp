@@ -20,7 +20,7 @@
 #include "sapling/box_pruning.hpp"
 #include "sapling/pair_manager.hpp"
 
-namespace sapling::builtin {
+namespace sapling::detail {
 
 /// Which of sap's live boxes rest in a prepared box-pruning grid and which
 /// are active, and the pairing of the changed boxes against them.
@@ -71,4 +71,4 @@ class RestingSet {
   std::vector<Slot> query_slots_, other_slots_;
 };
 
-}  // namespace sapling::builtin
+}  // namespace sapling::detail

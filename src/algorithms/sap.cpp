@@ -41,7 +41,7 @@
 
 #include "algorithms/builtin.hpp"
 
-namespace sapling::builtin {
+namespace sapling::detail {
 
 SweepAndPrune::SweepAndPrune(const Options& options)
     : endpoints_(options.dims), tasks_(options), pruner_(tasks_.get()), resting_(pruner_) {}
@@ -295,4 +295,4 @@ bool SweepAndPrune::validate() const {
 
 std::unique_ptr<Algorithm> make_sap(const Options& options) { return std::make_unique<SweepAndPrune>(options); }
 
-}  // namespace sapling::builtin
+}  // namespace sapling::detail

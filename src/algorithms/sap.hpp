@@ -1,5 +1,5 @@
 // The persistent sweep-and-prune, "sap" (sap.cpp has the design notes).
-// Internal: the registry creates it through builtin::make_sap; tests include
+// Internal: the registry creates it through detail::make_sap; tests include
 // this header to drive it directly and to read its counters.
 #pragma once
 
@@ -18,7 +18,7 @@
 #include "sapling/detail/hash_index.hpp"
 #include "sapling/task_system.hpp"
 
-namespace sapling::builtin {
+namespace sapling::detail {
 
 /// What the sweep-and-prune did since it was created: which path each frame
 /// took, and how much work the incremental path did.
@@ -84,4 +84,4 @@ class SweepAndPrune final : public Algorithm {
   SapCounters counters_;
 };
 
-}  // namespace sapling::builtin
+}  // namespace sapling::detail

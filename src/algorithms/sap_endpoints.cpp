@@ -13,7 +13,7 @@
 #include "detail/radix_sort.hpp"
 #include "sapling/float_key.hpp"
 
-namespace sapling::builtin {
+namespace sapling::detail {
 namespace {
 
 using Endpoint = SapEndpoints::Endpoint;
@@ -467,4 +467,4 @@ bool SapEndpoints::validate(const LiveBoxes& live) const {
   return true;
 }
 
-}  // namespace sapling::builtin
+}  // namespace sapling::detail

@@ -19,7 +19,7 @@
 #include "sapling/box.hpp"
 #include "sapling/pair_manager.hpp"
 
-namespace sapling::builtin {
+namespace sapling::detail {
 
 /// The live boxes as sap keeps them: slots packed densely, one box each.
 using LiveBoxes = detail::SlotMap<Box3>;
@@ -118,4 +118,4 @@ class SapEndpoints {
   std::vector<ScanPlan> scan_plan_;  // scratch: per new object, where scan_added() scans
 };
 
-}  // namespace sapling::builtin
+}  // namespace sapling::detail

@@ -21,7 +21,7 @@
 
 #include "sapling/box.hpp"
 
-namespace sapling::builtin {
+namespace sapling::detail {
 
 // What the parts of a frame cost, in nanoseconds, as measured with
 // `sapling run` on the tracy scene at 100k boxes (x86-64, one thread). Only
@@ -194,4 +194,4 @@ inline double scan_budget_entries(std::size_t old_boxes) noexcept {
   return kBipartiteNsPerBox * double(old_boxes) / kScanNsPerEntry;
 }
 
-}  // namespace sapling::builtin
+}  // namespace sapling::detail

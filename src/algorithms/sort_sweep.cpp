@@ -27,7 +27,7 @@
 
 #include "algorithms/builtin.hpp"
 
-namespace sapling::builtin {
+namespace sapling::detail {
 namespace {
 
 class SortSweep final : public Algorithm {
@@ -138,4 +138,4 @@ class SortSweep final : public Algorithm {
 
 std::unique_ptr<Algorithm> make_sort_sweep(const Options&) { return std::make_unique<SortSweep>(); }
 
-}  // namespace sapling::builtin
+}  // namespace sapling::detail

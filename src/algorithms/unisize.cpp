@@ -50,16 +50,16 @@
 
 #include "algorithms/bit_tree.hpp"
 #include "algorithms/builtin.hpp"
-#include "algorithms/scratch_pool.hpp"
 #include "detail/axis_sampler.hpp"
 #include "detail/radix_sort.hpp"
+#include "detail/scratch_pool.hpp"
 #include "detail/slot_map.hpp"
 #include "detail/task_plan.hpp"
 #include "sapling/float_key.hpp"
 #include "sapling/task_system.hpp"
 #include "sapling/unisize.hpp"
 
-namespace sapling::builtin {
+namespace sapling::detail {
 namespace {
 
 using Extent = std::array<float, 3>;
@@ -719,13 +719,13 @@ std::unique_ptr<Algorithm> make_unisize_with_strips(const Options& options, std:
   return std::make_unique<Unisize>(options, strip_members);
 }
 
-}  // namespace sapling::builtin
+}  // namespace sapling::detail
 
 namespace sapling {
 
 // The one-shot sweep: the persistent algorithm's UnisizeSweep over every box.
 struct UnisizePruner::Impl {
-  builtin::UnisizeSweep sweep;
+  detail::UnisizeSweep sweep;
   std::vector<Slot> all;  // 0..n-1
 };
 
@@ -745,9 +745,9 @@ Status UnisizePruner::complete(std::span<const Box3> boxes, std::vector<IndexPai
   static constexpr const char* kHugeSize = "unisize: the size max - min of the first box overflows a float";
   // One-shot refusals name the box by its index (no ids here: id() is 0).
   if (boxes.empty()) return {};
-  builtin::Reference ref;
-  if (!builtin::finite(boxes[0])) return Status::unsupported(Operation::kNone, 0, 0, kInfinite);
-  if (!builtin::make_reference(boxes[0], ref)) return Status::unsupported(Operation::kNone, 0, 0, kHugeSize);
+  detail::Reference ref;
+  if (!detail::finite(boxes[0])) return Status::unsupported(Operation::kNone, 0, 0, kInfinite);
+  if (!detail::make_reference(boxes[0], ref)) return Status::unsupported(Operation::kNone, 0, 0, kHugeSize);
   const auto n = static_cast<Slot>(boxes.size());
   if (impl_->all.size() != n) {
     impl_->all.resize(n);
@@ -756,14 +756,14 @@ Status UnisizePruner::complete(std::span<const Box3> boxes, std::vector<IndexPai
   // The input rule is checked while the sweep reads the boxes; if a box
   // breaks it, nothing is reported and the first offender is named.
   const bool fit =
-      impl_->sweep.run(boxes, impl_->all, {}, ref, builtin::UnisizeSweep::Input::kCheck, [&out](Slot p, Slot q) {
+      impl_->sweep.run(boxes, impl_->all, {}, ref, detail::UnisizeSweep::Input::kCheck, [&out](Slot p, Slot q) {
         const Slot swap = (p ^ q) & (Slot{0} - static_cast<Slot>(q < p));  // no branch on the order
         out.push_back(IndexPair{p ^ swap, q ^ swap});
       });
   if (fit) return {};
   for (std::size_t i = 0; i < boxes.size(); ++i) {
-    if (!builtin::finite(boxes[i])) return Status::unsupported(Operation::kNone, 0, i, kInfinite);
-    if (!builtin::within(boxes[i], ref)) return Status::unsupported(Operation::kNone, 0, i, kOtherSize);
+    if (!detail::finite(boxes[i])) return Status::unsupported(Operation::kNone, 0, i, kInfinite);
+    if (!detail::within(boxes[i], ref)) return Status::unsupported(Operation::kNone, 0, i, kOtherSize);
   }
   return {};
 }

@@ -10,7 +10,7 @@
 #include <mutex>
 #include <vector>
 
-namespace sapling::builtin {
+namespace sapling::detail {
 
 template <class T>
 class ScratchPool {
@@ -45,4 +45,4 @@ class ScratchPool {
   std::vector<T*> free_;
 };
 
-}  // namespace sapling::builtin
+}  // namespace sapling::detail

@@ -168,26 +168,3 @@ TEST(BroadPhase, UserAlgorithmsJoinTheRegistry) {
 
 }  // namespace
 }  // namespace sapling
-
-namespace sapling {
-namespace {
-
-// Ids land in the direct table or the hash index depending on when they
-// arrive; an id inserted sparse must stay findable after the table grows
-// past it.
-TEST(IdIndex, DirectAndSparseIdsStayFindable) {
-  detail::IdIndex index;
-  std::vector<Id> ids = {4294967295u, 0u, 100000u, 5000u, 4097u, 1u << 31, 77u};
-  for (Id i = 0; i < 3000; ++i) ids.push_back(6000 + i * 3);  // grows the direct table over 5000 and 4097
-  for (std::uint32_t k = 0; k < ids.size(); ++k) index.insert(ids[k], k);
-  for (std::uint32_t k = 0; k < ids.size(); ++k) ASSERT_EQ(index.find(ids[k]), k) << ids[k];
-  EXPECT_EQ(index.find(5001u), detail::IdIndex::kNotFound);
-  for (std::uint32_t k = 0; k < ids.size(); k += 2) index.erase(ids[k]);
-  for (std::uint32_t k = 0; k < ids.size(); ++k) {
-    ASSERT_EQ(index.find(ids[k]), k % 2 ? k : detail::IdIndex::kNotFound) << ids[k];
-  }
-  EXPECT_EQ(index.size(), ids.size() / 2);
-}
-
-}  // namespace
-}  // namespace sapling

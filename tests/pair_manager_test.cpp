@@ -213,38 +213,5 @@ TEST(PairManager, AssignMatchesModel) {
   }
 }
 
-TEST(HashIndex, BackwardShiftKeepsEveryKeyReachable) {
-  detail::HashIndex index;
-  std::mt19937_64 rng(7);
-  std::vector<std::uint64_t> keys;
-  for (std::uint32_t i = 0; i < 20000; ++i) {
-    keys.push_back(rng() >> 1);
-    index.insert(keys.back(), i);
-  }
-  for (std::size_t i = 0; i < keys.size(); i += 2) ASSERT_TRUE(index.erase(keys[i]));
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    ASSERT_EQ(index.find(keys[i]), i % 2 ? static_cast<std::uint32_t>(i) : detail::HashIndex::kNotFound);
-  }
-  EXPECT_EQ(index.size(), keys.size() / 2);
-  EXPECT_FALSE(index.erase(keys[0]));
-}
-
-TEST(HashIndex, ResetEmptiesAndShrinks) {
-  // sap's set of a frame's removed ids: reset to the frame's size, whatever
-  // a larger frame left behind.
-  detail::HashIndex index;
-  for (std::uint32_t i = 0; i < 100000; ++i) index.insert(i, i);
-  index.reset(10);
-  EXPECT_EQ(index.size(), 0u);
-  EXPECT_EQ(index.find(5), detail::HashIndex::kNotFound);
-  for (std::uint32_t id : {7u, 70000u, 3u, 7u}) index.insert(id, 0);
-  EXPECT_EQ(index.size(), 3u);
-  EXPECT_NE(index.find(70000), detail::HashIndex::kNotFound);
-  EXPECT_EQ(index.find(8), detail::HashIndex::kNotFound);
-  for (std::uint32_t i = 0; i < 1000; ++i) index.insert(i + 1000000, i);  // grows past the reset size
-  EXPECT_EQ(index.find(1000999), 999u);
-  EXPECT_EQ(index.size(), 1003u);
-}
-
 }  // namespace
 }  // namespace sapling

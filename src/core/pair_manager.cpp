@@ -192,7 +192,7 @@ void PairManager::end_frame(std::vector<Pair>& created, std::vector<Pair>& delet
     if (index != last) {
       pairs_[index] = pairs_[last];
       flags_[index] = flags_[last];
-      index_.assign(pair_key(pairs_[index]), index);
+      index_.replace(pair_key(pairs_[index]), index);
     }
     pairs_.pop_back();
     flags_.pop_back();

@@ -47,7 +47,7 @@ class HashIndex {
   }
 
   /// Replaces the value of a present key; returns false if absent.
-  bool assign(std::uint64_t key, std::uint32_t value) noexcept {
+  bool replace(std::uint64_t key, std::uint32_t value) noexcept {
     if (slots_.empty()) return false;
     for (std::size_t i = home(key);; i = (i + 1) & mask_) {
       Slot& s = slots_[i];

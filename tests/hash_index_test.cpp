@@ -1,0 +1,85 @@
+// The id containers the pair manager and the broad phase stand on
+// (include/sapling/detail/): HashIndex, open addressing with backward-shift
+// deletion, and IdIndex, a direct table for small ids beside a HashIndex.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <tuple>
+#include <vector>
+
+#include "sapling/detail/hash_index.hpp"
+#include "sapling/detail/id_index.hpp"
+#include "sapling/pair.hpp"
+
+namespace sapling {
+namespace {
+
+TEST(HashIndex, BackwardShiftKeepsEveryKeyReachable) {
+  detail::HashIndex index;
+  std::mt19937_64 rng(7);
+  std::vector<std::uint64_t> keys;
+  for (std::uint32_t i = 0; i < 20000; ++i) {
+    keys.push_back(rng() >> 1);
+    index.insert(keys.back(), i);
+  }
+  for (std::size_t i = 0; i < keys.size(); i += 2) ASSERT_TRUE(index.erase(keys[i]));
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_EQ(index.find(keys[i]), i % 2 ? static_cast<std::uint32_t>(i) : detail::HashIndex::kNotFound);
+  }
+  EXPECT_EQ(index.size(), keys.size() / 2);
+  EXPECT_FALSE(index.erase(keys[0]));
+}
+
+TEST(HashIndex, ResetEmptiesAndShrinks) {
+  // sap's set of a frame's removed ids: reset to the frame's size, whatever
+  // a larger frame left behind.
+  detail::HashIndex index;
+  for (std::uint32_t i = 0; i < 100000; ++i) index.insert(i, i);
+  index.reset(10);
+  EXPECT_EQ(index.size(), 0u);
+  EXPECT_EQ(index.find(5), detail::HashIndex::kNotFound);
+  for (std::uint32_t id : {7u, 70000u, 3u, 7u}) index.insert(id, 0);
+  EXPECT_EQ(index.size(), 3u);
+  EXPECT_NE(index.find(70000), detail::HashIndex::kNotFound);
+  EXPECT_EQ(index.find(8), detail::HashIndex::kNotFound);
+  for (std::uint32_t i = 0; i < 1000; ++i) index.insert(i + 1000000, i);  // grows past the reset size
+  EXPECT_EQ(index.find(1000999), 999u);
+  EXPECT_EQ(index.size(), 1003u);
+}
+
+TEST(HashIndex, InsertKeepsTheFirstValueAndReplaceChangesIt) {
+  detail::HashIndex index;
+  EXPECT_FALSE(index.replace(5, 1));  // empty: nothing to replace
+  auto [value, inserted] = index.insert(5, 10);
+  EXPECT_TRUE(inserted);
+  EXPECT_EQ(*value, 10u);
+  std::tie(value, inserted) = index.insert(5, 20);
+  EXPECT_FALSE(inserted);
+  EXPECT_EQ(*value, 10u);
+  EXPECT_TRUE(index.replace(5, 30));
+  EXPECT_EQ(index.find(5), 30u);
+  EXPECT_FALSE(index.replace(6, 30));
+  EXPECT_EQ(index.find(6), detail::HashIndex::kNotFound);
+  EXPECT_EQ(index.size(), 1u);
+}
+
+// Ids land in the direct table or the hash index depending on when they
+// arrive; an id inserted sparse must stay findable after the table grows
+// past it.
+TEST(IdIndex, DirectAndSparseIdsStayFindable) {
+  detail::IdIndex index;
+  std::vector<Id> ids = {4294967295u, 0u, 100000u, 5000u, 4097u, 1u << 31, 77u};
+  for (Id i = 0; i < 3000; ++i) ids.push_back(6000 + i * 3);  // grows the direct table over 5000 and 4097
+  for (std::uint32_t k = 0; k < ids.size(); ++k) index.insert(ids[k], k);
+  for (std::uint32_t k = 0; k < ids.size(); ++k) ASSERT_EQ(index.find(ids[k]), k) << ids[k];
+  EXPECT_EQ(index.find(5001u), detail::IdIndex::kNotFound);
+  for (std::uint32_t k = 0; k < ids.size(); k += 2) index.erase(ids[k]);
+  for (std::uint32_t k = 0; k < ids.size(); ++k) {
+    ASSERT_EQ(index.find(ids[k]), k % 2 ? k : detail::IdIndex::kNotFound) << ids[k];
+  }
+  EXPECT_EQ(index.size(), ids.size() / 2);
+}
+
+}  // namespace
+}  // namespace sapling

@@ -176,40 +176,23 @@ std::uint32_t SapEndpoints::walk(Slot a, Entry moving, std::span<const Id> ids, 
 
   const std::uint32_t from = pos[2 * a + kMax];
   std::uint32_t i = from;
-  if (rank_ceiling(moving.word) < arr[i - 1].word) {
-    do {  // down: the neighbour below moves up one place
-      const Entry passed = arr[i - 1];
-      arr[i] = passed;
-      pos[pos_index(passed.word)] = i;
-      if (kind_and_cross_overlap(passed, kOther, c_min, c_max)) [[unlikely]] {
-        const Slot b = endpoint_owner(passed.word);
-        if (overlaps_r(b)) {
-          if constexpr (kMax) {
-            pairs.remove(ids[a], ids[b]);
-          } else {
-            pairs.add(ids[a], ids[b]);
-          }
-        }
-      }
-      --i;
-    } while (rank_ceiling(moving.word) < arr[i - 1].word);
-  } else {
-    while (arr[i + 1].word < rank_floor(moving.word)) {  // up: the neighbour above moves down
-      const Entry passed = arr[i + 1];
-      arr[i] = passed;
-      pos[pos_index(passed.word)] = i;
-      if (kind_and_cross_overlap(passed, kOther, c_min, c_max)) [[unlikely]] {
-        const Slot b = endpoint_owner(passed.word);
-        if (overlaps_r(b)) {
-          if constexpr (kMax) {
-            pairs.add(ids[a], ids[b]);
-          } else {
-            pairs.remove(ids[a], ids[b]);
-          }
-        }
-      }
-      ++i;
+  // The neighbour at `at` takes place i; crossing it flips the pair
+  // (`starts`: they start overlapping on K) if a and b overlap on C and R.
+  const auto pass = [&](std::uint32_t at, bool starts) {
+    const Entry passed = arr[at];
+    arr[i] = passed;
+    pos[pos_index(passed.word)] = i;
+    if (kind_and_cross_overlap(passed, kOther, c_min, c_max)) [[unlikely]] {
+      const Slot b = endpoint_owner(passed.word);
+      if (overlaps_r(b)) starts ? pairs.add(ids[a], ids[b]) : pairs.remove(ids[a], ids[b]);
     }
+    i = at;
+  };
+  if (rank_ceiling(moving.word) < arr[i - 1].word) {
+    do pass(i - 1, !kMax);  // down: the neighbour below moves up one place
+    while (rank_ceiling(moving.word) < arr[i - 1].word);
+  } else {
+    while (arr[i + 1].word < rank_floor(moving.word)) pass(i + 1, kMax);  // up: the neighbour above moves down
   }
   arr[i] = moving;
   pos[2 * a + kMax] = i;

@@ -200,6 +200,9 @@ struct Occupancy {
   std::vector<std::uint64_t> bits;
   bool build(std::span<const Box3> small, const Box3& bounds);
   bool may_overlap(const Box3& q) const;
+  enum class Visit { kAll, kStopped, kTooMany };
+  template <class Stop>
+  Visit visit_cells(const Box3& b, Stop&& stop) const;
 };
 
 struct BoxPruner::Impl {
@@ -410,21 +413,12 @@ bool Occupancy::build(std::span<const Box3> small, const Box3& bounds) {
   }
   if (cells == 1 || cells > kMaxOccupancyCells) return false;
   bits.assign((cells + 63) / 64, 0);
+  const auto mark = [&](std::uint64_t c) {
+    bits[c >> 6] |= std::uint64_t{1} << (c & 63);
+    return false;
+  };
   for (const Box3& b : small) {
-    std::uint32_t lo[3], hi[3];
-    std::uint64_t covered = 1;
-    for (int k = 0; k < 3; ++k) {
-      lo[k] = axis[k](b.min[k]);
-      hi[k] = axis[k](b.max[k]);
-      covered *= hi[k] - lo[k] + 1;
-    }
-    if (covered > kMaxOccupancyCellsPerBox) return false;
-    for (std::uint32_t z = lo[2]; z <= hi[2]; ++z)
-      for (std::uint32_t y = lo[1]; y <= hi[1]; ++y)
-        for (std::uint32_t x = lo[0]; x <= hi[0]; ++x) {
-          const std::uint64_t c = (std::uint64_t{z} * axis[1].count + y) * axis[0].count + x;
-          bits[c >> 6] |= std::uint64_t{1} << (c & 63);
-        }
+    if (visit_cells(b, mark) == Visit::kTooMany) return false;
   }
   return true;
 }
@@ -433,21 +427,27 @@ bool Occupancy::build(std::span<const Box3> small, const Box3& bounds) {
 // point common to both lies in a cell both touch, the maps being monotone).
 // Boxes covering many cells are let through.
 bool Occupancy::may_overlap(const Box3& q) const {
+  return visit_cells(q, [&](std::uint64_t c) { return (bits[c >> 6] >> (c & 63) & 1) != 0; }) != Visit::kAll;
+}
+
+// Calls `stop(c)` for each cell c that box b touches until it returns true;
+// nothing for a box that covers too many.
+template <class Stop>
+Occupancy::Visit Occupancy::visit_cells(const Box3& b, Stop&& stop) const {
   std::uint32_t lo[3], hi[3];
   std::uint64_t covered = 1;
   for (int k = 0; k < 3; ++k) {
-    lo[k] = axis[k](q.min[k]);
-    hi[k] = axis[k](q.max[k]);
+    lo[k] = axis[k](b.min[k]);
+    hi[k] = axis[k](b.max[k]);
     covered *= hi[k] - lo[k] + 1;
   }
-  if (covered > kMaxOccupancyCellsPerBox) return true;
+  if (covered > kMaxOccupancyCellsPerBox) return Visit::kTooMany;
   for (std::uint32_t z = lo[2]; z <= hi[2]; ++z)
     for (std::uint32_t y = lo[1]; y <= hi[1]; ++y)
       for (std::uint32_t x = lo[0]; x <= hi[0]; ++x) {
-        const std::uint64_t c = (std::uint64_t{z} * axis[1].count + y) * axis[0].count + x;
-        if (bits[c >> 6] >> (c & 63) & 1) return true;
+        if (stop((std::uint64_t{z} * axis[1].count + y) * axis[0].count + x)) return Visit::kStopped;
       }
-  return false;
+  return Visit::kAll;
 }
 
 // The probe path of bipartite calls where one set is much smaller: sorting

@@ -121,6 +121,38 @@ bool within(const Box3& b, const Reference& r) {
   return true;
 }
 
+// Refusals name the box by its index in `boxes` and, if `ids` is not
+// empty, its id.
+Status refusal(Operation op, std::span<const Id> ids, std::size_t i, const char* why) {
+  return Status::unsupported(op, ids.empty() ? 0 : ids[i], i, why);
+}
+
+// Makes `ref` from a first box, or refuses it (infinite, or a size that
+// overflows a float).
+Status refuse_first(Operation op, std::span<const Id> ids, std::span<const Box3> first, Reference& ref) {
+  if (!finite(first[0]))
+    return refusal(op, ids, 0, "unisize: coordinates must be finite (an infinite box has no size)");
+  if (!make_reference(first[0], ref))
+    return refusal(op, ids, 0, "unisize: the size max - min of the first box overflows a float");
+  return {};
+}
+
+// The first box that breaks the size rule, named; the common case (the size
+// exactly) in one test per box without a branch per axis.
+Status refuse_size(Operation op, std::span<const Id> ids, std::span<const Box3> boxes, const Reference& ref) {
+  for (std::size_t i = 0; i < boxes.size(); ++i) {
+    if (fits_finite(boxes[i], ref.size)) continue;
+    if (!finite(boxes[i]))
+      return refusal(op, ids, i, "unisize: coordinates must be finite (an infinite box has no size)");
+    if (!within(boxes[i], ref)) {
+      return refusal(op, ids, i,
+                     "unisize: every box must have the size of the first up to rounding (|max - min - "
+                     "size| <= 2^-10 size + 2^-16 (|coordinates| of the box + of the first) on each axis)");
+    }
+  }
+  return {};
+}
+
 // The least float e >= max - min (the real difference), so that
 // min + e >= max in float arithmetic too (rounding is monotone): the box
 // lies in [min, min + e]. Knuth's TwoSum in double gives the difference
@@ -248,25 +280,12 @@ class UnisizeSweep {
       largest = std::max(largest, end - first);
     }
     largest_ = largest;
-    switch (BitTree::levels_for(2 * largest)) {
-      case 1:
-        sweep<1>(flat, report);
-        break;
-      case 2:
-        sweep<2>(flat, report);
-        break;
-      case 3:
-        sweep<3>(flat, report);
-        break;
-      case 4:
-        sweep<4>(flat, report);
-        break;
-      case 5:
-        sweep<5>(flat, report);
-        break;
-      default:
-        sweep<6>(flat, report);  // 64^6 > 2^32
+    // S's depth as a template argument, one sweep compiled per depth (64^6 > 2^32).
+    const int levels = BitTree::levels_for(2 * largest);
+    [&]<int... L>(std::integer_sequence<int, L...>) {
+      (void)(((levels <= L + 1 || L == 5) && (sweep<L + 1>(flat, report), true)) || ...);
     }
+    (std::make_integer_sequence<int, 6>{});
     return true;
   }
 
@@ -625,18 +644,12 @@ class Unisize final : public Algorithm {
     if (boxes.empty()) return {};
     Reference ref = ref_;
     if (!any_live_) {
-      const Box3& first = staged.added_boxes.empty() ? boxes[0] : staged.added_boxes[0];
-      if (!finite(first)) return Status::unsupported(op, ids[0], 0, kInfinite);
-      if (!make_reference(first, ref)) return Status::unsupported(op, ids[0], 0, kHugeSize);
+      const bool staged_first = !staged.added_boxes.empty();
+      if (Status refusal = refuse_first(op, ids, staged_first ? staged.added_boxes.first(1) : boxes.first(1), ref);
+          !refusal)
+        return refusal;
     }
-    // The common case (the size exactly) in one test per box without a
-    // branch per axis; the rest are sorted out below.
-    for (std::size_t i = 0; i < boxes.size(); ++i) {
-      if (fits_finite(boxes[i], ref.size)) continue;
-      if (!finite(boxes[i])) return Status::unsupported(op, ids[i], i, kInfinite);
-      if (!within(boxes[i], ref)) return Status::unsupported(op, ids[i], i, kOtherSize);
-    }
-    return {};
+    return refuse_size(op, ids, boxes, ref);
   }
 
   void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override {
@@ -689,12 +702,6 @@ class Unisize final : public Algorithm {
   }
 
  private:
-  static constexpr const char* kInfinite = "unisize: coordinates must be finite (an infinite box has no size)";
-  static constexpr const char* kOtherSize =
-      "unisize: every box must have the size of the first live box up to rounding (|max - min - size| <= "
-      "2^-10 size + 2^-16 (|coordinates| of the box + of the first) on each axis)";
-  static constexpr const char* kHugeSize = "unisize: the size max - min of the first box overflows a float";
-
   void insert(Slot s, const Box3& box) {
     if (s >= boxes_.size()) boxes_.resize(s + 1);
     boxes_[s] = box;
@@ -738,16 +745,10 @@ UnisizePruner& UnisizePruner::operator=(UnisizePruner&& other) noexcept {
 }
 
 Status UnisizePruner::complete(std::span<const Box3> boxes, std::vector<IndexPair>& out) {
-  static constexpr const char* kInfinite = "unisize: coordinates must be finite (an infinite box has no size)";
-  static constexpr const char* kOtherSize =
-      "unisize: every box must have the size of the first up to rounding (|max - min - size| <= 2^-10 size + "
-      "2^-16 (|coordinates| of the box + of the first) on each axis)";
-  static constexpr const char* kHugeSize = "unisize: the size max - min of the first box overflows a float";
   // One-shot refusals name the box by its index (no ids here: id() is 0).
   if (boxes.empty()) return {};
   detail::Reference ref;
-  if (!detail::finite(boxes[0])) return Status::unsupported(Operation::kNone, 0, 0, kInfinite);
-  if (!detail::make_reference(boxes[0], ref)) return Status::unsupported(Operation::kNone, 0, 0, kHugeSize);
+  if (Status refusal = detail::refuse_first(Operation::kNone, {}, boxes.first(1), ref); !refusal) return refusal;
   const auto n = static_cast<Slot>(boxes.size());
   if (impl_->all.size() != n) {
     impl_->all.resize(n);
@@ -760,12 +761,7 @@ Status UnisizePruner::complete(std::span<const Box3> boxes, std::vector<IndexPai
         const Slot swap = (p ^ q) & (Slot{0} - static_cast<Slot>(q < p));  // no branch on the order
         out.push_back(IndexPair{p ^ swap, q ^ swap});
       });
-  if (fit) return {};
-  for (std::size_t i = 0; i < boxes.size(); ++i) {
-    if (!detail::finite(boxes[i])) return Status::unsupported(Operation::kNone, 0, i, kInfinite);
-    if (!detail::within(boxes[i], ref)) return Status::unsupported(Operation::kNone, 0, i, kOtherSize);
-  }
-  return {};
+  return fit ? Status{} : detail::refuse_size(Operation::kNone, {}, boxes, ref);
 }
 
 }  // namespace sapling

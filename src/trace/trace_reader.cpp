@@ -36,6 +36,7 @@
 #include <locale.h>
 #endif
 
+#include "sapling/detail/id_index.hpp"
 #include "sapling/status.hpp"
 #include "sapling/trace.hpp"
 
@@ -108,59 +109,6 @@ bool parse_id(std::string_view token, Id& id) {
 
 const char* const kCoordinateNames3[] = {"min.x", "min.y", "min.z", "max.x", "max.y", "max.z"};
 const char* const kCoordinateNames2[] = {"min.x", "min.y", "max.x", "max.y"};
-
-/// What the reader knows of each id it has seen: live or not, and the last
-/// frame that touched it. Open addressing with linear probing, never more than
-/// half full; ids are never erased (a removed id stays as "not live"), so no
-/// tombstones are needed. Any 32-bit value is an id, so emptiness is a flag.
-class IdTable {
- public:
-  struct Slot {
-    std::uint64_t stamp = 0;  // 1 + the last frame with an operation on the id; 0: none
-    Id id = 0;
-    bool used = false;
-    bool live = false;
-  };
-
-  /// The id's slot, created (not live, no stamp) if the id is new.
-  Slot& get(Id id) {
-    if ((size_ + 1) * 2 > slots_.size()) grow();
-    for (std::size_t i = home(id);; i = (i + 1) & mask_) {
-      Slot& s = slots_[i];
-      if (s.used && s.id == id) return s;
-      if (!s.used) {
-        s = Slot{0, id, true, false};
-        ++size_;
-        return s;
-      }
-    }
-  }
-
- private:
-  std::size_t home(Id id) const noexcept {
-    // A multiply-xorshift mix: sequential and strided ids spread evenly.
-    std::uint64_t h = (std::uint64_t{id} + 0x9e3779b97f4a7c15ull) * 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 31;
-    return static_cast<std::size_t>(h) & mask_;
-  }
-
-  void grow() {
-    std::vector<Slot> old = std::move(slots_);
-    const std::size_t capacity = old.empty() ? 64 : old.size() * 2;
-    slots_.assign(capacity, Slot{});
-    mask_ = capacity - 1;
-    for (const Slot& s : old) {
-      if (!s.used) continue;
-      std::size_t i = home(s.id);
-      while (slots_[i].used) i = (i + 1) & mask_;
-      slots_[i] = s;
-    }
-  }
-
-  std::vector<Slot> slots_;
-  std::size_t mask_ = 0;
-  std::size_t size_ = 0;
-};
 
 enum class Keyword { kUnknown, kHeader, kDims, kFrame, kAdd, kMove, kRemove };
 
@@ -331,7 +279,7 @@ class Parser {
       if (!check) return error(Status::invalid_box(op, id, 0, check).message());
     }
 
-    IdTable::Slot& slot = ids_.get(id);
+    IdState& slot = state_of(id);
     if (slot.stamp == stamp_) {
       return error(Status::id_error(StatusCode::kRepeatedId, op, id, 0).message());
     }
@@ -391,7 +339,22 @@ class Parser {
   bool dims_seen_ = false;
   bool in_frame_ = false;
   std::uint64_t stamp_ = 0;  // 1 + the index of the open frame
-  IdTable ids_;
+  // What the reader knows of each id it has seen (ids stay once seen).
+  struct IdState {
+    std::uint64_t stamp = 0;  // 1 + the last frame with an operation on the id; 0: none
+    bool live = false;
+  };
+  detail::IdIndex ids_;  // id -> its index in states_
+  std::vector<IdState> states_;
+  IdState& state_of(Id id) {
+    std::uint32_t k = ids_.find(id);
+    if (k == detail::IdIndex::kNotFound) {
+      k = static_cast<std::uint32_t>(states_.size());
+      states_.emplace_back();
+      ids_.insert(id, k);
+    }
+    return states_[k];
+  }
   std::string scratch_;
   std::string error_;
 };

@@ -1,27 +1,16 @@
 // Human-readable messages for refused calls (include/sapling/status.hpp).
 #include "sapling/status.hpp"
 
+#include <iterator>
+
 namespace sapling {
 namespace {
 
 const char* operation_name(Operation op) {
-  switch (op) {
-    case Operation::kAdd:
-      return "add";
-    case Operation::kMove:
-      return "move";
-    case Operation::kRemove:
-      return "remove";
-    case Operation::kCreate:
-      return "create";
-    case Operation::kRegister:
-      return "register_algorithm";
-    case Operation::kUpdate:
-      return "update";
-    case Operation::kNone:
-      break;
-  }
-  return "call";
+  // In the order of Operation's enumerators.
+  constexpr const char* kNames[] = {"call", "add", "move", "remove", "create", "register_algorithm", "update"};
+  const auto k = static_cast<std::size_t>(op);
+  return k < std::size(kNames) ? kNames[k] : "call";
 }
 
 const char* axis_name(int axis) { return axis == 0 ? "x" : axis == 1 ? "y" : "z"; }

@@ -22,6 +22,9 @@ const std::vector<ContenderInfo>& contender_catalogue() {
 #if SAPLING_BENCH_HAVE_BOX2D
     add_box2d_contenders(list);
 #endif
+#if SAPLING_BENCH_HAVE_PHYSX
+    add_physx_contenders(list);
+#endif
     return list;
   }();
   return catalogue;
@@ -47,6 +50,9 @@ std::vector<std::string> peer_libraries() {
 #endif
 #if SAPLING_BENCH_HAVE_BOX2D
   libs.push_back("Box2D " + box2d_version());
+#endif
+#if SAPLING_BENCH_HAVE_PHYSX
+  libs.push_back("PhysX " + physx_version());
 #endif
   return libs;
 }

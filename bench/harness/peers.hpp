@@ -1,6 +1,7 @@
 // The peer libraries' contenders, each in its own file (peer_<name>.cpp),
 // compiled only with SAPLING_BENCH_PEERS=ON and when CMake found the
-// library; SAPLING_BENCH_HAVE_<NAME> says which were.
+// library (PhysX: when SAPLING_PHYSX_ROOT names its tree);
+// SAPLING_BENCH_HAVE_<NAME> says which were.
 #pragma once
 
 #include <string>
@@ -36,6 +37,13 @@ std::string fcl_version();
 /// "box2d": b2BroadPhase (b2DynamicTree plus its move buffer), 2D scenes only.
 void add_box2d_contenders(std::vector<ContenderInfo>& out);
 std::string box2d_version();
+#endif
+
+#if SAPLING_BENCH_HAVE_PHYSX
+/// "physx-abp", "physx-mbp", "physx-sap": PhysX 5's PxBroadPhase (built from
+/// a PhysX tree given as SAPLING_PHYSX_ROOT; shared/peers/README.md).
+void add_physx_contenders(std::vector<ContenderInfo>& out);
+std::string physx_version();
 #endif
 
 }  // namespace sapling::bench

@@ -27,12 +27,13 @@ constexpr int kExitWrongPairs = 4;  // a sapling contender's pairs failed verifi
 constexpr const char* kUsage = R"(usage: sapling bench [options]
 
 Runs scenes with several contenders side by side (interleaved, frame by frame)
-and prints per contender: ms per frame (median, p95 and mean over the frames
-after frame 0 and any warm-up; the mean is the headline when frame times come
-in bursts), frame 0 apart, pairs, ratio to the fastest, and verification of the
-pair sets against a reference.
+and prints per contender: ms per frame (median, mean, p95, p99 and max over
+the frames after frame 0 and any warm-up; the mean is the headline when frame
+times come in bursts), frame 0 apart, pairs, bytes per object and per pair,
+ratio to the fastest, and verification of the pair sets against a reference.
 
-  --suite NAME          one-shot (default), persistent, unisize, or all
+  --suite NAME          one-shot (default), persistent, persistent-large, unisize,
+                        cluster, or all
   --scene A,B,...       these scenes instead of a suite (see --list)
   --contenders A,B,...  these contenders only (default: all that apply)
   --exclude A,B,...     leave these contenders out

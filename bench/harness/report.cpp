@@ -99,11 +99,11 @@ std::string exactness_name(Exactness e) { return e == Exactness::kExact ? "exact
 std::vector<std::vector<std::string>> scene_rows(const SceneResult& scene) {
   std::vector<std::vector<std::string>> rows;
   const bool is_static = scene.shape.is_static;
-  rows.push_back({"contender", is_static ? "ms/build" : "ms/frame", "median", "mean", "p95", "frame 0", "pairs",
-                  "B/object", "B/pair", "x fastest", "verification"});
+  rows.push_back({"contender", is_static ? "ms/build" : "ms/frame", "median", "mean", "p95", "p99", "max", "frame 0",
+                  "pairs", "B/object", "B/pair", "x fastest", "verification"});
   for (const ContenderResult& c : scene.contenders) {
     if (!c.skipped.empty()) {
-      rows.push_back({c.name, "-", "-", "-", "-", "-", "-", "-", "-", "-", "skipped: " + c.skipped});
+      rows.push_back({c.name, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "skipped: " + c.skipped});
       continue;
     }
     std::string per_object = "-", per_pair = "-";
@@ -119,8 +119,9 @@ std::vector<std::vector<std::string>> scene_rows(const SceneResult& scene) {
     }
     rows.push_back({c.name, timed ? ms_text(c.headline_ms()) + (c.bursty ? "*" : "") : "-",
                     timed ? ms_text(c.median_ms) : "-", timed ? ms_text(c.mean_ms) : "-",
-                    timed ? ms_text(c.p95_ms) : "-", c.frame0_ms.empty() ? "-" : ms_text(c.frame0_median_ms),
-                    std::to_string(c.pairs_last), per_object, per_pair, timed ? fixed(c.ratio, 2) : "-", verification});
+                    timed ? ms_text(c.p95_ms) : "-", timed ? ms_text(c.p99_ms) : "-", timed ? ms_text(c.max_ms) : "-",
+                    c.frame0_ms.empty() ? "-" : ms_text(c.frame0_median_ms), std::to_string(c.pairs_last), per_object,
+                    per_pair, timed ? fixed(c.ratio, 2) : "-", verification});
   }
   return rows;
 }
@@ -532,6 +533,7 @@ void write_json(std::ostream& out, const RunInfo& info, const std::vector<SceneR
       out << ", \"error\": " << json_string(c.error)
           << ", \"stopped_by_budget\": " << (c.stopped_by_budget ? "true" : "false")
           << ", \"median_ms\": " << json_number(c.median_ms) << ", \"p95_ms\": " << json_number(c.p95_ms)
+          << ", \"p99_ms\": " << json_number(c.p99_ms) << ", \"max_ms\": " << json_number(c.max_ms)
           << ", \"min_ms\": " << json_number(c.min_ms) << ", \"mean_ms\": " << json_number(c.mean_ms)
           << ", \"bursty\": " << (c.bursty ? "true" : "false") << ", \"headline_ms\": " << json_number(c.headline_ms())
           << ", \"frame0_median_ms\": " << json_number(c.frame0_median_ms)

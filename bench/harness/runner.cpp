@@ -325,14 +325,16 @@ void run_rep(SceneRun& run, int rep) {
   apply_rep_budget(run, rep);
 }
 
-// A contender's figures over its timed frames (static: frame 0s): median, p95, min, mean, bursts.
+// A contender's figures over its timed frames (static: frame 0s): median, p95, p99, min, max, mean, bursts.
 void summarise_times(ContenderResult& c, bool is_static) {
   const std::vector<double>& timed = is_static ? c.frame0_ms : c.frame_ms;
   c.frame0_median_ms = median(c.frame0_ms);
   if (timed.empty()) return;
   c.median_ms = median(timed);
   c.p95_ms = quantile(timed, 0.95);
+  c.p99_ms = quantile(timed, 0.99);
   c.min_ms = *std::min_element(timed.begin(), timed.end());
+  c.max_ms = *std::max_element(timed.begin(), timed.end());
   double sum = 0;
   for (const double t : timed) sum += t;
   c.mean_ms = sum / static_cast<double>(timed.size());

@@ -50,7 +50,8 @@ struct ContenderResult {
   std::vector<double> frame0_ms;   ///< frame 0 (mass insertion / first computation), one per repetition
   std::vector<double> warmup_ms;   ///< warm-up frames of every repetition (not in the statistics)
   std::vector<double> frame_ms;    ///< measured frames of every repetition
-  double median_ms = 0, p95_ms = 0, min_ms = 0, mean_ms = 0;  ///< over frame_ms (static: over frame0_ms)
+  /// Over frame_ms (static: over frame0_ms).
+  double median_ms = 0, p95_ms = 0, p99_ms = 0, max_ms = 0, min_ms = 0, mean_ms = 0;
   double frame0_median_ms = 0;
   /// Frame times in bursts (mean above twice the median, the slow frames adding up to over
   /// 50 ms: e.g. periodic re-insertion of fattened boxes): the median shows only the quiet

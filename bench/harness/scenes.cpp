@@ -98,6 +98,37 @@ class MassInsertScene final : public Scenario {
   std::vector<Id> later_;
 };
 
+// A flat world in 3D: W1 unisize2d's squares (z = [0, 1] for every box),
+// presented as a 3D scene, so that a broad phase keeps all three axes and
+// every box overlaps every other on z (Terdiman 2007, II.1: the bad case of
+// one SAP). The wrapped scenario's state is copied after each step.
+class FlatScene final : public Scenario {
+ public:
+  explicit FlatScene(const ScenarioParams& params) : Scenario(3, params) {
+    std::string error;
+    source_ = make_scenario(params_, &error);
+    if (!source_) throw std::runtime_error("scenario unisize2d: " + error);
+    copy();
+  }
+  void step() override {
+    source_->step();
+    ++frame_;
+    copy();
+  }
+
+ private:
+  void copy() {
+    boxes_.assign(source_->boxes().begin(), source_->boxes().end());
+    alive_.assign(source_->alive().begin(), source_->alive().end());
+    alive_ids_.assign(source_->alive_ids().begin(), source_->alive_ids().end());
+    removed_.assign(source_->removed().begin(), source_->removed().end());
+    moved_.assign(source_->moved().begin(), source_->moved().end());
+    added_.assign(source_->added().begin(), source_->added().end());
+    world_ = source_->world();
+  }
+  std::unique_ptr<Scenario> source_;
+};
+
 std::string count_name(std::size_t n) {
   if (n >= 1'000'000 && n % 1'000'000 == 0) return std::to_string(n / 1'000'000) + "m";
   if (n >= 1000 && n % 1000 == 0) return std::to_string(n / 1000) + "k";
@@ -179,6 +210,21 @@ SceneSpec unisize(std::size_t n, unsigned density_pm, int frames) {
               "W1 unisize2d: " + std::to_string(n) + " equal squares, all moving, density " +
                   std::to_string(density_pm) + " per mille",
               maker(p), frames);
+}
+
+// The flat world: n moving squares of one size at one height, in 3D.
+SceneSpec flat(std::size_t n, unsigned density_pm, int frames) {
+  ScenarioParams p;
+  p.name = "unisize2d";
+  p.n = n;
+  p.density_pm = density_pm;
+  return spec(
+      "flat-" + count_name(n) + "-d" + std::to_string(density_pm),
+      "flat world: W1 unisize2d's " + std::to_string(n) +
+          " moving squares at one height (z = [0, 1]) as a 3D "
+          "scene, density " +
+          std::to_string(density_pm) + " per mille",
+      [p] { return std::make_unique<FlatScene>(p); }, frames);
 }
 
 // W4 cluster, the clustering run of the unisize paper's Figure 4: n cubes on a
@@ -292,6 +338,31 @@ std::vector<SceneSpec> persistent(bool quick) {
   return scenes;
 }
 
+// Issue 13: persistent worlds up to a million objects, worst frames and memory.
+std::vector<SceneSpec> persistent_large(bool quick) {
+  if (quick) {
+    std::vector<SceneSpec> scenes{tracy(2000, 10), tracy(8000, 10)};
+    for (SceneSpec& s : scenes) s.series = "tracy (10% moving, 0.5% churn)";
+    scenes.push_back(tracy_variant(8000, 100, 0, "resting", 10));
+    scenes.push_back(flat(4096, 200, 10));
+    scenes.push_back(cluster(4000, 20));
+    return scenes;
+  }
+  // The scaling series (10% moving, 0.5% churn)...
+  std::vector<SceneSpec> scenes{tracy(10'000, 40), tracy(100'000, 20), tracy(200'000, 15), huge(tracy(500'000, 10)),
+                                huge(tracy(1'000'000, 10))};
+  for (SceneSpec& s : scenes) s.series = "tracy (10% moving, 0.5% churn)";
+  // ... resting worlds with a thousand movers and no churn...
+  scenes.push_back(huge(tracy_variant(1'000'000, 1000, 0, "resting", 20)));
+  scenes.push_back(tracy_variant(100'000, 1000, 0, "resting", 30));
+  // ... 1% moving, a flat world, the cluster run, heavy churn.
+  scenes.push_back(tracy_variant(100'000, 1000, 500, "moving1pc", 20));
+  scenes.push_back(flat(100'000, 200, 15));
+  scenes.push_back(cluster(100'000, 500));
+  scenes.push_back(tracy_variant(100'000, 10'000, 1000, "churn1000", 20));
+  return scenes;
+}
+
 std::vector<SceneSpec> unisize_grid(bool quick) {
   if (quick) return {unisize(4096, 200, 5), unisize(4096, 800, 5), unisize(16'384, 400, 5)};
   std::vector<SceneSpec> scenes;
@@ -356,11 +427,12 @@ SceneShape shape_of(const SceneSpec& spec, const Scenario& scenario) {
   return shape;
 }
 
-std::vector<std::string> suite_names() { return {"one-shot", "persistent", "unisize", "cluster"}; }
+std::vector<std::string> suite_names() { return {"one-shot", "persistent", "persistent-large", "unisize", "cluster"}; }
 
 std::vector<SceneSpec> suite_scenes(const std::string& suite, bool quick) {
   if (suite == "one-shot") return one_shot(quick);
   if (suite == "persistent") return persistent(quick);
+  if (suite == "persistent-large") return persistent_large(quick);
   if (suite == "unisize") return unisize_grid(quick);
   if (suite == "cluster") return cluster_run(quick);
   if (suite == "all") {

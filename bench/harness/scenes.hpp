@@ -1,6 +1,6 @@
 // The benchmark scene catalogue: named instances of the spec's scenarios
 // (docs/scenarios.md W1..W4), Terdiman's static random-box test, and a
-// bipartite scene, grouped into suites (one-shot, persistent, unisize, cluster).
+// bipartite scene, grouped into suites (one-shot, persistent, persistent-large, unisize, cluster).
 #pragma once
 
 #include <cstddef>
@@ -38,7 +38,8 @@ struct SceneSpec {
 /// The shape a contender is told about, from the spec and its scenario at frame 0.
 SceneShape shape_of(const SceneSpec& spec, const Scenario& scenario);
 
-/// Suites: "one-shot", "persistent", "unisize" (the unisize paper's Table 1),
+/// Suites: "one-shot", "persistent", "persistent-large" (up to a million
+/// objects: worst frames and memory), "unisize" (the unisize paper's Table 1),
 /// "cluster" (its Figure 4); "all" is their union.
 /// `quick` gives small scenes of the same kinds for smoke tests.
 std::vector<SceneSpec> suite_scenes(const std::string& suite, bool quick);

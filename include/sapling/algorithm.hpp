@@ -66,6 +66,11 @@ class Algorithm {
     return {};
   }
 
+  /// Makes room for `objects` live objects (slots below `objects`), so that
+  /// frames up to that size allocate as little as the algorithm can; a
+  /// hint, which an algorithm may ignore.
+  virtual void reserve(std::size_t /*objects*/) {}
+
   /// Bytes held by the algorithm's own structures.
   virtual std::size_t memory_bytes() const { return 0; }
 

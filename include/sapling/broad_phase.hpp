@@ -126,6 +126,19 @@ class BroadPhase {
   /// system would not start them all; the task system's with Options::tasks.
   unsigned concurrency() const noexcept;
 
+  /// Makes room for `objects` live objects and `pairs` pairs up front (a
+  /// level about to load), so that frames up to that size allocate as
+  /// little as the algorithm can. May throw std::bad_alloc (then nothing
+  /// has changed but capacity).
+  ///
+  /// Memory is given back by itself: after an update() that leaves fewer
+  /// than a quarter of the objects the broad phase has room for (and room
+  /// for at least 65,536), the live objects are renumbered densely and the
+  /// algorithm is rebuilt from them (a frame's worth of work over the live
+  /// objects, reporting nothing); the pair manager likewise when it holds
+  /// over 256 bytes per pair (and at least 1 MiB).
+  void reserve(std::size_t objects, std::size_t pairs = 0);
+
   /// Bytes held by the broad phase, its algorithm and its pair manager.
   std::size_t memory_bytes() const noexcept;
   /// The pair manager's share of memory_bytes().
@@ -148,6 +161,8 @@ class BroadPhase {
   void apply_to_fresh_algorithm();
   void drop_staged();
   void commit_frame();
+  void give_back_memory();
+  void compact_slots();
 
   std::string name_;
   AlgorithmFactory make_;             // remakes the algorithm after a failed frame

@@ -124,7 +124,14 @@ class PairManager {
   std::span<const Pair> pairs() const noexcept { return pairs_; }
   std::size_t size() const noexcept { return pairs_.size(); }
 
+  /// Makes room for `pairs` pairs, so that frames up to that many allocate
+  /// nothing for them.
   void reserve(std::size_t pairs);
+  /// Gives back the memory held beyond what the current pairs need (after
+  /// many pairs have gone). Outside a frame only; the order of pairs() is
+  /// kept. On std::bad_alloc nothing has changed.
+  void shrink_to_fit();
+  /// Forgets every pair without reporting them (not a frame's change).
   void clear();
   std::size_t memory_bytes() const noexcept;
 

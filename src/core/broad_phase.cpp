@@ -248,6 +248,7 @@ const FrameDelta& BroadPhase::update() {
   }
   commit_frame();
   delta_ = FrameDelta{created_, deleted_, {}};
+  give_back_memory();
 #if defined(SAPLING_VALIDATE)
   // The check allocates; where memory is short it is skipped rather than
   // let an update() that has succeeded throw.
@@ -287,6 +288,86 @@ void BroadPhase::commit_frame() {
   added_.clear();
   added_boxes_.clear();
   ++frame_;
+}
+
+// After a frame that left most of the room empty (a mass removal), the
+// per-slot arrays and the algorithm shrink to the live objects, and the pair
+// manager to its pairs. Optional work: skipped where memory is too short to
+// do it (each step changes nothing unless it succeeds).
+void BroadPhase::give_back_memory() {
+  constexpr std::size_t kMinRoom = 65536;
+  try {
+    if (id_of_slot_.size() >= kMinRoom && 4 * live_ < id_of_slot_.size()) compact_slots();
+    // A pair costs the manager 25 to 100 bytes while frames run (its slot,
+    // its hash entry, the scratch of a frame): far beyond that, pairs went.
+    constexpr std::size_t kMinPairBytes = std::size_t{1} << 20, kMaxBytesPerPair = 256;
+    const std::size_t pair_bytes = pairs_.memory_bytes();
+    if (pair_bytes >= kMinPairBytes && pair_bytes > kMaxBytesPerPair * pairs_.size()) pairs_.shrink_to_fit();
+  } catch (const std::bad_alloc&) {
+  }
+}
+
+// Renumbers the live objects 0..live-1 (in slot order) and gives a fresh
+// algorithm every one of them as an addition. It reports the pairs there
+// are, so the pair manager's frame changes nothing; the pairs() order may.
+void BroadPhase::compact_slots() {
+  const std::size_t n = live_;
+  std::vector<Id> ids;
+  std::vector<Box3> boxes;
+  ids.reserve(n);
+  boxes.reserve(n);
+  for (Slot s = 0; s < state_.size(); ++s) {
+    if (state_[s] != SlotState::kLive) continue;
+    ids.push_back(id_of_slot_[s]);
+    boxes.push_back(box_of_slot_[s]);
+  }
+  std::vector<Slot> slots(n);
+  for (std::size_t k = 0; k < n; ++k) slots[k] = static_cast<Slot>(k);
+  std::vector<SlotState> state;
+  state.resize(n, SlotState::kLive);
+  std::vector<std::uint64_t> stamp(n, 0);
+  detail::IdIndex slot_of_id;
+  for (std::size_t k = 0; k < n; ++k) slot_of_id.insert(ids[k], static_cast<Slot>(k));
+  Options options = options_;
+  if (pool_ != nullptr) options.tasks = pool_.get();
+  std::unique_ptr<Algorithm> fresh = make_(options);
+  if (fresh == nullptr) return;
+  std::vector<Pair> created, deleted;
+  pairs_.remove_all();
+  try {
+    fresh->update(FrameOps{{}, {}, {}, slots, boxes}, ids, pairs_);
+    pairs_.end_frame(created, deleted);
+  } catch (...) {
+    pairs_.abandon_frame();
+    throw;
+  }
+  id_of_slot_.swap(ids);
+  box_of_slot_.swap(boxes);
+  state_.swap(state);
+  stamp_.swap(stamp);
+  slot_of_id_ = std::move(slot_of_id);
+  algorithm_ = std::move(fresh);
+  // The staging room of the large frames goes too (delta_ still needs created_ and deleted_).
+  detail::free_storage(free_slots_);
+  detail::free_storage(removed_);
+  detail::free_storage(moved_);
+  detail::free_storage(added_);
+  detail::free_storage(moved_boxes_);
+  detail::free_storage(added_boxes_);
+  detail::free_storage(lifted_);
+  detail::free_storage(old_stamps_);
+}
+
+void BroadPhase::reserve(std::size_t objects, std::size_t pairs) {
+  id_of_slot_.reserve(objects);
+  state_.reserve(objects);
+  stamp_.reserve(objects);
+  box_of_slot_.reserve(objects);
+  free_slots_.reserve(objects);
+  added_.reserve(objects);
+  added_boxes_.reserve(objects);
+  pairs_.reserve(pairs);
+  algorithm_->reserve(objects);
 }
 
 // A refused frame: its operations are forgotten (stamps of this frame stop

@@ -206,6 +206,28 @@ void PairManager::reserve(std::size_t pairs) {
   index_.reserve(pairs);
 }
 
+void PairManager::shrink_to_fit() {
+  // Everything new is built first, then swapped in: a failure changes nothing.
+  std::vector<Pair> pairs(pairs_.begin(), pairs_.end());
+  std::vector<std::uint8_t> flags(flags_.size(), 0);
+  detail::HashIndex index;
+  if (!index_stale_) {
+    index.reserve(pairs.size());
+    for (std::uint32_t i = 0; i < pairs.size(); ++i) index.insert(pair_key(pairs[i]), i);
+  }
+  pairs_.swap(pairs);
+  flags_.swap(flags);
+  index_ = std::move(index);
+  // Scratch sized by earlier frames; the next frames size it again.
+  detail::free_storage(touched_);
+  detail::free_storage(doomed_);
+  detail::free_storage(assigned_created_);
+  detail::free_storage(assigned_deleted_);
+  detail::free_storage(sort_keys_);
+  detail::free_storage(sort_scratch_);
+  detail::free_storage(sort_counts_);
+}
+
 void PairManager::clear() {
   pairs_.clear();
   flags_.clear();

@@ -1,0 +1,133 @@
+// Memory given back and reserved: after a mass removal every algorithm's
+// broad phase renumbers its live objects and rebuilds its algorithm from
+// them (BroadPhase::update(), "Memory is given back by itself"), which must
+// report nothing and change no pair; later frames stay exact. And
+// BroadPhase::reserve() makes room up front.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "sapling/box_pruning.hpp"
+#include "sapling/broad_phase.hpp"
+#include "sapling/registry.hpp"
+
+namespace sapling {
+namespace {
+
+// Unit cubes at random in a cube of side `side` (every algorithm takes them).
+std::vector<Box3> cubes(std::size_t n, float side, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(0, side);
+  std::vector<Box3> boxes(n);
+  for (Box3& b : boxes) {
+    const float x = u(rng), y = u(rng), z = u(rng);
+    b = Box3{{x, y, z}, {x + 1, y + 1, z + 1}};
+  }
+  return boxes;
+}
+
+// The exact pairs of the live boxes, in ids, sorted.
+std::vector<Pair> reference(const std::vector<Id>& ids, const std::vector<Box3>& boxes) {
+  std::vector<IndexPair> found;
+  complete_pairs(boxes, found);
+  std::vector<Pair> pairs;
+  for (const IndexPair& p : found) pairs.push_back(make_pair(ids[p.i], ids[p.j]));
+  std::sort(pairs.begin(), pairs.end());
+  return pairs;
+}
+
+std::vector<Pair> sorted(std::span<const Pair> pairs) {
+  std::vector<Pair> out(pairs.begin(), pairs.end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class MemoryGivenBack : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MemoryGivenBack, AfterAMassRemovalNothingChangesButMemory) {
+  if (GetParam() == "brute") GTEST_SKIP() << "quadratic at 70k boxes";
+  std::mt19937 rng(11);
+  constexpr std::size_t kN = 70'000, kKept = 7'000;
+  std::vector<Box3> boxes = cubes(kN, 120, rng);
+  std::vector<Id> ids(kN);
+  for (std::size_t i = 0; i < kN; ++i) ids[i] = static_cast<Id>(3 * i + 1);
+  auto bp = BroadPhase::create(GetParam());
+  ASSERT_NE(bp, nullptr);
+  ASSERT_TRUE(bp->add(ids, boxes).ok());
+  bp->update();
+  const std::vector<Pair> before = sorted(bp->pairs());
+  ASSERT_EQ(before, reference(ids, boxes));
+  const std::size_t peak = bp->memory_bytes();
+
+  // Remove all but every tenth object: the frame's delta is exactly the pairs that went.
+  std::vector<Id> gone, kept_ids;
+  std::vector<Box3> kept_boxes;
+  for (std::size_t i = 0; i < kN; ++i) {
+    if (i % 10 == 0) {
+      kept_ids.push_back(ids[i]);
+      kept_boxes.push_back(boxes[i]);
+    } else {
+      gone.push_back(ids[i]);
+    }
+  }
+  ASSERT_EQ(kept_ids.size(), kKept);
+  ASSERT_TRUE(bp->remove(gone).ok());
+  const FrameDelta& d = bp->update();
+  const std::vector<Pair> after = reference(kept_ids, kept_boxes);
+  EXPECT_TRUE(d.created.empty());
+  std::vector<Pair> lost;
+  std::set_difference(before.begin(), before.end(), after.begin(), after.end(), std::back_inserter(lost));
+  EXPECT_EQ(sorted(d.deleted), lost);
+  EXPECT_EQ(sorted(bp->pairs()), after);
+  EXPECT_TRUE(bp->validate());
+  EXPECT_LT(bp->memory_bytes(), peak / 4) << "peak " << peak;
+
+  // The kept objects go on moving, exactly; removed ids are unknown, and may come back.
+  std::uniform_real_distribution<float> step(-2, 2);
+  for (int frame = 0; frame < 3; ++frame) {
+    for (Box3& b : kept_boxes) {
+      const float dx = step(rng), dy = step(rng), dz = step(rng);
+      b = Box3{{b.min[0] + dx, b.min[1] + dy, b.min[2] + dz}, {b.max[0] + dx, b.max[1] + dy, b.max[2] + dz}};
+    }
+    ASSERT_TRUE(bp->move(kept_ids, kept_boxes).ok());
+    bp->update();
+    ASSERT_EQ(sorted(bp->pairs()), reference(kept_ids, kept_boxes)) << "frame " << frame;
+  }
+  EXPECT_FALSE(bp->contains(gone.front()));
+  ASSERT_TRUE(bp->add(gone.front(), boxes[1]).ok());
+  kept_ids.push_back(gone.front());
+  kept_boxes.push_back(boxes[1]);
+  bp->update();
+  EXPECT_EQ(sorted(bp->pairs()), reference(kept_ids, kept_boxes));
+  EXPECT_TRUE(bp->validate());
+}
+
+INSTANTIATE_TEST_SUITE_P(AllAlgorithms, MemoryGivenBack, ::testing::ValuesIn([] {
+                           std::vector<std::string> names;
+                           for (const AlgorithmInfo& a : algorithms()) names.push_back(a.name);
+                           return names;
+                         }()),
+                         [](const auto& param_info) {
+                           std::string name = param_info.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+TEST(Memory, ReserveMakesRoomUpFront) {
+  auto bp = BroadPhase::create("sap");
+  const std::size_t empty = bp->memory_bytes();
+  bp->reserve(100'000, 50'000);
+  EXPECT_GT(bp->memory_bytes(), empty + 100'000 * (sizeof(Id) + sizeof(Box3)));
+  std::mt19937 rng(5);
+  std::vector<Box3> boxes = cubes(1000, 30, rng);
+  std::vector<Id> ids(boxes.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<Id>(i);
+  ASSERT_TRUE(bp->add(ids, boxes).ok());
+  bp->update();
+  EXPECT_EQ(sorted(bp->pairs()), reference(ids, boxes));
+  EXPECT_TRUE(bp->validate());
+}
+
+}  // namespace
+}  // namespace sapling

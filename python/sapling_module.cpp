@@ -19,6 +19,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -446,6 +447,35 @@ class PyBoxPruner {
   std::mutex mutex_;
 };
 
+// complete_pairs() and bipartite_pairs(): on one thread, the library's free
+// functions (a warm pruner per thread); on more, a pool and a pruner per call.
+py::array_t<std::uint32_t> one_shot_complete(py::handle boxes_obj, unsigned threads) {
+  if (threads != 1) return PyBoxPruner(threads).complete(boxes_obj);
+  const Boxes boxes = as_boxes(boxes_obj, 0, "boxes");
+  std::vector<IndexPair> out;
+  {
+    py::gil_scoped_release release;
+    std::vector<Box3> lifted;
+    complete_pairs(checked_box3(boxes, lifted), out);
+  }
+  return take_pairs(std::move(out));
+}
+
+py::array_t<std::uint32_t> one_shot_bipartite(py::handle a_obj, py::handle b_obj, unsigned threads) {
+  if (threads != 1) return PyBoxPruner(threads).bipartite(a_obj, b_obj);
+  const Boxes a = as_boxes(a_obj, 0, "a");
+  const Boxes b = as_boxes(b_obj, a.dims, "b");
+  std::vector<IndexPair> out;
+  {
+    py::gil_scoped_release release;
+    std::vector<Box3> lifted_a, lifted_b;
+    const auto span_a = checked_box3(a, lifted_a);
+    const auto span_b = checked_box3(b, lifted_b);
+    bipartite_pairs(span_a, span_b, out);
+  }
+  return take_pairs(std::move(out));
+}
+
 class PyUnisizePruner {
  public:
   explicit PyUnisizePruner(unsigned threads) : pool_(make_pool(threads)), pruner_(pool_.get()) {}
@@ -696,10 +726,11 @@ void write_trace_file(const std::string& path, const PyTrace& t) {
 
 // Runs `trace` through a fresh broad phase, collecting per frame what
 // `report` asks: "delta" -> [(created, deleted)], "pairs" -> [sorted pairs],
-// "hash" -> uint64 array of pair-set hashes, "none" -> None (timing).
+// "hash" -> uint64 array of pair-set hashes, "time" -> float64 array of each
+// frame's seconds (staging and update(), timed in C++), "none" -> None.
 py::object replay(const PyTrace& t, const std::string& algorithm, unsigned threads, const std::string& report) {
-  if (report != "delta" && report != "pairs" && report != "hash" && report != "none") {
-    throw py::value_error("report must be 'delta', 'pairs', 'hash' or 'none', not '" + report + "'");
+  if (report != "delta" && report != "pairs" && report != "hash" && report != "time" && report != "none") {
+    throw py::value_error("report must be 'delta', 'pairs', 'hash', 'time' or 'none', not '" + report + "'");
   }
   Status why;
   auto broad_phase = BroadPhase::create(algorithm, Options{.dims = t.trace->dims, .threads = threads}, &why);
@@ -707,6 +738,7 @@ py::object replay(const PyTrace& t, const std::string& algorithm, unsigned threa
   std::vector<std::pair<std::vector<Pair>, std::vector<Pair>>> deltas;
   std::vector<std::vector<Pair>> pair_sets;
   std::vector<std::uint64_t> hashes;
+  std::vector<double> seconds;
   std::optional<StatusError> refused;
   {
     py::gil_scoped_release release;
@@ -714,6 +746,7 @@ py::object replay(const PyTrace& t, const std::string& algorithm, unsigned threa
     const Trace& trace = *t.trace;
     for (std::size_t f = 0; f < trace.frames.size() && !refused; ++f) {
       const TraceFrame& frame = trace.frames[f];
+      const auto start = std::chrono::steady_clock::now();
       Status s = broad_phase->remove(frame.removed);
       if (s) s = broad_phase->move(frame.moved, frame.moved_boxes);
       if (s) s = broad_phase->add(frame.added, frame.added_boxes);
@@ -726,7 +759,9 @@ py::object replay(const PyTrace& t, const std::string& algorithm, unsigned threa
         refused = StatusError{delta.status, "frame " + std::to_string(f) + ": "};
         break;
       }
-      if (report == "delta") {
+      if (report == "time") {
+        seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      } else if (report == "delta") {
         deltas.emplace_back(std::vector<Pair>(delta.created.begin(), delta.created.end()),
                             std::vector<Pair>(delta.deleted.begin(), delta.deleted.end()));
       } else if (report == "pairs") {
@@ -748,6 +783,11 @@ py::object replay(const PyTrace& t, const std::string& algorithm, unsigned threa
   if (report == "pairs") {
     py::list out;
     for (auto& pairs : pair_sets) out.append(take_pairs(std::move(pairs)));
+    return out;
+  }
+  if (report == "time") {
+    py::array_t<double> out(static_cast<py::ssize_t>(seconds.size()));
+    if (!seconds.empty()) std::memcpy(out.mutable_data(), seconds.data(), seconds.size() * sizeof(double));
     return out;
   }
   if (report == "hash") {
@@ -876,17 +916,42 @@ PYBIND11_MODULE(_sapling, m) {
   m.def("replay", &replay, py::arg("trace"), py::arg("algorithm") = "sap", py::arg("threads") = 1,
         py::arg("report") = "delta",
         "Runs a trace through a fresh broad phase: report='delta' -> [(created, deleted)] per frame, 'pairs' -> "
-        "[sorted pairs], 'hash' -> uint64 array of pair-set hashes, 'none' -> None.");
+        "[sorted pairs], 'hash' -> uint64 array of pair-set hashes, 'time' -> float64 array of each frame's "
+        "seconds (staging and update(), timed in C++), 'none' -> None.");
   m.def("pair_set_hash", &hash_pairs, py::arg("pairs"),
         "FNV-1a 64-bit hash of a sorted (k, 2) pair list (the trace format's --report hash).");
 
   m.def(
-      "complete_pairs", [](py::handle boxes, unsigned threads) { return PyBoxPruner(threads).complete(boxes); },
-      py::arg("boxes"), py::arg("threads") = 1, "Every overlapping pair (i, j), i < j, of (n, 4) or (n, 6) boxes.");
-  m.def(
-      "bipartite_pairs",
-      [](py::handle a, py::handle b, unsigned threads) { return PyBoxPruner(threads).bipartite(a, b); }, py::arg("a"),
-      py::arg("b"), py::arg("threads") = 1, "Every (i, j) with a[i] overlapping b[j].");
+      "_time_complete_pairs",
+      [](py::handle boxes_obj, unsigned threads, int repeats) {
+        // For bench/python_bench.py: sapling::complete_pairs (threads = 1)
+        // or BoxPruner::complete on a fresh pruner, timed in C++ with no
+        // Python in the timed region; seconds of each repeat.
+        const Boxes boxes = as_boxes(boxes_obj, 3, "boxes");
+        const auto pool = make_pool(threads);
+        std::vector<double> seconds;
+        std::size_t pairs = 0;
+        {
+          py::gil_scoped_release release;
+          for (int r = 0; r < repeats; ++r) {
+            std::vector<IndexPair> out;
+            const auto start = std::chrono::steady_clock::now();
+            if (pool) {
+              BoxPruner(pool.get()).complete(boxes.box3(), out);
+            } else {
+              complete_pairs(boxes.box3(), out);
+            }
+            seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+            pairs = out.size();
+          }
+        }
+        return py::make_tuple(seconds, pairs);
+      },
+      py::arg("boxes"), py::arg("threads") = 1, py::arg("repeats") = 1);
+  m.def("complete_pairs", &one_shot_complete, py::arg("boxes"), py::arg("threads") = 1,
+        "Every overlapping pair (i, j), i < j, of (n, 4) or (n, 6) boxes: (k, 2) uint32 indices.");
+  m.def("bipartite_pairs", &one_shot_bipartite, py::arg("a"), py::arg("b"), py::arg("threads") = 1,
+        "Every (i, j) with a[i] overlapping b[j]: (k, 2) uint32 indices.");
   m.def(
       "unisize_pairs", [](py::handle boxes, unsigned threads) { return PyUnisizePruner(threads).complete(boxes); },
       py::arg("boxes"), py::arg("threads") = 1,

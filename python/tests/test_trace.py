@@ -59,6 +59,8 @@ def test_built_trace_replays_bit_for_bit(tmp_path):
     for a in ["brute", "sap", "box-pruning"]:
         assert np.array_equal(sapling.replay(back, a, report="hash"), sapling.replay(t, "brute", report="hash"))
     assert sapling.replay(t, report="none") is None
+    seconds = sapling.replay(t, "sap", report="time")
+    assert seconds.dtype == np.float64 and len(seconds) == 3 and np.all(seconds >= 0)
 
 
 def test_trace_errors(tmp_path):

@@ -138,6 +138,9 @@ py::array to_array(py::handle obj, const char* what) {
     PyErr_Clear();
     throw py::type_error(std::string(what) + " must be a numpy array or a sequence numpy can read");
   }
+  // Memory not aligned for its type (a view at an odd byte offset) is
+  // copied first: the library reads whole floats and ids.
+  if (!(a.flags() & py::detail::npy_api::NPY_ARRAY_ALIGNED_)) a = a.attr("copy")();
   return a;
 }
 
@@ -440,8 +443,16 @@ class PyBoxPruner {
     return take_pairs(std::move(out));
   }
 
-  std::size_t prepared_size() const { return pruner_.prepared_size(); }
-  std::size_t memory_bytes() const { return pruner_.memory_bytes(); }
+  std::size_t prepared_size() {
+    py::gil_scoped_release release;
+    std::lock_guard lock(mutex_);
+    return pruner_.prepared_size();
+  }
+  std::size_t memory_bytes() {
+    py::gil_scoped_release release;
+    std::lock_guard lock(mutex_);
+    return pruner_.memory_bytes();
+  }
 
  private:
   std::unique_ptr<ThreadPool> pool_;

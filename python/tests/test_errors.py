@@ -122,6 +122,23 @@ def test_exact_conversions_are_accepted():
     assert len(created) == 10
 
 
+def test_unaligned_and_strided_inputs_are_read_right():
+    raw = np.zeros(6 * 4 * 2 + 1, np.uint8)
+    unaligned = raw[1:].view(np.float32).reshape(2, 6)  # floats at an odd byte offset
+    unaligned[:] = [[0, 0, 0, 1, 1, 1], [1, 1, 1, 2, 2, 2]]
+    assert not unaligned.flags.aligned
+    strided = np.zeros((2, 12), np.float32)[:, ::2]
+    strided[:] = unaligned
+    ids = np.zeros(5, np.uint32)[::2]
+    ids[:] = [4, 5, 6]
+    for boxes in [unaligned, strided, np.asfortranarray(unaligned)]:
+        bp = sapling.BroadPhase()
+        bp.add(ids[:2], boxes)
+        created, _ = bp.update()
+        assert created.tolist() == [[4, 5]]
+        assert sapling.complete_pairs(boxes).tolist() == [[0, 1]]
+
+
 def test_nan_in_float64_is_refused_by_the_box_check():
     bp = sapling.BroadPhase()
     with pytest.raises(sapling.Error, match="add of id 1: invalid box: max.x is NaN"):

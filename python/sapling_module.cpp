@@ -615,6 +615,16 @@ class PyBroadPhase {
     return locked([&] { return broad_phase_->validate(); });
   }
 
+  std::string repr() {
+    return locked([&] {
+      return "<sapling.BroadPhase '" + std::string(broad_phase_->algorithm_name()) +
+             "' dims=" + std::to_string(broad_phase_->options().dims) +
+             " threads=" + std::to_string(broad_phase_->concurrency()) + ": " + std::to_string(broad_phase_->size()) +
+             " objects, " + std::to_string(broad_phase_->pairs().size()) + " pairs, frame " +
+             std::to_string(broad_phase_->frame()) + ">";
+    });
+  }
+
  private:
   void stage(Operation op, py::handle ids_obj, py::handle boxes_obj) {
     const int dims = broad_phase_->options().dims;
@@ -892,6 +902,7 @@ PYBIND11_MODULE(_sapling, m) {
       .def("__contains__", &PyBroadPhase::contains)
       .def("__len__", &PyBroadPhase::size, "Number of live objects.")
       .def("validate", &PyBroadPhase::validate, "Checks every invariant; False on the first violation.")
+      .def("__repr__", &PyBroadPhase::repr)
       .def_property_readonly("frame", &PyBroadPhase::frame, "Number of update() calls so far.")
       .def_property_readonly("algorithm", &PyBroadPhase::algorithm)
       .def_property_readonly("dims", &PyBroadPhase::dims)
@@ -930,7 +941,11 @@ PYBIND11_MODULE(_sapling, m) {
       .def("append", &trace_append, py::arg("removed") = py::none(), py::arg("moved") = py::none(),
            py::arg("moved_boxes") = py::none(), py::arg("added") = py::none(), py::arg("added_boxes") = py::none(),
            "Appends a frame; boxes are checked as add() and move() check them.")
-      .def("to_text", &format_trace, "The trace in the text format.");
+      .def("to_text", &format_trace, "The trace in the text format.")
+      .def("__repr__", [](const PyTrace& t) {
+        return "<sapling.Trace dims=" + std::to_string(t.trace->dims) + ": " + std::to_string(t.trace->frames.size()) +
+               " frames>";
+      });
 
   m.def("read_trace", &read_trace_file, py::arg("path"), "Reads and checks a trace file; raises sapling.TraceError.");
   m.def(

@@ -167,6 +167,14 @@ def test_max_pairs_refuses_a_frame():
     assert len(bp) == 0 and bp.pair_count == 0  # the frame's operations were dropped
 
 
+def test_repr():
+    bp = sapling.BroadPhase("sort-sweep", dims=2)
+    bp.add([1, 2], np.zeros((2, 4), np.float32))
+    bp.update()
+    assert repr(bp) == "<sapling.BroadPhase 'sort-sweep' dims=2 threads=1: 2 objects, 1 pairs, frame 1>"
+    assert repr(sapling.Trace(2)) == "<sapling.Trace dims=2: 0 frames>"
+
+
 def test_algorithms_listed():
     infos = sapling.algorithms()
     names = [a.name for a in infos]

@@ -1,7 +1,7 @@
 // The Python module `sapling._sapling` (re-exported by python/sapling/__init__.py):
 // numpy arrays in, numpy arrays out, over the public C++ API only.
 //
-// Input rules (python/README section of the top README, "From Python"):
+// Input rules (README.md, "From Python"):
 // - Boxes are (n, 2*dims) arrays, min then max (x, y[, z]), or (n, 2, dims).
 //   A native float32 C-contiguous array is read in place, never copied.
 //   float32 in another layout or byte order is copied unchanged. float64,

@@ -17,6 +17,7 @@ library's message ("add of id 9: invalid box: min.y > max.y") and changes
 nothing. The work runs with the GIL released.
 """
 
+import os
 from collections import namedtuple
 
 import numpy as np
@@ -33,11 +34,10 @@ from ._sapling import (
     complete_pairs,
     pair_set_hash,
     parse_trace,
-    read_trace,
     replay,
     unisize_pairs,
-    write_trace,
 )
+from . import _sapling
 
 __version__ = "0.1.0"
 
@@ -68,6 +68,16 @@ AlgorithmInfo.__doc__ = "A registered algorithm: what BroadPhase(algorithm=name)
 def algorithms():
     """Every registered algorithm, built-in ones first, as AlgorithmInfo."""
     return [AlgorithmInfo(*info) for info in _algorithms()]
+
+
+def read_trace(path):
+    """Reads and checks a trace file (str or path-like); raises TraceError naming the line."""
+    return _sapling.read_trace(os.fspath(path))
+
+
+def write_trace(path, trace):
+    """Writes `trace` to a file (str or path-like) in the text format; floats read back exactly."""
+    _sapling.write_trace(os.fspath(path), trace)
 
 
 def round_outward(boxes):

@@ -39,7 +39,7 @@ def test_round_trip(tmp_path):
     path = str(tmp_path / "t.trace")
     sapling.write_trace(path, t)
     assert open(path).read() == t.to_text()
-    t2 = sapling.read_trace(path)
+    t2 = sapling.read_trace(tmp_path / "t.trace")  # path-like too
     assert t2.to_text() == t.to_text()
     for i in range(len(t)):
         for key in ["removed", "moved", "moved_boxes", "added", "added_boxes"]:

@@ -169,3 +169,13 @@ def test_create_errors():
         sapling.BroadPhase(threads=-1)
     with pytest.raises(ValueError, match="threads"):
         sapling.complete_pairs(np.zeros((1, 6), np.float32), threads=1000)
+
+
+def test_unisize_broad_phase_refuses_another_size():
+    bp = sapling.BroadPhase("unisize", dims=2)
+    with pytest.raises(sapling.Error, match=r"^add of id 6: unisize: every box must have the size") as e:
+        bp.add([5, 6], np.array([[0, 0, 1, 1], [0, 0, 3, 1]], np.float32))
+    assert (e.value.code, e.value.operation, e.value.id, e.value.index) == ("unsupported", "add", 6, 1)
+    assert len(bp) == 0
+    bp.add([5, 6], np.array([[0, 0, 1, 1], [1, 1, 2, 2]], np.float32))
+    assert bp.update()[0].tolist() == [[5, 6]]

@@ -368,16 +368,36 @@ std::unique_ptr<ThreadPool> make_pool(unsigned threads) {
 
 // ---- one-shot queries ------------------------------------------------------
 
-// Refuses the first invalid box of a one-shot query, naming it by index.
-// One branch-free pass first (min <= max on every axis, which NaN fails);
-// the per-box check runs only to name a fault.
+// True when every box has min <= max on every axis (which NaN fails): one
+// branch-free pass.
 template <int D>
-void check_boxes(std::span<const Box<D>> boxes) {
+bool all_valid(std::span<const Box<D>> boxes) {
   unsigned valid = 1;
   for (const Box<D>& b : boxes) {
     for (int k = 0; k < D; ++k) valid &= static_cast<unsigned>(b.min[k] <= b.max[k]);
   }
-  if (valid != 0) return;
+  return valid != 0;
+}
+
+// Refuses the first invalid box of a one-shot query, naming it by index. The
+// fast pass runs in parallel chunks on `tasks` when given; the per-box check
+// runs only to name a fault.
+template <int D>
+void check_boxes(std::span<const Box<D>> boxes, TaskSystem* tasks) {
+  constexpr std::size_t kChunk = std::size_t{1} << 16;
+  bool valid = true;
+  if (tasks != nullptr && tasks->concurrency() > 1 && boxes.size() > kChunk) {
+    const std::size_t chunks = (boxes.size() + kChunk - 1) / kChunk;
+    std::vector<unsigned char> chunk_valid(chunks);
+    auto task = [&](std::size_t t) {
+      chunk_valid[t] = all_valid(boxes.subspan(t * kChunk, std::min(kChunk, boxes.size() - t * kChunk)));
+    };
+    tasks->run(chunks, task);
+    for (const unsigned char v : chunk_valid) valid = valid && v != 0;
+  } else {
+    valid = all_valid(boxes);
+  }
+  if (valid) return;
   for (std::size_t i = 0; i < boxes.size(); ++i) {
     if (const BoxCheck c = check_box(boxes[i]); !c) {
       throw StatusError{Status::invalid_box(Operation::kNone, 0, i, c), ""};
@@ -387,15 +407,15 @@ void check_boxes(std::span<const Box<D>> boxes) {
 
 // The boxes of a one-shot query as Box3, checked: 3D boxes in place, 2D ones
 // lifted to z = [0, 0] into `lifted`.
-std::span<const Box3> checked_box3(const Boxes& boxes, std::vector<Box3>& lifted) {
+std::span<const Box3> checked_box3(const Boxes& boxes, std::vector<Box3>& lifted, TaskSystem* tasks = nullptr) {
   if (boxes.dims == 2) {
     const auto b2 = boxes.box2();
-    check_boxes(b2);
+    check_boxes(b2, tasks);
     lifted.resize(b2.size());
     for (std::size_t i = 0; i < b2.size(); ++i) lifted[i] = lift(b2[i]);
     return lifted;
   }
-  check_boxes(boxes.box3());
+  check_boxes(boxes.box3(), tasks);
   return boxes.box3();
 }
 
@@ -410,7 +430,7 @@ class PyBoxPruner {
       py::gil_scoped_release release;
       std::lock_guard lock(mutex_);
       std::vector<Box3> lifted;
-      pruner_.complete(checked_box3(boxes, lifted), out);
+      pruner_.complete(checked_box3(boxes, lifted, pool_.get()), out);
     }
     return take_pairs(std::move(out));
   }
@@ -423,8 +443,8 @@ class PyBoxPruner {
       py::gil_scoped_release release;
       std::lock_guard lock(mutex_);
       std::vector<Box3> lifted_a, lifted_b;
-      const auto span_a = checked_box3(a, lifted_a);
-      const auto span_b = checked_box3(b, lifted_b);
+      const auto span_a = checked_box3(a, lifted_a, pool_.get());
+      const auto span_b = checked_box3(b, lifted_b, pool_.get());
       pruner_.bipartite(span_a, span_b, out);
     }
     return take_pairs(std::move(out));
@@ -435,7 +455,7 @@ class PyBoxPruner {
     py::gil_scoped_release release;
     std::lock_guard lock(mutex_);
     std::vector<Box3> lifted;
-    pruner_.prepare(checked_box3(boxes, lifted));
+    pruner_.prepare(checked_box3(boxes, lifted, pool_.get()));
     prepared_dims_ = boxes.dims;
   }
 
@@ -448,7 +468,7 @@ class PyBoxPruner {
       py::gil_scoped_release release;
       std::lock_guard lock(mutex_);
       std::vector<Box3> lifted;
-      done = pruner_.bipartite_prepared(checked_box3(query, lifted), out);
+      done = pruner_.bipartite_prepared(checked_box3(query, lifted, pool_.get()), out);
     }
     if (!done) return py::none();
     return take_pairs(std::move(out));
@@ -513,7 +533,7 @@ class PyUnisizePruner {
       py::gil_scoped_release release;
       std::lock_guard lock(mutex_);
       std::vector<Box3> lifted;
-      s = pruner_.complete(checked_box3(boxes, lifted), out);
+      s = pruner_.complete(checked_box3(boxes, lifted, pool_.get()), out);
     }
     check(s);
     return take_pairs(std::move(out));

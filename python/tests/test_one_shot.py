@@ -95,3 +95,16 @@ def test_invalid_boxes_are_named_by_index(rng):
     boxes[3, 0] = boxes[3, 2] + 1
     with pytest.raises(sapling.Error, match=r"^box 3: invalid box: min.x > max.x$"):
         sapling.bipartite_pairs(random_boxes(rng, 5, 2), boxes)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_first_invalid_box_of_a_large_set_is_named(threads, rng):
+    boxes = random_boxes(rng, 300_000, 3, extent=1000)
+    boxes[250_001, 5] = boxes[250_001, 2] - 1  # min.z > max.z
+    boxes[150_001, 0] = np.nan  # the first fault: named, whichever chunk checks it
+    with pytest.raises(sapling.Error, match=r"^box 150001: invalid box: min.x is NaN$"):
+        sapling.BoxPruner(threads).complete(boxes)
+    with pytest.raises(sapling.Error, match=r"^box 150001: "):
+        sapling.complete_pairs(boxes, threads=threads)
+    with pytest.raises(sapling.Error, match=r"^box 150001: "):
+        sapling.UnisizePruner(threads).complete(boxes)

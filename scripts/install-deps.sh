@@ -5,6 +5,8 @@
 #   scripts/install-deps.sh --ci     also clang and libFuzzer (fuzz targets)
 set -euo pipefail
 packages=(cmake ninja-build g++ make libgtest-dev libbenchmark-dev)
+# The Python module and its tests (python/); pip and venv for `pip install .`.
+packages+=(python3-dev python3-pybind11 python3-numpy python3-pytest python3-pip python3-venv)
 if [[ "${1:-}" == "--ci" ]]; then
   packages+=(clang libclang-rt-dev clang-format)
 fi

@@ -1,0 +1,1021 @@
+// The Python module `sapling._sapling` (re-exported by python/sapling/__init__.py):
+// numpy arrays in, numpy arrays out, over the public C++ API only.
+//
+// Input rules (README.md, "From Python"):
+// - Boxes are (n, 2*dims) arrays, min then max (x, y[, z]), or (n, 2, dims).
+//   A native float32 C-contiguous array is read in place, never copied.
+//   float32 in another layout or byte order is copied unchanged. float64,
+//   float16, long double and integer arrays are converted to float32 only
+//   when every value is exactly a float32 (NaN and +-inf included): a value
+//   that is not is refused with its position, never rounded. Other dtypes
+//   are refused.
+// - Ids are a 1-D uint32 array, read in place when native and contiguous;
+//   other integer arrays are converted when every value is in [0, 2^32 - 1].
+// Every call checks its arguments before anything changes; a refused call
+// raises and leaves the broad phase as it was. The work runs with the GIL
+// released; a per-object mutex keeps two Python threads from using one
+// broad phase (or pruner) at once.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "sapling/box_pruning.hpp"
+#include "sapling/broad_phase.hpp"
+#include "sapling/registry.hpp"
+#include "sapling/trace.hpp"
+#include "sapling/unisize.hpp"
+
+namespace py = pybind11;
+
+namespace sapling::python {
+namespace {
+
+// numpy rows of 4 or 6 floats are read as Box2 or Box3 in place.
+static_assert(std::is_standard_layout_v<Box3> && sizeof(Box3) == 6 * sizeof(float));
+static_assert(std::is_standard_layout_v<Box2> && sizeof(Box2) == 4 * sizeof(float));
+static_assert(sizeof(Pair) == 2 * sizeof(std::uint32_t) && sizeof(IndexPair) == 2 * sizeof(std::uint32_t));
+
+// A refused call: raised in Python as sapling.Error with the Status's message
+// and fields.
+struct StatusError {
+  Status status;
+  std::string prefix;  // e.g. "frame 3: " for replay
+};
+
+py::handle error_type;
+py::handle trace_error_type;
+
+const char* code_name(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kInvalidBox:
+      return "invalid_box";
+    case StatusCode::kUnknownId:
+      return "unknown_id";
+    case StatusCode::kDuplicateId:
+      return "duplicate_id";
+    case StatusCode::kRepeatedId:
+      return "repeated_id";
+    case StatusCode::kSizeMismatch:
+      return "size_mismatch";
+    case StatusCode::kUnsupported:
+      return "unsupported";
+    case StatusCode::kInvalidArgument:
+      return "invalid_argument";
+    case StatusCode::kPairBudget:
+      return "pair_budget";
+  }
+  return "unknown";
+}
+
+py::object operation_name(Operation op) {
+  switch (op) {
+    case Operation::kAdd:
+      return py::str("add");
+    case Operation::kMove:
+      return py::str("move");
+    case Operation::kRemove:
+      return py::str("remove");
+    case Operation::kCreate:
+      return py::str("create");
+    case Operation::kRegister:
+      return py::str("register_algorithm");
+    case Operation::kUpdate:
+      return py::str("update");
+    case Operation::kNone:
+      break;
+  }
+  return py::none();
+}
+
+void raise_status(const StatusError& e) {
+  const Status& s = e.status;
+  py::object error = py::reinterpret_borrow<py::object>(error_type)(e.prefix + s.message());
+  error.attr("code") = code_name(s.code());
+  error.attr("operation") = operation_name(s.operation());
+  const bool has_id = s.operation() != Operation::kNone &&
+                      (s.code() == StatusCode::kInvalidBox || s.code() == StatusCode::kUnknownId ||
+                       s.code() == StatusCode::kDuplicateId || s.code() == StatusCode::kRepeatedId ||
+                       s.code() == StatusCode::kUnsupported);
+  error.attr("id") = has_id ? py::object(py::int_(s.id())) : py::none();
+  const bool has_index = has_id || s.operation() == Operation::kNone;
+  error.attr("index") = has_index ? py::object(py::int_(s.index())) : py::none();
+  PyErr_SetObject(error_type.ptr(), error.ptr());
+}
+
+void check(const Status& s, std::string prefix = {}) {
+  if (!s) throw StatusError{s, std::move(prefix)};
+}
+
+std::string shape_text(const py::array& a) {
+  std::string out = "(";
+  for (py::ssize_t k = 0; k < a.ndim(); ++k) {
+    if (k > 0) out += ", ";
+    out += std::to_string(a.shape(k));
+  }
+  return out + (a.ndim() == 1 ? ",)" : ")");
+}
+
+std::string dtype_text(const py::array& a) { return py::str(a.dtype()).cast<std::string>(); }
+
+py::array to_array(py::handle obj, const char* what) {
+  py::array a = py::array::ensure(obj);
+  if (!a) {
+    PyErr_Clear();
+    throw py::type_error(std::string(what) + " must be a numpy array or a sequence numpy can read");
+  }
+  // Memory not aligned for its type (a view at an odd byte offset) is
+  // copied first: the library reads whole floats and ids.
+  if (!(a.flags() & py::detail::npy_api::NPY_ARRAY_ALIGNED_)) a = a.attr("copy")();
+  return a;
+}
+
+// ---- boxes -----------------------------------------------------------------
+
+// Boxes as float32 rows of 2*dims values, in memory that lives as long as
+// `owner`: the caller's array when it could be read in place.
+struct Boxes {
+  py::object owner;
+  const float* data = nullptr;
+  std::size_t n = 0;
+  int dims = 3;
+
+  std::span<const Box3> box3() const { return {reinterpret_cast<const Box3*>(data), n}; }
+  std::span<const Box2> box2() const { return {reinterpret_cast<const Box2*>(data), n}; }
+};
+
+// Converts `count` values to float32, refusing the first that is not exactly
+// a float32; returns its position, or -1. NaN stays NaN (the box check
+// refuses it with its own message).
+template <class T>
+py::ssize_t convert_exact(const T* in, float* out, std::size_t count) {
+  for (std::size_t k = 0; k < count; ++k) {
+    const T v = in[k];
+    const float f = static_cast<float>(v);
+    if constexpr (std::is_floating_point_v<T>) {
+      if (v != v) {
+        out[k] = f;
+        continue;
+      }
+    }
+    if (static_cast<long double>(f) != static_cast<long double>(v)) return static_cast<py::ssize_t>(k);
+    out[k] = f;
+  }
+  return -1;
+}
+
+// A value as Python prints it (shortest repr of a float or double).
+std::string value_text(long double v) {
+  const auto d = static_cast<double>(v);
+  if (static_cast<long double>(d) != v) {
+    std::ostringstream out;
+    out.precision(21);
+    out << v;
+    return out.str();
+  }
+  return py::repr(py::float_(d)).cast<std::string>();
+}
+std::string value_text(std::int64_t v) { return std::to_string(v); }
+std::string value_text(std::uint64_t v) { return std::to_string(v); }
+std::string value_text(double v) { return py::repr(py::float_(v)).cast<std::string>(); }
+
+template <class T>
+py::array_t<float> convert_boxes(const py::array& a, py::ssize_t n, py::ssize_t width, const char* what) {
+  auto src = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
+  if (!src) throw py::error_already_set();
+  py::array_t<float> out({n, width});
+  const T* in = src.data();
+  float* dst = out.mutable_data();
+  const auto count = static_cast<std::size_t>(n * width);
+  py::ssize_t bad = -1;
+  {
+    py::gil_scoped_release release;
+    bad = convert_exact(in, dst, count);
+  }
+  if (bad >= 0) {
+    const py::ssize_t row = bad / width;
+    const py::ssize_t col = bad % width;
+    const std::string value = value_text(in[bad]);
+    throw py::value_error(std::string(what) + "[" + std::to_string(row) + ", " + std::to_string(col) + "] = " + value +
+                          " (" + dtype_text(a) +
+                          ") is not exactly a float32; sapling never rounds a box silently: pass float32, or "
+                          "round explicitly (sapling.round_outward rounds min down and max up)");
+  }
+  return out;
+}
+
+// `dims` = 0: 2 or 3, from the shape.
+Boxes as_boxes(py::handle obj, int dims, const char* what) {
+  py::array a = to_array(obj, what);
+  const char kind = a.dtype().kind();
+  if (kind != 'f' && kind != 'i' && kind != 'u') {
+    throw py::type_error(std::string(what) +
+                         " must be float32 (or float64 or integer values that are exactly float32), not " +
+                         dtype_text(a));
+  }
+  int d = 0;
+  if (a.ndim() == 2 && (a.shape(1) == 4 || a.shape(1) == 6)) d = static_cast<int>(a.shape(1) / 2);
+  if (a.ndim() == 3 && a.shape(1) == 2 && (a.shape(2) == 2 || a.shape(2) == 3)) d = static_cast<int>(a.shape(2));
+  if (d == 0 || (dims != 0 && d != dims)) {
+    const std::string want = dims == 3   ? "(n, 6) (min x, y, z, max x, y, z) or (n, 2, 3)"
+                             : dims == 2 ? "(n, 4) (min x, y, max x, y) or (n, 2, 2)"
+                                         : "(n, 4) or (n, 6) (min then max), or (n, 2, dims)";
+    throw py::value_error(std::string(what) + " must have shape " + want + ", not " + shape_text(a));
+  }
+  Boxes boxes;
+  boxes.dims = d;
+  boxes.n = static_cast<std::size_t>(a.shape(0));
+  const py::ssize_t width = 2 * d;
+  if (py::array_t<float>::check_(a)) {
+    auto f = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(a);  // a itself when contiguous
+    if (!f) throw py::error_already_set();
+    boxes.data = f.data();
+    boxes.owner = std::move(f);
+    return boxes;
+  }
+  py::array_t<float> converted;
+  if (kind == 'f' && a.dtype().itemsize() <= 8) {
+    converted = convert_boxes<double>(a, a.shape(0), width, what);  // float16 and float64 are exact in double
+  } else if (kind == 'f') {
+    converted = convert_boxes<long double>(a, a.shape(0), width, what);
+  } else if (kind == 'i') {
+    converted = convert_boxes<std::int64_t>(a, a.shape(0), width, what);
+  } else {
+    converted = convert_boxes<std::uint64_t>(a, a.shape(0), width, what);
+  }
+  boxes.data = converted.data();
+  boxes.owner = std::move(converted);
+  return boxes;
+}
+
+// ---- ids -------------------------------------------------------------------
+
+struct Ids {
+  py::object owner;
+  const Id* data = nullptr;
+  std::size_t n = 0;
+  std::span<const Id> span() const { return {data, n}; }
+};
+
+template <class T>
+py::array_t<std::uint32_t> convert_ids(const py::array& a, const char* what) {
+  auto src = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
+  if (!src) throw py::error_already_set();
+  const auto n = static_cast<std::size_t>(a.shape(0));
+  py::array_t<std::uint32_t> out(a.shape(0));
+  const T* in = src.data();
+  std::uint32_t* dst = out.mutable_data();
+  for (std::size_t k = 0; k < n; ++k) {
+    const T v = in[k];
+    if (v < 0 || static_cast<std::uint64_t>(v) > 0xffffffffu) {
+      throw py::value_error(std::string(what) + "[" + std::to_string(k) + "] = " + std::to_string(v) +
+                            " is not an id: ids are uint32 (0 to 4294967295)");
+    }
+    dst[k] = static_cast<std::uint32_t>(v);
+  }
+  return out;
+}
+
+Ids as_ids(py::handle obj, const char* what) {
+  py::array a = to_array(obj, what);
+  if (a.ndim() != 1) throw py::value_error(std::string(what) + " must be 1-D, not of shape " + shape_text(a));
+  Ids ids;
+  ids.n = static_cast<std::size_t>(a.shape(0));
+  const char kind = a.dtype().kind();
+  if (py::array_t<std::uint32_t>::check_(a)) {
+    auto u = py::array_t<std::uint32_t, py::array::c_style | py::array::forcecast>::ensure(a);
+    if (!u) throw py::error_already_set();
+    ids.data = u.data();
+    ids.owner = std::move(u);
+    return ids;
+  }
+  py::array_t<std::uint32_t> converted;
+  if (kind == 'i') {
+    converted = convert_ids<std::int64_t>(a, what);
+  } else if (kind == 'u') {
+    converted = convert_ids<std::uint64_t>(a, what);
+  } else if (ids.n == 0) {
+    converted = py::array_t<std::uint32_t>(0);
+  } else {
+    throw py::type_error(std::string(what) + " must be uint32 (or integers in its range), not " + dtype_text(a));
+  }
+  ids.data = converted.data();
+  ids.owner = std::move(converted);
+  return ids;
+}
+
+// ---- results ---------------------------------------------------------------
+
+// A (k, 2) uint32 array over `pairs`, which it takes: no copy.
+template <class P>
+py::array_t<std::uint32_t> take_pairs(std::vector<P>&& pairs) {
+  auto* owner = new std::vector<P>(std::move(pairs));
+  py::capsule free_owner(owner, [](void* p) { delete static_cast<std::vector<P>*>(p); });
+  const auto k = static_cast<py::ssize_t>(owner->size());
+  return py::array_t<std::uint32_t>({k, py::ssize_t{2}}, {py::ssize_t{8}, py::ssize_t{4}},
+                                    reinterpret_cast<const std::uint32_t*>(owner->data()), free_owner);
+}
+
+// A (k, 2) uint32 array holding a copy of `pairs`.
+py::array_t<std::uint32_t> copy_pairs(std::span<const Pair> pairs) {
+  py::array_t<std::uint32_t> out({static_cast<py::ssize_t>(pairs.size()), py::ssize_t{2}});
+  if (!pairs.empty()) std::memcpy(out.mutable_data(), pairs.data(), pairs.size_bytes());
+  return out;
+}
+
+// (n, 2*dims) float32 copy of `boxes` (3D, or 2D dropping z).
+py::array_t<float> boxes_array(const std::vector<Box3>& boxes, int dims) {
+  const auto n = static_cast<py::ssize_t>(boxes.size());
+  py::array_t<float> out({n, py::ssize_t{2 * dims}});
+  float* dst = out.mutable_data();
+  for (const Box3& b : boxes) {
+    for (int k = 0; k < dims; ++k) *dst++ = b.min[k];
+    for (int k = 0; k < dims; ++k) *dst++ = b.max[k];
+  }
+  return out;
+}
+
+py::array_t<std::uint32_t> ids_array(const std::vector<Id>& ids) {
+  py::array_t<std::uint32_t> out(static_cast<py::ssize_t>(ids.size()));
+  if (!ids.empty()) std::memcpy(out.mutable_data(), ids.data(), ids.size() * sizeof(Id));
+  return out;
+}
+
+// ---- threads ---------------------------------------------------------------
+
+std::unique_ptr<ThreadPool> make_pool(unsigned threads) {
+  if (threads > ThreadPool::kMaxThreads) {
+    throw py::value_error("threads must be 0 (all hardware threads) to " + std::to_string(ThreadPool::kMaxThreads) +
+                          ", not " + std::to_string(threads));
+  }
+  if (threads == 1) return nullptr;
+  return std::make_unique<ThreadPool>(threads);
+}
+
+// ---- one-shot queries ------------------------------------------------------
+
+// True when every box has min <= max on every axis (which NaN fails): one
+// branch-free pass.
+template <int D>
+bool all_valid(std::span<const Box<D>> boxes) {
+  unsigned valid = 1;
+  for (const Box<D>& b : boxes) {
+    for (int k = 0; k < D; ++k) valid &= static_cast<unsigned>(b.min[k] <= b.max[k]);
+  }
+  return valid != 0;
+}
+
+// Refuses the first invalid box of a one-shot query, naming it by index. The
+// fast pass runs in parallel chunks on `tasks` when given; the per-box check
+// runs only to name a fault.
+template <int D>
+void check_boxes(std::span<const Box<D>> boxes, TaskSystem* tasks) {
+  constexpr std::size_t kChunk = std::size_t{1} << 16;
+  bool valid = true;
+  if (tasks != nullptr && tasks->concurrency() > 1 && boxes.size() > kChunk) {
+    const std::size_t chunks = (boxes.size() + kChunk - 1) / kChunk;
+    std::vector<unsigned char> chunk_valid(chunks);
+    auto task = [&](std::size_t t) {
+      chunk_valid[t] = all_valid(boxes.subspan(t * kChunk, std::min(kChunk, boxes.size() - t * kChunk)));
+    };
+    tasks->run(chunks, task);
+    for (const unsigned char v : chunk_valid) valid = valid && v != 0;
+  } else {
+    valid = all_valid(boxes);
+  }
+  if (valid) return;
+  for (std::size_t i = 0; i < boxes.size(); ++i) {
+    if (const BoxCheck c = check_box(boxes[i]); !c) {
+      throw StatusError{Status::invalid_box(Operation::kNone, 0, i, c), ""};
+    }
+  }
+}
+
+// The boxes of a one-shot query as Box3, checked: 3D boxes in place, 2D ones
+// lifted to z = [0, 0] into `lifted`.
+std::span<const Box3> checked_box3(const Boxes& boxes, std::vector<Box3>& lifted, TaskSystem* tasks = nullptr) {
+  if (boxes.dims == 2) {
+    const auto b2 = boxes.box2();
+    check_boxes(b2, tasks);
+    lifted.resize(b2.size());
+    for (std::size_t i = 0; i < b2.size(); ++i) lifted[i] = lift(b2[i]);
+    return lifted;
+  }
+  check_boxes(boxes.box3(), tasks);
+  return boxes.box3();
+}
+
+class PyBoxPruner {
+ public:
+  explicit PyBoxPruner(unsigned threads) : pool_(make_pool(threads)), pruner_(pool_.get()) {}
+
+  py::array_t<std::uint32_t> complete(py::handle boxes_obj) {
+    const Boxes boxes = as_boxes(boxes_obj, 0, "boxes");
+    std::vector<IndexPair> out;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      std::vector<Box3> lifted;
+      pruner_.complete(checked_box3(boxes, lifted, pool_.get()), out);
+    }
+    return take_pairs(std::move(out));
+  }
+
+  py::array_t<std::uint32_t> bipartite(py::handle a_obj, py::handle b_obj) {
+    const Boxes a = as_boxes(a_obj, 0, "a");
+    const Boxes b = as_boxes(b_obj, a.dims, "b");
+    std::vector<IndexPair> out;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      std::vector<Box3> lifted_a, lifted_b;
+      const auto span_a = checked_box3(a, lifted_a, pool_.get());
+      const auto span_b = checked_box3(b, lifted_b, pool_.get());
+      pruner_.bipartite(span_a, span_b, out);
+    }
+    return take_pairs(std::move(out));
+  }
+
+  void prepare(py::handle boxes_obj) {
+    const Boxes boxes = as_boxes(boxes_obj, 0, "boxes");
+    py::gil_scoped_release release;
+    std::lock_guard lock(mutex_);
+    std::vector<Box3> lifted;
+    pruner_.prepare(checked_box3(boxes, lifted, pool_.get()));
+    prepared_dims_ = boxes.dims;
+  }
+
+  py::object bipartite_prepared(py::handle query_obj) {
+    if (prepared_dims_ == 0) throw py::value_error("bipartite_prepared: no set prepared (call prepare(boxes) first)");
+    const Boxes query = as_boxes(query_obj, prepared_dims_, "query");
+    std::vector<IndexPair> out;
+    bool done = false;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      std::vector<Box3> lifted;
+      done = pruner_.bipartite_prepared(checked_box3(query, lifted, pool_.get()), out);
+    }
+    if (!done) return py::none();
+    return take_pairs(std::move(out));
+  }
+
+  std::size_t prepared_size() {
+    py::gil_scoped_release release;
+    std::lock_guard lock(mutex_);
+    return pruner_.prepared_size();
+  }
+  std::size_t memory_bytes() {
+    py::gil_scoped_release release;
+    std::lock_guard lock(mutex_);
+    return pruner_.memory_bytes();
+  }
+
+ private:
+  std::unique_ptr<ThreadPool> pool_;
+  BoxPruner pruner_;
+  int prepared_dims_ = 0;
+  std::mutex mutex_;
+};
+
+// complete_pairs() and bipartite_pairs(): on one thread, the library's free
+// functions (a warm pruner per thread); on more, a pool and a pruner per call.
+py::array_t<std::uint32_t> one_shot_complete(py::handle boxes_obj, unsigned threads) {
+  if (threads != 1) return PyBoxPruner(threads).complete(boxes_obj);
+  const Boxes boxes = as_boxes(boxes_obj, 0, "boxes");
+  std::vector<IndexPair> out;
+  {
+    py::gil_scoped_release release;
+    std::vector<Box3> lifted;
+    complete_pairs(checked_box3(boxes, lifted), out);
+  }
+  return take_pairs(std::move(out));
+}
+
+py::array_t<std::uint32_t> one_shot_bipartite(py::handle a_obj, py::handle b_obj, unsigned threads) {
+  if (threads != 1) return PyBoxPruner(threads).bipartite(a_obj, b_obj);
+  const Boxes a = as_boxes(a_obj, 0, "a");
+  const Boxes b = as_boxes(b_obj, a.dims, "b");
+  std::vector<IndexPair> out;
+  {
+    py::gil_scoped_release release;
+    std::vector<Box3> lifted_a, lifted_b;
+    const auto span_a = checked_box3(a, lifted_a);
+    const auto span_b = checked_box3(b, lifted_b);
+    bipartite_pairs(span_a, span_b, out);
+  }
+  return take_pairs(std::move(out));
+}
+
+class PyUnisizePruner {
+ public:
+  explicit PyUnisizePruner(unsigned threads) : pool_(make_pool(threads)), pruner_(pool_.get()) {}
+
+  py::array_t<std::uint32_t> complete(py::handle boxes_obj) {
+    const Boxes boxes = as_boxes(boxes_obj, 0, "boxes");
+    std::vector<IndexPair> out;
+    Status s;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      std::vector<Box3> lifted;
+      s = pruner_.complete(checked_box3(boxes, lifted, pool_.get()), out);
+    }
+    check(s);
+    return take_pairs(std::move(out));
+  }
+
+ private:
+  std::unique_ptr<ThreadPool> pool_;
+  UnisizePruner pruner_;
+  std::mutex mutex_;
+};
+
+// ---- the broad phase -------------------------------------------------------
+
+class PyBroadPhase {
+  // Runs `f` holding the lock, without the GIL (so a holder that wants the
+  // GIL back never waits on us).
+  template <class F>
+  auto locked(F f) {
+    py::gil_scoped_release release;
+    std::lock_guard lock(mutex_);
+    return f();
+  }
+
+ public:
+  PyBroadPhase(const std::string& algorithm, int dims, unsigned threads, std::size_t max_pairs) {
+    Status why;
+    broad_phase_ =
+        BroadPhase::create(algorithm, Options{.dims = dims, .threads = threads, .max_pairs = max_pairs}, &why);
+    if (!broad_phase_) {
+      check(why, "BroadPhase('" + algorithm + "', dims=" + std::to_string(dims) +
+                     ", threads=" + std::to_string(threads) + "): ");
+    }
+  }
+
+  void add(py::handle ids_obj, py::handle boxes_obj) { stage(Operation::kAdd, ids_obj, boxes_obj); }
+  void move(py::handle ids_obj, py::handle boxes_obj) { stage(Operation::kMove, ids_obj, boxes_obj); }
+
+  void remove(py::handle ids_obj) {
+    const Ids ids = as_ids(ids_obj, "ids");
+    Status s;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      s = broad_phase_->remove(ids.span());
+    }
+    check(s);
+  }
+
+  py::tuple update() {
+    py::gil_scoped_release release;
+    std::lock_guard lock(mutex_);
+    const FrameDelta& delta = broad_phase_->update();
+    py::gil_scoped_acquire acquire;
+    check(delta.status);
+    return py::make_tuple(copy_pairs(delta.created), copy_pairs(delta.deleted));
+  }
+
+  py::array_t<std::uint32_t> pairs() {
+    py::gil_scoped_release release;  // the lock is taken without the GIL: its holder may want the GIL
+    std::lock_guard lock(mutex_);
+    py::gil_scoped_acquire acquire;
+    return copy_pairs(broad_phase_->pairs());
+  }
+
+  py::array_t<std::uint32_t> sorted_pairs() {
+    std::vector<Pair> out;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      broad_phase_->sorted_pairs(out);
+    }
+    return take_pairs(std::move(out));
+  }
+
+  bool contains(Id id) {
+    return locked([&] { return broad_phase_->contains(id); });
+  }
+  std::size_t size() {
+    return locked([&] { return broad_phase_->size(); });
+  }
+  std::uint64_t frame() {
+    return locked([&] { return broad_phase_->frame(); });
+  }
+  std::string algorithm() const { return std::string(broad_phase_->algorithm_name()); }
+  int dims() const { return broad_phase_->options().dims; }
+  unsigned threads() const { return broad_phase_->concurrency(); }
+  std::size_t max_pairs() const { return broad_phase_->options().max_pairs; }
+  std::size_t memory_bytes() {
+    return locked([&] { return broad_phase_->memory_bytes(); });
+  }
+  std::size_t pair_memory_bytes() {
+    return locked([&] { return broad_phase_->pair_memory_bytes(); });
+  }
+  std::size_t pair_count() {
+    return locked([&] { return broad_phase_->pairs().size(); });
+  }
+
+  bool validate() {
+    return locked([&] { return broad_phase_->validate(); });
+  }
+
+  std::string repr() {
+    return locked([&] {
+      return "<sapling.BroadPhase '" + std::string(broad_phase_->algorithm_name()) +
+             "' dims=" + std::to_string(broad_phase_->options().dims) +
+             " threads=" + std::to_string(broad_phase_->concurrency()) + ": " + std::to_string(broad_phase_->size()) +
+             " objects, " + std::to_string(broad_phase_->pairs().size()) + " pairs, frame " +
+             std::to_string(broad_phase_->frame()) + ">";
+    });
+  }
+
+ private:
+  void stage(Operation op, py::handle ids_obj, py::handle boxes_obj) {
+    const int dims = broad_phase_->options().dims;
+    const Ids ids = as_ids(ids_obj, "ids");
+    const Boxes boxes = as_boxes(boxes_obj, dims, "boxes");
+    Status s;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      if (dims == 2) {
+        s = op == Operation::kAdd ? broad_phase_->add(ids.span(), boxes.box2())
+                                  : broad_phase_->move(ids.span(), boxes.box2());
+      } else {
+        s = op == Operation::kAdd ? broad_phase_->add(ids.span(), boxes.box3())
+                                  : broad_phase_->move(ids.span(), boxes.box3());
+      }
+    }
+    check(s);
+  }
+
+  std::unique_ptr<BroadPhase> broad_phase_;
+  std::mutex mutex_;
+};
+
+// ---- traces ----------------------------------------------------------------
+
+[[noreturn]] void raise_trace_error(const std::string& where, const TraceError& error) {
+  py::object e = py::reinterpret_borrow<py::object>(trace_error_type)(where + ":" + std::to_string(error.line) + ": " +
+                                                                      error.reason);
+  e.attr("line") = error.line;
+  e.attr("reason") = error.reason;
+  PyErr_SetObject(trace_error_type.ptr(), e.ptr());
+  throw py::error_already_set();
+}
+
+struct PyTrace {
+  std::shared_ptr<Trace> trace = std::make_shared<Trace>();
+};
+
+PyTrace make_trace(int dims) {
+  if (dims != 2 && dims != 3) throw py::value_error("dims must be 2 or 3, not " + std::to_string(dims));
+  PyTrace t;
+  t.trace->dims = dims;
+  return t;
+}
+
+// Boxes of a trace frame, checked like a broad phase checks them, lifted to 3D.
+std::vector<Box3> trace_boxes(py::handle obj, int dims, Operation op, const Ids& ids) {
+  std::vector<Box3> out;
+  if (obj.is_none()) {
+    if (ids.n != 0) check(Status::size_mismatch(op, ids.n, 0));
+    return out;
+  }
+  const Boxes boxes = as_boxes(obj, dims, op == Operation::kAdd ? "added_boxes" : "moved_boxes");
+  if (boxes.n != ids.n) check(Status::size_mismatch(op, ids.n, boxes.n));
+  out.resize(boxes.n);
+  for (std::size_t i = 0; i < boxes.n; ++i) {
+    const Box3 b = dims == 2 ? lift(boxes.box2()[i]) : boxes.box3()[i];
+    if (const BoxCheck c = check_box(b); !c) check(Status::invalid_box(op, ids.data[i], i, c));
+    out[i] = b;
+  }
+  return out;
+}
+
+std::vector<Id> trace_ids(py::handle obj, const char* what, Ids& ids) {
+  if (obj.is_none()) return {};
+  ids = as_ids(obj, what);
+  return {ids.data, ids.data + ids.n};
+}
+
+void trace_append(PyTrace& t, py::handle removed, py::handle moved, py::handle moved_boxes, py::handle added,
+                  py::handle added_boxes) {
+  TraceFrame frame;
+  Ids removed_ids, moved_ids, added_ids;
+  frame.removed = trace_ids(removed, "removed", removed_ids);
+  frame.moved = trace_ids(moved, "moved", moved_ids);
+  frame.moved_boxes = trace_boxes(moved_boxes, t.trace->dims, Operation::kMove, moved_ids);
+  frame.added = trace_ids(added, "added", added_ids);
+  frame.added_boxes = trace_boxes(added_boxes, t.trace->dims, Operation::kAdd, added_ids);
+  t.trace->frames.push_back(std::move(frame));
+}
+
+py::dict trace_frame(const PyTrace& t, py::ssize_t index) {
+  const auto count = static_cast<py::ssize_t>(t.trace->frames.size());
+  if (index < 0) index += count;
+  if (index < 0 || index >= count) throw py::index_error("trace frame index out of range");
+  const TraceFrame& f = t.trace->frames[static_cast<std::size_t>(index)];
+  py::dict d;
+  d["removed"] = ids_array(f.removed);
+  d["moved"] = ids_array(f.moved);
+  d["moved_boxes"] = boxes_array(f.moved_boxes, t.trace->dims);
+  d["added"] = ids_array(f.added);
+  d["added_boxes"] = boxes_array(f.added_boxes, t.trace->dims);
+  return d;
+}
+
+PyTrace parse_trace(const std::string& text, const std::string& where) {
+  TraceReadResult read;
+  {
+    py::gil_scoped_release release;
+    read = read_trace(std::string_view(text));
+  }
+  if (read.error) raise_trace_error(where, *read.error);
+  PyTrace t;
+  *t.trace = std::move(read.trace);
+  return t;
+}
+
+PyTrace read_trace_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw py::value_error("cannot open trace '" + path + "'");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return parse_trace(buffer.str(), path);
+}
+
+std::string format_trace(const PyTrace& t) {
+  std::ostringstream out;
+  py::gil_scoped_release release;
+  write_trace(out, *t.trace);
+  return std::move(out).str();
+}
+
+void write_trace_file(const std::string& path, const PyTrace& t) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw py::value_error("cannot write trace '" + path + "'");
+  {
+    py::gil_scoped_release release;
+    write_trace(out, *t.trace);
+    out.flush();
+  }
+  if (!out) throw py::value_error("writing trace '" + path + "' failed");
+}
+
+// Runs `trace` through a fresh broad phase, collecting per frame what
+// `report` asks: "delta" -> [(created, deleted)], "pairs" -> [sorted pairs],
+// "hash" -> uint64 array of pair-set hashes, "time" -> float64 array of each
+// frame's seconds (staging and update(), timed in C++), "none" -> None.
+py::object replay(const PyTrace& t, const std::string& algorithm, unsigned threads, const std::string& report) {
+  if (report != "delta" && report != "pairs" && report != "hash" && report != "time" && report != "none") {
+    throw py::value_error("report must be 'delta', 'pairs', 'hash', 'time' or 'none', not '" + report + "'");
+  }
+  Status why;
+  auto broad_phase = BroadPhase::create(algorithm, Options{.dims = t.trace->dims, .threads = threads}, &why);
+  if (!broad_phase) check(why);
+  std::vector<std::pair<std::vector<Pair>, std::vector<Pair>>> deltas;
+  std::vector<std::vector<Pair>> pair_sets;
+  std::vector<std::uint64_t> hashes;
+  std::vector<double> seconds;
+  std::optional<StatusError> refused;
+  {
+    py::gil_scoped_release release;
+    std::vector<Pair> sorted;
+    const Trace& trace = *t.trace;
+    for (std::size_t f = 0; f < trace.frames.size() && !refused; ++f) {
+      const TraceFrame& frame = trace.frames[f];
+      const auto start = std::chrono::steady_clock::now();
+      Status s = broad_phase->remove(frame.removed);
+      if (s) s = broad_phase->move(frame.moved, frame.moved_boxes);
+      if (s) s = broad_phase->add(frame.added, frame.added_boxes);
+      if (!s) {
+        refused = StatusError{s, "frame " + std::to_string(f) + ": "};
+        break;
+      }
+      const FrameDelta& delta = broad_phase->update();
+      if (!delta.status) {
+        refused = StatusError{delta.status, "frame " + std::to_string(f) + ": "};
+        break;
+      }
+      if (report == "time") {
+        seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      } else if (report == "delta") {
+        deltas.emplace_back(std::vector<Pair>(delta.created.begin(), delta.created.end()),
+                            std::vector<Pair>(delta.deleted.begin(), delta.deleted.end()));
+      } else if (report == "pairs") {
+        broad_phase->sorted_pairs(sorted);
+        pair_sets.push_back(sorted);
+      } else if (report == "hash") {
+        broad_phase->sorted_pairs(sorted);
+        hashes.push_back(pair_set_hash(sorted));
+      }
+    }
+  }
+  if (refused) throw *refused;
+  if (report == "delta") {
+    py::list out;
+    for (auto& [created, deleted] : deltas)
+      out.append(py::make_tuple(take_pairs(std::move(created)), take_pairs(std::move(deleted))));
+    return out;
+  }
+  if (report == "pairs") {
+    py::list out;
+    for (auto& pairs : pair_sets) out.append(take_pairs(std::move(pairs)));
+    return out;
+  }
+  if (report == "time") {
+    py::array_t<double> out(static_cast<py::ssize_t>(seconds.size()));
+    if (!seconds.empty()) std::memcpy(out.mutable_data(), seconds.data(), seconds.size() * sizeof(double));
+    return out;
+  }
+  if (report == "hash") {
+    py::array_t<std::uint64_t> out(static_cast<py::ssize_t>(hashes.size()));
+    if (!hashes.empty()) std::memcpy(out.mutable_data(), hashes.data(), hashes.size() * sizeof(std::uint64_t));
+    return out;
+  }
+  return py::none();
+}
+
+std::uint64_t hash_pairs(py::handle pairs_obj) {
+  py::array a = to_array(pairs_obj, "pairs");
+  if (!(a.ndim() == 2 && a.shape(1) == 2) && !(a.ndim() == 1 && a.shape(0) == 0)) {
+    throw py::value_error("pairs must have shape (k, 2), not " + shape_text(a));
+  }
+  if (a.ndim() == 1) return pair_set_hash({});
+  auto flat = py::array::ensure(a.attr("reshape")(-1));
+  const Ids ids = as_ids(flat, "pairs");
+  std::vector<Pair> pairs(ids.n / 2);
+  for (std::size_t k = 0; k < pairs.size(); ++k) pairs[k] = Pair{ids.data[2 * k], ids.data[2 * k + 1]};
+  return pair_set_hash(pairs);
+}
+
+}  // namespace
+}  // namespace sapling::python
+
+PYBIND11_MODULE(_sapling, m) {
+  using namespace sapling;
+  using namespace sapling::python;
+  m.doc() = "sapling: exact broad-phase collision detection (numpy in, numpy out)";
+
+  error_type = PyErr_NewExceptionWithDoc(
+      "sapling.Error",
+      "A call refused by sapling: the library's Status message, with its fields code (e.g. 'invalid_box'), "
+      "operation ('add', 'move', 'remove', ..., or None for a one-shot query), id and index (or None).",
+      PyExc_ValueError, nullptr);
+  m.attr("Error") = error_type;
+  trace_error_type = PyErr_NewExceptionWithDoc(
+      "sapling.TraceError", "A trace rejected by the reader: 'WHERE:LINE: reason', with fields line and reason.",
+      PyExc_ValueError, nullptr);
+  m.attr("TraceError") = trace_error_type;
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const StatusError& e) {
+      raise_status(e);
+    }
+  });
+
+  m.def(
+      "_algorithms",
+      [] {
+        py::list out;
+        for (const AlgorithmInfo& info : algorithms()) {
+          out.append(py::make_tuple(info.name, info.description, info.accepts_any_box));
+        }
+        return out;
+      },
+      "Every registered algorithm as (name, description, accepts_any_box).");
+
+  py::class_<PyBroadPhase>(m, "BroadPhase",
+                           "The persistent broad phase: stage add/move/remove batches, then update() each frame.")
+      .def(py::init<const std::string&, int, unsigned, std::size_t>(), py::arg("algorithm") = "sap",
+           py::arg("dims") = 3, py::arg("threads") = 1, py::arg("max_pairs") = 0,
+           "A broad phase running `algorithm` (see algorithms()) on boxes of `dims` (2 or 3) dimensions, on "
+           "`threads` threads (0: all hardware threads); max_pairs > 0 refuses a frame holding more pairs.")
+      .def("add", &PyBroadPhase::add, py::arg("ids"), py::arg("boxes"),
+           "Stages objects to appear at the next update(): ids (n,) uint32, boxes (n, 2*dims) float32.")
+      .def("move", &PyBroadPhase::move, py::arg("ids"), py::arg("boxes"), "Stages new boxes for live objects.")
+      .def("remove", &PyBroadPhase::remove, py::arg("ids"), "Stages removals of live objects.")
+      .def("update", &PyBroadPhase::update,
+           "Applies the staged operations; returns (created, deleted), (k, 2) uint32 arrays of id pairs, a < b, "
+           "sorted by (a, b).")
+      .def("pairs", &PyBroadPhase::pairs, "Every current pair, (k, 2) uint32, a < b, in a deterministic order.")
+      .def("sorted_pairs", &PyBroadPhase::sorted_pairs, "pairs() sorted by (a, b).")
+      .def("contains", &PyBroadPhase::contains, py::arg("id"), "Whether id is live.")
+      .def("__contains__", &PyBroadPhase::contains)
+      .def("__len__", &PyBroadPhase::size, "Number of live objects.")
+      .def("validate", &PyBroadPhase::validate, "Checks every invariant; False on the first violation.")
+      .def("__repr__", &PyBroadPhase::repr)
+      .def_property_readonly("frame", &PyBroadPhase::frame, "Number of update() calls so far.")
+      .def_property_readonly("algorithm", &PyBroadPhase::algorithm)
+      .def_property_readonly("dims", &PyBroadPhase::dims)
+      .def_property_readonly("threads", &PyBroadPhase::threads, "Threads the algorithm runs on.")
+      .def_property_readonly("max_pairs", &PyBroadPhase::max_pairs)
+      .def_property_readonly("pair_count", &PyBroadPhase::pair_count, "Number of current pairs.")
+      .def_property_readonly("memory_bytes", &PyBroadPhase::memory_bytes,
+                             "Bytes held by the broad phase, its algorithm and its pairs.")
+      .def_property_readonly("pair_memory_bytes", &PyBroadPhase::pair_memory_bytes);
+
+  py::class_<PyBoxPruner>(m, "BoxPruner", "One-shot box pruning with reusable buffers (and a prepared set).")
+      .def(py::init<unsigned>(), py::arg("threads") = 1)
+      .def("complete", &PyBoxPruner::complete, py::arg("boxes"),
+           "Every overlapping pair (i, j), i < j, of boxes: (k, 2) uint32 indices.")
+      .def("bipartite", &PyBoxPruner::bipartite, py::arg("a"), py::arg("b"),
+           "Every (i, j) with a[i] overlapping b[j]: (k, 2) uint32 indices.")
+      .def("prepare", &PyBoxPruner::prepare, py::arg("boxes"), "Lays out a set once for bipartite_prepared().")
+      .def("bipartite_prepared", &PyBoxPruner::bipartite_prepared, py::arg("query"),
+           "Every (i, j) with query[i] overlapping prepared box j, or None when the pruner declines "
+           "(query boxes far larger than the prepared grid's cells: use bipartite()).")
+      .def_property_readonly("prepared_size", &PyBoxPruner::prepared_size)
+      .def_property_readonly("memory_bytes", &PyBoxPruner::memory_bytes);
+
+  py::class_<PyUnisizePruner>(m, "UnisizePruner", "The one-shot sweep for boxes all of one size.")
+      .def(py::init<unsigned>(), py::arg("threads") = 1)
+      .def("complete", &PyUnisizePruner::complete, py::arg("boxes"),
+           "Every overlapping pair (i, j), i < j; raises sapling.Error (code 'unsupported') for boxes not all of "
+           "one size.");
+
+  py::class_<PyTrace>(m, "Trace", "A scene trace (docs/trace-format.md): frames of remove, move and add.")
+      .def(py::init(&make_trace), py::arg("dims") = 3)
+      .def_property_readonly("dims", [](const PyTrace& t) { return t.trace->dims; })
+      .def("__len__", [](const PyTrace& t) { return t.trace->frames.size(); })
+      .def("__getitem__", &trace_frame, py::arg("index"),
+           "Frame `index` as a dict of removed, moved, moved_boxes, added, added_boxes (copies).")
+      .def("append", &trace_append, py::arg("removed") = py::none(), py::arg("moved") = py::none(),
+           py::arg("moved_boxes") = py::none(), py::arg("added") = py::none(), py::arg("added_boxes") = py::none(),
+           "Appends a frame; boxes are checked as add() and move() check them.")
+      .def("to_text", &format_trace, "The trace in the text format.")
+      .def("__repr__", [](const PyTrace& t) {
+        return "<sapling.Trace dims=" + std::to_string(t.trace->dims) + ": " + std::to_string(t.trace->frames.size()) +
+               " frames>";
+      });
+
+  m.def("read_trace", &read_trace_file, py::arg("path"), "Reads and checks a trace file; raises sapling.TraceError.");
+  m.def(
+      "parse_trace", [](const std::string& text) { return parse_trace(text, "<text>"); }, py::arg("text"),
+      "Reads and checks a trace from a string.");
+  m.def("write_trace", &write_trace_file, py::arg("path"), py::arg("trace"),
+        "Writes a trace file; floats in the shortest form that reads back exactly.");
+  m.def("replay", &replay, py::arg("trace"), py::arg("algorithm") = "sap", py::arg("threads") = 1,
+        py::arg("report") = "delta",
+        "Runs a trace through a fresh broad phase: report='delta' -> [(created, deleted)] per frame, 'pairs' -> "
+        "[sorted pairs], 'hash' -> uint64 array of pair-set hashes, 'time' -> float64 array of each frame's "
+        "seconds (staging and update(), timed in C++), 'none' -> None.");
+  m.def("pair_set_hash", &hash_pairs, py::arg("pairs"),
+        "FNV-1a 64-bit hash of a sorted (k, 2) pair list (the trace format's --report hash).");
+
+  m.def(
+      "_time_complete_pairs",
+      [](py::handle boxes_obj, unsigned threads, int repeats) {
+        // For bench/python_bench.py: sapling::complete_pairs (threads = 1,
+        // the library's warm pruner) or BoxPruner::complete on one pruner
+        // over a pool, timed in C++ with no Python in the timed region;
+        // seconds of each repeat.
+        const Boxes boxes = as_boxes(boxes_obj, 3, "boxes");
+        const auto pool = make_pool(threads);
+        BoxPruner pruner(pool.get());  // threads > 1: one pruner, warm after the first repeat
+        std::vector<double> seconds;
+        std::size_t pairs = 0;
+        {
+          py::gil_scoped_release release;
+          for (int r = 0; r < repeats; ++r) {
+            std::vector<IndexPair> out;
+            const auto start = std::chrono::steady_clock::now();
+            if (pool) {
+              pruner.complete(boxes.box3(), out);
+            } else {
+              complete_pairs(boxes.box3(), out);
+            }
+            seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+            pairs = out.size();
+          }
+        }
+        return py::make_tuple(seconds, pairs);
+      },
+      py::arg("boxes"), py::arg("threads") = 1, py::arg("repeats") = 1);
+  m.def("complete_pairs", &one_shot_complete, py::arg("boxes"), py::arg("threads") = 1,
+        "Every overlapping pair (i, j), i < j, of (n, 4) or (n, 6) boxes: (k, 2) uint32 indices.");
+  m.def("bipartite_pairs", &one_shot_bipartite, py::arg("a"), py::arg("b"), py::arg("threads") = 1,
+        "Every (i, j) with a[i] overlapping b[j]: (k, 2) uint32 indices.");
+  m.def(
+      "unisize_pairs", [](py::handle boxes, unsigned threads) { return PyUnisizePruner(threads).complete(boxes); },
+      py::arg("boxes"), py::arg("threads") = 1,
+      "complete_pairs for boxes all of one size (UnisizePruner); raises sapling.Error otherwise.");
+}

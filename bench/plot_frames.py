@@ -18,32 +18,14 @@ contenders agree; the harness verifies that separately).
 import argparse
 import csv
 import math
+import os
 import statistics
 import sys
-from xml.sax.saxutils import escape
 
-COLOURS = ["#1b9e3a", "#1f5fbf", "#d9541e", "#7b3fa0", "#b8860b", "#008b8b", "#c71585"]
-PAIR_COLOUR = "#8c8c8c"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from svg_chart import COLOURS, GREY, nice_step, number_text, polyline, text  # noqa: E402
 
-
-def nice_step(span, ticks=6):
-    """A round tick step (1, 2 or 5 times a power of ten) giving about `ticks` ticks over `span`."""
-    if span <= 0:
-        return 1.0
-    raw = span / ticks
-    power = 10 ** math.floor(math.log10(raw))
-    for m in (1, 2, 5, 10):
-        if raw <= m * power:
-            return m * power
-    return 10 * power
-
-
-def number_text(v):
-    if v >= 1e6:
-        return f"{v / 1e6:g}M"
-    if v >= 1e3:
-        return f"{v / 1e3:g}k"
-    return f"{v:g}"
+PAIR_COLOUR = GREY
 
 
 def read_frames(path):
@@ -57,23 +39,6 @@ def read_frames(path):
         for series in contenders.values():
             series.sort()
     return scenes
-
-
-def polyline(points, colour, width, dash=None):
-    coords = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
-    dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-    return (
-        f'<polyline fill="none" stroke="{colour}" stroke-width="{width}"{dash_attr} '
-        f'stroke-linejoin="round" points="{coords}"/>'
-    )
-
-
-def text(x, y, s, anchor="middle", size=12, colour="#222", rotate=None):
-    transform = f' transform="rotate({rotate} {x:.1f} {y:.1f})"' if rotate is not None else ""
-    return (
-        f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" fill="{colour}" text-anchor="{anchor}"'
-        f'{transform}>{escape(s)}</text>'
-    )
 
 
 def plot(series_by_contender, title, out):

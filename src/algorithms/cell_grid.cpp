@@ -15,6 +15,23 @@ constexpr std::size_t kKeptFreeCells = 64;
 // sliding each arrival from the end into place.
 constexpr std::size_t kSortArrivals = 32;
 
+// The first entry of e[0, n) whose min x is not below `v` (is above `v`
+// with kAfter): a branch-free binary search, whose steps a mispredicted
+// branch would otherwise dominate.
+template <bool kAfter, class T>
+std::size_t first_at(const CellGrid::Entry* e, std::size_t n, T v) noexcept {
+  if (n == 0) return 0;
+  const CellGrid::Entry* base = e;
+  while (n > 1) {
+    const std::size_t half = n / 2;
+    const T key = base[half - 1].min[0];
+    base = (kAfter ? !(v < key) : key < v) ? base + half : base;
+    n -= half;
+  }
+  const T key = base->min[0];
+  return static_cast<std::size_t>(base - e) + ((kAfter ? !(v < key) : key < v) ? 1 : 0);
+}
+
 }  // namespace
 
 std::uint32_t CellGrid::find(const Coord& c) const noexcept {
@@ -50,24 +67,20 @@ std::size_t CellGrid::first_candidate(const Cell& c, float lo) {
   const double gap = double(lo) - c.max_width;
   const double from = gap - std::abs(gap) * 0x1p-40;  // rounded down, far beyond the error of one subtraction
   if (!(from > -std::numeric_limits<double>::infinity())) return 0;  // lo = -inf, or +inf - inf
-  const auto it = std::lower_bound(c.entries.begin(), c.entries.end(), from,
-                                   [](const Entry& e, double v) { return double(e.min[0]) < v; });
-  return static_cast<std::size_t>(it - c.entries.begin());
+  return first_at<false>(c.entries.data(), c.entries.size(), from);
 }
 
 std::size_t CellGrid::position_of(const Cell& c, float min_x, Slot slot) {
-  auto it =
-      std::lower_bound(c.entries.begin(), c.entries.end(), min_x, [](const Entry& e, float v) { return e.min[0] < v; });
-  while (it->slot != slot) ++it;  // the entry is there: equal keys, then it
-  return static_cast<std::size_t>(it - c.entries.begin());
+  std::size_t i = first_at<false>(c.entries.data(), c.entries.size(), min_x);
+  while (c.entries[i].slot != slot) ++i;  // the entry is there: equal keys, then it
+  return i;
 }
 
 void CellGrid::insert(std::uint32_t cell, const Box3& b, Slot slot) {
   Cell& c = cells_[cell];
   const Entry e{b.min, b.max, slot};
-  const auto it = std::upper_bound(c.entries.begin(), c.entries.end(), b.min[0],
-                                   [](float v, const Entry& x) { return v < x.min[0]; });
-  c.entries.insert(it, e);
+  const std::size_t at = first_at<true>(c.entries.data(), c.entries.size(), b.min[0]);
+  c.entries.insert(c.entries.begin() + static_cast<std::ptrdiff_t>(at), e);
   c.max_width = std::max(c.max_width, width(e));
 }
 

@@ -17,6 +17,7 @@
 // its max_width bounds every entry's x extent from above.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -83,7 +84,7 @@ class CellGrid {
   }
   /// The cell holding the least corner of the intersection of two
   /// overlapping boxes: the one cell that owns their pair.
-  Coord home(const Entry& a, const Box3& b) const noexcept {
+  Coord home(const Box3& a, const Box3& b) const noexcept {
     Coord c;
     for (int k = 0; k < 3; ++k) c[k] = coord(a.min[k] > b.min[k] ? a.min[k] : b.min[k]);
     if (flat_) c[2] = 0;
@@ -140,6 +141,17 @@ class CellGrid {
       if (hit_x) hit(x);
     }
   }
+
+  /// Hints that `cell` comes next: loads its entries into the cache, so that
+  /// their misses overlap instead of stalling a binary search one by one.
+  void prefetch(std::uint32_t cell) const noexcept {
+    const Cell& c = cells_[cell];
+    const char* p = reinterpret_cast<const char*>(c.entries.data());
+    const std::size_t bytes = std::min<std::size_t>(c.entries.size() * sizeof(Entry), 16384);
+    for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);
+  }
+  /// Hints that `cell` comes soon: loads its header (where its entries are).
+  void prefetch_header(std::uint32_t cell) const noexcept { __builtin_prefetch(&cells_[cell]); }
 
   std::size_t live_cells() const noexcept { return live_; }
   std::size_t memory_bytes() const noexcept;

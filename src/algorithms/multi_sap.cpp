@@ -13,11 +13,12 @@
 // boxes against the outsized ones, a changed outsized box against all.
 //
 // Each cell is an array of its entries sorted by min x, not an endpoint SAP
-// of part I: a changed box queries its cell with its old box (pairs that may
-// be lost) and its new one (pairs that may start), each a binary search plus
-// a short scan, O(log m + k) for m entries; a swap-based SAP would walk
-// about m^(2/3) endpoints per mover and hold three times the memory. 300
-// entries are 8 KB: the cell is in L1 while it is scanned.
+// of part I: a changed entry takes a box covering its old and new boxes and
+// queries the cell with it once (binary search, short scan: O(log m + k) for
+// m entries) for the pairs that may end or start; then it takes its new
+// box, slid into place. A swap-based SAP would walk about m^(2/3) endpoints
+// per mover and hold three times the memory; 300 entries are 8 KB, in L1
+// while the cell is worked on.
 //
 // Consolidation, one shared pair manager (II.3b): a pair is handled only by
 // its home cell, the cell of the least corner of the two boxes'
@@ -50,10 +51,10 @@
 namespace sapling::builtin {
 namespace {
 
-// Above this many changes in one cell, the cell is re-laid (the changes
-// appended, then one sort) instead of each entry slid into place.
-// Measured: docs/algorithms/multi-sap.md, "Tuning".
-constexpr std::size_t kBatchChanges = 16;
+// Beyond this many arrivals (departures) in one cell in a frame, they are
+// appended (marked) and the cell sorted (compacted) once, rather than each
+// inserted (erased) with a shift of the entries behind it.
+constexpr std::size_t kBulk = 32;
 
 Box3 box_of(const CellGrid::Entry& e) noexcept { return Box3{e.min, e.max}; }
 
@@ -77,9 +78,14 @@ void MultiSap::update(const FrameOps& ops, std::span<const Id> ids, PairManager&
   drop_outsized_pairs(ids, pairs);  // before the objects change: it reads their old boxes
   collect_events();
   apply_changes();
+  // Cell by cell; the next cell's entries and a later cell's header are
+  // fetched ahead, a cell being a cold array at a million boxes.
+  constexpr std::size_t kHeaderAhead = 16;
   for (std::size_t first = 0; first < events_.size();) {
     std::size_t last = first + 1;
     while (last < events_.size() && events_[last].cell == events_[first].cell) ++last;
+    if (last < events_.size()) grid_.prefetch(events_[last].cell);
+    if (last + kHeaderAhead < events_.size()) grid_.prefetch_header(events_[last + kHeaderAhead].cell);
     update_cell(first, last, ids, pairs);
     first = last;
   }
@@ -117,18 +123,6 @@ void MultiSap::collect_changes(const FrameOps& ops) {
     mark(s);
     changes_.push_back(Change{s, false, true, false, is_outsized(r), {}, ops.added_boxes[i], {}, r});
   }
-}
-
-bool MultiSap::overlapped(const Change& a, const Change* b, const Box3& b_box) noexcept {
-  if (!a.had_old) return false;
-  if (b == nullptr) return overlaps(a.old_box, b_box);
-  return b->had_old && overlaps(a.old_box, b->old_box);
-}
-
-bool MultiSap::overlap_now(const Change& a, const Change* b, const Box3& b_box) noexcept {
-  if (!a.has_new) return false;
-  if (b == nullptr) return overlaps(a.new_box, b_box);
-  return b->has_new && overlaps(a.new_box, b->new_box);
 }
 
 // The pairs of the outsized set that may end: each changed outsized box
@@ -193,6 +187,11 @@ void MultiSap::collect_events() {
       events_.data(), event_scratch_.data(), events_.size(), [](const Event& e) { return e.cell; }, digits,
       radix_counts_.data());
   if (sorted != events_.data()) events_.swap(event_scratch_);
+  cell_changes_.resize(events_.size());
+  for (std::size_t i = 0; i < events_.size(); ++i) {
+    const Change& c = changes_[events_[i].change];  // independent loads: their misses overlap
+    cell_changes_[i] = CellChange{c.slot, events_[i].what, c.had_old, c.has_new, c.old_box, c.new_box};
+  }
 }
 
 // The objects' boxes, ranges and outsized membership take the new state.
@@ -213,70 +212,84 @@ void MultiSap::apply_changes() {
   }
 }
 
-// One touched cell: events_[first, last). Its entries still hold the old
-// boxes: the changed ones query them for lost pairs; then the entries are
-// updated and the changed ones query them for new pairs. A pair is handled
-// by its home cell only, and between two changed boxes by the lower slot.
+// One touched cell: events_[first, last), one query per change. Each
+// changed entry first holds a box covering all it stands for here: old and
+// new box (kept), old box (leaving), new box (arriving). Every pair that
+// ends or starts here then meets as two overlapping entries, whatever moved;
+// the query of the higher slot's changed entry, with its own box, finds it,
+// and the exact old and new boxes decide; a pair is handled by its home cell
+// only. Then the entries take their new boxes.
 void MultiSap::update_cell(std::size_t first, std::size_t last, std::span<const Id> ids, PairManager& pairs) {
   const std::uint32_t cell = events_[first].cell;
   const CellGrid::Coord here = grid_.coord_of(cell);
+  const auto cover = [](const CellChange& a) {
+    switch (a.what) {
+      case kLeave | kArrive: {
+        Box3 h;
+        for (int k = 0; k < 3; ++k) {
+          h.min[k] = std::min(a.old_box.min[k], a.new_box.min[k]);
+          h.max[k] = std::max(a.old_box.max[k], a.new_box.max[k]);
+        }
+        return h;
+      }
+      case kLeave:
+        return a.old_box;
+      default:
+        return a.new_box;
+    }
+  };
+  // Arrivals in bulk (a mass insertion) are appended and sorted once,
+  // after the kept entries have slid (appending breaks the order they
+  // are found by).
+  std::size_t arrivals = 0, departures = 0;
   for (std::size_t i = first; i < last; ++i) {
-    if (!(events_[i].what & kLeave)) continue;
-    const Change& a = changes_[events_[i].change];
-    grid_.query(cell, a.old_box, [&](const CellGrid::Entry& x) {
+    const CellChange& a = cell_changes_[i];
+    arrivals += a.what == kArrive;
+    departures += a.what == kLeave;
+    if (a.what == (kLeave | kArrive)) grid_.replace(cell, a.old_box, cover(a), a.slot);
+  }
+  const bool bulk_in = arrivals > kBulk;
+  for (std::size_t i = first; i < last; ++i) {
+    const CellChange& a = cell_changes_[i];
+    if (a.what != kArrive) continue;
+    if (bulk_in) {
+      grid_.append(cell, a.new_box, a.slot);
+    } else {
+      grid_.insert(cell, a.new_box, a.slot);
+    }
+  }
+  if (bulk_in) grid_.settle(cell, arrivals);
+  for (std::size_t i = first; i < last; ++i) {
+    const CellChange& a = cell_changes_[i];
+    grid_.query(cell, cover(a), [&](const CellGrid::Entry& x) {
       if (x.slot == a.slot) return;
       const Change* b = changed(x.slot);
-      if ((b != nullptr && x.slot < a.slot) || grid_.home(x, a.old_box) != here) return;
-      if (!overlap_now(a, b, box_of(x))) pairs.remove(ids[a.slot], ids[x.slot]);
+      if (b != nullptr && x.slot < a.slot) return;  // b's query finds a: both query with their entry's box
+      const Box3 x_box = box_of(x);                 // x's box if unchanged
+      const bool was = overlapped(a, b, x_box), now = overlap_now(a, b, x_box);
+      if (was == now) return;
+      if (now) {
+        if (grid_.home(b != nullptr ? b->new_box : x_box, a.new_box) == here) pairs.add(ids[a.slot], ids[x.slot]);
+      } else if (grid_.home(b != nullptr ? b->old_box : x_box, a.old_box) == here) {
+        pairs.remove(ids[a.slot], ids[x.slot]);
+      }
     });
   }
-  if (last - first > kBatchChanges) {
-    positions_.clear();
-    for (std::size_t i = first; i < last; ++i) {
-      const Change& a = changes_[events_[i].change];
-      if (events_[i].what & kLeave) positions_.push_back(grid_.locate(cell, a.old_box, a.slot));
-    }
-    std::size_t leaving = 0, arrivals = 0;
-    for (std::size_t i = first; i < last; ++i) {
-      const Change& a = changes_[events_[i].change];
-      switch (events_[i].what) {
-        case kLeave | kArrive:
-          grid_.overwrite(cell, positions_[leaving++], a.new_box);
-          break;
-        case kLeave:
-          grid_.mark_gone(cell, positions_[leaving++]);
-          break;
-        default:
-          grid_.append(cell, a.new_box, a.slot);
-          ++arrivals;
-      }
-    }
-    grid_.settle(cell, arrivals);
-  } else {
-    for (std::size_t i = first; i < last; ++i) {
-      const Change& a = changes_[events_[i].change];
-      switch (events_[i].what) {
-        case kLeave | kArrive:
-          grid_.replace(cell, a.old_box, a.new_box, a.slot);
-          break;
-        case kLeave:
-          grid_.erase(cell, a.old_box, a.slot);
-          break;
-        default:
-          grid_.insert(cell, a.new_box, a.slot);
-      }
-    }
-  }
+  // Departures in bulk (a mass removal) are marked and compacted once.
+  const bool bulk_out = departures > kBulk;
   for (std::size_t i = first; i < last; ++i) {
-    if (!(events_[i].what & kArrive)) continue;
-    const Change& a = changes_[events_[i].change];
-    grid_.query(cell, a.new_box, [&](const CellGrid::Entry& x) {
-      if (x.slot == a.slot) return;
-      const Change* b = changed(x.slot);
-      if ((b != nullptr && x.slot < a.slot) || grid_.home(x, a.new_box) != here) return;
-      if (!overlapped(a, b, box_of(x))) pairs.add(ids[a.slot], ids[x.slot]);
-    });
+    const CellChange& a = cell_changes_[i];
+    if (a.what == (kLeave | kArrive)) {
+      grid_.replace(cell, cover(a), a.new_box, a.slot);
+    } else if (a.what == kLeave) {
+      if (bulk_out) {
+        grid_.mark_gone(cell, grid_.locate(cell, a.old_box, a.slot));
+      } else {
+        grid_.erase(cell, a.old_box, a.slot);
+      }
+    }
   }
+  if (bulk_out) grid_.settle(cell, 0);
   grid_.release_if_empty(cell);
 }
 
@@ -307,6 +320,7 @@ void MultiSap::release_scratch() {
   if (events_.capacity() > kKeep && events_.size() * 8 < events_.capacity()) {
     std::vector<Event>().swap(events_);
     std::vector<Event>().swap(event_scratch_);
+    std::vector<CellChange>().swap(cell_changes_);
   }
   if (objects_.capacity() > kKeep && objects_.size() * 4 < objects_.capacity()) {
     objects_.shrink_to_fit();
@@ -319,6 +333,7 @@ std::size_t MultiSap::memory_bytes() const {
   return grid_.memory_bytes() + objects_.memory_bytes() + outsized_.memory_bytes() +
          marks_.capacity() * sizeof(std::uint64_t) + changes_.capacity() * sizeof(Change) +
          (events_.capacity() + event_scratch_.capacity()) * sizeof(Event) +
+         cell_changes_.capacity() * sizeof(CellChange) +
          (radix_counts_.capacity() + positions_.capacity()) * sizeof(std::uint32_t);
 }
 

@@ -60,6 +60,14 @@ class MultiSap final : public Algorithm {
     std::uint32_t what;
   };
   static constexpr std::uint32_t kLeave = 1, kArrive = 2;
+  // An event with its change's boxes, gathered in cell order: a cell reads
+  // its changes sequentially, not from all over changes_.
+  struct CellChange {
+    Slot slot;
+    std::uint32_t what;
+    bool had_old, has_new;
+    Box3 old_box, new_box;
+  };
 
   const Change* changed(Slot s) const noexcept {
     return s < marks_.size() && (marks_[s] >> 32) == frame_ ? &changes_[std::uint32_t(marks_[s])] : nullptr;
@@ -76,8 +84,18 @@ class MultiSap final : public Algorithm {
   // Whether a and b overlapped at the previous frame's end (a pair then),
   // and whether they overlap now; `b_box` is b's entry or live box, current
   // when b did not change.
-  static bool overlapped(const Change& a, const Change* b, const Box3& b_box) noexcept;
-  static bool overlap_now(const Change& a, const Change* b, const Box3& b_box) noexcept;
+  template <class A>
+  static bool overlapped(const A& a, const Change* b, const Box3& b_box) noexcept {
+    if (!a.had_old) return false;
+    if (b == nullptr) return overlaps(a.old_box, b_box);
+    return b->had_old && overlaps(a.old_box, b->old_box);
+  }
+  template <class A>
+  static bool overlap_now(const A& a, const Change* b, const Box3& b_box) noexcept {
+    if (!a.has_new) return false;
+    if (b == nullptr) return overlaps(a.new_box, b_box);
+    return b->has_new && overlaps(a.new_box, b->new_box);
+  }
 
   MultiSapConfig config_;
   int dims_;
@@ -92,6 +110,7 @@ class MultiSap final : public Algorithm {
   std::uint64_t frame_ = 0;
   std::vector<Change> changes_;  // scratch: this frame's changes
   std::vector<Event> events_, event_scratch_;
+  std::vector<CellChange> cell_changes_;  // parallel to events_ once sorted
   std::vector<std::uint32_t> radix_counts_;
   std::vector<std::uint32_t> positions_;  // scratch: a batch's entries that change
 };

@@ -70,15 +70,15 @@ std::size_t CellGrid::first_candidate(const Cell& c, float lo) {
   return first_at<false>(c.entries.data(), c.entries.size(), from);
 }
 
-std::size_t CellGrid::position_of(const Cell& c, float min_x, Slot slot) {
+std::size_t CellGrid::position_of(const Cell& c, float min_x, Slot slot) noexcept {
   std::size_t i = first_at<false>(c.entries.data(), c.entries.size(), min_x);
   while (c.entries[i].slot != slot) ++i;  // the entry is there: equal keys, then it
   return i;
 }
 
-void CellGrid::insert(std::uint32_t cell, const Box3& b, Slot slot) {
+void CellGrid::insert(std::uint32_t cell, const Box3& b, Slot slot, std::uint32_t tag) {
   Cell& c = cells_[cell];
-  const Entry e{b.min, b.max, slot};
+  const Entry e{b.min, b.max, slot, tag};
   const std::size_t at = first_at<true>(c.entries.data(), c.entries.size(), b.min[0]);
   c.entries.insert(c.entries.begin() + static_cast<std::ptrdiff_t>(at), e);
   c.max_width = std::max(c.max_width, width(e));
@@ -89,10 +89,10 @@ void CellGrid::erase(std::uint32_t cell, const Box3& old, Slot slot) {
   c.entries.erase(c.entries.begin() + static_cast<std::ptrdiff_t>(position_of(c, old.min[0], slot)));
 }
 
-void CellGrid::replace(std::uint32_t cell, const Box3& old, const Box3& now, Slot slot) {
+void CellGrid::replace(std::uint32_t cell, const Box3& old, const Box3& now, Slot slot, std::uint32_t tag) {
   Cell& c = cells_[cell];
   std::size_t i = position_of(c, old.min[0], slot);
-  const Entry e{now.min, now.max, slot};
+  const Entry e{now.min, now.max, slot, tag};
   Entry* x = c.entries.data();
   // Slide to the new place: past greater keys to the left, smaller ones to
   // the right (the insertion sort of one element; movers move little).
@@ -102,8 +102,8 @@ void CellGrid::replace(std::uint32_t cell, const Box3& old, const Box3& now, Slo
   c.max_width = std::max(c.max_width, width(e));
 }
 
-void CellGrid::append(std::uint32_t cell, const Box3& b, Slot slot) {
-  cells_[cell].entries.push_back(Entry{b.min, b.max, slot});
+void CellGrid::append(std::uint32_t cell, const Box3& b, Slot slot, std::uint32_t tag) {
+  cells_[cell].entries.push_back(Entry{b.min, b.max, slot, tag});
 }
 
 void CellGrid::settle(std::uint32_t cell, std::size_t arrivals) {

@@ -14,7 +14,8 @@
 //
 // Invariants (validate()): every live cell is in the hash index under its
 // coordinates and holds at least one entry; its entries are sorted by min x;
-// its max_width bounds every entry's x extent from above.
+// its max_width bounds every entry's x extent from above; no tag is set
+// between frames.
 #pragma once
 
 #include <algorithm>
@@ -43,11 +44,13 @@ struct CellRange {
 
 class CellGrid {
  public:
-  /// One box in one cell: its bounds and its slot (28 bytes).
+  /// One box in one cell: its bounds, its slot, and a tag its owner sets
+  /// while it works on the cell (0 otherwise). 32 bytes.
   struct Entry {
     std::array<float, 3> min;
     std::array<float, 3> max;
     Slot slot;
+    std::uint32_t tag;
   };
   using Coord = std::array<std::int32_t, 3>;
   static constexpr std::int32_t kCoordLimit = (1 << 20) - 1;  // 21 bits per axis in a key
@@ -99,11 +102,16 @@ class CellGrid {
   std::size_t entries(std::uint32_t cell) const noexcept { return cells_[cell].entries.size(); }
 
   /// Enters `b` of `slot` in `cell`.
-  void insert(std::uint32_t cell, const Box3& b, Slot slot);
+  void insert(std::uint32_t cell, const Box3& b, Slot slot, std::uint32_t tag = 0);
   /// Takes out the entry of `slot`, entered with box `old`.
   void erase(std::uint32_t cell, const Box3& old, Slot slot);
   /// Changes the entry of `slot` from `old` to `now`, keeping the order.
-  void replace(std::uint32_t cell, const Box3& old, const Box3& now, Slot slot);
+  void replace(std::uint32_t cell, const Box3& old, const Box3& now, Slot slot, std::uint32_t tag = 0);
+  /// Sets the tag of the entry of `slot`, whose box is `b`.
+  void set_tag(std::uint32_t cell, const Box3& b, Slot slot, std::uint32_t tag) noexcept {
+    Cell& c = cells_[cell];
+    c.entries[position_of(c, b.min[0], slot)].tag = tag;
+  }
   /// The batch form, for many changes in one cell: locate() every entry
   /// that changes first (positions hold while the order does), then
   /// overwrite() or mark_gone() it, append() the arrivals, and settle() the
@@ -118,7 +126,7 @@ class CellGrid {
     cells_[cell].entries[at].max = now.max;
   }
   void mark_gone(std::uint32_t cell, std::uint32_t at) noexcept { cells_[cell].entries[at].slot = kGone; }
-  void append(std::uint32_t cell, const Box3& b, Slot slot);
+  void append(std::uint32_t cell, const Box3& b, Slot slot, std::uint32_t tag = 0);
   void settle(std::uint32_t cell, std::size_t arrivals);
   /// Frees `cell` if it holds nothing; its storage is kept for reuse (see
   /// trim()).
@@ -168,7 +176,7 @@ class CellGrid {
       for (std::size_t j = 0; j < c.entries.size(); ++j) {
         const Entry& e = c.entries[j];
         if (j > 0 && c.entries[j - 1].min[0] > e.min[0]) return false;
-        if (!(width(e) <= c.max_width)) return false;
+        if (!(width(e) <= c.max_width) || e.tag != 0) return false;
         if (!each(c.coord, e)) return false;
       }
     }
@@ -196,7 +204,7 @@ class CellGrid {
   // The first entry that can reach min x `lo`: every entry before it has
   // max x < lo, since its min x is below lo - max_width.
   static std::size_t first_candidate(const Cell& c, float lo);
-  static std::size_t position_of(const Cell& c, float min_x, Slot slot);
+  static std::size_t position_of(const Cell& c, float min_x, Slot slot) noexcept;
 
   std::vector<Cell> cells_;
   std::vector<std::uint32_t> free_;  // ids of cells not live, storage maybe kept

@@ -246,16 +246,21 @@ void MultiSap::update_cell(std::size_t first, std::size_t last, std::span<const 
     const CellChange& a = cell_changes_[i];
     arrivals += a.what == kArrive;
     departures += a.what == kLeave;
-    if (a.what == (kLeave | kArrive)) grid_.replace(cell, a.old_box, cover(a), a.slot);
+    // Tagged with its event: a query meeting a changed entry finds its
+    // change here, not in a per-slot array across memory.
+    const auto tag = static_cast<std::uint32_t>(i + 1);
+    if (a.what == (kLeave | kArrive)) grid_.replace(cell, a.old_box, cover(a), a.slot, tag);
+    if (a.what == kLeave) grid_.set_tag(cell, a.old_box, a.slot, tag);
   }
   const bool bulk_in = arrivals > kBulk;
   for (std::size_t i = first; i < last; ++i) {
     const CellChange& a = cell_changes_[i];
     if (a.what != kArrive) continue;
+    const auto tag = static_cast<std::uint32_t>(i + 1);
     if (bulk_in) {
-      grid_.append(cell, a.new_box, a.slot);
+      grid_.append(cell, a.new_box, a.slot, tag);
     } else {
-      grid_.insert(cell, a.new_box, a.slot);
+      grid_.insert(cell, a.new_box, a.slot, tag);
     }
   }
   if (bulk_in) grid_.settle(cell, arrivals);
@@ -263,7 +268,7 @@ void MultiSap::update_cell(std::size_t first, std::size_t last, std::span<const 
     const CellChange& a = cell_changes_[i];
     grid_.query(cell, cover(a), [&](const CellGrid::Entry& x) {
       if (x.slot == a.slot) return;
-      const Change* b = changed(x.slot);
+      const CellChange* b = x.tag != 0 ? &cell_changes_[x.tag - 1] : nullptr;
       if (b != nullptr && x.slot < a.slot) return;  // b's query finds a: both query with their entry's box
       const Box3 x_box = box_of(x);                 // x's box if unchanged
       const bool was = overlapped(a, b, x_box), now = overlap_now(a, b, x_box);
@@ -281,7 +286,9 @@ void MultiSap::update_cell(std::size_t first, std::size_t last, std::span<const 
     const CellChange& a = cell_changes_[i];
     if (a.what == (kLeave | kArrive)) {
       grid_.replace(cell, cover(a), a.new_box, a.slot);
-    } else if (a.what == kLeave) {
+    } else if (a.what == kArrive) {
+      grid_.set_tag(cell, a.new_box, a.slot, 0);
+    } else {
       if (bulk_out) {
         grid_.mark_gone(cell, grid_.locate(cell, a.old_box, a.slot));
       } else {

@@ -84,14 +84,14 @@ class MultiSap final : public Algorithm {
   // Whether a and b overlapped at the previous frame's end (a pair then),
   // and whether they overlap now; `b_box` is b's entry or live box, current
   // when b did not change.
-  template <class A>
-  static bool overlapped(const A& a, const Change* b, const Box3& b_box) noexcept {
+  template <class A, class B>
+  static bool overlapped(const A& a, const B* b, const Box3& b_box) noexcept {
     if (!a.had_old) return false;
     if (b == nullptr) return overlaps(a.old_box, b_box);
     return b->had_old && overlaps(a.old_box, b->old_box);
   }
-  template <class A>
-  static bool overlap_now(const A& a, const Change* b, const Box3& b_box) noexcept {
+  template <class A, class B>
+  static bool overlap_now(const A& a, const B* b, const Box3& b_box) noexcept {
     if (!a.has_new) return false;
     if (b == nullptr) return overlaps(a.new_box, b_box);
     return b->has_new && overlaps(a.new_box, b->new_box);

@@ -2,7 +2,7 @@
 // tests every registered algorithm gets: traces aimed at the grid, each
 // replayed frame by frame against brute (whole deltas and sorted pair sets)
 // with validate() after every frame, under several grids (tiny cells, huge
-// cells, a low outsized threshold):
+// cells, a low outsized threshold, frames applied in slices of 5 changes):
 // - boxes straddling cell borders and sitting exactly on them, at many
 //   scales, moving by whole cells;
 // - infinite, +-FLT_MAX and far (1e30) boxes among small ones;
@@ -55,7 +55,7 @@ std::size_t expect_exact(const Trace& trace, const MultiSapConfig& config, const
   std::vector<Pair> expected, got;
   for (std::size_t f = 0; f < trace.frames.size(); ++f) {
     SCOPED_TRACE(what + ", frame " + std::to_string(f) + ", cell size " + std::to_string(config.cell_size) +
-                 ", max cells " + std::to_string(config.max_cells));
+                 ", max cells " + std::to_string(config.max_cells) + ", slice " + std::to_string(config.slice));
     const TraceFrame& frame = trace.frames[f];
     for (BroadPhase* b : {ref.get(), bp.get()}) {
       EXPECT_TRUE(b->remove(frame.removed).ok());
@@ -84,7 +84,7 @@ std::size_t expect_exact(const Trace& trace, const MultiSapConfig& config, const
 // cells, and a threshold that makes most boxes outsized now and then.
 std::vector<MultiSapConfig> grids(float unit) {
   return {MultiSapConfig{}, MultiSapConfig{.cell_size = unit}, MultiSapConfig{.cell_size = 16.0 * unit},
-          MultiSapConfig{.cell_size = 2.0 * unit, .max_cells = 2}};
+          MultiSapConfig{.cell_size = 2.0 * unit, .max_cells = 2}, MultiSapConfig{.cell_size = 4.0 * unit, .slice = 5}};
 }
 
 void expect_exact_on_grids(const Trace& trace, float unit, const std::string& what) {

@@ -1,7 +1,9 @@
 // multi-sap's choice of cell size from the data: the edge s at which a cell
 // holds about `per_cell` boxes on average (Tracy, Buss and Woods 2009,
-// section 3.1, found about 300 best). From a strided sample of the boxes,
-// per axis k, the spread r_k of the centres and the mean extent e_k: a box
+// section 3.1, found about 300 best for their SAP cells; multi-sap's sorted
+// cells do best at about 50: docs/algorithms/multi-sap.md). From a strided
+// sample of the boxes, per axis k, the spread r_k of the centres and the
+// mean extent e_k: a box
 // meets a cell along k with probability about min(1, (s + e_k) / (r_k +
 // e_k)), so s solves n * prod_k of that = per_cell (bisection on a log
 // scale; the product grows with s). Boxes with an infinite bound are left

@@ -1,6 +1,7 @@
 // multi-sap: the grid of sweep-and-prune cells of Terdiman 2007, part II
-// (II.1-II.3), with Tracy, Buss and Woods 2009's cell size (section 3.1,
-// about 300 boxes per cell). One SAP over the whole world pays for every box
+// (II.1-II.3), with Tracy, Buss and Woods 2009's cell size from the data
+// (section 3.1; they found about 300 boxes per cell best for their SAP
+// cells, about 50 is best for ours). One SAP over the whole world pays for every box
 // a mover passes on the sweep axis, about n^(2/3) per mover in 3D, and
 // nearly n in a flat world (II.1); small cells bound that by the cell.
 //
@@ -69,11 +70,34 @@ MultiSap::MultiSap(const Options& options, MultiSapConfig config) : config_(conf
 }
 
 void MultiSap::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
-  ++frame_;
   if (objects_.empty() && config_.cell_size <= 0 && !ops.added.empty()) {
     grid_.set_cell_size(cell_size_for(ops.added_boxes, ops.added.size(), dims_, config_.boxes_per_cell));
     sized_ = true;
   }
+  // A large frame (a level loaded at once) is applied as slices of at most
+  // config_.slice changes, removals then moves then additions, each a frame of its
+  // own to the grid: the pair manager sums their calls, and the scratch
+  // stays the size of a slice instead of growing with the batch.
+  const std::size_t removed = ops.removed.size(), moved = ops.moved.size(), total = removed + moved + ops.added.size();
+  for (std::size_t from = 0; from < total || from == 0; from += config_.slice) {
+    const std::size_t to = std::min(total, from + config_.slice);
+    const auto part = [&](std::size_t lo, std::size_t n) {  // [from, to) within [lo, lo + n), as an offset and count
+      const std::size_t a = std::clamp(from, lo, lo + n), b = std::clamp(to, lo, lo + n);
+      return std::pair{a - lo, b - a};
+    };
+    const auto [r0, rn] = part(0, removed);
+    const auto [m0, mn] = part(removed, moved);
+    const auto [a0, an] = part(removed + moved, ops.added.size());
+    const FrameOps slice{ops.removed.subspan(r0, rn), ops.moved.subspan(m0, mn), ops.moved_boxes.subspan(m0, mn),
+                         ops.added.subspan(a0, an), ops.added_boxes.subspan(a0, an)};
+    update_slice(slice, ids, pairs);
+  }
+  grid_.trim();
+  release_scratch();
+}
+
+void MultiSap::update_slice(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
+  ++frame_;
   collect_changes(ops);
   drop_outsized_pairs(ids, pairs);  // before the objects change: it reads their old boxes
   collect_events();
@@ -90,8 +114,6 @@ void MultiSap::update(const FrameOps& ops, std::span<const Id> ids, PairManager&
     first = last;
   }
   add_outsized_pairs(ids, pairs);
-  grid_.trim();
-  release_scratch();
 }
 
 // The frame's changes, and each changed slot marked with its change.
@@ -322,7 +344,9 @@ void MultiSap::add_outsized_pairs(std::span<const Id> ids, PairManager& pairs) c
 // frame needs far less, so that a steady world keeps its warm buffers; the
 // same for the objects after a mass removal.
 void MultiSap::release_scratch() {
-  constexpr std::size_t kKeep = 1024;
+  // Scratch for a sixteenth of the world stays: a world of a million keeps
+  // a slice's, a small one gives it back after a mass insertion.
+  const std::size_t kKeep = std::max<std::size_t>(1024, objects_.size() / 16);
   if (changes_.capacity() > kKeep && changes_.size() * 8 < changes_.capacity()) std::vector<Change>().swap(changes_);
   if (events_.capacity() > kKeep && events_.size() * 8 < events_.capacity()) {
     std::vector<Event>().swap(events_);

@@ -19,10 +19,14 @@ struct MultiSapConfig {
   /// whenever the world has emptied).
   double cell_size = 0;
   /// Boxes per cell aimed at when the size is chosen from the data.
-  double boxes_per_cell = 300;
+  /// Measured: docs/algorithms/multi-sap.md, "Cell size".
+  double boxes_per_cell = 50;
   /// A box touching more cells than this is outsized: kept apart, never
   /// entered in the grid.
   std::uint64_t max_cells = 16;
+  /// The most changes applied at once: a larger frame is applied in slices
+  /// (multi_sap.cpp, update()).
+  std::size_t slice = 65536;
 };
 
 /// The grid of SAP cells of Terdiman 2007, part II, in the shared-pair-
@@ -74,6 +78,7 @@ class MultiSap final : public Algorithm {
   }
   bool is_outsized(const CellRange& r) const noexcept { return CellGrid::cells_in(r) > config_.max_cells; }
 
+  void update_slice(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs);
   void collect_changes(const FrameOps& ops);
   void drop_outsized_pairs(std::span<const Id> ids, PairManager& pairs) const;
   void apply_changes();

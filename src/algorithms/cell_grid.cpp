@@ -102,6 +102,16 @@ void CellGrid::replace(std::uint32_t cell, const Box3& old, const Box3& now, Slo
   c.max_width = std::max(c.max_width, width(e));
 }
 
+void CellGrid::slide_right(std::uint32_t cell, std::uint32_t at, const Box3& now) noexcept {
+  Cell& c = cells_[cell];
+  const Entry e{now.min, now.max, c.entries[at].slot, 0};
+  Entry* x = c.entries.data();
+  std::size_t i = at;
+  while (i + 1 < c.entries.size() && x[i + 1].min[0] < e.min[0]) x[i] = x[i + 1], ++i;
+  x[i] = e;
+  c.max_width = std::max(c.max_width, width(e));
+}
+
 void CellGrid::append(std::uint32_t cell, const Box3& b, Slot slot, std::uint32_t tag) {
   cells_[cell].entries.push_back(Entry{b.min, b.max, slot, tag});
 }

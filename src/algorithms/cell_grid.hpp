@@ -96,6 +96,8 @@ class CellGrid {
 
   /// The live cell at `c`, or kNoCell.
   std::uint32_t find(const Coord& c) const noexcept;
+  /// Hints that the cell at `c` will be looked up soon.
+  void prefetch_lookup(const Coord& c) const noexcept { index_.prefetch(key(c)); }
   /// The live cell at `c`, made (empty) if absent.
   std::uint32_t find_or_add(const Coord& c);
   const Coord& coord_of(std::uint32_t cell) const noexcept { return cells_[cell].coord; }
@@ -107,6 +109,20 @@ class CellGrid {
   void erase(std::uint32_t cell, const Box3& old, Slot slot);
   /// Changes the entry of `slot` from `old` to `now`, keeping the order.
   void replace(std::uint32_t cell, const Box3& old, const Box3& now, Slot slot, std::uint32_t tag = 0);
+  /// The position of an entry a query handed out (valid until the cell
+  /// changes).
+  std::uint32_t index_of(std::uint32_t cell, const Entry& e) const noexcept {
+    return static_cast<std::uint32_t>(&e - cells_[cell].entries.data());
+  }
+  /// At a known position: the entry takes box `now`, whose min x is not
+  /// below its old one, and slides right into place, its tag cleared; or its
+  /// tag is cleared; or it is taken out. Each moves only entries after it.
+  void slide_right(std::uint32_t cell, std::uint32_t at, const Box3& now) noexcept;
+  void clear_tag(std::uint32_t cell, std::uint32_t at) noexcept { cells_[cell].entries[at].tag = 0; }
+  void erase_at(std::uint32_t cell, std::uint32_t at) noexcept {
+    std::vector<Entry>& v = cells_[cell].entries;
+    v.erase(v.begin() + at);
+  }
   /// Sets the tag of the entry of `slot`, whose box is `b`.
   void set_tag(std::uint32_t cell, const Box3& b, Slot slot, std::uint32_t tag) noexcept {
     Cell& c = cells_[cell];

@@ -171,7 +171,13 @@ void MultiSap::drop_outsized_pairs(std::span<const Id> ids, PairManager& pairs) 
 // a cell). A cell entered for the first time is made here.
 void MultiSap::collect_events() {
   events_.clear();
+  constexpr std::uint32_t kAhead = 8;  // changes whose first cells are looked up ahead
   for (std::uint32_t ci = 0; ci < changes_.size(); ++ci) {
+    if (ci + kAhead < changes_.size()) {
+      const Change& next = changes_[ci + kAhead];
+      if (next.had_old) grid_.prefetch_lookup(next.old_range.lo);
+      if (next.has_new) grid_.prefetch_lookup(next.new_range.lo);
+    }
     const Change& c = changes_[ci];
     const bool leaves = c.had_old && !c.old_outsized, arrives = c.has_new && !c.new_outsized;
     if (leaves) {
@@ -286,10 +292,15 @@ void MultiSap::update_cell(std::size_t first, std::size_t last, std::span<const 
     }
   }
   if (bulk_in) grid_.settle(cell, arrivals);
+  // The queries; each meets its own entry too, and notes where it is.
+  own_.assign(last - first, OwnEntry{CellGrid::kNoCell, 0});
   for (std::size_t i = first; i < last; ++i) {
     const CellChange& a = cell_changes_[i];
     grid_.query(cell, cover(a), [&](const CellGrid::Entry& x) {
-      if (x.slot == a.slot) return;
+      if (x.slot == a.slot) {
+        own_[i - first] = OwnEntry{grid_.index_of(cell, x), static_cast<std::uint32_t>(i)};
+        return;
+      }
       const CellChange* b = x.tag != 0 ? &cell_changes_[x.tag - 1] : nullptr;
       if (b != nullptr && x.slot < a.slot) return;  // b's query finds a: both query with their entry's box
       const Box3 x_box = box_of(x);                 // x's box if unchanged
@@ -302,20 +313,21 @@ void MultiSap::update_cell(std::size_t first, std::size_t last, std::span<const 
       }
     });
   }
+  // The entries take their new state at the positions the queries noted,
+  // the last first: a slide right or an erasure moves only later entries.
   // Departures in bulk (a mass removal) are marked and compacted once.
   const bool bulk_out = departures > kBulk;
-  for (std::size_t i = first; i < last; ++i) {
-    const CellChange& a = cell_changes_[i];
+  std::sort(own_.begin(), own_.end(), [](const OwnEntry& x, const OwnEntry& y) { return x.at > y.at; });
+  for (const OwnEntry& o : own_) {
+    const CellChange& a = cell_changes_[o.event];
     if (a.what == (kLeave | kArrive)) {
-      grid_.replace(cell, cover(a), a.new_box, a.slot);
+      grid_.slide_right(cell, o.at, a.new_box);
     } else if (a.what == kArrive) {
-      grid_.set_tag(cell, a.new_box, a.slot, 0);
+      grid_.clear_tag(cell, o.at);
+    } else if (bulk_out) {
+      grid_.mark_gone(cell, o.at);
     } else {
-      if (bulk_out) {
-        grid_.mark_gone(cell, grid_.locate(cell, a.old_box, a.slot));
-      } else {
-        grid_.erase(cell, a.old_box, a.slot);
-      }
+      grid_.erase_at(cell, o.at);
     }
   }
   if (bulk_out) grid_.settle(cell, 0);
@@ -364,8 +376,8 @@ std::size_t MultiSap::memory_bytes() const {
   return grid_.memory_bytes() + objects_.memory_bytes() + outsized_.memory_bytes() +
          marks_.capacity() * sizeof(std::uint64_t) + changes_.capacity() * sizeof(Change) +
          (events_.capacity() + event_scratch_.capacity()) * sizeof(Event) +
-         cell_changes_.capacity() * sizeof(CellChange) +
-         (radix_counts_.capacity() + positions_.capacity()) * sizeof(std::uint32_t);
+         cell_changes_.capacity() * sizeof(CellChange) + radix_counts_.capacity() * sizeof(std::uint32_t) +
+         own_.capacity() * sizeof(OwnEntry);
 }
 
 bool MultiSap::validate() const {

@@ -117,7 +117,12 @@ class MultiSap final : public Algorithm {
   std::vector<Event> events_, event_scratch_;
   std::vector<CellChange> cell_changes_;  // parallel to events_ once sorted
   std::vector<std::uint32_t> radix_counts_;
-  std::vector<std::uint32_t> positions_;  // scratch: a batch's entries that change
+  // Scratch: where a cell's changed entries are, found by their queries.
+  struct OwnEntry {
+    std::uint32_t at;     // position in the cell
+    std::uint32_t event;  // index in events_
+  };
+  std::vector<OwnEntry> own_;
 };
 
 }  // namespace sapling::builtin

@@ -79,8 +79,9 @@ void MultiSap::update(const FrameOps& ops, std::span<const Id> ids, PairManager&
   // own to the grid: the pair manager sums their calls, and the scratch
   // stays the size of a slice instead of growing with the batch.
   const std::size_t removed = ops.removed.size(), moved = ops.moved.size(), total = removed + moved + ops.added.size();
-  for (std::size_t from = 0; from < total || from == 0; from += config_.slice) {
-    const std::size_t to = std::min(total, from + config_.slice);
+  const std::size_t step = std::max<std::size_t>(1, config_.slice);
+  for (std::size_t from = 0; from < total || from == 0; from += step) {
+    const std::size_t to = std::min(total, from + step);
     const auto part = [&](std::size_t lo, std::size_t n) {  // [from, to) within [lo, lo + n), as an offset and count
       const std::size_t a = std::clamp(from, lo, lo + n), b = std::clamp(to, lo, lo + n);
       return std::pair{a - lo, b - a};
@@ -356,11 +357,12 @@ void MultiSap::add_outsized_pairs(std::span<const Id> ids, PairManager& pairs) c
 // frame needs far less, so that a steady world keeps its warm buffers; the
 // same for the objects after a mass removal.
 void MultiSap::release_scratch() {
-  // Scratch for a sixteenth of the world stays: a world of a million keeps
-  // a slice's, a small one gives it back after a mass insertion.
+  // Scratch for a sixteenth of the world stays, and room for four times the
+  // frame's changes: a world of a million keeps a slice's, a small one gives
+  // it back after a mass insertion, a steady one never reallocates.
   const std::size_t kKeep = std::max<std::size_t>(1024, objects_.size() / 16);
-  if (changes_.capacity() > kKeep && changes_.size() * 8 < changes_.capacity()) std::vector<Change>().swap(changes_);
-  if (events_.capacity() > kKeep && events_.size() * 8 < events_.capacity()) {
+  if (changes_.capacity() > kKeep && changes_.size() * 4 < changes_.capacity()) std::vector<Change>().swap(changes_);
+  if (events_.capacity() > kKeep && events_.size() * 4 < events_.capacity()) {
     std::vector<Event>().swap(events_);
     std::vector<Event>().swap(event_scratch_);
     std::vector<CellChange>().swap(cell_changes_);

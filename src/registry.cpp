@@ -31,6 +31,10 @@ std::vector<AlgorithmInfo>& registry() {
        "queried by a range widened by the largest y extent, the third axis tested per candidate; outsized boxes "
        "kept apart",
        detail::make_dual_axis},
+      {"multi-sap",
+       "persistent grid of small sorted cells (Terdiman's multi-SAP): a frame touches only the cells of the boxes "
+       "that changed; huge boxes kept apart; for large worlds where a minority moves",
+       detail::make_multi_sap},
   };
   return list;
 }

@@ -68,6 +68,8 @@ class BroadPhase {
   ///   with StatusCode::kUnsupported.
   /// - "dual-axis": flat worlds (2D, or 3D boxes spread over two axes) with
   ///   boxes of any size.
+  /// - "multi-sap": large persistent worlds where most objects rest and a
+  ///   few move each frame: its cost follows the movers, not the world.
   /// Each one's method and measurements: docs/algorithms/.
   static std::unique_ptr<BroadPhase> create(std::string_view name, const Options& options = {}, Status* why = nullptr);
   /// The same with an algorithm of your own that is not registered.

@@ -36,5 +36,10 @@ std::unique_ptr<Algorithm> make_unisize(const Options& options);
 /// unisize with strips of `strip_members` own boxes (for tests).
 std::unique_ptr<Algorithm> make_unisize_with_strips(const Options& options, std::uint32_t strip_members);
 std::unique_ptr<Algorithm> make_dual_axis(const Options& options);
+std::unique_ptr<Algorithm> make_multi_sap(const Options& options);
+struct MultiSapConfig;
+/// multi-sap with a given cell size, outsized threshold and the like (for
+/// tests and measurements; multi_sap.hpp).
+std::unique_ptr<Algorithm> make_multi_sap_with(const Options& options, const MultiSapConfig& config);
 
 }  // namespace sapling::detail

@@ -69,6 +69,17 @@ class SlotMap {
     index_[s] = kAbsent;
   }
 
+  /// Entries the dense arrays hold room for.
+  std::size_t capacity() const noexcept { return slots_.capacity(); }
+  /// Gives back the room beyond the live entries, and the slots above the
+  /// highest live one (after a mass removal).
+  void shrink_to_fit() {
+    while (!index_.empty() && index_.back() == kAbsent) index_.pop_back();
+    index_.shrink_to_fit();
+    slots_.shrink_to_fit();
+    std::apply([](auto&... arrays) { (arrays.shrink_to_fit(), ...); }, values_);
+  }
+
   std::size_t memory_bytes() const noexcept {
     std::size_t bytes = (slots_.capacity() + index_.capacity()) * sizeof(std::uint32_t);
     std::apply([&](const auto&... arrays) { ((bytes += arrays.capacity() * sizeof(arrays[0])), ...); }, values_);

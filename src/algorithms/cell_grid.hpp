@@ -1,0 +1,233 @@
+// multi-sap's grid: a hashed grid of cells covering all of space, each cell a
+// small array of the boxes that touch it, sorted by min x (Terdiman 2007,
+// II.2-II.3; the sorted array in place of a per-cell endpoint SAP:
+// multi_sap.cpp says why).
+//
+// A cell coordinate is floor(coordinate / cell size), computed in double and
+// clamped to +-kCoordLimit, per axis: a non-decreasing function of the float
+// coordinate, infinities included. A box is entered in every cell of its
+// range [cell(min), cell(max)] on each axis. Two boxes that overlap share a
+// point p (the least corner of their intersection), and cell(p) lies in
+// both ranges, so they share the cell of p: exactness never depends on the
+// cell size or on rounding, only on this monotony. Far cells merged by the
+// clamp are still correct, merely crowded.
+//
+// Invariants (validate()): every live cell is in the hash index under its
+// coordinates and holds at least one entry; its entries are sorted by min x;
+// its max_width bounds every entry's x extent from above; no tag is set
+// between frames.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "sapling/algorithm.hpp"
+#include "sapling/box.hpp"
+#include "sapling/detail/hash_index.hpp"
+
+namespace sapling::detail {
+
+/// The cells a box touches: [lo[k], hi[k]] on each axis k, inclusive.
+struct CellRange {
+  std::array<std::int32_t, 3> lo{};
+  std::array<std::int32_t, 3> hi{};
+
+  friend constexpr bool operator==(const CellRange&, const CellRange&) = default;
+  constexpr bool contains(const std::array<std::int32_t, 3>& c) const noexcept {
+    return lo[0] <= c[0] && c[0] <= hi[0] && lo[1] <= c[1] && c[1] <= hi[1] && lo[2] <= c[2] && c[2] <= hi[2];
+  }
+};
+
+class CellGrid {
+ public:
+  /// One box in one cell: its bounds, its slot, and a tag its owner sets
+  /// while it works on the cell (0 otherwise). 32 bytes.
+  struct Entry {
+    std::array<float, 3> min;
+    std::array<float, 3> max;
+    Slot slot;
+    std::uint32_t tag;
+  };
+  using Coord = std::array<std::int32_t, 3>;
+  static constexpr std::int32_t kCoordLimit = (1 << 20) - 1;  // 21 bits per axis in a key
+  static constexpr std::uint32_t kNoCell = ~std::uint32_t{0};
+  static constexpr Slot kGone = ~Slot{0};  // an entry marked by mark_leaving()
+
+  /// Sets the cell edge (> 0, finite); the grid must be empty.
+  void set_cell_size(double size) noexcept {
+    size_ = size;
+    inverse_ = 1.0 / size;
+  }
+  double cell_size() const noexcept { return size_; }
+  /// Whether the grid has only one cell on z (a 2D broad phase: z is 0).
+  void set_flat(bool flat) noexcept { flat_ = flat; }
+
+  /// The cell coordinate of `x` on an axis: non-decreasing in x.
+  std::int32_t coord(float x) const noexcept {
+    const double t = std::floor(double(x) * inverse_);
+    if (!(t > -double(kCoordLimit))) return -kCoordLimit;  // -inf too
+    if (t > double(kCoordLimit)) return kCoordLimit;
+    return static_cast<std::int32_t>(t);
+  }
+  CellRange range(const Box3& b) const noexcept {
+    CellRange r;
+    for (int k = 0; k < 3; ++k) r.lo[k] = coord(b.min[k]), r.hi[k] = coord(b.max[k]);
+    if (flat_) r.lo[2] = r.hi[2] = 0;
+    return r;
+  }
+  /// The number of cells in `r`.
+  static std::uint64_t cells_in(const CellRange& r) noexcept {
+    std::uint64_t n = 1;
+    for (int k = 0; k < 3; ++k) n *= std::uint64_t(std::int64_t(r.hi[k]) - r.lo[k] + 1);
+    return n;
+  }
+  /// The cell holding the least corner of the intersection of two
+  /// overlapping boxes: the one cell that owns their pair.
+  Coord home(const Box3& a, const Box3& b) const noexcept {
+    Coord c;
+    for (int k = 0; k < 3; ++k) c[k] = coord(a.min[k] > b.min[k] ? a.min[k] : b.min[k]);
+    if (flat_) c[2] = 0;
+    return c;
+  }
+
+  /// The live cell at `c`, or kNoCell.
+  std::uint32_t find(const Coord& c) const noexcept;
+  /// Hints that the cell at `c` will be looked up soon.
+  void prefetch_lookup(const Coord& c) const noexcept { index_.prefetch(key(c)); }
+  /// The live cell at `c`, made (empty) if absent.
+  std::uint32_t find_or_add(const Coord& c);
+  const Coord& coord_of(std::uint32_t cell) const noexcept { return cells_[cell].coord; }
+  std::size_t entries(std::uint32_t cell) const noexcept { return cells_[cell].entries.size(); }
+
+  /// Enters `b` of `slot` in `cell`.
+  void insert(std::uint32_t cell, const Box3& b, Slot slot, std::uint32_t tag = 0);
+  /// Takes out the entry of `slot`, entered with box `old`.
+  void erase(std::uint32_t cell, const Box3& old, Slot slot);
+  /// Changes the entry of `slot` from `old` to `now`, keeping the order.
+  void replace(std::uint32_t cell, const Box3& old, const Box3& now, Slot slot, std::uint32_t tag = 0);
+  /// The position of an entry a query handed out (valid until the cell
+  /// changes).
+  std::uint32_t index_of(std::uint32_t cell, const Entry& e) const noexcept {
+    return static_cast<std::uint32_t>(&e - cells_[cell].entries.data());
+  }
+  /// At a known position: the entry takes box `now`, whose min x is not
+  /// below its old one, and slides right into place, its tag cleared; or its
+  /// tag is cleared; or it is taken out. Each moves only entries after it.
+  void slide_right(std::uint32_t cell, std::uint32_t at, const Box3& now) noexcept;
+  void clear_tag(std::uint32_t cell, std::uint32_t at) noexcept { cells_[cell].entries[at].tag = 0; }
+  void erase_at(std::uint32_t cell, std::uint32_t at) noexcept {
+    std::vector<Entry>& v = cells_[cell].entries;
+    v.erase(v.begin() + at);
+  }
+  /// Sets the tag of the entry of `slot`, whose box is `b`.
+  void set_tag(std::uint32_t cell, const Box3& b, Slot slot, std::uint32_t tag) noexcept {
+    Cell& c = cells_[cell];
+    c.entries[position_of(c, b.min[0], slot)].tag = tag;
+  }
+  /// The batch form, for many changes in one cell: locate() every entry
+  /// that changes first (positions hold while the order does), then
+  /// overwrite() or mark_gone() it, append() the arrivals, and settle() the
+  /// cell: gone entries dropped, order restored (insertion sort, the boxes
+  /// having moved little, or a full sort for many arrivals), max_width
+  /// tightened.
+  std::uint32_t locate(std::uint32_t cell, const Box3& old, Slot slot) const {
+    return static_cast<std::uint32_t>(position_of(cells_[cell], old.min[0], slot));
+  }
+  void overwrite(std::uint32_t cell, std::uint32_t at, const Box3& now) noexcept {
+    cells_[cell].entries[at].min = now.min;
+    cells_[cell].entries[at].max = now.max;
+  }
+  void mark_gone(std::uint32_t cell, std::uint32_t at) noexcept { cells_[cell].entries[at].slot = kGone; }
+  void append(std::uint32_t cell, const Box3& b, Slot slot, std::uint32_t tag = 0);
+  void settle(std::uint32_t cell, std::size_t arrivals);
+  /// Frees `cell` if it holds nothing; its storage is kept for reuse (see
+  /// trim()).
+  void release_if_empty(std::uint32_t cell);
+  /// Gives back the storage of free cells beyond a small reserve, and all of
+  /// it when no cell is live.
+  void trim();
+
+  /// Calls hit(entry) for every entry of `cell` whose box overlaps `b`
+  /// (closed), in the cell's order.
+  template <class Hit>
+  void query(std::uint32_t cell, const Box3& b, Hit&& hit) const {
+    const Cell& c = cells_[cell];
+    const Entry* e = c.entries.data();
+    const std::size_t n = c.entries.size();
+    for (std::size_t i = first_candidate(c, b.min[0]); i < n && e[i].min[0] <= b.max[0]; ++i) {
+      const Entry& x = e[i];
+      const bool hit_x = (b.min[0] <= x.max[0]) & (x.min[1] <= b.max[1]) & (b.min[1] <= x.max[1]) &
+                         (x.min[2] <= b.max[2]) & (b.min[2] <= x.max[2]);
+      if (hit_x) hit(x);
+    }
+  }
+
+  /// Hints that `cell` comes next: loads its entries into the cache, so that
+  /// their misses overlap instead of stalling a binary search one by one.
+  void prefetch(std::uint32_t cell) const noexcept {
+    const Cell& c = cells_[cell];
+    const char* p = reinterpret_cast<const char*>(c.entries.data());
+    const std::size_t bytes = std::min<std::size_t>(c.entries.size() * sizeof(Entry), 16384);
+    for (std::size_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b);
+  }
+  /// Hints that `cell` comes soon: loads its header (where its entries are).
+  void prefetch_header(std::uint32_t cell) const noexcept { __builtin_prefetch(&cells_[cell]); }
+
+  std::size_t live_cells() const noexcept { return live_; }
+  std::size_t memory_bytes() const noexcept;
+  /// Checks the invariants above; false on the first violation. Calls
+  /// each(coord, entry) for every entry of every live cell.
+  template <class Each>
+  bool validate(Each&& each) const {
+    std::size_t live = 0;
+    for (std::uint32_t i = 0; i < cells_.size(); ++i) {
+      const Cell& c = cells_[i];
+      if (!c.live) continue;
+      ++live;
+      if (c.entries.empty() || find(c.coord) != i) return false;
+      for (std::size_t j = 0; j < c.entries.size(); ++j) {
+        const Entry& e = c.entries[j];
+        if (j > 0 && c.entries[j - 1].min[0] > e.min[0]) return false;
+        if (!(width(e) <= c.max_width) || e.tag != 0) return false;
+        if (!each(c.coord, e)) return false;
+      }
+    }
+    return live == live_ && index_.size() == live_;
+  }
+
+ private:
+  struct Cell {
+    Coord coord{};
+    std::vector<Entry> entries;  // sorted by min[0]
+    double max_width = 0;        // >= every entry's max[0] - min[0]
+    bool live = false;
+  };
+
+  std::uint64_t key(const Coord& c) const noexcept {
+    const auto u = [](std::int32_t v) { return std::uint64_t(std::uint32_t(v + kCoordLimit + 1)); };
+    return u(c[0]) | (u(c[1]) << 21) | (u(c[2]) << 42);
+  }
+  // The x extent rounded up: an upper bound of max - min in exact arithmetic.
+  static double width(const Entry& e) noexcept {
+    if (e.max[0] == e.min[0]) return 0;                    // [inf, inf] included
+    const double d = double(e.max[0]) - double(e.min[0]);  // relative error <= 2^-53
+    return d + d * 0x1p-40;
+  }
+  // The first entry that can reach min x `lo`: every entry before it has
+  // max x < lo, since its min x is below lo - max_width.
+  static std::size_t first_candidate(const Cell& c, float lo);
+  static std::size_t position_of(const Cell& c, float min_x, Slot slot) noexcept;
+
+  std::vector<Cell> cells_;
+  std::vector<std::uint32_t> free_;  // ids of cells not live, storage maybe kept
+  detail::HashIndex index_;          // key(coord) -> cell id, live cells only
+  std::size_t live_ = 0;
+  double size_ = 1, inverse_ = 1;
+  bool flat_ = false;
+};
+
+}  // namespace sapling::detail

@@ -1,0 +1,422 @@
+// multi-sap: the grid of sweep-and-prune cells of Terdiman 2007, part II
+// (II.1-II.3), with Tracy, Buss and Woods 2009's cell size from the data
+// (section 3.1; they found about 300 boxes per cell best for their SAP
+// cells, about 50 is best for ours). One SAP over the whole world pays for every box
+// a mover passes on the sweep axis, about n^(2/3) per mover in 3D, and
+// nearly n in a flat world (II.1); small cells bound that by the cell.
+//
+// Space is cut into cubic cells by a hashed grid with no world bounds
+// (cell_grid.hpp): a box is entered in every cell its bounds touch, its
+// record keeps its cell range, and a move leaves the cells it left, enters
+// the ones it entered and updates it in the kept ones (II.3c). A box that
+// would touch more than `max_cells` cells (ground planes, infinite boxes) is
+// kept apart in the outsized set and paired by brute force: the changed
+// boxes against the outsized ones, a changed outsized box against all.
+//
+// Each cell is an array of its entries sorted by min x, not an endpoint SAP
+// of part I: a changed entry takes a box covering its old and new boxes and
+// queries the cell with it once (binary search, short scan: O(log m + k) for
+// m entries) for the pairs that may end or start; then it takes its new
+// box, slid into place. A swap-based SAP would walk about m^(2/3) endpoints
+// per mover and hold three times the memory; 300 entries are 8 KB, in L1
+// while the cell is worked on.
+//
+// Consolidation, one shared pair manager (II.3b): a pair is handled only by
+// its home cell, the cell of the least corner of the two boxes'
+// intersection (both boxes are in it: cell_grid.hpp), so no duplicate is
+// reported; a pair that was, and whose boxes are apart now, is removed; one
+// that is, and was not, is added. Whether it was is the overlap of the
+// boxes before the frame: the manager held exactly those pairs.
+//
+// Invariants (validate()): each live box is in the outsized set iff its
+// range has more than max_cells cells, else in exactly the cells of its
+// range, with its current box; cells are sorted (cell_grid.hpp); the pair
+// manager holds exactly the overlapping pairs after each frame.
+//
+// Cost per frame: O(changes x cells per box x (log m + k)) plus O(changes x
+// outsized) plus O(n) per changed outsized box; only touched cells are
+// read, so nothing follows the world's size. ~100-130 bytes per box.
+//
+// Choose it for large persistent worlds where a minority moves each frame.
+// Method, tuning and measurements: docs/algorithms/multi-sap.md.
+#include "algorithms/multi_sap.hpp"
+
+#include <algorithm>
+#include <bit>
+
+#include "algorithms/builtin.hpp"
+#include "algorithms/cell_size_policy.hpp"
+#include "detail/radix_sort.hpp"
+#include "detail/reserve.hpp"
+
+namespace sapling::detail {
+namespace {
+
+// Beyond this many arrivals (departures) in one cell in a frame, they are
+// appended (marked) and the cell sorted (compacted) once, rather than each
+// inserted (erased) with a shift of the entries behind it.
+constexpr std::size_t kBulk = 32;
+
+Box3 box_of(const CellGrid::Entry& e) noexcept { return Box3{e.min, e.max}; }
+
+}  // namespace
+
+MultiSap::MultiSap(const Options& options, MultiSapConfig config) : config_(config), dims_(options.dims) {
+  grid_.set_flat(options.dims == 2);
+  if (config_.cell_size > 0) {
+    grid_.set_cell_size(config_.cell_size);
+    sized_ = true;
+  }
+}
+
+void MultiSap::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
+  if (objects_.empty() && config_.cell_size <= 0 && !ops.added.empty()) {
+    grid_.set_cell_size(cell_size_for(ops.added_boxes, ops.added.size(), dims_, config_.boxes_per_cell));
+    sized_ = true;
+  }
+  // A large frame (a level loaded at once) is applied as slices of at most
+  // config_.slice changes, removals then moves then additions, each a frame of its
+  // own to the grid: the pair manager sums their calls, and the scratch
+  // stays the size of a slice instead of growing with the batch.
+  const std::size_t removed = ops.removed.size(), moved = ops.moved.size(), total = removed + moved + ops.added.size();
+  const std::size_t step = std::max<std::size_t>(1, config_.slice);
+  for (std::size_t from = 0; from < total || from == 0; from += step) {
+    const std::size_t to = std::min(total, from + step);
+    const auto part = [&](std::size_t lo, std::size_t n) {  // [from, to) within [lo, lo + n), as an offset and count
+      const std::size_t a = std::clamp(from, lo, lo + n), b = std::clamp(to, lo, lo + n);
+      return std::pair{a - lo, b - a};
+    };
+    const auto [r0, rn] = part(0, removed);
+    const auto [m0, mn] = part(removed, moved);
+    const auto [a0, an] = part(removed + moved, ops.added.size());
+    const FrameOps slice{ops.removed.subspan(r0, rn), ops.moved.subspan(m0, mn), ops.moved_boxes.subspan(m0, mn),
+                         ops.added.subspan(a0, an), ops.added_boxes.subspan(a0, an)};
+    update_slice(slice, ids, pairs);
+  }
+  grid_.trim();
+  release_scratch();
+}
+
+void MultiSap::update_slice(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
+  ++frame_;
+  collect_changes(ops);
+  drop_outsized_pairs(ids, pairs);  // before the objects change: it reads their old boxes
+  collect_events();
+  apply_changes();
+  // Cell by cell; the next cell's entries and a later cell's header are
+  // fetched ahead, a cell being a cold array at a million boxes.
+  constexpr std::size_t kHeaderAhead = 16;
+  for (std::size_t first = 0; first < events_.size();) {
+    std::size_t last = first + 1;
+    while (last < events_.size() && events_[last].cell == events_[first].cell) ++last;
+    if (last < events_.size()) grid_.prefetch(events_[last].cell);
+    if (last + kHeaderAhead < events_.size()) grid_.prefetch_header(events_[last + kHeaderAhead].cell);
+    update_cell(first, last, ids, pairs);
+    first = last;
+  }
+  add_outsized_pairs(ids, pairs);
+}
+
+// The frame's changes, and each changed slot marked with its change.
+void MultiSap::collect_changes(const FrameOps& ops) {
+  changes_.clear();
+  detail::reserve_geometric(changes_, ops.removed.size() + ops.moved.size() + ops.added.size());
+  const auto mark = [&](Slot s) {
+    if (s >= marks_.size()) {
+      detail::reserve_geometric(marks_, std::size_t{s} + 1);
+      marks_.resize(std::size_t{s} + 1, 0);
+    }
+    marks_[s] = (frame_ << 32) | changes_.size();
+  };
+  for (const Slot s : ops.removed) {
+    mark(s);
+    changes_.push_back(
+        Change{s, true, false, outsized_.contains(s), false, objects_.value<0>(s), {}, objects_.value<1>(s), {}});
+  }
+  for (std::size_t i = 0; i < ops.moved.size(); ++i) {
+    const Slot s = ops.moved[i];
+    const CellRange r = grid_.range(ops.moved_boxes[i]);
+    mark(s);
+    changes_.push_back(Change{s, true, true, outsized_.contains(s), is_outsized(r), objects_.value<0>(s),
+                              ops.moved_boxes[i], objects_.value<1>(s), r});
+  }
+  for (std::size_t i = 0; i < ops.added.size(); ++i) {
+    const Slot s = ops.added[i];
+    const CellRange r = grid_.range(ops.added_boxes[i]);
+    mark(s);
+    changes_.push_back(Change{s, false, true, false, is_outsized(r), {}, ops.added_boxes[i], {}, r});
+  }
+}
+
+// The pairs of the outsized set that may end: each changed outsized box
+// against every box, each other changed box against the outsized ones, all
+// at their old boxes (objects_ not yet updated).
+void MultiSap::drop_outsized_pairs(std::span<const Id> ids, PairManager& pairs) const {
+  const std::span<const Slot> slots = objects_.slots();
+  const std::vector<Box3>& boxes = objects_.values<0>();
+  for (const Change& a : changes_) {
+    if (!a.had_old) continue;
+    const auto check = [&](Slot b, const Box3& b_box) {
+      if (b == a.slot || !overlaps(a.old_box, b_box)) return;
+      if (!overlap_now(a, changed(b), b_box)) pairs.remove(ids[a.slot], ids[b]);
+    };
+    if (a.old_outsized) {
+      for (std::size_t d = 0; d < slots.size(); ++d) check(slots[d], boxes[d]);
+    } else {
+      for (const Slot o : outsized_.slots()) check(o, boxes[objects_.index(o)]);
+    }
+  }
+}
+
+// One event per cell and change, sorted by cell (stably: by change within
+// a cell). A cell entered for the first time is made here.
+void MultiSap::collect_events() {
+  events_.clear();
+  constexpr std::uint32_t kAhead = 8;  // changes whose first cells are looked up ahead
+  for (std::uint32_t ci = 0; ci < changes_.size(); ++ci) {
+    if (ci + kAhead < changes_.size()) {
+      const Change& next = changes_[ci + kAhead];
+      if (next.had_old) grid_.prefetch_lookup(next.old_range.lo);
+      if (next.has_new) grid_.prefetch_lookup(next.new_range.lo);
+    }
+    const Change& c = changes_[ci];
+    const bool leaves = c.had_old && !c.old_outsized, arrives = c.has_new && !c.new_outsized;
+    if (leaves) {
+      const CellRange& r = c.old_range;
+      for (std::int32_t z = r.lo[2]; z <= r.hi[2]; ++z) {
+        for (std::int32_t y = r.lo[1]; y <= r.hi[1]; ++y) {
+          for (std::int32_t x = r.lo[0]; x <= r.hi[0]; ++x) {
+            const CellGrid::Coord at{x, y, z};
+            const std::uint32_t what = arrives && c.new_range.contains(at) ? kLeave | kArrive : kLeave;
+            events_.push_back(Event{grid_.find(at), ci, what});
+          }
+        }
+      }
+    }
+    if (arrives) {
+      const CellRange& r = c.new_range;
+      for (std::int32_t z = r.lo[2]; z <= r.hi[2]; ++z) {
+        for (std::int32_t y = r.lo[1]; y <= r.hi[1]; ++y) {
+          for (std::int32_t x = r.lo[0]; x <= r.hi[0]; ++x) {
+            const CellGrid::Coord at{x, y, z};
+            if (leaves && c.old_range.contains(at)) continue;  // one event with its leaving
+            events_.push_back(Event{grid_.find_or_add(at), ci, kArrive});
+          }
+        }
+      }
+    }
+  }
+  std::uint32_t most = 0;
+  for (const Event& e : events_) most = std::max(most, e.cell);
+  const int bits = std::max(1, static_cast<int>(std::bit_width(most)));
+  const detail::RadixDigits digits{.bits = 8, .passes = (bits + 7) / 8, .insertion_up_to = 32};
+  event_scratch_.resize(events_.size());
+  radix_counts_.resize(digits.counts());
+  const Event* sorted = detail::radix_sort(
+      events_.data(), event_scratch_.data(), events_.size(), [](const Event& e) { return e.cell; }, digits,
+      radix_counts_.data());
+  if (sorted != events_.data()) events_.swap(event_scratch_);
+  cell_changes_.resize(events_.size());
+  for (std::size_t i = 0; i < events_.size(); ++i) {
+    const Change& c = changes_[events_[i].change];  // independent loads: their misses overlap
+    cell_changes_[i] = CellChange{c.slot, events_[i].what, c.had_old, c.has_new, c.old_box, c.new_box};
+  }
+}
+
+// The objects' boxes, ranges and outsized membership take the new state.
+void MultiSap::apply_changes() {
+  for (const Change& c : changes_) {
+    if (c.had_old && c.old_outsized && !(c.has_new && c.new_outsized)) outsized_.erase(c.slot);
+    if (!c.has_new) {
+      objects_.erase(c.slot);
+      continue;
+    }
+    if (c.had_old) {
+      objects_.value<0>(c.slot) = c.new_box;
+      objects_.value<1>(c.slot) = c.new_range;
+    } else {
+      objects_.insert(c.slot, c.new_box, c.new_range);
+    }
+    if (c.new_outsized && !(c.had_old && c.old_outsized)) outsized_.insert(c.slot);
+  }
+}
+
+// One touched cell: events_[first, last), one query per change. Each
+// changed entry first holds a box covering all it stands for here: old and
+// new box (kept), old box (leaving), new box (arriving). Every pair that
+// ends or starts here then meets as two overlapping entries, whatever moved;
+// the query of the higher slot's changed entry, with its own box, finds it,
+// and the exact old and new boxes decide; a pair is handled by its home cell
+// only. Then the entries take their new boxes.
+void MultiSap::update_cell(std::size_t first, std::size_t last, std::span<const Id> ids, PairManager& pairs) {
+  const std::uint32_t cell = events_[first].cell;
+  const CellGrid::Coord here = grid_.coord_of(cell);
+  const auto cover = [](const CellChange& a) {
+    switch (a.what) {
+      case kLeave | kArrive: {
+        Box3 h;
+        for (int k = 0; k < 3; ++k) {
+          h.min[k] = std::min(a.old_box.min[k], a.new_box.min[k]);
+          h.max[k] = std::max(a.old_box.max[k], a.new_box.max[k]);
+        }
+        return h;
+      }
+      case kLeave:
+        return a.old_box;
+      default:
+        return a.new_box;
+    }
+  };
+  // Arrivals in bulk (a mass insertion) are appended and sorted once,
+  // after the kept entries have slid (appending breaks the order they
+  // are found by).
+  std::size_t arrivals = 0, departures = 0;
+  for (std::size_t i = first; i < last; ++i) {
+    const CellChange& a = cell_changes_[i];
+    arrivals += a.what == kArrive;
+    departures += a.what == kLeave;
+    // Tagged with its event: a query meeting a changed entry finds its
+    // change here, not in a per-slot array across memory.
+    const auto tag = static_cast<std::uint32_t>(i + 1);
+    if (a.what == (kLeave | kArrive)) grid_.replace(cell, a.old_box, cover(a), a.slot, tag);
+    if (a.what == kLeave) grid_.set_tag(cell, a.old_box, a.slot, tag);
+  }
+  const bool bulk_in = arrivals > kBulk;
+  for (std::size_t i = first; i < last; ++i) {
+    const CellChange& a = cell_changes_[i];
+    if (a.what != kArrive) continue;
+    const auto tag = static_cast<std::uint32_t>(i + 1);
+    if (bulk_in) {
+      grid_.append(cell, a.new_box, a.slot, tag);
+    } else {
+      grid_.insert(cell, a.new_box, a.slot, tag);
+    }
+  }
+  if (bulk_in) grid_.settle(cell, arrivals);
+  // The queries; each meets its own entry too, and notes where it is.
+  own_.assign(last - first, OwnEntry{CellGrid::kNoCell, 0});
+  for (std::size_t i = first; i < last; ++i) {
+    const CellChange& a = cell_changes_[i];
+    grid_.query(cell, cover(a), [&](const CellGrid::Entry& x) {
+      if (x.slot == a.slot) {
+        own_[i - first] = OwnEntry{grid_.index_of(cell, x), static_cast<std::uint32_t>(i)};
+        return;
+      }
+      const CellChange* b = x.tag != 0 ? &cell_changes_[x.tag - 1] : nullptr;
+      if (b != nullptr && x.slot < a.slot) return;  // b's query finds a: both query with their entry's box
+      const Box3 x_box = box_of(x);                 // x's box if unchanged
+      const bool was = overlapped(a, b, x_box), now = overlap_now(a, b, x_box);
+      if (was == now) return;
+      if (now) {
+        if (grid_.home(b != nullptr ? b->new_box : x_box, a.new_box) == here) pairs.add(ids[a.slot], ids[x.slot]);
+      } else if (grid_.home(b != nullptr ? b->old_box : x_box, a.old_box) == here) {
+        pairs.remove(ids[a.slot], ids[x.slot]);
+      }
+    });
+  }
+  // The entries take their new state at the positions the queries noted,
+  // the last first: a slide right or an erasure moves only later entries.
+  // Departures in bulk (a mass removal) are marked and compacted once.
+  const bool bulk_out = departures > kBulk;
+  std::sort(own_.begin(), own_.end(), [](const OwnEntry& x, const OwnEntry& y) { return x.at > y.at; });
+  for (const OwnEntry& o : own_) {
+    const CellChange& a = cell_changes_[o.event];
+    if (a.what == (kLeave | kArrive)) {
+      grid_.slide_right(cell, o.at, a.new_box);
+    } else if (a.what == kArrive) {
+      grid_.clear_tag(cell, o.at);
+    } else if (bulk_out) {
+      grid_.mark_gone(cell, o.at);
+    } else {
+      grid_.erase_at(cell, o.at);
+    }
+  }
+  if (bulk_out) grid_.settle(cell, 0);
+  grid_.release_if_empty(cell);
+}
+
+// The pairs of the outsized set that may start, at the new boxes.
+void MultiSap::add_outsized_pairs(std::span<const Id> ids, PairManager& pairs) const {
+  const std::span<const Slot> slots = objects_.slots();
+  const std::vector<Box3>& boxes = objects_.values<0>();
+  for (const Change& a : changes_) {
+    if (!a.has_new) continue;
+    const auto check = [&](Slot b, const Box3& b_box) {
+      if (b == a.slot || !overlaps(a.new_box, b_box)) return;
+      if (!overlapped(a, changed(b), b_box)) pairs.add(ids[a.slot], ids[b]);
+    };
+    if (a.new_outsized) {
+      for (std::size_t d = 0; d < slots.size(); ++d) check(slots[d], boxes[d]);
+    } else {
+      for (const Slot o : outsized_.slots()) check(o, boxes[objects_.index(o)]);
+    }
+  }
+}
+
+// A mass insertion or removal leaves scratch sized for it: given back once a
+// frame needs far less, so that a steady world keeps its warm buffers; the
+// same for the objects after a mass removal.
+void MultiSap::release_scratch() {
+  // Scratch for a sixteenth of the world stays, and room for four times the
+  // frame's changes: a world of a million keeps a slice's, a small one gives
+  // it back after a mass insertion, a steady one never reallocates.
+  const std::size_t kKeep = std::max<std::size_t>(1024, objects_.size() / 16);
+  if (changes_.capacity() > kKeep && changes_.size() * 4 < changes_.capacity()) detail::free_storage(changes_);
+  if (events_.capacity() > kKeep && events_.size() * 4 < events_.capacity()) {
+    detail::free_storage(events_);
+    detail::free_storage(event_scratch_);
+    detail::free_storage(cell_changes_);
+  }
+  if (objects_.capacity() > kKeep && objects_.size() * 4 < objects_.capacity()) {
+    objects_.shrink_to_fit();
+    outsized_.shrink_to_fit();
+  }
+  if (objects_.empty()) detail::free_storage(marks_);
+}
+
+std::size_t MultiSap::memory_bytes() const {
+  return grid_.memory_bytes() + objects_.memory_bytes() + outsized_.memory_bytes() +
+         marks_.capacity() * sizeof(std::uint64_t) + changes_.capacity() * sizeof(Change) +
+         (events_.capacity() + event_scratch_.capacity()) * sizeof(Event) +
+         cell_changes_.capacity() * sizeof(CellChange) + radix_counts_.capacity() * sizeof(std::uint32_t) +
+         own_.capacity() * sizeof(OwnEntry);
+}
+
+bool MultiSap::validate() const {
+  if (!objects_.valid() || !outsized_.valid()) return false;
+  const std::span<const Slot> slots = objects_.slots();
+  std::uint64_t expected = 0;
+  for (std::size_t d = 0; d < slots.size(); ++d) {
+    const CellRange& r = objects_.values<1>()[d];
+    if (!(r == grid_.range(objects_.values<0>()[d]))) return false;
+    if (outsized_.contains(slots[d]) != is_outsized(r)) return false;
+    if (!is_outsized(r)) expected += CellGrid::cells_in(r);
+  }
+  for (const Slot s : outsized_.slots()) {
+    if (!objects_.contains(s)) return false;
+  }
+  // Every entry is a grid object's, in its range, with its box; no cell
+  // holds one object twice (same cell and slot: adjacent once sorted), so
+  // with the count each object is in exactly the cells of its range.
+  std::vector<std::pair<std::uint64_t, Slot>> seen;
+  const bool entries_ok = grid_.validate([&](const CellGrid::Coord& at, const CellGrid::Entry& e) {
+    if (!objects_.contains(e.slot) || outsized_.contains(e.slot)) return false;
+    const std::uint32_t d = objects_.index(e.slot);
+    if (!(objects_.values<0>()[d] == box_of(e)) || !objects_.values<1>()[d].contains(at)) return false;
+    const auto u = [](std::int32_t v) { return std::uint64_t(v + CellGrid::kCoordLimit); };  // 21 bits
+    const std::uint64_t cell_key = (u(at[0]) << 42) | (u(at[1]) << 21) | u(at[2]);
+    seen.emplace_back(cell_key, e.slot);
+    return true;
+  });
+  if (!entries_ok || seen.size() != expected) return false;
+  std::sort(seen.begin(), seen.end());
+  return std::adjacent_find(seen.begin(), seen.end()) == seen.end();
+}
+
+std::unique_ptr<Algorithm> make_multi_sap(const Options& options) { return std::make_unique<MultiSap>(options); }
+
+std::unique_ptr<Algorithm> make_multi_sap_with(const Options& options, const MultiSapConfig& config) {
+  return std::make_unique<MultiSap>(options, config);
+}
+
+}  // namespace sapling::detail

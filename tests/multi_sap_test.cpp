@@ -1,0 +1,283 @@
+// Tests of multi-sap (src/algorithms/multi_sap.cpp), beyond the differential
+// tests every registered algorithm gets: traces aimed at the grid, each
+// replayed frame by frame against brute (whole deltas and sorted pair sets)
+// with validate() after every frame, under several grids (tiny cells, huge
+// cells, a low outsized threshold, frames applied in slices of 5 changes):
+// - boxes straddling cell borders and sitting exactly on them, at many
+//   scales, moving by whole cells;
+// - infinite, +-FLT_MAX and far (1e30) boxes among small ones;
+// - a crowd in one cell that spreads out and gathers again;
+// - boxes growing into the outsized set and shrinking out of it;
+// - teleports; a mass insertion, then a mass removal (memory given back);
+// - every trace kind of the differential suite under each grid.
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algorithms/builtin.hpp"
+#include "algorithms/multi_sap.hpp"
+#include "same_as_brute.hpp"
+#include "sapling/broad_phase.hpp"
+#include "trace_generators.hpp"
+
+namespace sapling {
+namespace {
+
+using detail::MultiSap;
+using detail::MultiSapConfig;
+using testgen::Rng;
+using testgen::TraceBuilder;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Replays `trace` through multi-sap with `config` and through brute; every
+// frame must agree and validate. Returns the multi-sap's memory at the end.
+std::size_t expect_exact(const Trace& trace, const MultiSapConfig& config, const std::string& what) {
+  MultiSap* algo = nullptr;
+  const Options options{.dims = trace.dims};
+  const auto bp = BroadPhase::create(
+      "multi-sap",
+      [&](const Options& o) {
+        auto m = std::make_unique<MultiSap>(o, config);
+        algo = m.get();
+        return std::unique_ptr<Algorithm>(std::move(m));
+      },
+      options);
+  const auto ref = BroadPhase::create("brute", options);
+  EXPECT_NE(bp, nullptr);
+  EXPECT_NE(ref, nullptr);
+  if (!bp || !ref) return 0;
+  std::vector<Pair> expected, got;
+  for (std::size_t f = 0; f < trace.frames.size(); ++f) {
+    SCOPED_TRACE(what + ", frame " + std::to_string(f) + ", cell size " + std::to_string(config.cell_size) +
+                 ", max cells " + std::to_string(config.max_cells) + ", slice " + std::to_string(config.slice));
+    const TraceFrame& frame = trace.frames[f];
+    for (BroadPhase* b : {ref.get(), bp.get()}) {
+      EXPECT_TRUE(b->remove(frame.removed).ok());
+      EXPECT_TRUE(testgen::stage_boxes(*b, false, trace.dims, frame.moved, frame.moved_boxes).ok());
+      EXPECT_TRUE(testgen::stage_boxes(*b, true, trace.dims, frame.added, frame.added_boxes).ok());
+    }
+    const FrameDelta& r = ref->update();
+    const std::vector<Pair> r_created(r.created.begin(), r.created.end()),
+        r_deleted(r.deleted.begin(), r.deleted.end());
+    const FrameDelta& d = bp->update();
+    const std::vector<Pair> created(d.created.begin(), d.created.end()), deleted(d.deleted.begin(), d.deleted.end());
+    EXPECT_EQ(created, r_created) << "created:" << testgen::describe(created)
+                                  << " expected:" << testgen::describe(r_created);
+    EXPECT_EQ(deleted, r_deleted) << "deleted:" << testgen::describe(deleted)
+                                  << " expected:" << testgen::describe(r_deleted);
+    ref->sorted_pairs(expected);
+    bp->sorted_pairs(got);
+    EXPECT_EQ(got, expected) << "pairs:" << testgen::describe(got) << " expected:" << testgen::describe(expected);
+    EXPECT_TRUE(algo->validate());
+    if (::testing::Test::HasFailure()) return 0;
+  }
+  return algo->memory_bytes();
+}
+
+// The grids every trace runs under: chosen from the data, tiny cells, big
+// cells, and a threshold that makes most boxes outsized now and then.
+std::vector<MultiSapConfig> grids(float unit) {
+  return {MultiSapConfig{}, MultiSapConfig{.cell_size = unit}, MultiSapConfig{.cell_size = 16.0 * unit},
+          MultiSapConfig{.cell_size = 2.0 * unit, .max_cells = 2}, MultiSapConfig{.cell_size = 4.0 * unit, .slice = 5}};
+}
+
+void expect_exact_on_grids(const Trace& trace, float unit, const std::string& what) {
+  for (const MultiSapConfig& config : grids(unit)) expect_exact(trace, config, what);
+}
+
+// A coordinate on or next to a multiple of `scale`.
+float on_border(Rng& rng, int cells, float scale) {
+  const float x = static_cast<float>(rng.range(-cells, cells)) * scale;
+  switch (rng.below(4)) {
+    case 0:
+      return std::nextafter(x, -kInf);
+    case 1:
+      return std::nextafter(x, kInf);
+    default:
+      return x;
+  }
+}
+
+Box3 border_box(Rng& rng, float scale) {
+  Box3 b;
+  for (int k = 0; k < 3; ++k) {
+    float lo = on_border(rng, 4, scale), hi = on_border(rng, 4, scale);
+    if (rng.chance(0.5)) hi = lo;  // flat or a point
+    if (lo > hi) std::swap(lo, hi);
+    b.min[k] = lo, b.max[k] = hi;
+  }
+  return b;
+}
+
+Trace border_trace(int dims, std::uint64_t seed, float scale) {
+  TraceBuilder t(dims, seed);
+  const auto make = [&](Rng& r) { return border_box(r, scale); };
+  const auto step = [&](Rng& r, const Box3& b) {
+    Box3 m = b;  // a whole number of cells, or a fresh border box
+    if (r.chance(0.3)) return border_box(r, scale);
+    for (int k = 0; k < 3; ++k) {
+      const float d = static_cast<float>(r.range(-1, 1)) * scale;
+      m.min[k] += d, m.max[k] += d;
+    }
+    return m;
+  };
+  testgen::steady_frames(t, 60, 12, testgen::Rates{.move = 0.4, .churn = 0.05}, make, step,
+                         testgen::IdStyle::kSequential);
+  return t.take();
+}
+
+TEST(MultiSapTest, BoxesOnCellBordersAtManyScales) {
+  for (const float scale : {0x1p-20f, 0.1f, 1.0f, 3.0f, 1000.0f, 0x1p40f, 1e30f}) {
+    for (int dims : {2, 3}) {
+      for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+        const Trace trace = border_trace(dims, seed, scale);
+        expect_exact_on_grids(trace, scale, "border scale " + std::to_string(scale) + " seed " + std::to_string(seed));
+        // The grid's own cells at the scale of the boxes' borders.
+        expect_exact(trace, MultiSapConfig{.cell_size = scale}, "border on cells");
+      }
+    }
+  }
+}
+
+// Small boxes among infinite, +-FLT_MAX and far ones.
+Box3 wild_box(Rng& r) {
+  static const std::vector<float> kFar = {-kInf, -FLT_MAX, -1e30f, -1.0f, 0.0f, 1.0f, 1e30f, FLT_MAX, kInf};
+  if (r.chance(0.6)) {
+    const float x = r.uniform(-20, 20), y = r.uniform(-20, 20), z = r.uniform(-20, 20);
+    const float base = r.chance(0.3) ? 1e30f : 0.0f;  // near the origin, or far
+    if (base != 0.0f) {
+      const float bx = base * (1.0f + x * 0x1p-20f);
+      return Box3{{bx, y, z}, {std::nextafter(bx, kInf), y + 2, z + 2}};
+    }
+    return testgen::cube(x, y, z, 2.0f);
+  }
+  Box3 b;
+  for (int k = 0; k < 3; ++k) {
+    float lo = r.pick(std::span<const float>(kFar)), hi = r.pick(std::span<const float>(kFar));
+    if (lo > hi) std::swap(lo, hi);
+    b.min[k] = lo, b.max[k] = hi;
+  }
+  return b;
+}
+
+TEST(MultiSapTest, InfiniteHugeAndFarBoxes) {
+  for (int dims : {2, 3}) {
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+      TraceBuilder t(dims, seed);
+      testgen::steady_frames(
+          t, 80, 12, testgen::Rates{.move = 0.3, .churn = 0.05}, wild_box,
+          [](Rng& r, const Box3&) { return wild_box(r); }, testgen::IdStyle::kSequential);
+      expect_exact_on_grids(t.take(), 4.0f, "wild seed " + std::to_string(seed));
+    }
+  }
+}
+
+// Everything in one cell, then spread over many, then gathered again.
+TEST(MultiSapTest, CrowdThenSpread) {
+  for (int dims : {2, 3}) {
+    TraceBuilder t(dims, 7);
+    const int n = 150;
+    t.begin_frame();
+    Rng& r = t.rng();
+    for (int i = 0; i < n; ++i) t.add(Id(i), testgen::cube(r.uniform(0, 3), r.uniform(0, 3), r.uniform(0, 3), 1));
+    for (int f = 1; f <= 16; ++f) {
+      t.begin_frame();
+      const float spread = f <= 8 ? float(1 << f) : float(1 << (16 - f));
+      for (int i = 0; i < n; ++i) {
+        if (i % 7 == f % 7) continue;  // some rest each frame
+        t.move(Id(i), testgen::cube(r.uniform(0, spread), r.uniform(0, spread), r.uniform(0, spread), 1));
+      }
+    }
+    expect_exact_on_grids(t.take(), 4.0f, "crowd");
+  }
+}
+
+// Boxes that grow into the outsized set and shrink back, some infinite.
+TEST(MultiSapTest, BoxesEnterAndLeaveTheOutsizedSet) {
+  for (int dims : {2, 3}) {
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      TraceBuilder t(dims, seed);
+      const int n = 100;
+      t.begin_frame();
+      Rng& r = t.rng();
+      for (int i = 0; i < n; ++i) t.add(Id(i), testgen::cube(r.uniform(0, 40), r.uniform(0, 40), r.uniform(0, 40), 1));
+      for (int f = 1; f <= 14; ++f) {
+        t.begin_frame();
+        for (int i = 0; i < n; ++i) {
+          if (!r.chance(0.3)) continue;
+          const Box3& b = t.box_of(Id(i));
+          Box3 m = testgen::cube(b.min[0], b.min[1], b.min[2], 1);
+          switch (r.below(4)) {
+            case 0:  // grows to many cells
+              for (int k = 0; k < 3; ++k) m.max[k] = m.min[k] + r.uniform(5, 60);
+              break;
+            case 1:  // a ground plane
+              m.min[1] = -kInf, m.max[1] = kInf, m.min[0] = -FLT_MAX, m.max[0] = FLT_MAX;
+              break;
+            default:  // back to a cube, moved a little
+              m = testgen::cube(b.min[0] + r.uniform(-1, 1), b.min[1] + r.uniform(-1, 1), b.min[2], 1);
+          }
+          t.move(Id(i), m);
+        }
+      }
+      expect_exact_on_grids(t.take(), 4.0f, "outsized seed " + std::to_string(seed));
+    }
+  }
+}
+
+TEST(MultiSapTest, Teleports) {
+  for (int dims : {2, 3}) {
+    TraceBuilder t(dims, 11);
+    const auto make = [](Rng& r) {
+      return testgen::cube(r.uniform(-100, 100), r.uniform(-100, 100), r.uniform(-100, 100), 8);
+    };
+    testgen::steady_frames(
+        t, 200, 10, testgen::Rates{.move = 0.5, .churn = 0.02}, make, [&](Rng& r, const Box3&) { return make(r); },
+        testgen::IdStyle::kSequential);
+    expect_exact_on_grids(t.take(), 8.0f, "teleports");
+  }
+}
+
+// A mass insertion, moves, then everything removed: the memory goes back.
+TEST(MultiSapTest, MassInsertThenMassRemove) {
+  TraceBuilder t(3, 5);
+  Rng& r = t.rng();
+  const int n = 3000;
+  t.begin_frame();
+  for (int i = 0; i < n; ++i) t.add(Id(i), testgen::cube(r.uniform(0, 100), r.uniform(0, 100), r.uniform(0, 100), 1));
+  for (int f = 0; f < 2; ++f) {
+    t.begin_frame();
+    for (int i = f; i < n; i += 3) {
+      const Box3& b = t.box_of(Id(i));
+      t.move(Id(i), testgen::cube(b.min[0] + 0.5f, b.min[1], b.min[2] - 0.5f, 1));
+    }
+  }
+  t.begin_frame();
+  for (int i = 0; i < n; ++i) t.remove(Id(i));
+  t.begin_frame();  // one more frame: a few boxes, far from the old world
+  for (int i = 0; i < 4; ++i) t.add(Id(n + i), testgen::cube(1e6f + float(i), 0, 0, 2));
+  const Trace trace = t.take();
+  for (const MultiSapConfig& config : grids(1.0f)) {
+    const std::size_t bytes = expect_exact(trace, config, "mass");
+    EXPECT_LT(bytes, 64u * 1024u) << "memory kept after the mass removal";
+  }
+}
+
+// Every trace kind of the differential suite under each grid.
+TEST(MultiSapTest, DifferentialTraceKindsOnEveryGrid) {
+  for (const testgen::TraceKind kind : testgen::kAllTraceKinds) {
+    for (int dims : {2, 3}) {
+      const Trace trace = testgen::make_trace(kind, testgen::GenParams{.dims = dims, .seed = 3});
+      expect_exact_on_grids(trace, 1.0f, std::string(testgen::trace_kind_name(kind)));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sapling

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages sapling's build, tests and CI need, if any is
 # missing. Idempotent; does nothing when everything is present.
-#   scripts/install-deps.sh          build + tests
+#   scripts/install-deps.sh          build + tests (SDL2, libpng and Xvfb for
+#                                    sapling-demo and its windowed test)
 #   scripts/install-deps.sh --ci     also clang and libFuzzer (fuzz targets)
 set -euo pipefail
-packages=(cmake ninja-build g++ make libgtest-dev libbenchmark-dev)
+packages=(cmake ninja-build g++ make libgtest-dev libbenchmark-dev libsdl2-dev libpng-dev xvfb xauth)
 if [[ "${1:-}" == "--ci" ]]; then
   packages+=(clang libclang-rt-dev clang-format)
 fi

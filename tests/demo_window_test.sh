@@ -9,6 +9,10 @@ if ! command -v xvfb-run >/dev/null; then
   echo "SKIP: xvfb-run not found (apt-get install xvfb); the windowed demo was not run"
   exit 77
 fi
+# Under ASan (CI's sanitizer pass) the display stack (libdbus, reached
+# through SDL's video init) leaks a few allocations of its own at exit; ours
+# are leak-checked by the headless tests.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}detect_leaks=0"
 mkdir -p "$out"
 rm -f "$out/window.png"
 xvfb-run -a "$demo" --frames 40 --scene mixed --count 200 --switch-every 10 --screenshot "$out/window.png"

@@ -11,7 +11,9 @@
 //   broad_phase->debug_draw(draw);
 //
 // 2D worlds get z = 0 everywhere. An algorithm without a structure worth
-// drawing (brute, sort-sweep, the recomputing ones) draws nothing.
+// drawing (brute, sort-sweep, the recomputing ones) draws nothing, and one
+// may draw nothing on some frames: sap draws its x endpoints only while its
+// arrays are current, not after a frame it finished by recomputing.
 #pragma once
 
 #include <array>

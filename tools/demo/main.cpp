@@ -9,12 +9,14 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "canvas.hpp"
 #include "demo.hpp"
 #include "png_writer.hpp"
 #include "renderer.hpp"
 #include "sapling/registry.hpp"
+#include "scaling.hpp"
 
 namespace {
 
@@ -34,6 +36,12 @@ constexpr const char* kUsage =
     "  --screenshot FILE in a window, write the last frame to FILE (PNG)\n"
     "  --headless        no window: render with SDL's software renderer and write\n"
     "                    DIR/frame-NNNNN.png every N frames (--every, default 1)\n"
+    "       sapling-demo --scaling JSON [--scene S] [--moving F] [--frames N]\n"
+    "                    [--algos A,B,...] [--sizes N,N,...]\n"
+    "  --scaling JSON    the blog's experiment, headless: broad-phase time per frame\n"
+    "                    of each algorithm (default brute,sort-sweep,sap,box-pruning)\n"
+    "                    at each count (default 10..1000), interleaved in lockstep,\n"
+    "                    pairs checked equal; plot: bench/plot_demo_scaling.py\n"
     "keys (window): see the help line at the bottom; H hides it.\n";
 
 struct Args {
@@ -45,6 +53,10 @@ struct Args {
   bool headless = false;
   std::string out;
   std::string screenshot;
+  std::string scaling;  // --scaling JSON
+  bool scene_given = false;
+  std::vector<std::string> algos;
+  std::vector<std::size_t> sizes;
   int width = 1280, height = 720;
 };
 
@@ -76,6 +88,7 @@ Args parse(int argc, char** argv) {
       std::exit(0);
     } else if (flag == "--scene") {
       a.scene.name = value();
+      a.scene_given = true;
     } else if (flag == "--algo") {
       a.algorithm = value();
     } else if (flag == "--count") {
@@ -101,6 +114,21 @@ Args parse(int argc, char** argv) {
       if (a.width < 320 || a.height < 200) usage_error("--size: at least 320x200");
     } else if (flag == "--headless") {
       a.headless = true;
+    } else if (flag == "--scaling") {
+      a.scaling = value();
+    } else if (flag == "--algos" || flag == "--sizes") {
+      const std::string_view list = value();
+      for (std::size_t at = 0; at <= list.size();) {
+        std::size_t end = list.find(',', at);
+        if (end == std::string_view::npos) end = list.size();
+        const std::string_view item = list.substr(at, end - at);
+        if (flag == "--algos") {
+          a.algos.emplace_back(item);
+        } else {
+          a.sizes.push_back(number<std::size_t>(flag, item));
+        }
+        at = end + 1;
+      }
     } else if (flag == "--screenshot") {
       a.screenshot = value();
     } else if (flag == "--out") {
@@ -226,6 +254,16 @@ int run_window(Demo& demo, const Args& a) {
 
 int main(int argc, char** argv) {
   const Args args = parse(argc, argv);
+  if (!args.scaling.empty()) {
+    ScalingSettings s;
+    if (args.scene_given) s.scene = args.scene.name;
+    if (args.scene.moving >= 0) s.moving = args.scene.moving;
+    if (args.frames > 0) s.frames = static_cast<int>(args.frames);
+    if (!args.algos.empty()) s.algorithms = args.algos;
+    if (!args.sizes.empty()) s.sizes = args.sizes;
+    s.json = args.scaling;
+    return run_scaling(s);
+  }
   try {
     Demo demo(args.scene, args.algorithm);
     return args.headless ? run_headless(demo, args) : run_window(demo, args);

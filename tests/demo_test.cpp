@@ -135,3 +135,32 @@ TEST(DemoRender, WritesPng) {
 
 }  // namespace
 }  // namespace sapling::demo
+
+namespace sapling::demo {
+namespace {
+
+// An endpoint flashes when this frame's swaps moved it: box 1 walks right
+// past box 2's endpoints; box 3, far away, and box 2's own order stay.
+TEST(DemoOverlay, SwappedEndpointsAreThoseWhoseOrderChanged) {
+  Options options;
+  options.dims = 2;
+  auto bp = BroadPhase::create("sap", options);
+  const std::vector<Id> ids{1, 2, 3};
+  std::vector<Box2> boxes{{{0, 0}, {1, 1}}, {{2, 0}, {3, 1}}, {{10, 0}, {11, 1}}};
+  ASSERT_TRUE(bp->add(ids, boxes));
+  bp->update();
+  ASSERT_TRUE(bp->move(Id{3}, Box2{{10.5f, 0}, {11.5f, 1}}));  // a walk, so the arrays are current
+  bp->update();
+  StructureLines lines;
+  lines.collect(*bp);
+  ASSERT_EQ(lines.endpoints.size(), 6u);
+  for (const auto& e : lines.endpoints) EXPECT_FALSE(e.swapped);
+  ASSERT_TRUE(bp->move(Id{1}, Box2{{3.5f, 0}, {4.5f, 1}}));  // 1 passes both endpoints of 2
+  bp->update();
+  lines.collect(*bp);
+  ASSERT_EQ(lines.endpoints.size(), 6u);
+  for (const auto& e : lines.endpoints) EXPECT_EQ(e.swapped, e.owner != 3) << "owner " << e.owner;
+}
+
+}  // namespace
+}  // namespace sapling::demo

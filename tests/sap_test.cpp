@@ -771,16 +771,17 @@ TEST(SapMemory, ReportsItsArrays) {
 // The debug draw (debug_draw.hpp): while the endpoint arrays are current
 // (after a frame of walked moves), sap draws every live box's two x
 // endpoints in sorted order, each a line at its coordinate across the box's
-// y extent; it also reports its swap total.
+// y extent, owned by the box's id; it also reports its swap total.
 TEST(SapDebugDraw, SortedEndpointsOfEveryBox) {
   struct Lines : sapling::DebugDraw {
-    std::vector<std::array<float, 4>> mins, maxs;  // x, y0, y1, order
+    std::vector<std::array<float, 4>> mins, maxs;  // x, y0, y1, owner
     std::vector<float> order;
     bool swaps_reported = false;
-    void line(const sapling::DebugPoint& a, const sapling::DebugPoint& b, sapling::DebugCategory c) override {
+    void line(const sapling::DebugPoint& a, const sapling::DebugPoint& b, sapling::DebugCategory c,
+              sapling::Id owner) override {
       EXPECT_EQ(a[0], b[0]);
       order.push_back(a[0]);
-      (c == sapling::DebugCategory::kMaxEndpoint ? maxs : mins).push_back({a[0], a[1], b[1], 0});
+      (c == sapling::DebugCategory::kMaxEndpoint ? maxs : mins).push_back({a[0], a[1], b[1], float(owner)});
     }
     void count(std::string_view name, std::uint64_t) override { swaps_reported |= name == "swaps"; }
   };
@@ -819,9 +820,10 @@ TEST(SapDebugDraw, SortedEndpointsOfEveryBox) {
     ASSERT_EQ(lines.maxs.size(), boxes.size()) << "frame " << frame;
     EXPECT_TRUE(std::is_sorted(lines.order.begin(), lines.order.end())) << "frame " << frame;
     std::vector<std::array<float, 4>> want_mins, want_maxs;
-    for (const sapling::Box2& b : boxes) {
-      want_mins.push_back({b.min[0], b.min[1], b.max[1], 0});
-      want_maxs.push_back({b.max[0], b.min[1], b.max[1], 0});
+    for (std::size_t i = 0; i < boxes.size(); ++i) {
+      const sapling::Box2& b = boxes[i];
+      want_mins.push_back({b.min[0], b.min[1], b.max[1], float(ids[i])});
+      want_maxs.push_back({b.max[0], b.min[1], b.max[1], float(ids[i])});
     }
     std::sort(want_mins.begin(), want_mins.end());
     std::sort(want_maxs.begin(), want_maxs.end());

@@ -6,7 +6,8 @@
 // (endpoints in sorted order). Nothing is allocated or changed on the way.
 //
 //   struct MyDraw : sapling::DebugDraw {
-//     void line(const sapling::DebugPoint& a, const sapling::DebugPoint& b, sapling::DebugCategory c) override;
+//     void line(const sapling::DebugPoint& a, const sapling::DebugPoint& b, sapling::DebugCategory c,
+//               sapling::Id owner) override;
 //   } draw;
 //   broad_phase->debug_draw(draw);
 //
@@ -21,6 +22,7 @@
 #include <string_view>
 
 #include "sapling/box.hpp"
+#include "sapling/pair.hpp"
 
 namespace sapling {
 
@@ -35,16 +37,22 @@ enum class DebugCategory : std::uint8_t {
   kNode,         ///< a node of a tree
 };
 
+/// The owner of a line or box that belongs to no one object (a cell, a node).
+inline constexpr Id kNoOwner = 0xffffffffu;
+
 /// The callback an algorithm draws into; every method defaults to doing
 /// nothing, so a viewer overrides what it shows.
 struct DebugDraw {
   virtual ~DebugDraw() = default;
-  /// A segment from `a` to `b`. For an endpoint (kMinEndpoint,
-  /// kMaxEndpoint) on sweep axis k, a[k] == b[k] is the coordinate and the
-  /// segment spans the owner's extent on another axis.
-  virtual void line(const DebugPoint& /*a*/, const DebugPoint& /*b*/, DebugCategory /*category*/) {}
-  /// A box (a cell, a node).
-  virtual void box(const Box3& /*box*/, DebugCategory /*category*/) {}
+  /// A segment from `a` to `b`, belonging to the object `owner` (a user
+  /// id) or to none (kNoOwner). For an endpoint (kMinEndpoint,
+  /// kMaxEndpoint) on sweep axis k, a[k] == b[k] is the coordinate, the
+  /// segment spans the owner's extent on another axis, and a viewer that
+  /// ranks each (owner, category) from one frame to the next sees which
+  /// endpoints the frame's swaps moved.
+  virtual void line(const DebugPoint& /*a*/, const DebugPoint& /*b*/, DebugCategory /*category*/, Id /*owner*/) {}
+  /// A box (a cell, a node), belonging to the object `owner` or to none (kNoOwner).
+  virtual void box(const Box3& /*box*/, DebugCategory /*category*/, Id /*owner*/) {}
   /// A named running total of the algorithm's work since it was created
   /// (sap: "swaps"); a viewer shows the differences between two frames.
   virtual void count(std::string_view /*name*/, std::uint64_t /*value*/) {}

@@ -271,7 +271,7 @@ std::size_t SweepAndPrune::memory_bytes() const {
 // box pruning beyond).
 void SweepAndPrune::debug_draw(DebugDraw& draw) const {
   draw.count("swaps", counters_.swaps);
-  endpoints_.debug_draw(draw);
+  endpoints_.debug_draw(draw, id_);
 }
 
 bool SweepAndPrune::validate() const {

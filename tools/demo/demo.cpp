@@ -24,7 +24,7 @@ void Demo::rebuild() {
   build_scene(world_, scene_, &why);
   trails_.clear();
   graph_.clear();
-  structure_ = {};
+  structure_.reset();
   rng_ = Rng(scene_.seed ^ 0x5eedull);
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "sapling/debug_draw.hpp"
@@ -43,17 +44,27 @@ class PairTrails {
 
 /// The algorithm's structure as sapling's DebugDraw hands it over.
 struct StructureLines : DebugDraw {
-  /// An endpoint on the sweep axis: its coordinate, and min or max.
+  /// An endpoint on the sweep axis: its coordinate, min or max, and whether
+  /// this frame's swaps moved it.
   struct Endpoint {
-    float x;      ///< the coordinate
-    bool is_max;  ///< a max endpoint (else a min)
+    float x;       ///< the coordinate
+    bool is_max;   ///< a max endpoint (else a min)
+    bool swapped;  ///< its rank among the endpoints present in both frames changed
+    Id owner;      ///< the box's id
   };
   std::vector<Endpoint> endpoints;  ///< in the structure's sorted order
   std::vector<Box3> boxes;          ///< cells or nodes
-  /// Collects `bp`'s structure as of its last update.
+  /// Collects `bp`'s structure as of its last update, and marks the
+  /// endpoints whose order changed since the last collect().
   void collect(const BroadPhase& bp);
-  void line(const DebugPoint& a, const DebugPoint& b, DebugCategory category) override;
-  void box(const Box3& box, DebugCategory category) override;
+  /// Forgets the last frame's order (a new scene or algorithm).
+  void reset();
+  void line(const DebugPoint& a, const DebugPoint& b, DebugCategory category, Id owner) override;
+  void box(const Box3& box, DebugCategory category, Id owner) override;
+
+ private:
+  std::unordered_map<std::uint64_t, std::uint32_t> rank_;  // last frame: (owner, kind) -> rank among the kept
+  std::vector<std::uint64_t> previous_;                    // last frame's keys in order
 };
 
 /// The last frames' broad-phase times.

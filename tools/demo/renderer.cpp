@@ -70,8 +70,8 @@ void draw_pairs(Canvas& c, const Viewport& v, const Demo& d) {
   }
 }
 
-// The sorted endpoints of the sweep axis along the bottom border, and the
-// swaps this frame as a bar that flashes with their number.
+// The sorted endpoints of the sweep axis along the bottom border, those the
+// frame's swaps moved flashing yellow, and the number of swaps as a bar.
 void draw_structure(Canvas& c, const Viewport& v, const Demo& d) {
   const float top = static_cast<float>(c.height() - kStrip);
   const StructureLines& s = d.structure();
@@ -85,7 +85,9 @@ void draw_structure(Canvas& c, const Viewport& v, const Demo& d) {
   }
   for (const StructureLines::Endpoint& e : s.endpoints) {
     const float x = v.to_x(e.x);
-    if (e.is_max) {
+    if (e.swapped) {  // moved by this frame's swaps: the full strip, bright
+      c.line(x, top + 4, x, top + 24, {255, 240, 120, 255});
+    } else if (e.is_max) {
       c.line(x, top + 4, x, top + 14, {240, 90, 90, 200});
     } else {
       c.line(x, top + 14, x, top + 24, {90, 230, 120, 200});

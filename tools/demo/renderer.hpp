@@ -7,7 +7,8 @@
 // centres is a pair created this frame, red a pair deleted (both fade over
 // PairTrails::kFadeFrames), faint yellow a current pair. The border strip at
 // the bottom holds the sweep axis' sorted endpoints (sap), min endpoints as
-// green ticks pointing up, max endpoints red pointing down.
+// green ticks pointing up, max endpoints red pointing down, and those that
+// this frame's swaps moved in yellow across the strip.
 #pragma once
 
 #include "canvas.hpp"

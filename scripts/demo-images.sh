@@ -11,17 +11,18 @@ out=docs/images
 mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# scene algorithm frames
-while read -r scene algo frames; do
+# picture scene algorithm frames count (0: the scene's)
+while read -r name scene algo frames count; do
   "$demo" --headless --size 1024x576 --scene "$scene" --algo "$algo" --frames "$frames" --every "$frames" \
-    --out "$tmp/$scene" >/dev/null
-  cp "$tmp/$scene/frame-$(printf %05d "$frames").png" "$out/demo-$scene.png"
-  echo "$out/demo-$scene.png: $scene on $algo, frame $frames"
+    --count "$count" --out "$tmp/$name" >/dev/null
+  cp "$tmp/$name/frame-$(printf %05d "$frames").png" "$out/demo-$name.png"
+  echo "$out/demo-$name.png: $scene on $algo, frame $frames"
 done <<'SCENES'
-pile sap 300
-mixed sap 90
-ground box-pruning 120
-particles unisize 60
-spawn sap 200
-flat dual-axis 90
+pile pile sap 300 0
+mixed mixed sap 90 0
+ground ground box-pruning 120 0
+particles particles unisize 60 0
+spawn spawn sap 200 0
+flat flat dual-axis 90 0
+box-pruning-cells particles box-pruning 30 4000
 SCENES

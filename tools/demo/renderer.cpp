@@ -75,11 +75,14 @@ void draw_pairs(Canvas& c, const Viewport& v, const Demo& d) {
 void draw_structure(Canvas& c, const Viewport& v, const Demo& d) {
   const float top = static_cast<float>(c.height() - kStrip);
   const StructureLines& s = d.structure();
+  // Cells (box pruning's grid), clamped to the world: end cells are open.
+  const World& w = d.world();
   for (const Box3& b : s.boxes) {
-    c.rect(v.to_x(b.min[0]), v.to_y(b.max[1]), (b.max[0] - b.min[0]) * v.scale, (b.max[1] - b.min[1]) * v.scale,
-           {120, 160, 255, 80});
+    const float x0 = std::clamp(b.min[0], 0.0f, w.width()), x1 = std::clamp(b.max[0], 0.0f, w.width());
+    const float y0 = std::clamp(b.min[1], 0.0f, w.height()), y1 = std::clamp(b.max[1], 0.0f, w.height());
+    c.rect(v.to_x(x0), v.to_y(y1), (x1 - x0) * v.scale, (y1 - y0) * v.scale, {120, 160, 255, 110});
   }
-  if (s.endpoints.empty()) {
+  if (s.endpoints.empty() && s.boxes.empty()) {
     c.text(kMargin, static_cast<int>(top) + 9, d.world().algorithm() + ": no structure to draw this frame", kDim);
     return;
   }

@@ -4,7 +4,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build run test bench fuzz format format-check clean
+.PHONY: all deps build run test bench fuzz format format-check clean demo demo-images
 
 all: build
 
@@ -20,6 +20,14 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# sapling-demo in a window (README, "See it work"), and the README's pictures
+# made headless into docs/images/.
+demo: build
+	$(BUILD)/tools/demo/sapling-demo
+
+demo-images: build
+	bash scripts/demo-images.sh $(BUILD)
 
 bench: build
 	$(BUILD)/bench/pair_manager_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true

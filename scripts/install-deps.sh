@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian packages sapling's build, tests and CI need, if any is
 # missing. Idempotent; does nothing when everything is present.
-#   scripts/install-deps.sh          build + tests
+#   scripts/install-deps.sh          build + tests (the Python module's and
+#                                    sapling-demo's packages included)
 #   scripts/install-deps.sh --ci     also clang and libFuzzer (fuzz targets)
 set -euo pipefail
 packages=(cmake ninja-build g++ make libgtest-dev libbenchmark-dev)
 # The Python module and its tests (python/); pip and venv for `pip install .`.
 packages+=(python3-dev python3-pybind11 python3-numpy python3-pytest python3-pip python3-venv)
+# sapling-demo (tools/demo/): SDL2, libpng for its headless PNGs, Xvfb for its windowed test.
+packages+=(libsdl2-dev libpng-dev xvfb xauth)
 if [[ "${1:-}" == "--ci" ]]; then
   packages+=(clang libclang-rt-dev clang-format)
 fi

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cfloat>
 #include <cmath>
 #include <limits>
@@ -282,3 +283,50 @@ TEST(BoxPruning, PersistentMatchesBruteOnScenarios) {
 
 }  // namespace
 }  // namespace sapling
+
+// The debug draw (debug_draw.hpp): the last complete()'s grid as cells that
+// cover space: every box's centre lies in a cell; the sweep axis is open.
+// The persistent "box-pruning" hands its grid over through BroadPhase.
+TEST(BoxPruning, DebugDrawShowsTheGridOfTheLastCall) {
+  struct Cells : sapling::DebugDraw {
+    std::vector<sapling::Box3> cells;
+    void box(const sapling::Box3& b, sapling::DebugCategory c, sapling::Id owner) override {
+      EXPECT_EQ(c, sapling::DebugCategory::kCell);
+      EXPECT_EQ(owner, sapling::kNoOwner);
+      cells.push_back(b);
+    }
+  };
+  std::mt19937 rng(16);
+  std::uniform_real_distribution<float> at(0, 100);
+  std::vector<sapling::Box3> boxes(20000);
+  for (auto& b : boxes) {
+    const float x = at(rng), y = at(rng), z = at(rng);
+    b = {{x, y, z}, {x + 0.5f, y + 0.5f, z + 0.5f}};
+  }
+  sapling::BoxPruner pruner;
+  Cells before;
+  pruner.debug_draw(before);
+  EXPECT_TRUE(before.cells.empty());
+  std::vector<sapling::IndexPair> out;
+  pruner.complete(boxes, out);
+  Cells drawn;
+  pruner.debug_draw(drawn);
+  ASSERT_GT(drawn.cells.size(), 1u) << "20,000 boxes get a grid";
+  for (std::size_t i = 0; i < boxes.size(); i += 97) {
+    std::array<float, 3> c;
+    for (int k = 0; k < 3; ++k) c[k] = (boxes[i].min[k] + boxes[i].max[k]) / 2;
+    const bool inside = std::any_of(drawn.cells.begin(), drawn.cells.end(), [&](const sapling::Box3& cell) {
+      return sapling::overlaps(cell, sapling::Box3{c, c});
+    });
+    EXPECT_TRUE(inside) << "box " << i;
+  }
+
+  auto bp = sapling::BroadPhase::create("box-pruning");
+  std::vector<sapling::Id> ids(boxes.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<sapling::Id>(i);
+  ASSERT_TRUE(bp->add(ids, boxes));
+  bp->update();
+  Cells forwarded;
+  bp->debug_draw(forwarded);
+  EXPECT_EQ(forwarded.cells.size(), drawn.cells.size());
+}

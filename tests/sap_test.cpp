@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cfloat>
 #include <cstdint>
 #include <cstdio>
@@ -22,6 +23,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "algorithms/sap.hpp"
@@ -765,3 +767,77 @@ TEST(SapMemory, ReportsItsArrays) {
 
 }  // namespace
 }  // namespace sapling
+
+// The debug draw (debug_draw.hpp): while the endpoint arrays are current
+// (after a frame of walked moves), sap draws every live box's two x
+// endpoints in sorted order, each a line at its coordinate across the box's
+// y extent, owned by the box's id; it also reports its swap total.
+TEST(SapDebugDraw, SortedEndpointsOfEveryBox) {
+  struct Lines : sapling::DebugDraw {
+    std::vector<std::array<float, 4>> mins, maxs;  // x, y0, y1, owner
+    std::vector<float> order;
+    bool swaps_reported = false;
+    void line(const sapling::DebugPoint& a, const sapling::DebugPoint& b, sapling::DebugCategory c,
+              sapling::Id owner) override {
+      EXPECT_EQ(a[0], b[0]);
+      order.push_back(a[0]);
+      (c == sapling::DebugCategory::kMaxEndpoint ? maxs : mins).push_back({a[0], a[1], b[1], float(owner)});
+    }
+    void count(std::string_view name, std::uint64_t) override { swaps_reported |= name == "swaps"; }
+  };
+  sapling::Options options;
+  options.dims = 2;
+  auto bp = sapling::BroadPhase::create("sap", options);
+  ASSERT_TRUE(bp);
+  std::vector<sapling::Id> ids;
+  std::vector<sapling::Box2> boxes;
+  for (sapling::Id i = 0; i < 60; ++i) {
+    const float x = static_cast<float>((i * 37) % 100), y = static_cast<float>((i * 53) % 100);
+    ids.push_back(i);
+    boxes.push_back({{x, y}, {x + 3 + static_cast<float>(i % 5), y + 2}});
+  }
+  ASSERT_TRUE(bp->add(ids, boxes));
+  for (int frame = 0; frame < 3; ++frame) {
+    if (frame > 0) {  // a few boxes move a little: the walk keeps the arrays current
+      std::vector<sapling::Id> moved_ids;
+      std::vector<sapling::Box2> moved;
+      for (sapling::Id i = 0; i < 60; i += 10) {
+        boxes[i].min[0] += 1.5f;
+        boxes[i].max[0] += 1.5f;
+        moved_ids.push_back(i);
+        moved.push_back(boxes[i]);
+      }
+      ASSERT_TRUE(bp->move(moved_ids, moved));
+    }
+    bp->update();
+    Lines lines;
+    bp->debug_draw(lines);
+    EXPECT_TRUE(lines.swaps_reported);
+    // A frame finished by recomputing (the first, a batch of additions)
+    // leaves the arrays stale until the next walk: then nothing is drawn.
+    if (frame == 0 && lines.order.empty()) continue;
+    ASSERT_EQ(lines.mins.size(), boxes.size()) << "frame " << frame;
+    ASSERT_EQ(lines.maxs.size(), boxes.size()) << "frame " << frame;
+    EXPECT_TRUE(std::is_sorted(lines.order.begin(), lines.order.end())) << "frame " << frame;
+    std::vector<std::array<float, 4>> want_mins, want_maxs;
+    for (std::size_t i = 0; i < boxes.size(); ++i) {
+      const sapling::Box2& b = boxes[i];
+      want_mins.push_back({b.min[0], b.min[1], b.max[1], float(ids[i])});
+      want_maxs.push_back({b.max[0], b.min[1], b.max[1], float(ids[i])});
+    }
+    std::sort(want_mins.begin(), want_mins.end());
+    std::sort(want_maxs.begin(), want_maxs.end());
+    std::sort(lines.mins.begin(), lines.mins.end());
+    std::sort(lines.maxs.begin(), lines.maxs.end());
+    EXPECT_EQ(lines.mins, want_mins) << "frame " << frame;
+    EXPECT_EQ(lines.maxs, want_maxs) << "frame " << frame;
+  }
+  // An algorithm without a structure to show draws nothing.
+  auto brute = sapling::BroadPhase::create("brute", options);
+  ASSERT_TRUE(brute->add(ids, boxes));
+  brute->update();
+  Lines none;
+  brute->debug_draw(none);
+  EXPECT_TRUE(none.order.empty());
+  EXPECT_FALSE(none.swaps_reported);
+}

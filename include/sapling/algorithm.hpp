@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sapling/box.hpp"
+#include "sapling/debug_draw.hpp"
 #include "sapling/options.hpp"
 #include "sapling/pair.hpp"
 #include "sapling/pair_manager.hpp"
@@ -78,6 +79,10 @@ class Algorithm {
   /// false on the first violation. Costs O(n) or more: for tests, and after
   /// every update() in builds with SAPLING_VALIDATE.
   virtual bool validate() const { return true; }
+
+  /// Draws the algorithm's structure as of the last update() into `draw`
+  /// (debug_draw.hpp); draws nothing by default.
+  virtual void debug_draw(DebugDraw& /*draw*/) const {}
 };
 
 }  // namespace sapling

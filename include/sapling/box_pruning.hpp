@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "sapling/box.hpp"
+#include "sapling/debug_draw.hpp"
 #include "sapling/pair.hpp"
 #include "sapling/task_system.hpp"
 
@@ -92,6 +93,12 @@ class BoxPruner {
 
   /// Bytes held in buffers and the prepared set.
   std::size_t memory_bytes() const noexcept;
+
+  /// Draws the grid of the last complete() as boxes (DebugCategory::kCell):
+  /// one per cell, -inf and +inf on the sweep axis and where a cell is open
+  /// (the end cells of each grid axis, an axis with one cell); nothing
+  /// before the first complete() of two boxes or more.
+  void debug_draw(DebugDraw& draw) const;
 
  private:
   struct Impl;

@@ -25,6 +25,7 @@
 
 #include "sapling/algorithm.hpp"
 #include "sapling/box.hpp"
+#include "sapling/debug_draw.hpp"
 #include "sapling/detail/id_index.hpp"
 #include "sapling/options.hpp"
 #include "sapling/pair.hpp"
@@ -150,6 +151,11 @@ class BroadPhase {
   /// algorithm; false on the first violation. O(n + pairs). Builds with
   /// SAPLING_VALIDATE check it after every update() and abort on failure.
   bool validate() const;
+
+  /// Hands `draw` to the algorithm, which draws its structure as of the
+  /// last update() (debug_draw.hpp); nothing while a failed frame awaits
+  /// its rebuild.
+  void debug_draw(DebugDraw& draw) const;
 
  private:
   enum class SlotState : std::uint8_t { kFree, kPendingAdd, kLive };

@@ -20,6 +20,9 @@ class OneShotComplete {
   virtual ~OneShotComplete() = default;
   /// Appends every overlapping pair of `boxes`, each once, to `out`.
   virtual void complete(std::span<const Box3> boxes, std::vector<IndexPair>& out) = 0;
+  /// Draws its structure as of the last complete() (debug_draw.hpp);
+  /// nothing by default.
+  virtual void debug_draw(DebugDraw& /*draw*/) const {}
 };
 
 /// Makes a one-shot algorithm persistent: each frame with changes it

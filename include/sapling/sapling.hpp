@@ -5,6 +5,7 @@
 #include "sapling/box.hpp"
 #include "sapling/box_pruning.hpp"
 #include "sapling/broad_phase.hpp"
+#include "sapling/debug_draw.hpp"
 #include "sapling/float_key.hpp"
 #include "sapling/options.hpp"
 #include "sapling/pair.hpp"

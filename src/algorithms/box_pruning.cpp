@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 
 #include "algorithms/builtin.hpp"
 #include "algorithms/prune_loop.hpp"
@@ -210,6 +211,8 @@ struct BoxPruner::Impl {
   std::array<CellArrays, 2> sets;
   CellArrays prepared;  // prepare()'s boxes, sorted in prepared_layout's cells
   Layout prepared_layout;
+  Layout complete_layout;  // the last complete()'s grid, for debug_draw()
+  bool has_complete = false;
   std::size_t prepared_boxes = 0;
   std::vector<std::uint32_t> chunk_counts;      // [chunk][cell] entries, then offsets
   detail::TaskPlan plan;                        // tasks of consecutive cells
@@ -532,7 +535,34 @@ void BoxPruner::complete(std::span<const Box3> boxes, std::vector<IndexPair>& ou
     coarsen(layout);
     m.bucket(layout, boxes, m.sets[0]);
   }
+  m.complete_layout = layout;
+  m.has_complete = true;
   m.run<false>(layout, out);
+}
+
+// Cell i of a grid axis covers [origin + i / scale, origin + (i + 1) / scale],
+// its end cells open towards -inf and +inf (MonotoneBins clamps).
+void BoxPruner::debug_draw(DebugDraw& draw) const {
+  const Impl& m = *impl_;
+  if (!m.has_complete) return;
+  const Layout& l = m.complete_layout;
+  constexpr float kInfinity = std::numeric_limits<float>::infinity();
+  auto bound = [](const AxisCells& c, std::uint32_t i, bool upper) {
+    if (c.count == 1 || (!upper && i == 0) || (upper && i + 1 == c.count)) return upper ? kInfinity : -kInfinity;
+    return c.origin + static_cast<float>(upper ? i + 1 : i) / c.scale;
+  };
+  for (std::uint32_t a = 0; a < l.cells_a.count; ++a) {
+    for (std::uint32_t b = 0; b < l.cells_b.count; ++b) {
+      Box3 cell;
+      cell.min[l.sweep] = -kInfinity;
+      cell.max[l.sweep] = kInfinity;
+      cell.min[l.grid[0]] = bound(l.cells_a, a, false);
+      cell.max[l.grid[0]] = bound(l.cells_a, a, true);
+      cell.min[l.grid[1]] = bound(l.cells_b, b, false);
+      cell.max[l.grid[1]] = bound(l.cells_b, b, true);
+      draw.box(cell, DebugCategory::kCell, kNoOwner);
+    }
+  }
 }
 
 void BoxPruner::bipartite(std::span<const Box3> boxes_a, std::span<const Box3> boxes_b, std::vector<IndexPair>& out) {
@@ -629,6 +659,7 @@ class BoxPruningOneShot final : public OneShotComplete {
   explicit BoxPruningOneShot(const Options& options) : tasks_(options), pruner_(tasks_.get()) {}
 
   void complete(std::span<const Box3> boxes, std::vector<IndexPair>& out) override { pruner_.complete(boxes, out); }
+  void debug_draw(DebugDraw& draw) const override { pruner_.debug_draw(draw); }
 
  private:
   OptionTasks tasks_;

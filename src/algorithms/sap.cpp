@@ -269,6 +269,11 @@ std::size_t SweepAndPrune::memory_bytes() const {
 // the live boxes (their validate()); the pair manager holds exactly the
 // overlapping pairs of the live boxes (by brute force up to 4096 boxes, by
 // box pruning beyond).
+void SweepAndPrune::debug_draw(DebugDraw& draw) const {
+  draw.count("swaps", counters_.swaps);
+  endpoints_.debug_draw(draw, id_);
+}
+
 bool SweepAndPrune::validate() const {
   const std::size_t n = live_.size();
   if (!live_.valid() || !endpoints_.validate(live_) || !resting_.validate(live_)) return false;

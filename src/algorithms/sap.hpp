@@ -47,6 +47,9 @@ class SweepAndPrune final : public Algorithm {
   void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override;
   std::size_t memory_bytes() const override;
   bool validate() const override;
+  /// The x axis' sorted endpoints (while the arrays are current) and the
+  /// running total of swaps.
+  void debug_draw(DebugDraw& draw) const override;
 
   const SapCounters& counters() const noexcept { return counters_; }
 

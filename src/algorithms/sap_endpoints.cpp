@@ -420,6 +420,21 @@ std::size_t SapEndpoints::memory_bytes() const {
 // to it. Hence each box's min index is below its max index, and indices
 // compare like closed-interval bounds. extent_[k] is at least every live
 // box's extent on k. With 2D input, every live slot's z indices are (0, 1).
+void SapEndpoints::debug_draw(DebugDraw& draw, std::span<const Id> ids) const {
+  if (!current_) return;
+  const int cross = cross_[0];
+  for (const Entry& e : axis_[0]) {
+    if (e.word == kLowSentinel || e.word == kHighSentinel) continue;
+    if (e.cross_min == kDeadCrossMin && e.cross_max == kDeadCrossMax) continue;  // tagged for removal
+    DebugPoint a{}, b{};
+    a[0] = b[0] = key_float(endpoint_key(e.word));
+    a[cross] = key_float(e.cross_min);
+    b[cross] = key_float(e.cross_max);
+    draw.line(a, b, endpoint_kind(e.word) ? DebugCategory::kMaxEndpoint : DebugCategory::kMinEndpoint,
+              ids[endpoint_owner(e.word)]);
+  }
+}
+
 bool SapEndpoints::validate(const LiveBoxes& live) const {
   const std::size_t n = live.size();
   for (std::size_t d = 0; d < n; ++d) {

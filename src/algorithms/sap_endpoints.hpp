@@ -88,6 +88,10 @@ class SapEndpoints {
   bool validate(const LiveBoxes& live) const;
   /// Bytes held.
   std::size_t memory_bytes() const;
+  /// Draws the x array's endpoints in sorted order, each a line at its
+  /// coordinate across its box's extent on the cross axis, owned by the
+  /// box's id (`ids` by slot); nothing while the arrays are stale.
+  void debug_draw(DebugDraw& draw, std::span<const Id> ids) const;
 
  private:
   template <int K, int C>

@@ -415,6 +415,10 @@ void BroadPhase::apply_to_fresh_algorithm() {
   algorithm_ = std::move(fresh);
 }
 
+void BroadPhase::debug_draw(DebugDraw& draw) const {
+  if (algorithm_ && !remake_algorithm_) algorithm_->debug_draw(draw);
+}
+
 bool BroadPhase::validate() const {
   const std::size_t slots = id_of_slot_.size();
   if (state_.size() != slots || stamp_.size() != slots) return false;

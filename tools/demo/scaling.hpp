@@ -1,0 +1,33 @@
+// The blog's experiment (broad-phase time against object count, naive
+// against sweep and prune) run on the demo's own scene: for each count, one
+// world per algorithm stepped in lockstep (the same bodies, frame for frame:
+// the physics does not depend on the algorithm), every frame's pairs
+// checked equal across algorithms, and each algorithm's broad-phase time
+// per frame recorded; the median per count goes to a JSON file that
+// bench/plot_demo_scaling.py plots and fits.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "scenes.hpp"
+
+namespace sapling::demo {
+
+/// What the experiment runs.
+struct ScalingSettings {
+  std::string scene = "particles";                                                             ///< the demo's scene
+  float moving = 1;                                                                            ///< fraction that moves
+  std::vector<std::string> algorithms{"brute", "sort-sweep", "sap", "box-pruning"};            ///< contenders
+  std::vector<std::size_t> sizes{10, 15, 20, 30, 50, 75, 100, 150, 200, 300, 500, 750, 1000};  ///< counts
+  int warmup = 30;   ///< frames run before timing
+  int frames = 200;  ///< frames timed per count
+  std::string json;  ///< where the results go
+};
+
+/// Runs it, printing a table; 0 on success, 1 (with the reason on stderr)
+/// if an algorithm is unknown, refuses the scene, or reports other pairs.
+int run_scaling(const ScalingSettings& settings);
+
+}  // namespace sapling::demo

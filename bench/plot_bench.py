@@ -26,18 +26,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from svg_chart import BarChart, LineChart, Palette  # noqa: E402
-
-
-def fit_exponent(points):
-    """Slope of log(ms) against log(n), or None with fewer than two points."""
-    pts = [(math.log(n), math.log(ms)) for n, ms in points if n > 0 and ms > 0]
-    if len(pts) < 2:
-        return None
-    mx = sum(x for x, _ in pts) / len(pts)
-    my = sum(y for _, y in pts) / len(pts)
-    sxx = sum((x - mx) ** 2 for x, _ in pts)
-    return sum((x - mx) * (y - my) for x, y in pts) / sxx if sxx > 0 else None
+from svg_chart import BarChart, LineChart, Palette, log_log_slope  # noqa: E402
 
 
 def timed(contender):
@@ -78,7 +67,7 @@ def charts(data, stem):
             if len(pts) < 2:
                 continue
             pts.sort()
-            e = fit_exponent(pts)
+            e = log_log_slope(pts)
             chart.line(f"{cname}" + (f"  (n^{e:.2f})" if e is not None else ""), pts, colour[cname], markers=True)
         out.append((f"{stem}-scaling-{k + 1}.svg", chart.svg(), f"{name}: ms per frame against n (log-log)"))
     # Frame times per persistent scene.

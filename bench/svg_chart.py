@@ -24,6 +24,17 @@ class Palette(dict):
         return colour
 
 
+def log_log_slope(points):
+    """The exponent a log-log chart shows: the least-squares slope of log(y) on log(x); None under 2 points."""
+    pts = [(math.log(x), math.log(y)) for x, y in points if x > 0 and y > 0]
+    if len(pts) < 2:
+        return None
+    mx = sum(x for x, _ in pts) / len(pts)
+    my = sum(y for _, y in pts) / len(pts)
+    sxx = sum((x - mx) ** 2 for x, _ in pts)
+    return sum((x - mx) * (y - my) for x, y in pts) / sxx if sxx > 0 else None
+
+
 def nice_step(span, ticks=6):
     """A round tick step (1, 2 or 5 times a power of ten) giving about `ticks` ticks over `span`."""
     if span <= 0:
@@ -92,9 +103,11 @@ class Axis:
 
     def ticks(self):
         if self.log:
+            decades = round(math.log10(self.hi / self.lo))
+            steps = (1, 2, 5) if decades <= 3 else (1,)
             out, v = [], self.lo
             while v <= self.hi * 1.0001:
-                out.append(v)
+                out.extend(m * v for m in steps if m * v <= self.hi * 1.0001)
                 v *= 10
             return out
         out, v = [], self.lo
@@ -112,12 +125,16 @@ class LineChart:
         self.log_x, self.log_y = log_x, log_y
         self.width, self.height = width, height
         self.series = []  # (label, points, colour, dash, markers)
+        self.bands = []  # (x_lo, x_hi, label): shaded ranges of x
 
     def line(self, label, points, colour=None, dash=None, markers=False):
         points = [(x, y) for x, y in points if (x > 0 or not self.log_x) and (y > 0 or not self.log_y)]
         if points:
             colour = colour or COLOURS[len(self.series) % len(COLOURS)]
             self.series.append((label, points, colour, dash, markers))
+
+    def band(self, x_lo, x_hi, label):
+        self.bands.append((x_lo, x_hi, label))
 
     def svg(self):
         left, right, top, bottom = 75, 30, 50, 60
@@ -139,6 +156,10 @@ class LineChart:
             x = ax(v)
             out.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + ph}" stroke="#f0f0f0"/>')
             out.append(text(x, top + ph + 20, number_text(v)))
+        for x_lo, x_hi, label in self.bands:
+            out.append(f'<rect x="{ax(x_lo):.1f}" y="{top}" width="{ax(x_hi) - ax(x_lo):.1f}" height="{ph}" '
+                       'fill="#f3f3d8" opacity="0.6"/>')
+            out.append(text(ax(x_lo) + 4, top + 14, label, anchor="start", colour="#888"))
         out.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#444"/>')
         out.append(text(left + pw / 2, top + ph + 45, self.x_label))
         out.append(text(20, top + ph / 2, self.y_label, rotate=-90))

@@ -62,6 +62,13 @@ def text(x, y, s, anchor="middle", size=12, colour="#222", rotate=None):
             f'{transform}>{escape(str(s))}</text>')
 
 
+def svg_open(width, height, title):
+    """The opening of a chart: the svg element, a white page, the title."""
+    return [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" font-family="sans-serif">',
+            f'<rect width="{width}" height="{height}" fill="white"/>', text(width / 2, 24, title, size=15)]
+
+
 def polyline(points, colour, width, dash=None):
     coords = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
     dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
@@ -145,9 +152,7 @@ class LineChart:
         ys = [y for _, pts, *_ in self.series for _, y in pts]
         ax = Axis(xs, self.log_x, left, left + pw)
         ay = Axis(ys, self.log_y, top + ph, top, include_zero=not self.log_y)
-        out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width}" height="{height}" '
-               f'viewBox="0 0 {self.width} {height}" font-family="sans-serif">',
-               f'<rect width="{self.width}" height="{height}" fill="white"/>', text(self.width / 2, 24, self.title, size=15)]
+        out = svg_open(self.width, height, self.title)
         for v in ay.ticks():
             y = ay(v)
             out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" stroke="#e4e4e4"/>')
@@ -203,9 +208,7 @@ class BarChart:
         if self.reference is not None:
             values.append(self.reference)
         ax = Axis(values, self.log, left, left + pw, include_zero=not self.log)
-        out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width}" height="{height}" '
-               f'viewBox="0 0 {self.width} {height}" font-family="sans-serif">',
-               f'<rect width="{self.width}" height="{height}" fill="white"/>', text(self.width / 2, 24, self.title, size=15)]
+        out = svg_open(self.width, height, self.title)
         for v in ax.ticks():
             x = ax(v)
             out.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + ph}" stroke="#e4e4e4"/>')

@@ -100,7 +100,7 @@ void MultiSap::update(const FrameOps& ops, std::span<const Id> ids, PairManager&
 void MultiSap::update_slice(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
   ++frame_;
   collect_changes(ops);
-  drop_outsized_pairs(ids, pairs);  // before the objects change: it reads their old boxes
+  outsized_pairs<true>(ids, pairs);  // before the objects change: it reads their old boxes
   collect_events();
   apply_changes();
   // Cell by cell; the next cell's entries and a later cell's header are
@@ -114,7 +114,7 @@ void MultiSap::update_slice(const FrameOps& ops, std::span<const Id> ids, PairMa
     update_cell(first, last, ids, pairs);
     first = last;
   }
-  add_outsized_pairs(ids, pairs);
+  outsized_pairs<false>(ids, pairs);
 }
 
 // The frame's changes, and each changed slot marked with its change.
@@ -148,19 +148,26 @@ void MultiSap::collect_changes(const FrameOps& ops) {
   }
 }
 
-// The pairs of the outsized set that may end: each changed outsized box
-// against every box, each other changed box against the outsized ones, all
-// at their old boxes (objects_ not yet updated).
-void MultiSap::drop_outsized_pairs(std::span<const Id> ids, PairManager& pairs) const {
+// The pairs of the outsized set that may end (kEnd: at the old boxes,
+// before objects_ changes) or start (at the new boxes): each changed
+// outsized box against every box, each other changed box against the
+// outsized ones.
+template <bool kEnd>
+void MultiSap::outsized_pairs(std::span<const Id> ids, PairManager& pairs) const {
   const std::span<const Slot> slots = objects_.slots();
   const std::vector<Box3>& boxes = objects_.values<0>();
   for (const Change& a : changes_) {
-    if (!a.had_old) continue;
+    if (!(kEnd ? a.had_old : a.has_new)) continue;
+    const Box3& a_box = kEnd ? a.old_box : a.new_box;
     const auto check = [&](Slot b, const Box3& b_box) {
-      if (b == a.slot || !overlaps(a.old_box, b_box)) return;
-      if (!overlap_now(a, changed(b), b_box)) pairs.remove(ids[a.slot], ids[b]);
+      if (b == a.slot || !overlaps(a_box, b_box)) return;
+      if constexpr (kEnd) {
+        if (!overlap_now(a, changed(b), b_box)) pairs.remove(ids[a.slot], ids[b]);
+      } else {
+        if (!overlapped(a, changed(b), b_box)) pairs.add(ids[a.slot], ids[b]);
+      }
     };
-    if (a.old_outsized) {
+    if (kEnd ? a.old_outsized : a.new_outsized) {
       for (std::size_t d = 0; d < slots.size(); ++d) check(slots[d], boxes[d]);
     } else {
       for (const Slot o : outsized_.slots()) check(o, boxes[objects_.index(o)]);
@@ -333,24 +340,6 @@ void MultiSap::update_cell(std::size_t first, std::size_t last, std::span<const 
   }
   if (bulk_out) grid_.settle(cell, 0);
   grid_.release_if_empty(cell);
-}
-
-// The pairs of the outsized set that may start, at the new boxes.
-void MultiSap::add_outsized_pairs(std::span<const Id> ids, PairManager& pairs) const {
-  const std::span<const Slot> slots = objects_.slots();
-  const std::vector<Box3>& boxes = objects_.values<0>();
-  for (const Change& a : changes_) {
-    if (!a.has_new) continue;
-    const auto check = [&](Slot b, const Box3& b_box) {
-      if (b == a.slot || !overlaps(a.new_box, b_box)) return;
-      if (!overlapped(a, changed(b), b_box)) pairs.add(ids[a.slot], ids[b]);
-    };
-    if (a.new_outsized) {
-      for (std::size_t d = 0; d < slots.size(); ++d) check(slots[d], boxes[d]);
-    } else {
-      for (const Slot o : outsized_.slots()) check(o, boxes[objects_.index(o)]);
-    }
-  }
 }
 
 // A mass insertion or removal leaves scratch sized for it: given back once a

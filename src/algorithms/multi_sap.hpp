@@ -80,11 +80,11 @@ class MultiSap final : public Algorithm {
 
   void update_slice(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs);
   void collect_changes(const FrameOps& ops);
-  void drop_outsized_pairs(std::span<const Id> ids, PairManager& pairs) const;
+  template <bool kEnd>
+  void outsized_pairs(std::span<const Id> ids, PairManager& pairs) const;
   void apply_changes();
   void collect_events();
   void update_cell(std::size_t first, std::size_t last, std::span<const Id> ids, PairManager& pairs);
-  void add_outsized_pairs(std::span<const Id> ids, PairManager& pairs) const;
   void release_scratch();
   // Whether a and b overlapped at the previous frame's end (a pair then),
   // and whether they overlap now; `b_box` is b's entry or live box, current

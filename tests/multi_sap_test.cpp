@@ -17,6 +17,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "algorithms/builtin.hpp"
@@ -276,6 +277,52 @@ TEST(MultiSapTest, DifferentialTraceKindsOnEveryGrid) {
       const Trace trace = testgen::make_trace(kind, testgen::GenParams{.dims = dims, .seed = 3});
       expect_exact_on_grids(trace, 1.0f, std::string(testgen::trace_kind_name(kind)));
     }
+  }
+}
+
+}  // namespace
+}  // namespace sapling
+
+namespace sapling {
+namespace {
+
+// The debug draw (debug_draw.hpp): one box per live cell, each cell a cube
+// of the grid's edge, and every live box's min corner inside a drawn cell.
+TEST(MultiSapDebugDraw, DrawsEveryLiveCell) {
+  struct Cells : DebugDraw {
+    std::vector<Box3> cells;
+    std::uint64_t counted = 0;
+    void box(const Box3& b, DebugCategory c, Id owner) override {
+      EXPECT_EQ(c, DebugCategory::kCell);
+      EXPECT_EQ(owner, kNoOwner);
+      cells.push_back(b);
+    }
+    void count(std::string_view name, std::uint64_t value) override {
+      EXPECT_EQ(name, "cells");
+      counted = value;
+    }
+  } draw;
+  auto bp = BroadPhase::create("multi-sap");
+  std::vector<Box3> boxes;
+  std::vector<Id> ids;
+  for (int i = 0; i < 400; ++i) {
+    const float x = float(i % 20) * 3.0f, y = float(i / 20) * 3.0f, z = float(i % 7);
+    boxes.push_back(Box3{{x, y, z}, {x + 1, y + 1, z + 1}});
+    ids.push_back(static_cast<Id>(i));
+  }
+  ASSERT_TRUE(bp->add(ids, boxes).ok());
+  bp->update();
+  bp->debug_draw(draw);
+  ASSERT_FALSE(draw.cells.empty());
+  EXPECT_EQ(draw.counted, draw.cells.size());
+  for (const Box3& b : boxes) {
+    bool inside = false;
+    for (const Box3& c : draw.cells) {
+      bool in = true;
+      for (int k = 0; k < 3; ++k) in = in && c.min[k] <= b.min[k] && b.min[k] <= c.max[k];
+      inside = inside || in;
+    }
+    EXPECT_TRUE(inside) << b.min[0] << " " << b.min[1] << " " << b.min[2];
   }
 }
 

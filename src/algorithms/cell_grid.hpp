@@ -178,6 +178,21 @@ class CellGrid {
   void prefetch_header(std::uint32_t cell) const noexcept { __builtin_prefetch(&cells_[cell]); }
 
   std::size_t live_cells() const noexcept { return live_; }
+  /// Calls each(bounds) with the region of every live cell (for debug
+  /// drawing): [c, c + 1) cell sizes per axis, z = [0, 0] when flat.
+  template <class Each>
+  void for_each_cell(Each&& each) const {
+    for (const Cell& c : cells_) {
+      if (!c.live) continue;
+      Box3 b;
+      for (int k = 0; k < 3; ++k) {
+        b.min[k] = static_cast<float>(c.coord[k] * size_);
+        b.max[k] = static_cast<float>((c.coord[k] + 1) * size_);
+      }
+      if (flat_) b.min[2] = b.max[2] = 0.0f;
+      each(b);
+    }
+  }
   std::size_t memory_bytes() const noexcept;
   /// Checks the invariants above; false on the first violation. Calls
   /// each(coord, entry) for every entry of every live cell.

@@ -371,6 +371,11 @@ std::size_t MultiSap::memory_bytes() const {
          own_.capacity() * sizeof(OwnEntry);
 }
 
+void MultiSap::debug_draw(DebugDraw& draw) const {
+  grid_.for_each_cell([&](const Box3& cell) { draw.box(cell, DebugCategory::kCell, kNoOwner); });
+  draw.count("cells", grid_.live_cells());
+}
+
 bool MultiSap::validate() const {
   if (!objects_.valid() || !outsized_.valid()) return false;
   const std::span<const Slot> slots = objects_.slots();

@@ -38,6 +38,8 @@ class MultiSap final : public Algorithm {
   void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override;
   std::size_t memory_bytes() const override;
   bool validate() const override;
+  /// Draws every live cell (DebugCategory::kCell) and counts them ("cells").
+  void debug_draw(DebugDraw& draw) const override;
 
   /// The cell edge in use (0 before the first box).
   double cell_size() const noexcept { return sized_ ? grid_.cell_size() : 0.0; }

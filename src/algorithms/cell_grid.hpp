@@ -160,9 +160,10 @@ class CellGrid {
     const std::size_t n = c.entries.size();
     for (std::size_t i = first_candidate(c, b.min[0]); i < n && e[i].min[0] <= b.max[0]; ++i) {
       const Entry& x = e[i];
-      const bool hit_x = (b.min[0] <= x.max[0]) & (x.min[1] <= b.max[1]) & (b.min[1] <= x.max[1]) &
-                         (x.min[2] <= b.max[2]) & (b.min[2] <= x.max[2]);
-      if (hit_x) hit(x);
+      // Every test evaluated (no branch per axis): ints, as a bitwise & of bools.
+      const int hit_x = int(b.min[0] <= x.max[0]) & int(x.min[1] <= b.max[1]) & int(b.min[1] <= x.max[1]) &
+                        int(x.min[2] <= b.max[2]) & int(b.min[2] <= x.max[2]);
+      if (hit_x != 0) hit(x);
     }
   }
 

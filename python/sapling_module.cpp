@@ -58,55 +58,12 @@ struct StatusError {
 py::handle error_type;
 py::handle trace_error_type;
 
-const char* code_name(StatusCode code) {
-  switch (code) {
-    case StatusCode::kOk:
-      return "ok";
-    case StatusCode::kInvalidBox:
-      return "invalid_box";
-    case StatusCode::kUnknownId:
-      return "unknown_id";
-    case StatusCode::kDuplicateId:
-      return "duplicate_id";
-    case StatusCode::kRepeatedId:
-      return "repeated_id";
-    case StatusCode::kSizeMismatch:
-      return "size_mismatch";
-    case StatusCode::kUnsupported:
-      return "unsupported";
-    case StatusCode::kInvalidArgument:
-      return "invalid_argument";
-    case StatusCode::kPairBudget:
-      return "pair_budget";
-  }
-  return "unknown";
-}
-
-py::object operation_name(Operation op) {
-  switch (op) {
-    case Operation::kAdd:
-      return py::str("add");
-    case Operation::kMove:
-      return py::str("move");
-    case Operation::kRemove:
-      return py::str("remove");
-    case Operation::kCreate:
-      return py::str("create");
-    case Operation::kRegister:
-      return py::str("register_algorithm");
-    case Operation::kUpdate:
-      return py::str("update");
-    case Operation::kNone:
-      break;
-  }
-  return py::none();
-}
-
 void raise_status(const StatusError& e) {
   const Status& s = e.status;
   py::object error = py::reinterpret_borrow<py::object>(error_type)(e.prefix + s.message());
-  error.attr("code") = code_name(s.code());
-  error.attr("operation") = operation_name(s.operation());
+  error.attr("code") = status_code_name(s.code());
+  error.attr("operation") =
+      s.operation() == Operation::kNone ? py::object(py::none()) : py::object(py::str(operation_name(s.operation())));
   const bool has_id = s.operation() != Operation::kNone &&
                       (s.code() == StatusCode::kInvalidBox || s.code() == StatusCode::kUnknownId ||
                        s.code() == StatusCode::kDuplicateId || s.code() == StatusCode::kRepeatedId ||

@@ -168,3 +168,21 @@ TEST(BroadPhase, UserAlgorithmsJoinTheRegistry) {
 
 }  // namespace
 }  // namespace sapling
+
+namespace sapling {
+namespace {
+
+TEST(Status, NamesOfCodesAndOperations) {
+  EXPECT_STREQ(status_code_name(StatusCode::kOk), "ok");
+  EXPECT_STREQ(status_code_name(StatusCode::kInvalidBox), "invalid_box");
+  EXPECT_STREQ(status_code_name(StatusCode::kRepeatedId), "repeated_id");
+  EXPECT_STREQ(status_code_name(StatusCode::kPairBudget), "pair_budget");
+  EXPECT_STREQ(operation_name(Operation::kNone), "call");
+  EXPECT_STREQ(operation_name(Operation::kRegister), "register_algorithm");
+  EXPECT_STREQ(operation_name(Operation::kUpdate), "update");
+  // message() uses the same names.
+  EXPECT_EQ(Status::id_error(StatusCode::kUnknownId, Operation::kMove, 7, 0).message(), "move of id 7: id is not live");
+}
+
+}  // namespace
+}  // namespace sapling

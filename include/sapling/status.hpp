@@ -29,6 +29,13 @@ enum class StatusCode : std::uint8_t {
 /// id() is 0, and message() reads "box 3: ...".
 enum class Operation : std::uint8_t { kNone, kAdd, kMove, kRemove, kCreate, kRegister, kUpdate };
 
+/// The operation's name as message() writes it ("add", "register_algorithm",
+/// ...; "call" for Operation::kNone).
+const char* operation_name(Operation op) noexcept;
+/// The code's name in snake case ("ok", "invalid_box", "pair_budget", ...),
+/// for logs and bindings.
+const char* status_code_name(StatusCode code) noexcept;
+
 class [[nodiscard]] Status {
  public:
   constexpr Status() = default;

@@ -6,16 +6,24 @@
 namespace sapling {
 namespace {
 
-const char* operation_name(Operation op) {
-  // In the order of Operation's enumerators.
+const char* axis_name(int axis) { return axis == 0 ? "x" : axis == 1 ? "y" : "z"; }
+
+}  // namespace
+
+// Both tables in the order of the enumerators.
+const char* operation_name(Operation op) noexcept {
   constexpr const char* kNames[] = {"call", "add", "move", "remove", "create", "register_algorithm", "update"};
   const auto k = static_cast<std::size_t>(op);
   return k < std::size(kNames) ? kNames[k] : "call";
 }
 
-const char* axis_name(int axis) { return axis == 0 ? "x" : axis == 1 ? "y" : "z"; }
-
-}  // namespace
+const char* status_code_name(StatusCode code) noexcept {
+  constexpr const char* kNames[] = {"ok",           "invalid_box",      "unknown_id",
+                                    "duplicate_id", "repeated_id",      "size_mismatch",
+                                    "unsupported",  "invalid_argument", "pair_budget"};
+  const auto k = static_cast<std::size_t>(code);
+  return k < std::size(kNames) ? kNames[k] : "unknown";
+}
 
 std::string Status::message() const {
   // A one-shot call (Operation::kNone) on a span of boxes has no ids: it

@@ -247,10 +247,13 @@ void run(const std::uint8_t* data, std::size_t size) {
 
   std::vector<Runner> runners;
   runners.push_back({"brute", BroadPhase::create("brute", options), BroadPhase::create("brute", options)});
+  std::vector<std::string> names;
   for (const sapling::AlgorithmInfo& info : sapling::algorithms()) {
-    if (info.name != "brute") {
-      runners.push_back({info.name, BroadPhase::create(info.name, options), BroadPhase::create(info.name, options)});
-    }
+    if (info.name != "brute") names.push_back(info.name);
+  }
+  names.push_back("multi-sap:mode=witness");  // settings other than the defaults
+  for (const std::string& name : names) {
+    runners.push_back({name, BroadPhase::create(name, options), BroadPhase::create(name, options)});
   }
   for (const Runner& r : runners) {
     if (!r.first || !r.twin) fail("create(" + r.name + ") failed");

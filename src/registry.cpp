@@ -47,6 +47,19 @@ std::mutex& registry_mutex() {
 }  // namespace
 
 std::unique_ptr<BroadPhase> BroadPhase::create(std::string_view name, const Options& options, Status* why) {
+  // "NAME:SETTINGS", the command line's form, stands for NAME with
+  // Options::settings = SETTINGS.
+  const std::size_t colon = name.find(':');
+  if (colon != std::string_view::npos) {
+    if (!options.settings.empty()) {
+      if (why != nullptr)
+        *why = Status::invalid_argument(Operation::kCreate, "settings given both after the name and in Options");
+      return nullptr;
+    }
+    Options with = options;
+    with.settings = name.substr(colon + 1);
+    return create(name.substr(0, colon), with, why);
+  }
   for (AlgorithmInfo& info : algorithms()) {
     if (info.name == name) return create(std::move(info.name), std::move(info.make), options, why);
   }

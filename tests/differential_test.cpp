@@ -50,10 +50,13 @@ constexpr std::string_view kReference = "brute";
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
+// Every registered algorithm, and those with settings other than their
+// defaults (BroadPhase::create's NAME:SETTINGS).
 std::vector<std::string> algorithm_names(bool with_reference) {
   std::vector<std::string> names;
   for (const AlgorithmInfo& info : algorithms()) {
     if (with_reference || info.name != kReference) names.push_back(info.name);
+    if (info.name == "multi-sap") names.push_back("multi-sap:mode=witness");
   }
   return names;
 }

@@ -12,6 +12,7 @@
 // - every trace kind of the differential suite under each grid.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <limits>
@@ -55,8 +56,10 @@ std::size_t expect_exact(const Trace& trace, const MultiSapConfig& config, const
   if (!bp || !ref) return 0;
   std::vector<Pair> expected, got;
   for (std::size_t f = 0; f < trace.frames.size(); ++f) {
-    SCOPED_TRACE(what + ", frame " + std::to_string(f) + ", cell size " + std::to_string(config.cell_size) +
-                 ", max cells " + std::to_string(config.max_cells) + ", slice " + std::to_string(config.slice));
+    SCOPED_TRACE(what + ", frame " + std::to_string(f) + ", mode " +
+                 (config.mode == detail::Consolidation::kWitness ? "witness" : "home") + ", cell size " +
+                 std::to_string(config.cell_size) + ", max cells " + std::to_string(config.max_cells) + ", slice " +
+                 std::to_string(config.slice));
     const TraceFrame& frame = trace.frames[f];
     for (BroadPhase* b : {ref.get(), bp.get()}) {
       EXPECT_TRUE(b->remove(frame.removed).ok());
@@ -83,9 +86,18 @@ std::size_t expect_exact(const Trace& trace, const MultiSapConfig& config, const
 
 // The grids every trace runs under: chosen from the data, tiny cells, big
 // cells, and a threshold that makes most boxes outsized now and then.
+// Witness counts (validate() checks each pair's count) on the data's grid,
+// on tiny cells where a pair has many witnesses, and in slices.
 std::vector<MultiSapConfig> grids(float unit) {
-  return {MultiSapConfig{}, MultiSapConfig{.cell_size = unit}, MultiSapConfig{.cell_size = 16.0 * unit},
-          MultiSapConfig{.cell_size = 2.0 * unit, .max_cells = 2}, MultiSapConfig{.cell_size = 4.0 * unit, .slice = 5}};
+  using enum detail::Consolidation;
+  return {MultiSapConfig{},
+          MultiSapConfig{.cell_size = unit},
+          MultiSapConfig{.cell_size = 16.0 * unit},
+          MultiSapConfig{.cell_size = 2.0 * unit, .max_cells = 2},
+          MultiSapConfig{.cell_size = 4.0 * unit, .slice = 5},
+          MultiSapConfig{.mode = kWitness},
+          MultiSapConfig{.mode = kWitness, .cell_size = unit, .max_cells = 64},
+          MultiSapConfig{.mode = kWitness, .cell_size = 2.0 * unit, .max_cells = 2, .slice = 5}};
 }
 
 void expect_exact_on_grids(const Trace& trace, float unit, const std::string& what) {
@@ -268,6 +280,65 @@ TEST(MultiSapTest, MassInsertThenMassRemove) {
     const std::size_t bytes = expect_exact(trace, config, "mass");
     EXPECT_LT(bytes, 64u * 1024u) << "memory kept after the mass removal";
   }
+}
+
+// Cells updated in parallel (tasks of consecutive cells, their findings
+// replayed in order) give the same deltas and the same pairs() in the same
+// order as one thread, in both modes; also run under TSan in CI.
+TEST(MultiSapThreads, SameOutputInTheSameOrderOnAnyThreadCount) {
+  ScenarioParams params;
+  params.name = "tracy";
+  params.n = 30000;
+  const Trace trace = testgen::scenario_trace(params, 5);
+  for (const char* algo : {"multi-sap", "multi-sap:mode=witness"}) {
+    SCOPED_TRACE(algo);
+    auto one = BroadPhase::create(algo, Options{.dims = trace.dims});
+    ASSERT_NE(one, nullptr);
+    for (const unsigned threads : {2u, 3u}) {
+      auto many = BroadPhase::create(algo, Options{.dims = trace.dims, .threads = threads});
+      ASSERT_NE(many, nullptr);
+      auto single = BroadPhase::create(algo, Options{.dims = trace.dims});
+      for (std::size_t f = 0; f < trace.frames.size(); ++f) {
+        SCOPED_TRACE("threads " + std::to_string(threads) + ", frame " + std::to_string(f));
+        const TraceFrame& frame = trace.frames[f];
+        for (BroadPhase* bp : {single.get(), many.get()}) {
+          ASSERT_TRUE(bp->remove(frame.removed).ok());
+          ASSERT_TRUE(testgen::stage_boxes(*bp, false, trace.dims, frame.moved, frame.moved_boxes).ok());
+          ASSERT_TRUE(testgen::stage_boxes(*bp, true, trace.dims, frame.added, frame.added_boxes).ok());
+        }
+        const FrameDelta& a = single->update();
+        const std::vector<Pair> created(a.created.begin(), a.created.end()),
+            deleted(a.deleted.begin(), a.deleted.end());
+        const FrameDelta& b = many->update();
+        EXPECT_TRUE(std::equal(created.begin(), created.end(), b.created.begin(), b.created.end()));
+        EXPECT_TRUE(std::equal(deleted.begin(), deleted.end(), b.deleted.begin(), b.deleted.end()));
+        ASSERT_TRUE(
+            std::equal(single->pairs().begin(), single->pairs().end(), many->pairs().begin(), many->pairs().end()));
+      }
+      EXPECT_FALSE(single->pairs().empty());
+    }
+  }
+}
+
+// Options::settings: the mode and the cell size taken, anything else refused
+// with a reason, and the NAME:SETTINGS form of create().
+TEST(MultiSapSettings, TakenOrRefusedWithAReason) {
+  Status why;
+  EXPECT_NE(BroadPhase::create("multi-sap", Options{.settings = "mode=witness,cell_size=2.5"}, &why), nullptr);
+  EXPECT_NE(BroadPhase::create("multi-sap:mode=home,boxes_per_cell=300"), nullptr);
+  for (const char* bad : {"mode=fast", "cell_size=-1", "cell_size=inf", "cell_size=nan", "cell=2", "mode",
+                          "mode=home,mode=home", "boxes_per_cell=0", "mode=witness,", "=3"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_EQ(BroadPhase::create("multi-sap", Options{.settings = bad}, &why), nullptr);
+    EXPECT_EQ(why.code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(why.operation(), Operation::kCreate);
+    EXPECT_NE(std::string(why.detail()), "");
+  }
+  EXPECT_EQ(BroadPhase::create("multi-sap:mode=witness", Options{.settings = "mode=home"}, &why), nullptr);
+  EXPECT_NE(why.message().find("settings"), std::string::npos) << why.message();
+  EXPECT_EQ(BroadPhase::create("sap:mode=witness", {}, &why), nullptr);
+  EXPECT_NE(why.message().find("no settings"), std::string::npos) << why.message();
+  EXPECT_EQ(BroadPhase::create("nothing:mode=witness", {}, &why), nullptr);
 }
 
 // Every trace kind of the differential suite under each grid.

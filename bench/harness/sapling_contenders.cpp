@@ -309,6 +309,19 @@ void add_sapling_contenders(std::vector<ContenderInfo>& out) {
                      return std::make_unique<BroadPhaseContender>(algo, o.threads);
                    }});
   }
+  // Opt-in: settings of an algorithm other than its defaults ("NAME:SETTINGS").
+  for (const AlgorithmInfo& algo : algorithms()) {
+    if (algo.name != "multi-sap") continue;
+    AlgorithmInfo witness = algo;
+    witness.name += ":mode=witness";
+    ContenderInfo info{witness.name, "sapling",
+                       "BroadPhase \"multi-sap\", independent cells consolidated by witness counts (opt-in)",
+                       Query::kComplete, [witness](const ContenderOptions& o) -> std::unique_ptr<Contender> {
+                         return std::make_unique<BroadPhaseContender>(witness, o.threads);
+                       }};
+    info.opt_in = true;
+    out.push_back(std::move(info));
+  }
   // Opt-in: the mass-insertion scene asks for it; elsewhere it only repeats "sap" more slowly.
   for (const AlgorithmInfo& algo : algorithms()) {
     if (algo.name != "sap") continue;

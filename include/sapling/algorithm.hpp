@@ -38,7 +38,13 @@ struct FrameOps {
   bool empty() const noexcept { return removed.empty() && moved.empty() && added.empty(); }
 };
 
-/// What a BroadPhase is told about its input and resources when created.
+/// Thrown by an algorithm's factory that cannot take Options::settings (a
+/// name it does not know, a value out of range); BroadPhase::create()
+/// refuses the creation with StatusCode::kInvalidArgument and `detail`,
+/// which must be a string with static storage duration.
+struct SettingError {
+  const char* detail;
+};
 
 /// A persistent broad-phase algorithm.
 class Algorithm {

@@ -71,7 +71,9 @@ class BroadPhase {
   ///   boxes of any size.
   /// - "multi-sap": large persistent worlds where most objects rest and a
   ///   few move each frame: its cost follows the movers, not the world.
-  /// Each one's method and measurements: docs/algorithms/.
+  /// Each one's method and measurements: docs/algorithms/. `name` may carry
+  /// the algorithm's settings after a colon, "multi-sap:mode=witness",
+  /// standing for Options::settings (which must then be empty).
   static std::unique_ptr<BroadPhase> create(std::string_view name, const Options& options = {}, Status* why = nullptr);
   /// The same with an algorithm of your own that is not registered.
   static std::unique_ptr<BroadPhase> create(std::string name, AlgorithmFactory make, const Options& options,

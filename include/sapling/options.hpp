@@ -1,8 +1,10 @@
 // What a broad phase is told when it is created: the dimensions of its
-// boxes, the threads or task system it runs on, and a pair budget.
+// boxes, the threads or task system it runs on, a pair budget, and the
+// algorithm's own settings.
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 namespace sapling {
 
@@ -26,6 +28,11 @@ struct Options {
   /// memory, and its operations are dropped. Recomputing algorithms hold
   /// the frame's pairs once (8 bytes each) before the check.
   std::size_t max_pairs = 0;
+  /// The algorithm's own settings, "name=value" pairs separated by commas
+  /// (e.g. "mode=witness,cell_size=2.5" for multi-sap; each algorithm's page
+  /// in docs/algorithms/ lists its own); empty for its defaults. create()
+  /// refuses a name the algorithm does not know and a value out of range.
+  std::string settings{};
 };
 
 }  // namespace sapling

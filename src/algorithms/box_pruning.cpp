@@ -37,6 +37,7 @@
 #include "detail/axis_sampler.hpp"
 #include "detail/monotone_bins.hpp"
 #include "detail/radix_sort.hpp"
+#include "detail/settings.hpp"
 #include "detail/task_plan.hpp"
 #include "sapling/float_key.hpp"
 
@@ -669,6 +670,7 @@ class BoxPruningOneShot final : public OneShotComplete {
 }  // namespace
 
 std::unique_ptr<Algorithm> make_box_pruning(const Options& options) {
+  no_settings(options);
   return make_recompute(std::make_unique<BoxPruningOneShot>(options));
 }
 

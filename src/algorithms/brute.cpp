@@ -11,6 +11,7 @@
 // Choose it for tests and scenes of a few hundred boxes, never for speed
 // (docs/algorithms/brute.md).
 #include "algorithms/builtin.hpp"
+#include "detail/settings.hpp"
 
 namespace sapling::detail {
 namespace {
@@ -29,6 +30,9 @@ class BruteForce final : public OneShotComplete {
 
 }  // namespace
 
-std::unique_ptr<Algorithm> make_brute(const Options&) { return make_recompute(std::make_unique<BruteForce>()); }
+std::unique_ptr<Algorithm> make_brute(const Options& options) {
+  no_settings(options);
+  return make_recompute(std::make_unique<BruteForce>());
+}
 
 }  // namespace sapling::detail

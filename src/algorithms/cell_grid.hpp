@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "sapling/algorithm.hpp"
@@ -192,6 +193,13 @@ class CellGrid {
       }
       if (flat_) b.min[2] = b.max[2] = 0.0f;
       each(b);
+    }
+  }
+  /// Calls each(entries) with the entries of every live cell.
+  template <class Each>
+  void for_each_cell_entries(Each&& each) const {
+    for (const Cell& c : cells_) {
+      if (c.live) each(std::span<const Entry>(c.entries));
     }
   }
   std::size_t memory_bytes() const noexcept;

@@ -56,6 +56,7 @@
 #include "detail/axis_sampler.hpp"
 #include "detail/monotone_bins.hpp"
 #include "detail/scratch_pool.hpp"
+#include "detail/settings.hpp"
 #include "detail/task_plan.hpp"
 
 namespace sapling::detail {
@@ -627,6 +628,7 @@ void DualAxisSweep::place_entries(CellArrays& w, std::span<const Entry> in, cons
 }  // namespace
 
 std::unique_ptr<Algorithm> make_dual_axis(const Options& options) {
+  no_settings(options);
   return make_recompute(std::make_unique<DualAxisSweep>(options));
 }
 

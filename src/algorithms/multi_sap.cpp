@@ -27,6 +27,16 @@
 // reported; a pair that was, and whose boxes are apart now, is removed; one
 // that is, and was not, is added. Whether it was is the overlap of the
 // boxes before the frame: the manager held exactly those pairs.
+// Or, setting mode=witness, independent cells (Tracy et al. 3.3, Terdiman
+// II.3d): each cell reports every pair it holds that starts or ends there,
+// and a count per pair of the cells that see it overlap creates the pair at
+// its first witness and deletes it with its last. It needs no knowledge of
+// other cells, at the price of a count per pair (docs/algorithms/multi-
+// sap.md measures both; the home cell is the default).
+//
+// Threads: the touched cells are cut into tasks of consecutive cells; each
+// task's findings are kept in order and replayed into the pair manager (or
+// the counts) in task order, so the output is the same on any thread count.
 //
 // Invariants (validate()): each live box is in the outsized set iff its
 // range has more than max_cells cells, else in exactly the cells of its
@@ -48,6 +58,7 @@
 #include "algorithms/cell_size_policy.hpp"
 #include "detail/radix_sort.hpp"
 #include "detail/reserve.hpp"
+#include "detail/settings.hpp"
 
 namespace sapling::detail {
 namespace {
@@ -61,7 +72,8 @@ Box3 box_of(const CellGrid::Entry& e) noexcept { return Box3{e.min, e.max}; }
 
 }  // namespace
 
-MultiSap::MultiSap(const Options& options, MultiSapConfig config) : config_(config), dims_(options.dims) {
+MultiSap::MultiSap(const Options& options, MultiSapConfig config)
+    : config_(config), dims_(options.dims), tasks_(options) {
   grid_.set_flat(options.dims == 2);
   if (config_.cell_size > 0) {
     grid_.set_cell_size(config_.cell_size);
@@ -103,18 +115,70 @@ void MultiSap::update_slice(const FrameOps& ops, std::span<const Id> ids, PairMa
   outsized_pairs<true>(ids, pairs);  // before the objects change: it reads their old boxes
   collect_events();
   apply_changes();
-  // Cell by cell; the next cell's entries and a later cell's header are
-  // fetched ahead, a cell being a cold array at a million boxes.
-  constexpr std::size_t kHeaderAhead = 16;
-  for (std::size_t first = 0; first < events_.size();) {
-    std::size_t last = first + 1;
-    while (last < events_.size() && events_[last].cell == events_[first].cell) ++last;
-    if (last < events_.size()) grid_.prefetch(events_[last].cell);
-    if (last + kHeaderAhead < events_.size()) grid_.prefetch_header(events_[last + kHeaderAhead].cell);
-    update_cell(first, last, ids, pairs);
-    first = last;
-  }
+  update_cells(ids, pairs);
   outsized_pairs<false>(ids, pairs);
+}
+
+// The touched cells, in tasks of consecutive cells cut by their events; a
+// task's findings are replayed in task order, so the pair manager sees the
+// same calls in the same order on any thread count.
+void MultiSap::update_cells(std::span<const Id> ids, PairManager& pairs) {
+  cell_starts_.clear();
+  for (std::uint32_t i = 0; i < events_.size(); ++i) {
+    if (i == 0 || events_[i].cell != events_[i - 1].cell) cell_starts_.push_back(i);
+  }
+  const auto cells = static_cast<std::uint32_t>(cell_starts_.size());
+  cell_starts_.push_back(static_cast<std::uint32_t>(events_.size()));
+  constexpr std::uint64_t kEventsPerTask = 512;
+  const unsigned threads = tasks_.get() != nullptr ? tasks_.get()->concurrency() : 1;
+  plan_.split(
+      cells, events_.size(), [&](std::uint32_t c) { return cell_starts_[c]; }, kEventsPerTask, threads * 8);
+  PairSink sink{*this, ids, pairs};
+  const auto task = [&](std::size_t t, auto& out) {
+    OwnEntries& own = own_.take();
+    // Cell by cell; the next cell's entries and a later cell's header are
+    // fetched ahead, a cell being a cold array at a million boxes.
+    constexpr std::uint32_t kHeaderAhead = 16;
+    const std::uint32_t end = plan_.end(t);
+    for (std::uint32_t c = plan_.first(t); c < end; ++c) {
+      if (c + 1 < end) grid_.prefetch(events_[cell_starts_[c + 1]].cell);
+      if (c + kHeaderAhead < end) grid_.prefetch_header(events_[cell_starts_[c + kHeaderAhead]].cell);
+      update_cell(cell_starts_[c], cell_starts_[c + 1], out, own);
+    }
+    own_.give(own);
+  };
+  run_ordered(tasks_.get(), plan_.size(), task_events_, sink, task,
+              [](std::span<const PairEvents> parts, PairSink& to) {
+                for (const PairEvents& part : parts) {
+                  for (const PairEvent& e : part.events) e.starts ? to.starts(e.a, e.b) : to.ends(e.a, e.b);
+                }
+              });
+  // Emptied cells are freed last: the index of cells is not the tasks'.
+  for (std::uint32_t c = 0; c < cells; ++c) grid_.release_if_empty(events_[cell_starts_[c]].cell);
+}
+
+void MultiSap::PairSink::starts(Slot a, Slot b) {
+  if (self.config_.mode == Consolidation::kWitness) {
+    const auto [count, first] = self.witnesses_.insert(pair_key(a, b), 1);
+    if (!first) {
+      ++*count;
+      return;
+    }
+  }
+  pairs.add(ids[a], ids[b]);
+}
+
+void MultiSap::PairSink::ends(Slot a, Slot b) {
+  if (self.config_.mode == Consolidation::kWitness) {
+    const std::uint64_t key = pair_key(a, b);
+    const std::uint32_t count = self.witnesses_.find(key);
+    if (count > 1) {
+      (void)self.witnesses_.replace(key, count - 1);
+      return;
+    }
+    self.witnesses_.erase(key);
+  }
+  pairs.remove(ids[a], ids[b]);
 }
 
 // The frame's changes, and each changed slot marked with its change.
@@ -156,15 +220,22 @@ template <bool kEnd>
 void MultiSap::outsized_pairs(std::span<const Id> ids, PairManager& pairs) const {
   const std::span<const Slot> slots = objects_.slots();
   const std::vector<Box3>& boxes = objects_.values<0>();
+  const bool witness = config_.mode == Consolidation::kWitness;
   for (const Change& a : changes_) {
     if (!(kEnd ? a.had_old : a.has_new)) continue;
     const Box3& a_box = kEnd ? a.old_box : a.new_box;
     const auto check = [&](Slot b, const Box3& b_box) {
       if (b == a.slot || !overlaps(a_box, b_box)) return;
+      const Change* b_change = changed(b);
       if constexpr (kEnd) {
-        if (!overlap_now(a, changed(b), b_box)) pairs.remove(ids[a.slot], ids[b]);
-      } else {
-        if (!overlapped(a, changed(b), b_box)) pairs.add(ids[a.slot], ids[b]);
+        if (!overlap_now(a, b_change, b_box)) pairs.remove(ids[a.slot], ids[b]);
+      } else if (!overlapped(a, b_change, b_box)) {
+        pairs.add(ids[a.slot], ids[b]);
+      } else if (witness && a.had_old && !a.old_outsized &&
+                 !(b_change ? b_change->old_outsized : outsized_.contains(b))) {
+        // Both were in the grid, whose last witness deleted the pair when
+        // one of them left it for the outsized set: the pair goes on here.
+        pairs.add(ids[a.slot], ids[b]);
       }
     };
     if (kEnd ? a.old_outsized : a.new_outsized) {
@@ -255,7 +326,8 @@ void MultiSap::apply_changes() {
 // the query of the higher slot's changed entry, with its own box, finds it,
 // and the exact old and new boxes decide; a pair is handled by its home cell
 // only. Then the entries take their new boxes.
-void MultiSap::update_cell(std::size_t first, std::size_t last, std::span<const Id> ids, PairManager& pairs) {
+template <class Sink>
+void MultiSap::update_cell(std::size_t first, std::size_t last, Sink& sink, OwnEntries& own) {
   const std::uint32_t cell = events_[first].cell;
   const CellGrid::Coord here = grid_.coord_of(cell);
   const auto cover = [](const CellChange& a) {
@@ -301,23 +373,33 @@ void MultiSap::update_cell(std::size_t first, std::size_t last, std::span<const 
   }
   if (bulk_in) grid_.settle(cell, arrivals);
   // The queries; each meets its own entry too, and notes where it is.
-  own_.assign(last - first, OwnEntry{CellGrid::kNoCell, 0});
+  const bool witness = config_.mode == Consolidation::kWitness;
+  own.assign(last - first, OwnEntry{CellGrid::kNoCell, 0});
   for (std::size_t i = first; i < last; ++i) {
     const CellChange& a = cell_changes_[i];
     grid_.query(cell, cover(a), [&](const CellGrid::Entry& x) {
       if (x.slot == a.slot) {
-        own_[i - first] = OwnEntry{grid_.index_of(cell, x), static_cast<std::uint32_t>(i)};
+        own[i - first] = OwnEntry{grid_.index_of(cell, x), static_cast<std::uint32_t>(i)};
         return;
       }
       const CellChange* b = x.tag != 0 ? &cell_changes_[x.tag - 1] : nullptr;
       if (b != nullptr && x.slot < a.slot) return;  // b's query finds a: both query with their entry's box
       const Box3 x_box = box_of(x);                 // x's box if unchanged
+      if (witness) {
+        // This cell's own view: the pair was here if both entries were,
+        // is here if both are (an unchanged entry is, and was).
+        const std::uint32_t both = a.what & (b != nullptr ? b->what : kLeave | kArrive);
+        const bool was = (both & kLeave) != 0 && overlapped(a, b, x_box);
+        const bool now = (both & kArrive) != 0 && overlap_now(a, b, x_box);
+        if (was != now) now ? sink.starts(a.slot, x.slot) : sink.ends(a.slot, x.slot);
+        return;
+      }
       const bool was = overlapped(a, b, x_box), now = overlap_now(a, b, x_box);
       if (was == now) return;
       if (now) {
-        if (grid_.home(b != nullptr ? b->new_box : x_box, a.new_box) == here) pairs.add(ids[a.slot], ids[x.slot]);
+        if (grid_.home(b != nullptr ? b->new_box : x_box, a.new_box) == here) sink.starts(a.slot, x.slot);
       } else if (grid_.home(b != nullptr ? b->old_box : x_box, a.old_box) == here) {
-        pairs.remove(ids[a.slot], ids[x.slot]);
+        sink.ends(a.slot, x.slot);
       }
     });
   }
@@ -325,8 +407,8 @@ void MultiSap::update_cell(std::size_t first, std::size_t last, std::span<const 
   // the last first: a slide right or an erasure moves only later entries.
   // Departures in bulk (a mass removal) are marked and compacted once.
   const bool bulk_out = departures > kBulk;
-  std::sort(own_.begin(), own_.end(), [](const OwnEntry& x, const OwnEntry& y) { return x.at > y.at; });
-  for (const OwnEntry& o : own_) {
+  std::sort(own.begin(), own.end(), [](const OwnEntry& x, const OwnEntry& y) { return x.at > y.at; });
+  for (const OwnEntry& o : own) {
     const CellChange& a = cell_changes_[o.event];
     if (a.what == (kLeave | kArrive)) {
       grid_.slide_right(cell, o.at, a.new_box);
@@ -339,7 +421,6 @@ void MultiSap::update_cell(std::size_t first, std::size_t last, std::span<const 
     }
   }
   if (bulk_out) grid_.settle(cell, 0);
-  grid_.release_if_empty(cell);
 }
 
 // A mass insertion or removal leaves scratch sized for it: given back once a
@@ -355,6 +436,10 @@ void MultiSap::release_scratch() {
     detail::free_storage(events_);
     detail::free_storage(event_scratch_);
     detail::free_storage(cell_changes_);
+    detail::free_storage(cell_starts_);
+  }
+  for (PairEvents& t : task_events_) {
+    if (t.events.capacity() > kKeep && t.events.size() * 4 < t.events.capacity()) detail::free_storage(t.events);
   }
   if (objects_.capacity() > kKeep && objects_.size() * 4 < objects_.capacity()) {
     objects_.shrink_to_fit();
@@ -367,8 +452,16 @@ std::size_t MultiSap::memory_bytes() const {
   return grid_.memory_bytes() + objects_.memory_bytes() + outsized_.memory_bytes() +
          marks_.capacity() * sizeof(std::uint64_t) + changes_.capacity() * sizeof(Change) +
          (events_.capacity() + event_scratch_.capacity()) * sizeof(Event) +
-         cell_changes_.capacity() * sizeof(CellChange) + radix_counts_.capacity() * sizeof(std::uint32_t) +
-         own_.capacity() * sizeof(OwnEntry);
+         cell_changes_.capacity() * sizeof(CellChange) +
+         (radix_counts_.capacity() + cell_starts_.capacity()) * sizeof(std::uint32_t) + plan_.memory_bytes() +
+         witnesses_.memory_bytes() + scratch_bytes();
+}
+
+std::size_t MultiSap::scratch_bytes() const {
+  std::size_t bytes = task_events_.capacity() * sizeof(PairEvents);
+  for (const PairEvents& t : task_events_) bytes += t.events.capacity() * sizeof(PairEvent);
+  own_.for_each([&](const OwnEntries& own) { bytes += own.capacity() * sizeof(OwnEntry); });
+  return bytes;
 }
 
 void MultiSap::debug_draw(DebugDraw& draw) const {
@@ -404,10 +497,47 @@ bool MultiSap::validate() const {
   });
   if (!entries_ok || seen.size() != expected) return false;
   std::sort(seen.begin(), seen.end());
-  return std::adjacent_find(seen.begin(), seen.end()) == seen.end();
+  if (std::adjacent_find(seen.begin(), seen.end()) != seen.end()) return false;
+  return config_.mode != Consolidation::kWitness || witnesses_valid();
 }
 
-std::unique_ptr<Algorithm> make_multi_sap(const Options& options) { return std::make_unique<MultiSap>(options); }
+// Each overlapping pair of grid boxes has a witness count of the cells that
+// hold both, and no other pair has one.
+bool MultiSap::witnesses_valid() const {
+  std::vector<std::uint64_t> keys;  // one per cell that holds an overlapping pair
+  grid_.for_each_cell_entries([&](std::span<const CellGrid::Entry> entries) {
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      for (std::size_t j = i + 1; j < entries.size(); ++j) {
+        if (overlaps(box_of(entries[i]), box_of(entries[j])))
+          keys.push_back(pair_key(entries[i].slot, entries[j].slot));
+      }
+    }
+  });
+  std::sort(keys.begin(), keys.end());
+  std::size_t distinct = 0;
+  for (std::size_t i = 0; i < keys.size();) {
+    std::size_t j = i;
+    while (j < keys.size() && keys[j] == keys[i]) ++j;
+    if (witnesses_.find(keys[i]) != j - i) return false;
+    ++distinct;
+    i = j;
+  }
+  return distinct == witnesses_.size();
+}
+
+std::unique_ptr<Algorithm> make_multi_sap(const Options& options) {
+  SettingsReader settings(options.settings);
+  MultiSapConfig config;
+  config.mode = settings.choice("mode", 0, {"home", "witness"}, "multi-sap: mode is home or witness") == 0
+                    ? Consolidation::kHomeCell
+                    : Consolidation::kWitness;
+  config.cell_size = settings.number("cell_size", 0.0, 0.0, 1e30,
+                                     "multi-sap: cell_size is 0 (chosen from the data) or a finite size > 0");
+  config.boxes_per_cell =
+      settings.number("boxes_per_cell", config.boxes_per_cell, 1.0, 1e6, "multi-sap: boxes_per_cell is 1..1e6");
+  settings.finish("multi-sap's settings are mode, cell_size and boxes_per_cell");
+  return std::make_unique<MultiSap>(options, config);
+}
 
 std::unique_ptr<Algorithm> make_multi_sap_with(const Options& options, const MultiSapConfig& config) {
   return std::make_unique<MultiSap>(options, config);

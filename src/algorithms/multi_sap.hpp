@@ -1,5 +1,6 @@
-// multi-sap: a hashed grid of small sorted cells with one shared pair
-// manager (multi_sap.cpp teaches the method). Declared here for its tests.
+// multi-sap: a hashed grid of small sorted cells, consolidated by home cells
+// or by witness counts (multi_sap.cpp teaches the method). Declared here for
+// its tests.
 #pragma once
 
 #include <cstddef>
@@ -7,14 +8,29 @@
 #include <span>
 #include <vector>
 
+#include "algorithms/builtin.hpp"
 #include "algorithms/cell_grid.hpp"
+#include "detail/scratch_pool.hpp"
 #include "detail/slot_map.hpp"
+#include "detail/task_plan.hpp"
 #include "sapling/algorithm.hpp"
+#include "sapling/detail/hash_index.hpp"
 
 namespace sapling::detail {
 
-/// What multi-sap is built with beyond Options.
+/// How the cells' findings become the frame's pairs (multi_sap.cpp).
+enum class Consolidation : std::uint8_t {
+  /// Each pair is handled by one cell only, its home cell (the default).
+  kHomeCell,
+  /// Every cell handles every pair it holds; a count per pair of the cells
+  /// that see it overlap decides (Tracy et al. 2009, 3.3).
+  kWitness,
+};
+
+/// What multi-sap is built with beyond Options (Options::settings: mode =
+/// home|witness, cell_size, boxes_per_cell).
 struct MultiSapConfig {
+  Consolidation mode = Consolidation::kHomeCell;
   /// The cell edge; 0 chooses it from the first boxes added (and again
   /// whenever the world has emptied).
   double cell_size = 0;
@@ -29,8 +45,7 @@ struct MultiSapConfig {
   std::size_t slice = 65536;
 };
 
-/// The grid of SAP cells of Terdiman 2007, part II, in the shared-pair-
-/// manager mode (II.3b).
+/// The grid of SAP cells of Terdiman 2007, part II.
 class MultiSap final : public Algorithm {
  public:
   explicit MultiSap(const Options& options, MultiSapConfig config = {});
@@ -47,6 +62,8 @@ class MultiSap final : public Algorithm {
   std::size_t cells() const noexcept { return grid_.live_cells(); }
   /// Live boxes kept apart as outsized.
   std::size_t outsized() const noexcept { return outsized_.size(); }
+  /// Pairs with a witness count (Consolidation::kWitness; 0 otherwise).
+  std::size_t witnessed_pairs() const noexcept { return witnesses_.size(); }
 
  private:
   // One object changed this frame: its box before and after, where it was
@@ -80,14 +97,49 @@ class MultiSap final : public Algorithm {
   }
   bool is_outsized(const CellRange& r) const noexcept { return CellGrid::cells_in(r) > config_.max_cells; }
 
+  // A pair a cell found to start or end, by slots.
+  struct PairEvent {
+    Slot a, b;
+    bool starts;
+  };
+  // A task's findings, replayed in task order (task_plan.hpp).
+  struct PairEvents {
+    std::vector<PairEvent> events;
+    void clear() noexcept { events.clear(); }
+    void starts(Slot a, Slot b) { events.push_back(PairEvent{a, b, true}); }
+    void ends(Slot a, Slot b) { events.push_back(PairEvent{a, b, false}); }
+  };
+  // Where the findings go in the end: the pair manager, directly (home
+  // cells) or through the witness counts.
+  struct PairSink {
+    MultiSap& self;
+    std::span<const Id> ids;
+    PairManager& pairs;
+    void starts(Slot a, Slot b);
+    void ends(Slot a, Slot b);
+  };
+  // Where a cell's changed entry is, found by its query.
+  struct OwnEntry {
+    std::uint32_t at;     // position in the cell
+    std::uint32_t event;  // index in events_
+  };
+  using OwnEntries = std::vector<OwnEntry>;
+
   void update_slice(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs);
   void collect_changes(const FrameOps& ops);
   template <bool kEnd>
   void outsized_pairs(std::span<const Id> ids, PairManager& pairs) const;
   void apply_changes();
   void collect_events();
-  void update_cell(std::size_t first, std::size_t last, std::span<const Id> ids, PairManager& pairs);
+  void update_cells(std::span<const Id> ids, PairManager& pairs);
+  template <class Sink>
+  void update_cell(std::size_t first, std::size_t last, Sink& sink, OwnEntries& own);
+  static std::uint64_t pair_key(Slot a, Slot b) noexcept {
+    return a < b ? (std::uint64_t{a} << 32) | b : (std::uint64_t{b} << 32) | a;
+  }
   void release_scratch();
+  std::size_t scratch_bytes() const;
+  bool witnesses_valid() const;
   // Whether a and b overlapped at the previous frame's end (a pair then),
   // and whether they overlap now; `b_box` is b's entry or live box, current
   // when b did not change.
@@ -106,6 +158,7 @@ class MultiSap final : public Algorithm {
 
   MultiSapConfig config_;
   int dims_;
+  OptionTasks tasks_;
   bool sized_ = false;  // the grid has its cell size
   CellGrid grid_;
   // The live objects, dense: box and cell range (outsized ones included).
@@ -119,12 +172,13 @@ class MultiSap final : public Algorithm {
   std::vector<Event> events_, event_scratch_;
   std::vector<CellChange> cell_changes_;  // parallel to events_ once sorted
   std::vector<std::uint32_t> radix_counts_;
-  // Scratch: where a cell's changed entries are, found by their queries.
-  struct OwnEntry {
-    std::uint32_t at;     // position in the cell
-    std::uint32_t event;  // index in events_
-  };
-  std::vector<OwnEntry> own_;
+  std::vector<std::uint32_t> cell_starts_;  // scratch: where each touched cell's events begin, and the end
+  TaskPlan plan_;                           // the touched cells cut into tasks
+  std::vector<PairEvents> task_events_;     // a task's findings, with threads
+  ScratchPool<OwnEntries> own_;             // a task's where its cell's changed entries are
+  // Consolidation::kWitness: pair_key(a, b) -> the number of cells in which
+  // a and b overlap, for every overlapping pair of grid boxes.
+  HashIndex witnesses_;
 };
 
 }  // namespace sapling::detail

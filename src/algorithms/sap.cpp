@@ -40,6 +40,7 @@
 #include <limits>
 
 #include "algorithms/builtin.hpp"
+#include "detail/settings.hpp"
 
 namespace sapling::detail {
 
@@ -298,6 +299,9 @@ bool SweepAndPrune::validate() const {
   return expected == actual;
 }
 
-std::unique_ptr<Algorithm> make_sap(const Options& options) { return std::make_unique<SweepAndPrune>(options); }
+std::unique_ptr<Algorithm> make_sap(const Options& options) {
+  no_settings(options);
+  return std::make_unique<SweepAndPrune>(options);
+}
 
 }  // namespace sapling::detail

@@ -26,6 +26,7 @@
 #include <algorithm>
 
 #include "algorithms/builtin.hpp"
+#include "detail/settings.hpp"
 
 namespace sapling::detail {
 namespace {
@@ -136,6 +137,9 @@ class SortSweep final : public Algorithm {
 
 }  // namespace
 
-std::unique_ptr<Algorithm> make_sort_sweep(const Options&) { return std::make_unique<SortSweep>(); }
+std::unique_ptr<Algorithm> make_sort_sweep(const Options& options) {
+  no_settings(options);
+  return std::make_unique<SortSweep>();
+}
 
 }  // namespace sapling::detail

@@ -53,6 +53,7 @@
 #include "detail/axis_sampler.hpp"
 #include "detail/radix_sort.hpp"
 #include "detail/scratch_pool.hpp"
+#include "detail/settings.hpp"
 #include "detail/slot_map.hpp"
 #include "detail/task_plan.hpp"
 #include "sapling/float_key.hpp"
@@ -720,7 +721,10 @@ class Unisize final : public Algorithm {
 
 }  // namespace
 
-std::unique_ptr<Algorithm> make_unisize(const Options& options) { return std::make_unique<Unisize>(options, 0); }
+std::unique_ptr<Algorithm> make_unisize(const Options& options) {
+  no_settings(options);
+  return std::make_unique<Unisize>(options, 0);
+}
 
 std::unique_ptr<Algorithm> make_unisize_with_strips(const Options& options, std::uint32_t strip_members) {
   return std::make_unique<Unisize>(options, strip_members);

@@ -59,7 +59,12 @@ std::unique_ptr<BroadPhase> BroadPhase::create(std::string name, AlgorithmFactor
     pool = std::make_unique<ThreadPool>(options.threads);
     algorithm_options.tasks = pool.get();
   }
-  std::unique_ptr<Algorithm> algorithm = make(algorithm_options);
+  std::unique_ptr<Algorithm> algorithm;
+  try {
+    algorithm = make(algorithm_options);
+  } catch (const SettingError& e) {
+    return refuse(why, Status::invalid_argument(Operation::kCreate, e.detail));
+  }
   if (algorithm == nullptr) {
     return refuse(why, Status::invalid_argument(Operation::kCreate, "the algorithm's factory made no algorithm"));
   }

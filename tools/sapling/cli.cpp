@@ -50,6 +50,10 @@ commands:
            FCL, Box2D) side by side, timed and verified; a table, and JSON
            and Markdown on request. Its options: sapling bench --help.
 
+NAME may carry the algorithm's settings after a colon, e.g. --algo
+multi-sap:mode=witness,cell_size=4 (each algorithm's settings:
+docs/algorithms/NAME.md).
+
 TRACE and FILE may be - for standard input and output. Trace format and
 outputs: docs/trace-format.md (version 1).
 
@@ -232,6 +236,7 @@ std::string describe_params(const ScenarioParams& p) {
 }
 
 bool is_algorithm(std::string_view name) {
+  name = name.substr(0, name.find(':'));  // NAME:SETTINGS (BroadPhase::create)
   for (const AlgorithmInfo& info : algorithms()) {
     if (info.name == name) return true;
   }

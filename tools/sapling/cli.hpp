@@ -78,7 +78,7 @@ std::string unknown_scenario(std::string_view name);
 /// The scenario's resolved parameters as `key=value` words, those it uses only.
 std::string describe_params(const ScenarioParams& params);
 
-/// Whether `name` is a registered algorithm.
+/// Whether `name` is a registered algorithm (NAME, or NAME:SETTINGS).
 bool is_algorithm(std::string_view name);
 
 /// Parses `--threads` (0..ThreadPool::kMaxThreads; 1 when absent).

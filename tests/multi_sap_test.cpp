@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -39,7 +40,8 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // Replays `trace` through multi-sap with `config` and through brute; every
 // frame must agree and validate. Returns the multi-sap's memory at the end.
-std::size_t expect_exact(const Trace& trace, const MultiSapConfig& config, const std::string& what) {
+std::size_t expect_exact(const Trace& trace, const MultiSapConfig& config, const std::string& what,
+                         const std::function<void(MultiSap&, std::size_t)>& before_frame = {}) {
   MultiSap* algo = nullptr;
   const Options options{.dims = trace.dims};
   const auto bp = BroadPhase::create(
@@ -61,6 +63,7 @@ std::size_t expect_exact(const Trace& trace, const MultiSapConfig& config, const
                  std::to_string(config.cell_size) + ", max cells " + std::to_string(config.max_cells) + ", slice " +
                  std::to_string(config.slice));
     const TraceFrame& frame = trace.frames[f];
+    if (before_frame && algo != nullptr) before_frame(*algo, f);
     for (BroadPhase* b : {ref.get(), bp.get()}) {
       EXPECT_TRUE(b->remove(frame.removed).ok());
       EXPECT_TRUE(testgen::stage_boxes(*b, false, trace.dims, frame.moved, frame.moved_boxes).ok());
@@ -339,6 +342,70 @@ TEST(MultiSapSettings, TakenOrRefusedWithAReason) {
   EXPECT_EQ(BroadPhase::create("sap:mode=witness", {}, &why), nullptr);
   EXPECT_NE(why.message().find("no settings"), std::string::npos) << why.message();
   EXPECT_EQ(BroadPhase::create("nothing:mode=witness", {}, &why), nullptr);
+}
+
+// A regrid in the middle of a trace changes no output: the boxes move to a
+// grid of another size a few per frame (so that both grids live for many
+// frames, boxes changing in both), and again once it is done, finer and
+// coarser, on every kind of trace.
+TEST(MultiSapRegrid, MidTraceRegridsChangeNoOutput) {
+  std::vector<std::pair<std::string, Trace>> traces;
+  for (const testgen::TraceKind kind : testgen::kAllTraceKinds) {
+    for (int dims : {2, 3}) {
+      traces.emplace_back(std::string(testgen::trace_kind_name(kind)) + " " + std::to_string(dims) + "d",
+                          testgen::make_trace(kind, testgen::GenParams{.dims = dims, .seed = 5}));
+    }
+  }
+  for (int dims : {2, 3}) {
+    traces.emplace_back("border", border_trace(dims, 2, 1.0f));
+    TraceBuilder t(dims, 3);
+    testgen::steady_frames(
+        t, 80, 16, testgen::Rates{.move = 0.3, .churn = 0.05}, wild_box,
+        [](Rng& r, const Box3&) { return wild_box(r); }, testgen::IdStyle::kSequential);
+    traces.emplace_back("wild", t.take());
+  }
+  for (const auto& [name, trace] : traces) {
+    for (const double factor : {0.5, 2.0, 0.7}) {
+      for (const std::size_t per_frame : {std::size_t{3}, std::size_t{40}}) {
+        int regrids = 0;
+        expect_exact(trace, MultiSapConfig{.cell_size = 2.0, .relocations = per_frame},
+                     name + " regrid x" + std::to_string(factor) + " by " + std::to_string(per_frame),
+                     [&, factor = factor](MultiSap& m, std::size_t f) {
+                       // Three regrids at most: by the factor, back, and by it again.
+                       const double by = regrids % 2 == 0 ? factor : 1 / factor;
+                       if (f >= 1 && regrids < 3 && !m.regridding() && m.regrid(m.cell_size() * by)) ++regrids;
+                     });
+        EXPECT_GE(regrids, 1) << name;
+      }
+    }
+  }
+}
+
+// The grid follows the world: a crowd gathered in a few cells spreads out
+// sixteenfold, and the cells grow with it, a step at a time, every frame
+// exact.
+TEST(MultiSapRegrid, GridFollowsACrowdThatSpreads) {
+  TraceBuilder t(3, 9);
+  Rng& r = t.rng();
+  const int n = 4000;
+  t.begin_frame();
+  for (int i = 0; i < n; ++i) t.add(Id(i), testgen::cube(r.uniform(0, 20), r.uniform(0, 20), r.uniform(0, 20), 1));
+  for (int f = 1; f <= 90; ++f) {
+    t.begin_frame();
+    const float spread = 20.0f * std::min(16.0f, 1.0f + float(f) / 4.0f);
+    for (int i = f % 2; i < n; i += 2) {
+      t.move(Id(i), testgen::cube(r.uniform(0, spread), r.uniform(0, spread), r.uniform(0, spread), 1));
+    }
+  }
+  double first = 0, last = 0;
+  bool regridded = false;
+  expect_exact(t.take(), MultiSapConfig{}, "spreading crowd", [&](MultiSap& m, std::size_t f) {
+    if (f == 1) first = m.cell_size();
+    regridded = regridded || m.regridding();
+    last = m.cell_size();
+  });
+  EXPECT_TRUE(regridded);
+  EXPECT_GT(last, 2 * first) << "cells of " << first << " should have grown";
 }
 
 // Every trace kind of the differential suite under each grid.

@@ -35,7 +35,8 @@ ratio to the fastest, and verification of the pair sets against a reference.
   --suite NAME          one-shot (default), persistent, persistent-large, unisize,
                         cluster, or all
   --scene A,B,...       these scenes instead of a suite (see --list)
-  --contenders A,B,...  these contenders only (default: all that apply)
+  --contenders A,B,...  these contenders only (default: all that apply); a sapling
+                        algorithm may carry settings, NAME:SETTINGS (e.g. multi-sap:regrid=off)
   --exclude A,B,...     leave these contenders out
   --frames F            measured frames per scene (default: the scene's)
   --warmup W            frames run after frame 0 but not measured (default: the scene's)

@@ -1,5 +1,6 @@
 // The contender catalogue: sapling's contenders, then each peer compiled in.
 #include <algorithm>
+#include <deque>
 
 #include "harness/contender.hpp"
 #include "harness/peers.hpp"
@@ -34,7 +35,14 @@ const ContenderInfo* find_contender(const std::string& name) {
   for (const ContenderInfo& info : contender_catalogue()) {
     if (info.name == name) return &info;
   }
-  return nullptr;
+  // Made on demand, kept for the process (the runner holds pointers).
+  static std::deque<ContenderInfo> with_settings;
+  for (const ContenderInfo& info : with_settings) {
+    if (info.name == name) return &info;
+  }
+  std::optional<ContenderInfo> made = sapling_contender_with_settings(name);
+  if (!made) return nullptr;
+  return &with_settings.emplace_back(std::move(*made));
 }
 
 std::vector<std::string> peer_libraries() {

@@ -4,6 +4,7 @@
 // SAPLING_BENCH_HAVE_<NAME> says which were.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,9 @@ namespace sapling::bench {
 
 /// sapling's own contenders (sapling_contenders.cpp).
 void add_sapling_contenders(std::vector<ContenderInfo>& out);
+/// "NAME:SETTINGS": a registered algorithm with settings other than its
+/// defaults (BroadPhase::create), or nothing if NAME is not one.
+std::optional<ContenderInfo> sapling_contender_with_settings(const std::string& spec);
 
 #if SAPLING_BENCH_HAVE_CGAL
 /// "cgal": CGAL::box_self_intersection_d (closed boxes), recomputed each frame;

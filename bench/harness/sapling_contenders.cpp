@@ -2,6 +2,7 @@
 // BroadPhase, one-shot box pruning (complete and bipartite) on the dense live
 // boxes, a plain std::sort sort-and-sweep on x, and one-shot brute force.
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include "harness/contender.hpp"
@@ -298,6 +299,22 @@ class BruteOneShot final : public OneShotContender {
 
 }  // namespace
 
+std::optional<ContenderInfo> sapling_contender_with_settings(const std::string& spec) {
+  const std::size_t colon = spec.find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  for (AlgorithmInfo algo : algorithms()) {
+    if (algo.name != spec.substr(0, colon)) continue;
+    algo.name = spec;  // BroadPhase::create's NAME:SETTINGS
+    ContenderInfo info{spec, "sapling", "BroadPhase \"" + spec + "\" (settings other than the defaults)",
+                       Query::kComplete, [algo](const ContenderOptions& o) -> std::unique_ptr<Contender> {
+                         return std::make_unique<BroadPhaseContender>(algo, o.threads);
+                       }};
+    info.opt_in = true;
+    return info;
+  }
+  return std::nullopt;
+}
+
 void add_sapling_contenders(std::vector<ContenderInfo>& out) {
   out.push_back({"box-pruning-oneshot", "sapling", "BoxPruner::complete on the dense live boxes each frame",
                  Query::kComplete, [](const ContenderOptions& o) -> std::unique_ptr<Contender> {
@@ -308,19 +325,6 @@ void add_sapling_contenders(std::vector<ContenderInfo>& out) {
                    [algo](const ContenderOptions& o) -> std::unique_ptr<Contender> {
                      return std::make_unique<BroadPhaseContender>(algo, o.threads);
                    }});
-  }
-  // Opt-in: settings of an algorithm other than its defaults ("NAME:SETTINGS").
-  for (const AlgorithmInfo& algo : algorithms()) {
-    if (algo.name != "multi-sap") continue;
-    AlgorithmInfo witness = algo;
-    witness.name += ":mode=witness";
-    ContenderInfo info{witness.name, "sapling",
-                       "BroadPhase \"multi-sap\", independent cells consolidated by witness counts (opt-in)",
-                       Query::kComplete, [witness](const ContenderOptions& o) -> std::unique_ptr<Contender> {
-                         return std::make_unique<BroadPhaseContender>(witness, o.threads);
-                       }};
-    info.opt_in = true;
-    out.push_back(std::move(info));
   }
   // Opt-in: the mass-insertion scene asks for it; elsewhere it only repeats "sap" more slowly.
   for (const AlgorithmInfo& algo : algorithms()) {

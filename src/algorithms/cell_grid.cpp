@@ -36,13 +36,13 @@ std::size_t first_at(const CellGrid::Entry* e, std::size_t n, T v) noexcept {
 
 }  // namespace
 
-std::uint32_t CellGrid::find(const Coord& c) const noexcept {
-  const std::uint32_t id = index_.find(key(c));
+std::uint32_t CellGrid::find(const Coord& c, int gen) const noexcept {
+  const std::uint32_t id = index_.find(key(c, gen));
   return id == detail::HashIndex::kNotFound ? kNoCell : id;
 }
 
-std::uint32_t CellGrid::find_or_add(const Coord& c) {
-  const std::uint64_t k = key(c);
+std::uint32_t CellGrid::find_or_add(const Coord& c, int gen) {
+  const std::uint64_t k = key(c, gen);
   const std::uint32_t found = index_.find(k);
   if (found != detail::HashIndex::kNotFound) return found;
   // An exception here leaves at worst an unused cell: the algorithm is
@@ -58,6 +58,7 @@ std::uint32_t CellGrid::find_or_add(const Coord& c) {
   index_.insert(k, id);
   Cell& cell = cells_[id];
   cell.coord = c;
+  cell.gen = static_cast<std::uint8_t>(gen);
   cell.max_width = 0;
   cell.live = true;
   ++live_;
@@ -149,7 +150,7 @@ void CellGrid::settle(std::uint32_t cell, std::size_t arrivals) {
 void CellGrid::release_if_empty(std::uint32_t cell) {
   Cell& c = cells_[cell];
   if (!c.live || !c.entries.empty()) return;
-  index_.erase(key(c.coord));
+  index_.erase(key(c.coord, c.gen));
   c.live = false;
   c.max_width = 0;
   --live_;
@@ -175,7 +176,7 @@ void CellGrid::trim() {
     detail::free_storage(free_);
     index_ = detail::HashIndex{};  // reset() would keep the old table's storage
     index_.reserve(cells_.size());
-    for (std::uint32_t i = 0; i < cells_.size(); ++i) index_.insert(key(cells_[i].coord), i);
+    for (std::uint32_t i = 0; i < cells_.size(); ++i) index_.insert(key(cells_[i].coord, cells_[i].gen), i);
     return;
   }
   const std::size_t keep = kKeptFreeCells + live_ / 4;

@@ -12,8 +12,13 @@
 // cell size or on rounding, only on this monotony. Far cells merged by the
 // clamp are still correct, merely crowded.
 //
+// Two generations of cells share the grid, each with its cell size: while
+// multi-sap moves its boxes to a grid of another size, a few per frame, the
+// cells of both are live (multi_sap.cpp, "Regrid"). A cell is known by its
+// generation and coordinates.
+//
 // Invariants (validate()): every live cell is in the hash index under its
-// coordinates and holds at least one entry; its entries are sorted by min x;
+// generation and coordinates and holds at least one entry; its entries are sorted by min x;
 // its max_width bounds every entry's x extent from above; no tag is set
 // between frames.
 #pragma once
@@ -54,29 +59,32 @@ class CellGrid {
     std::uint32_t tag;
   };
   using Coord = std::array<std::int32_t, 3>;
-  static constexpr std::int32_t kCoordLimit = (1 << 20) - 1;  // 21 bits per axis in a key
+  // 21 bits per axis in a key, never all ones: with the generation bit, no
+  // key is the hash index's empty key.
+  static constexpr std::int32_t kCoordLimit = (1 << 20) - 2;
   static constexpr std::uint32_t kNoCell = ~std::uint32_t{0};
   static constexpr Slot kGone = ~Slot{0};  // an entry marked by mark_leaving()
 
-  /// Sets the cell edge (> 0, finite); the grid must be empty.
-  void set_cell_size(double size) noexcept {
-    size_ = size;
-    inverse_ = 1.0 / size;
+  /// Sets the cell edge (> 0, finite) of generation `gen` (0 or 1), which
+  /// must have no cell.
+  void set_cell_size(double size, int gen = 0) noexcept {
+    size_[gen] = size;
+    inverse_[gen] = 1.0 / size;
   }
-  double cell_size() const noexcept { return size_; }
+  double cell_size(int gen = 0) const noexcept { return size_[gen]; }
   /// Whether the grid has only one cell on z (a 2D broad phase: z is 0).
   void set_flat(bool flat) noexcept { flat_ = flat; }
 
   /// The cell coordinate of `x` on an axis: non-decreasing in x.
-  std::int32_t coord(float x) const noexcept {
-    const double t = std::floor(double(x) * inverse_);
+  std::int32_t coord(float x, int gen = 0) const noexcept {
+    const double t = std::floor(double(x) * inverse_[gen]);
     if (!(t > -double(kCoordLimit))) return -kCoordLimit;  // -inf too
     if (t > double(kCoordLimit)) return kCoordLimit;
     return static_cast<std::int32_t>(t);
   }
-  CellRange range(const Box3& b) const noexcept {
+  CellRange range(const Box3& b, int gen = 0) const noexcept {
     CellRange r;
-    for (int k = 0; k < 3; ++k) r.lo[k] = coord(b.min[k]), r.hi[k] = coord(b.max[k]);
+    for (int k = 0; k < 3; ++k) r.lo[k] = coord(b.min[k], gen), r.hi[k] = coord(b.max[k], gen);
     if (flat_) r.lo[2] = r.hi[2] = 0;
     return r;
   }
@@ -88,20 +96,21 @@ class CellGrid {
   }
   /// The cell holding the least corner of the intersection of two
   /// overlapping boxes: the one cell that owns their pair.
-  Coord home(const Box3& a, const Box3& b) const noexcept {
+  Coord home(const Box3& a, const Box3& b, int gen = 0) const noexcept {
     Coord c;
-    for (int k = 0; k < 3; ++k) c[k] = coord(a.min[k] > b.min[k] ? a.min[k] : b.min[k]);
+    for (int k = 0; k < 3; ++k) c[k] = coord(a.min[k] > b.min[k] ? a.min[k] : b.min[k], gen);
     if (flat_) c[2] = 0;
     return c;
   }
 
-  /// The live cell at `c`, or kNoCell.
-  std::uint32_t find(const Coord& c) const noexcept;
+  /// The live cell at `c` of generation `gen`, or kNoCell.
+  std::uint32_t find(const Coord& c, int gen = 0) const noexcept;
   /// Hints that the cell at `c` will be looked up soon.
-  void prefetch_lookup(const Coord& c) const noexcept { index_.prefetch(key(c)); }
-  /// The live cell at `c`, made (empty) if absent.
-  std::uint32_t find_or_add(const Coord& c);
+  void prefetch_lookup(const Coord& c, int gen = 0) const noexcept { index_.prefetch(key(c, gen)); }
+  /// The live cell at `c` of generation `gen`, made (empty) if absent.
+  std::uint32_t find_or_add(const Coord& c, int gen = 0);
   const Coord& coord_of(std::uint32_t cell) const noexcept { return cells_[cell].coord; }
+  int gen_of(std::uint32_t cell) const noexcept { return cells_[cell].gen; }
   std::size_t entries(std::uint32_t cell) const noexcept { return cells_[cell].entries.size(); }
 
   /// Enters `b` of `slot` in `cell`.
@@ -188,8 +197,8 @@ class CellGrid {
       if (!c.live) continue;
       Box3 b;
       for (int k = 0; k < 3; ++k) {
-        b.min[k] = static_cast<float>(c.coord[k] * size_);
-        b.max[k] = static_cast<float>((c.coord[k] + 1) * size_);
+        b.min[k] = static_cast<float>(c.coord[k] * size_[c.gen]);
+        b.max[k] = static_cast<float>((c.coord[k] + 1) * size_[c.gen]);
       }
       if (flat_) b.min[2] = b.max[2] = 0.0f;
       each(b);
@@ -204,7 +213,7 @@ class CellGrid {
   }
   std::size_t memory_bytes() const noexcept;
   /// Checks the invariants above; false on the first violation. Calls
-  /// each(coord, entry) for every entry of every live cell.
+  /// each(gen, coord, entry) for every entry of every live cell.
   template <class Each>
   bool validate(Each&& each) const {
     std::size_t live = 0;
@@ -212,12 +221,12 @@ class CellGrid {
       const Cell& c = cells_[i];
       if (!c.live) continue;
       ++live;
-      if (c.entries.empty() || find(c.coord) != i) return false;
+      if (c.entries.empty() || find(c.coord, c.gen) != i) return false;
       for (std::size_t j = 0; j < c.entries.size(); ++j) {
         const Entry& e = c.entries[j];
         if (j > 0 && c.entries[j - 1].min[0] > e.min[0]) return false;
         if (!(width(e) <= c.max_width) || e.tag != 0) return false;
-        if (!each(c.coord, e)) return false;
+        if (!each(int(c.gen), c.coord, e)) return false;
       }
     }
     return live == live_ && index_.size() == live_;
@@ -229,11 +238,12 @@ class CellGrid {
     std::vector<Entry> entries;  // sorted by min[0]
     double max_width = 0;        // >= every entry's max[0] - min[0]
     bool live = false;
+    std::uint8_t gen = 0;
   };
 
-  std::uint64_t key(const Coord& c) const noexcept {
+  std::uint64_t key(const Coord& c, int gen) const noexcept {
     const auto u = [](std::int32_t v) { return std::uint64_t(std::uint32_t(v + kCoordLimit + 1)); };
-    return u(c[0]) | (u(c[1]) << 21) | (u(c[2]) << 42);
+    return u(c[0]) | (u(c[1]) << 21) | (u(c[2]) << 42) | (std::uint64_t(gen) << 63);
   }
   // The x extent rounded up: an upper bound of max - min in exact arithmetic.
   static double width(const Entry& e) noexcept {
@@ -250,7 +260,7 @@ class CellGrid {
   std::vector<std::uint32_t> free_;  // ids of cells not live, storage maybe kept
   detail::HashIndex index_;          // key(coord) -> cell id, live cells only
   std::size_t live_ = 0;
-  double size_ = 1, inverse_ = 1;
+  double size_[2] = {1, 1}, inverse_[2] = {1, 1};
   bool flat_ = false;
 };
 

@@ -53,6 +53,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <utility>
 
 #include "algorithms/builtin.hpp"
 #include "algorithms/cell_size_policy.hpp"
@@ -76,14 +77,14 @@ MultiSap::MultiSap(const Options& options, MultiSapConfig config)
     : config_(config), dims_(options.dims), tasks_(options) {
   grid_.set_flat(options.dims == 2);
   if (config_.cell_size > 0) {
-    grid_.set_cell_size(config_.cell_size);
+    grid_.set_cell_size(config_.cell_size, grid_gen_);
     sized_ = true;
   }
 }
 
 void MultiSap::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
   if (objects_.empty() && config_.cell_size <= 0 && !ops.added.empty()) {
-    grid_.set_cell_size(cell_size_for(ops.added_boxes, ops.added.size(), dims_, config_.boxes_per_cell));
+    grid_.set_cell_size(cell_size_for(ops.added_boxes, ops.added.size(), dims_, config_.boxes_per_cell), grid_gen_);
     sized_ = true;
   }
   // A large frame (a level loaded at once) is applied as slices of at most
@@ -103,15 +104,18 @@ void MultiSap::update(const FrameOps& ops, std::span<const Id> ids, PairManager&
     const auto [a0, an] = part(removed + moved, ops.added.size());
     const FrameOps slice{ops.removed.subspan(r0, rn), ops.moved.subspan(m0, mn), ops.moved_boxes.subspan(m0, mn),
                          ops.added.subspan(a0, an), ops.added_boxes.subspan(a0, an)};
-    update_slice(slice, ids, pairs);
+    update_slice(slice, ids, pairs, to == total);
   }
   grid_.trim();
+  consider_regrid();
   release_scratch();
 }
 
-void MultiSap::update_slice(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
+void MultiSap::update_slice(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs, bool last) {
   ++frame_;
   collect_changes(ops);
+  if (last && regridding()) add_relocations();
+  two_grids_ = regridding();         // for the whole slice: apply_changes() may end the regrid
   outsized_pairs<true>(ids, pairs);  // before the objects change: it reads their old boxes
   collect_events();
   apply_changes();
@@ -154,7 +158,12 @@ void MultiSap::update_cells(std::span<const Id> ids, PairManager& pairs) {
                 }
               });
   // Emptied cells are freed last: the index of cells is not the tasks'.
-  for (std::uint32_t c = 0; c < cells; ++c) grid_.release_if_empty(events_[cell_starts_[c]].cell);
+  for (std::uint32_t c = 0; c < cells; ++c) {
+    const std::uint32_t cell = events_[cell_starts_[c]].cell;
+    touched_entries_ += grid_.entries(cell);
+    grid_.release_if_empty(cell);
+  }
+  touched_cells_ += cells;
 }
 
 void MultiSap::PairSink::starts(Slot a, Slot b) {
@@ -194,22 +203,89 @@ void MultiSap::collect_changes(const FrameOps& ops) {
   };
   for (const Slot s : ops.removed) {
     mark(s);
-    changes_.push_back(
-        Change{s, true, false, outsized_.contains(s), false, objects_.value<0>(s), {}, objects_.value<1>(s), {}});
+    changes_.push_back(Change{s,
+                              true,
+                              false,
+                              outsized_.contains(s),
+                              false,
+                              objects_.value<0>(s),
+                              {},
+                              objects_.value<1>(s),
+                              {},
+                              objects_.value<2>(s),
+                              grid_gen_});
   }
   for (std::size_t i = 0; i < ops.moved.size(); ++i) {
     const Slot s = ops.moved[i];
-    const CellRange r = grid_.range(ops.moved_boxes[i]);
+    const CellRange r = grid_.range(ops.moved_boxes[i], grid_gen_);
     mark(s);
     changes_.push_back(Change{s, true, true, outsized_.contains(s), is_outsized(r), objects_.value<0>(s),
-                              ops.moved_boxes[i], objects_.value<1>(s), r});
+                              ops.moved_boxes[i], objects_.value<1>(s), r, objects_.value<2>(s), grid_gen_});
   }
   for (std::size_t i = 0; i < ops.added.size(); ++i) {
     const Slot s = ops.added[i];
-    const CellRange r = grid_.range(ops.added_boxes[i]);
+    const CellRange r = grid_.range(ops.added_boxes[i], grid_gen_);
     mark(s);
-    changes_.push_back(Change{s, false, true, false, is_outsized(r), {}, ops.added_boxes[i], {}, r});
+    changes_.push_back(
+        Change{s, false, true, false, is_outsized(r), {}, ops.added_boxes[i], {}, r, grid_gen_, grid_gen_});
   }
+}
+
+// Regrid: up to config_.relocations objects still in the old grid, not
+// changed this frame, move to the new one with their box unchanged (a move
+// to the same box: no pair starts or ends).
+void MultiSap::add_relocations() {
+  const std::size_t most =
+      config_.relocations > 0 ? config_.relocations : std::max<std::size_t>(1024, objects_.size() / 32);
+  const std::span<const Slot> slots = objects_.slots();
+  const std::size_t n = slots.size();
+  std::size_t taken = 0;
+  for (std::size_t seen = 0; seen < n && taken < most; ++seen, ++relocate_at_) {
+    if (relocate_at_ >= n) relocate_at_ = 0;
+    const Slot s = slots[relocate_at_];
+    if (objects_.values<2>()[relocate_at_] == grid_gen_ || changed(s) != nullptr) continue;
+    const Box3& box = objects_.values<0>()[relocate_at_];
+    const CellRange r = grid_.range(box, grid_gen_);
+    marks_[s] = (frame_ << 32) | changes_.size();
+    changes_.push_back(Change{s, true, true, outsized_.contains(s), is_outsized(r), box, box,
+                              objects_.values<1>()[relocate_at_], r, objects_.values<2>()[relocate_at_], grid_gen_});
+    ++taken;
+  }
+}
+
+// Regrid when the cells that frames touch hold far more or far fewer boxes
+// than aimed at (a crowd gathered, a world spread out, boxes grown): the
+// size the data asks for now, if it is at least twice or half the current
+// one, becomes the new grid's, which the boxes then reach a few per frame.
+void MultiSap::consider_regrid() {
+  const std::size_t cells = std::exchange(touched_cells_, 0), entries = std::exchange(touched_entries_, 0);
+  ++frames_since_regrid_;
+  constexpr std::uint64_t kSettleFrames = 8;  // frames between regrids
+  constexpr std::size_t kFewest = 1024;       // smaller worlds keep their grid
+  constexpr double kOff = 4;                  // how far the occupancy may stray from the aim
+  if (regridding() || !config_.adapt || config_.cell_size > 0 || config_.mode == Consolidation::kWitness ||
+      frames_since_regrid_ < kSettleFrames || objects_.size() - outsized_.size() < kFewest || cells < 64) {
+    return;
+  }
+  const double occupancy = double(entries) / double(cells);
+  if (occupancy <= config_.boxes_per_cell * kOff && occupancy * kOff >= config_.boxes_per_cell) return;
+  const double size = cell_size_for(objects_.values<0>(), objects_.size(), dims_, config_.boxes_per_cell);
+  const double ratio = size / grid_.cell_size(grid_gen_);
+  if (ratio < 2 && ratio > 0.5) return;
+  regrid(size);
+}
+
+bool MultiSap::regrid(double size) {
+  if (regridding() || config_.mode == Consolidation::kWitness || objects_.empty()) return false;
+  // A factor 2 at most: a box then meets a bounded number of cells of the
+  // other grid while both are live (its probes); further steps follow.
+  const double now = grid_.cell_size(grid_gen_);
+  size = std::clamp(size, now / 2, now * 2);
+  grid_gen_ ^= 1;
+  grid_.set_cell_size(size, grid_gen_);
+  in_old_grid_ = objects_.size();
+  frames_since_regrid_ = 0;
+  return true;
 }
 
 // The pairs of the outsized set that may end (kEnd: at the old boxes,
@@ -250,37 +326,58 @@ void MultiSap::outsized_pairs(std::span<const Id> ids, PairManager& pairs) const
 // a cell). A cell entered for the first time is made here.
 void MultiSap::collect_events() {
   events_.clear();
+  const auto each_cell = [](const CellRange& r, auto&& f) {
+    for (std::int32_t z = r.lo[2]; z <= r.hi[2]; ++z) {
+      for (std::int32_t y = r.lo[1]; y <= r.hi[1]; ++y) {
+        for (std::int32_t x = r.lo[0]; x <= r.hi[0]; ++x) f(CellGrid::Coord{x, y, z});
+      }
+    }
+  };
   constexpr std::uint32_t kAhead = 8;  // changes whose first cells are looked up ahead
   for (std::uint32_t ci = 0; ci < changes_.size(); ++ci) {
     if (ci + kAhead < changes_.size()) {
       const Change& next = changes_[ci + kAhead];
-      if (next.had_old) grid_.prefetch_lookup(next.old_range.lo);
-      if (next.has_new) grid_.prefetch_lookup(next.new_range.lo);
+      if (next.had_old) grid_.prefetch_lookup(next.old_range.lo, next.old_grid);
+      if (next.has_new) grid_.prefetch_lookup(next.new_range.lo, next.new_grid);
     }
     const Change& c = changes_[ci];
     const bool leaves = c.had_old && !c.old_outsized, arrives = c.has_new && !c.new_outsized;
+    const bool same_grid = c.old_grid == c.new_grid;
     if (leaves) {
-      const CellRange& r = c.old_range;
-      for (std::int32_t z = r.lo[2]; z <= r.hi[2]; ++z) {
-        for (std::int32_t y = r.lo[1]; y <= r.hi[1]; ++y) {
-          for (std::int32_t x = r.lo[0]; x <= r.hi[0]; ++x) {
-            const CellGrid::Coord at{x, y, z};
-            const std::uint32_t what = arrives && c.new_range.contains(at) ? kLeave | kArrive : kLeave;
-            events_.push_back(Event{grid_.find(at), ci, what});
-          }
-        }
-      }
+      each_cell(c.old_range, [&](const CellGrid::Coord& at) {
+        const bool stays = arrives && same_grid && c.new_range.contains(at);
+        events_.push_back(Event{grid_.find(at, c.old_grid), ci, stays ? kLeave | kArrive : kLeave});
+      });
     }
     if (arrives) {
-      const CellRange& r = c.new_range;
-      for (std::int32_t z = r.lo[2]; z <= r.hi[2]; ++z) {
-        for (std::int32_t y = r.lo[1]; y <= r.hi[1]; ++y) {
-          for (std::int32_t x = r.lo[0]; x <= r.hi[0]; ++x) {
-            const CellGrid::Coord at{x, y, z};
-            if (leaves && c.old_range.contains(at)) continue;  // one event with its leaving
-            events_.push_back(Event{grid_.find_or_add(at), ci, kArrive});
-          }
-        }
+      each_cell(c.new_range, [&](const CellGrid::Coord& at) {
+        if (leaves && same_grid && c.old_range.contains(at)) return;  // one event with its leaving
+        events_.push_back(Event{grid_.find_or_add(at, c.new_grid), ci, kArrive});
+      });
+    }
+  }
+  // While boxes are in two grids, each box of a change is also looked for in
+  // the live cells of both where the change has no entry (after the
+  // arrivals have made their cells).
+  for (std::uint32_t ci = 0; two_grids_ && ci < changes_.size(); ++ci) {
+    const Change& c = changes_[ci];
+    const bool leaves = c.had_old && !c.old_outsized, arrives = c.has_new && !c.new_outsized;
+    const auto has_entry = [&](int gen, const CellGrid::Coord& at) {
+      return (leaves && gen == c.old_grid && c.old_range.contains(at)) ||
+             (arrives && gen == c.new_grid && c.new_range.contains(at));
+    };
+    for (int gen = 0; gen < 2; ++gen) {
+      const auto probe = [&](const CellGrid::Coord& at) {
+        if (has_entry(gen, at)) return;
+        const std::uint32_t cell = grid_.find(at, gen);
+        if (cell != CellGrid::kNoCell) events_.push_back(Event{cell, ci, kProbe});
+      };
+      if (leaves) each_cell(grid_.range(c.old_box, gen), probe);
+      if (arrives) {
+        const CellRange old_r = leaves ? grid_.range(c.old_box, gen) : CellRange{{1, 1, 1}, {0, 0, 0}};
+        each_cell(grid_.range(c.new_box, gen), [&](const CellGrid::Coord& at) {
+          if (!old_r.contains(at)) probe(at);  // once per cell
+        });
       }
     }
   }
@@ -305,6 +402,7 @@ void MultiSap::collect_events() {
 void MultiSap::apply_changes() {
   for (const Change& c : changes_) {
     if (c.had_old && c.old_outsized && !(c.has_new && c.new_outsized)) outsized_.erase(c.slot);
+    if (c.had_old && c.old_grid != grid_gen_) --in_old_grid_;  // it leaves the old grid, or the world
     if (!c.has_new) {
       objects_.erase(c.slot);
       continue;
@@ -312,8 +410,9 @@ void MultiSap::apply_changes() {
     if (c.had_old) {
       objects_.value<0>(c.slot) = c.new_box;
       objects_.value<1>(c.slot) = c.new_range;
+      objects_.value<2>(c.slot) = c.new_grid;
     } else {
-      objects_.insert(c.slot, c.new_box, c.new_range);
+      objects_.insert(c.slot, c.new_box, c.new_range, c.new_grid);
     }
     if (c.new_outsized && !(c.had_old && c.old_outsized)) outsized_.insert(c.slot);
   }
@@ -330,8 +429,14 @@ template <class Sink>
 void MultiSap::update_cell(std::size_t first, std::size_t last, Sink& sink, OwnEntries& own) {
   const std::uint32_t cell = events_[first].cell;
   const CellGrid::Coord here = grid_.coord_of(cell);
-  const auto cover = [](const CellChange& a) {
-    switch (a.what) {
+  const int gen = grid_.gen_of(cell);
+  // While regridding, a pair may meet in cells of two grids or in a probe:
+  // every query covers both boxes of its change and reports what it finds
+  // (the pair manager takes a repeated add or remove as one), not only in
+  // the pair's home cell.
+  const bool regrid = two_grids_;
+  const auto cover = [regrid](const CellChange& a) {
+    switch (regrid ? (a.had_old ? kLeave : 0u) | (a.has_new ? kArrive : 0u) : a.what) {
       case kLeave | kArrive: {
         Box3 h;
         for (int k = 0; k < 3; ++k) {
@@ -383,8 +488,8 @@ void MultiSap::update_cell(std::size_t first, std::size_t last, Sink& sink, OwnE
         return;
       }
       const CellChange* b = x.tag != 0 ? &cell_changes_[x.tag - 1] : nullptr;
-      if (b != nullptr && x.slot < a.slot) return;  // b's query finds a: both query with their entry's box
-      const Box3 x_box = box_of(x);                 // x's box if unchanged
+      if (b != nullptr && x.slot < a.slot && !regrid) return;  // b's query finds a: both query with their entry's box
+      const Box3 x_box = box_of(x);                            // x's box if unchanged
       if (witness) {
         // This cell's own view: the pair was here if both entries were,
         // is here if both are (an unchanged entry is, and was).
@@ -397,8 +502,9 @@ void MultiSap::update_cell(std::size_t first, std::size_t last, Sink& sink, OwnE
       const bool was = overlapped(a, b, x_box), now = overlap_now(a, b, x_box);
       if (was == now) return;
       if (now) {
-        if (grid_.home(b != nullptr ? b->new_box : x_box, a.new_box) == here) sink.starts(a.slot, x.slot);
-      } else if (grid_.home(b != nullptr ? b->old_box : x_box, a.old_box) == here) {
+        if (regrid || grid_.home(b != nullptr ? b->new_box : x_box, a.new_box, gen) == here)
+          sink.starts(a.slot, x.slot);
+      } else if (regrid || grid_.home(b != nullptr ? b->old_box : x_box, a.old_box, gen) == here) {
         sink.ends(a.slot, x.slot);
       }
     });
@@ -409,6 +515,7 @@ void MultiSap::update_cell(std::size_t first, std::size_t last, Sink& sink, OwnE
   const bool bulk_out = departures > kBulk;
   std::sort(own.begin(), own.end(), [](const OwnEntry& x, const OwnEntry& y) { return x.at > y.at; });
   for (const OwnEntry& o : own) {
+    if (o.at == CellGrid::kNoCell) continue;  // a probe's
     const CellChange& a = cell_changes_[o.event];
     if (a.what == (kLeave | kArrive)) {
       grid_.slide_right(cell, o.at, a.new_box);
@@ -473,12 +580,16 @@ bool MultiSap::validate() const {
   if (!objects_.valid() || !outsized_.valid()) return false;
   const std::span<const Slot> slots = objects_.slots();
   std::uint64_t expected = 0;
+  std::size_t in_old = 0;
   for (std::size_t d = 0; d < slots.size(); ++d) {
     const CellRange& r = objects_.values<1>()[d];
-    if (!(r == grid_.range(objects_.values<0>()[d]))) return false;
+    const int gen = objects_.values<2>()[d];
+    if (!(r == grid_.range(objects_.values<0>()[d], gen))) return false;
+    in_old += gen != grid_gen_;
     if (outsized_.contains(slots[d]) != is_outsized(r)) return false;
     if (!is_outsized(r)) expected += CellGrid::cells_in(r);
   }
+  if (in_old != in_old_grid_) return false;
   for (const Slot s : outsized_.slots()) {
     if (!objects_.contains(s)) return false;
   }
@@ -486,12 +597,13 @@ bool MultiSap::validate() const {
   // holds one object twice (same cell and slot: adjacent once sorted), so
   // with the count each object is in exactly the cells of its range.
   std::vector<std::pair<std::uint64_t, Slot>> seen;
-  const bool entries_ok = grid_.validate([&](const CellGrid::Coord& at, const CellGrid::Entry& e) {
+  const bool entries_ok = grid_.validate([&](int gen, const CellGrid::Coord& at, const CellGrid::Entry& e) {
     if (!objects_.contains(e.slot) || outsized_.contains(e.slot)) return false;
     const std::uint32_t d = objects_.index(e.slot);
     if (!(objects_.values<0>()[d] == box_of(e)) || !objects_.values<1>()[d].contains(at)) return false;
+    if (objects_.values<2>()[d] != gen) return false;
     const auto u = [](std::int32_t v) { return std::uint64_t(v + CellGrid::kCoordLimit); };  // 21 bits
-    const std::uint64_t cell_key = (u(at[0]) << 42) | (u(at[1]) << 21) | u(at[2]);
+    const std::uint64_t cell_key = (u(at[0]) << 42) | (u(at[1]) << 21) | u(at[2]);  // one generation per object
     seen.emplace_back(cell_key, e.slot);
     return true;
   });
@@ -535,7 +647,8 @@ std::unique_ptr<Algorithm> make_multi_sap(const Options& options) {
                                      "multi-sap: cell_size is 0 (chosen from the data) or a finite size > 0");
   config.boxes_per_cell =
       settings.number("boxes_per_cell", config.boxes_per_cell, 1.0, 1e6, "multi-sap: boxes_per_cell is 1..1e6");
-  settings.finish("multi-sap's settings are mode, cell_size and boxes_per_cell");
+  config.adapt = settings.choice("regrid", 0, {"auto", "off"}, "multi-sap: regrid is auto or off") == 0;
+  settings.finish("multi-sap's settings are mode, cell_size, boxes_per_cell and regrid");
   return std::make_unique<MultiSap>(options, config);
 }
 

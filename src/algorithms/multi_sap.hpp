@@ -28,7 +28,7 @@ enum class Consolidation : std::uint8_t {
 };
 
 /// What multi-sap is built with beyond Options (Options::settings: mode =
-/// home|witness, cell_size, boxes_per_cell).
+/// home|witness, cell_size, boxes_per_cell, regrid = auto|off).
 struct MultiSapConfig {
   Consolidation mode = Consolidation::kHomeCell;
   /// The cell edge; 0 chooses it from the first boxes added (and again
@@ -43,6 +43,12 @@ struct MultiSapConfig {
   /// The most changes applied at once: a larger frame is applied in slices
   /// (multi_sap.cpp, update()).
   std::size_t slice = 65536;
+  /// Whether the grid is resized when its cells hold far more or far fewer
+  /// boxes than aimed at (a cell size set above is kept regardless).
+  bool adapt = true;
+  /// Boxes moved to a new grid per frame while the grid is resized; 0 for
+  /// max(1024, a 32nd of the boxes) (multi_sap.cpp, "Regrid").
+  std::size_t relocations = 0;
 };
 
 /// The grid of SAP cells of Terdiman 2007, part II.
@@ -57,13 +63,19 @@ class MultiSap final : public Algorithm {
   void debug_draw(DebugDraw& draw) const override;
 
   /// The cell edge in use (0 before the first box).
-  double cell_size() const noexcept { return sized_ ? grid_.cell_size() : 0.0; }
+  double cell_size() const noexcept { return sized_ ? grid_.cell_size(grid_gen_) : 0.0; }
   /// Live cells of the grid.
   std::size_t cells() const noexcept { return grid_.live_cells(); }
   /// Live boxes kept apart as outsized.
   std::size_t outsized() const noexcept { return outsized_.size(); }
   /// Pairs with a witness count (Consolidation::kWitness; 0 otherwise).
   std::size_t witnessed_pairs() const noexcept { return witnesses_.size(); }
+  /// Whether boxes are being moved to a grid of another cell size.
+  bool regridding() const noexcept { return in_old_grid_ > 0; }
+  /// Starts moving the boxes to a grid of cells of edge `size` (> 0, finite)
+  /// over the next frames, as the data would when the grid is badly sized;
+  /// false (nothing done) while a regrid is under way or in witness mode.
+  bool regrid(double size);
 
  private:
   // One object changed this frame: its box before and after, where it was
@@ -74,6 +86,7 @@ class MultiSap final : public Algorithm {
     bool old_outsized, new_outsized;
     Box3 old_box, new_box;
     CellRange old_range, new_range;
+    std::uint8_t old_grid, new_grid;  // the generations of the grid the ranges are in
   };
   // One cell touched by one change: its entry leaves (kLeave), arrives
   // (kArrive) or both (replaced in place).
@@ -82,7 +95,9 @@ class MultiSap final : public Algorithm {
     std::uint32_t change;
     std::uint32_t what;
   };
-  static constexpr std::uint32_t kLeave = 1, kArrive = 2;
+  // kProbe: a query only, where the change has no entry (while regridding:
+  // its boxes in the cells of the other generation).
+  static constexpr std::uint32_t kLeave = 1, kArrive = 2, kProbe = 4;
   // An event with its change's boxes, gathered in cell order: a cell reads
   // its changes sequentially, not from all over changes_.
   struct CellChange {
@@ -125,12 +140,14 @@ class MultiSap final : public Algorithm {
   };
   using OwnEntries = std::vector<OwnEntry>;
 
-  void update_slice(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs);
+  void update_slice(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs, bool last);
   void collect_changes(const FrameOps& ops);
   template <bool kEnd>
   void outsized_pairs(std::span<const Id> ids, PairManager& pairs) const;
   void apply_changes();
+  void add_relocations();
   void collect_events();
+  void consider_regrid();
   void update_cells(std::span<const Id> ids, PairManager& pairs);
   template <class Sink>
   void update_cell(std::size_t first, std::size_t last, Sink& sink, OwnEntries& own);
@@ -161,9 +178,18 @@ class MultiSap final : public Algorithm {
   OptionTasks tasks_;
   bool sized_ = false;  // the grid has its cell size
   CellGrid grid_;
-  // The live objects, dense: box and cell range (outsized ones included).
-  detail::SlotMap<Box3, CellRange> objects_;
-  detail::SlotMap<> outsized_;  // the live outsized objects
+  // The live objects, dense: box, cell range and the generation of the grid
+  // it is in (outsized ones included).
+  detail::SlotMap<Box3, CellRange, std::uint8_t> objects_;
+  // Regrid: arrivals go to generation grid_gen_; objects still in the other
+  // one are moved, config_.relocations per frame, from relocate_at_ on.
+  std::uint8_t grid_gen_ = 0;
+  std::size_t in_old_grid_ = 0;
+  std::size_t relocate_at_ = 0;
+  std::uint64_t frames_since_regrid_ = 0;
+  bool two_grids_ = false;                               // this slice began with boxes in both grids
+  std::size_t touched_cells_ = 0, touched_entries_ = 0;  // this update's, for consider_regrid()
+  detail::SlotMap<> outsized_;                           // the live outsized objects
   // By slot: (frame << 32) | index in changes_, for the slots changed in
   // frame `frame`.
   std::vector<std::uint64_t> marks_;

@@ -1,0 +1,585 @@
+// octree: a dynamic loose octree over the live boxes, the spatial
+// subdivision Tracy, Buss and Woods 2009 measure their SAP against (section
+// 4: "an efficient dynamic octree", object lists in growable arrays). It is
+// the baseline of the persistent algorithms: simple, insensitive to churn,
+// blind to temporal coherence.
+//
+// A node is a cube cell of edge 2 * half (a power of two times the leaf
+// size); its children split it in eight (four in a flat world: z is never
+// split). A box lives in the smallest node whose cell holds its centre and
+// whose loose bounds, the cell grown by (looseness - 1) / 2 of its edge on
+// every side, hold the box; never below the leaf size. With looseness 2
+// (Ulrich's loose octree) a box of extent e settles at the level of edge
+// >= e whatever its position; a tight octree (looseness 1) keeps every box
+// that straddles a split plane at that plane's node, and the root of a
+// large world holds thousands (docs/algorithms/octree.md measures both).
+// Children are made on demand and freed when empty; node lists are
+// unordered arrays, a box's node and index kept by slot (swap removal).
+//
+// No world bounds: the root starts at the first box's cell and doubles
+// outward, toward the box it must take, until it holds it. A box with an
+// infinite bound, or one that would need more than max_levels doublings
+// above the leaf size (+-FLT_MAX, 1e30 among unit boxes), is outsized:
+// kept in node 0, a list outside the tree that every query reads.
+//
+// A frame: each removed or moved box queries the tree (still at the old
+// boxes) with its old box, for the pairs that may end; then the tree takes
+// the changes; then each moved or added box queries with its new box, for
+// the pairs that may start. The exact old and new boxes decide (a pair
+// ends when its boxes overlapped and do not now, starts in reverse), and a
+// pair of two changed boxes is decided by the higher slot's query only.
+//
+// Invariants (validate()): every live box is in exactly one node, where
+// its slot's location says; a tree node's box has its centre in the cell
+// and lies in the loose bounds, and place() would put it there (the child
+// holding its centre cannot take it, or the node is a leaf); a child's
+// cell is its parent's octant, its bounds within the parent's; no tree
+// node is empty and childless; the root is not an empty node of one child.
+//
+// Cost per frame: O(changes x (depth + nodes and boxes a query meets)); a
+// query of a box at level L meets about 3^3 nodes there (loose bounds
+// overlap their neighbours'). Nothing follows the world's size but depth.
+// Choose it as a baseline, or where boxes come and go more than they move.
+#include "algorithms/octree.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "algorithms/builtin.hpp"
+#include "algorithms/cell_size_policy.hpp"
+#include "detail/reserve.hpp"
+
+namespace sapling::detail {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+// Free nodes whose arrays are kept for reuse beyond a quarter of the live
+// ones: a box crossing into an empty node allocates nothing.
+constexpr std::size_t kKeptFreeNodes = 64;
+// A coordinate more than 2^50 leaf sizes from 0 is outsized: node centres,
+// multiples of half a leaf, stay exact in double.
+constexpr double kFarInLeaves = 0x1p50;
+
+double centre_of(const Box3& b, int k) noexcept { return 0.5 * double(b.min[k]) + 0.5 * double(b.max[k]); }
+
+// A double rounded to the float at or below (above with kUp), infinities
+// beyond the float range.
+template <bool kUp>
+float round_out(double x) noexcept {
+  if (x > double(std::numeric_limits<float>::max())) return kUp ? kInf : std::numeric_limits<float>::max();
+  if (x < -double(std::numeric_limits<float>::max())) return kUp ? -std::numeric_limits<float>::max() : -kInf;
+  const auto f = static_cast<float>(x);
+  if (kUp ? double(f) < x : double(f) > x) return std::nextafter(f, kUp ? kInf : -kInf);
+  return f;
+}
+
+}  // namespace
+
+Octree::Octree(const Options& options, OctreeConfig config)
+    : config_(config), axes_(options.dims == 2 ? 2 : 3), extra_(std::max(0.0, (config.looseness - 1) / 2)) {
+  if (config_.leaf_size > 0) leaf_size_ = std::exp2(std::ceil(std::log2(config_.leaf_size)));
+  nodes_.emplace_back();  // the outsized list
+  nodes_[kOutsized].bounds = Box3{{-kInf, -kInf, -kInf}, {kInf, kInf, kInf}};
+}
+
+void Octree::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
+  if (live_objects_ == 0 && config_.leaf_size <= 0 && !ops.added.empty()) {
+    // From the data, but at least 2^-20 of the largest coordinate, so that
+    // the cells of the world stay apart in float.
+    double largest = 0;
+    for (const Box3& b : ops.added_boxes) {
+      for (int k = 0; k < axes_; ++k) {
+        for (const float x : {b.min[k], b.max[k]}) {
+          if (std::isfinite(x)) largest = std::max(largest, std::abs(double(x)));
+        }
+      }
+    }
+    const double size =
+        std::max(cell_size_for(ops.added_boxes, ops.added.size(), axes_, config_.boxes_per_leaf), largest * 0x1p-20);
+    leaf_size_ = std::exp2(std::ceil(std::log2(size)));
+  }
+  ++frame_;
+  collect_changes(ops);
+  report<true>(ids, pairs);  // the tree at the old boxes
+  apply_changes();
+  report<false>(ids, pairs);  // the tree at the new boxes
+  shrink_root();
+  release_scratch();
+}
+
+// The frame's changes, removals then moves then additions, and each
+// changed slot marked with its change.
+void Octree::collect_changes(const FrameOps& ops) {
+  changes_.clear();
+  detail::reserve_geometric(changes_, ops.removed.size() + ops.moved.size() + ops.added.size());
+  const auto mark = [&](Slot s) {
+    if (s >= marks_.size()) {
+      detail::reserve_geometric(marks_, std::size_t{s} + 1);
+      marks_.resize(std::size_t{s} + 1, 0);
+    }
+    marks_[s] = (frame_ << 32) | changes_.size();
+  };
+  const auto box_of = [&](Slot s) -> const Box3& { return nodes_[where_[s].node].entries[where_[s].at].box; };
+  for (const Slot s : ops.removed) {
+    mark(s);
+    changes_.push_back(Change{s, true, false, box_of(s), {}});
+  }
+  for (std::size_t i = 0; i < ops.moved.size(); ++i) {
+    mark(ops.moved[i]);
+    changes_.push_back(Change{ops.moved[i], true, true, box_of(ops.moved[i]), ops.moved_boxes[i]});
+  }
+  for (std::size_t i = 0; i < ops.added.size(); ++i) {
+    mark(ops.added[i]);
+    changes_.push_back(Change{ops.added[i], false, true, {}, ops.added_boxes[i]});
+  }
+}
+
+// The pairs that may end (kEnd: each old box queries the tree at the old
+// boxes) or start (each new box, the tree at the new boxes). A hit of an
+// unchanged box gives its box at both times; a changed one's change gives
+// both; between two changed boxes the higher slot's query decides.
+template <bool kEnd>
+void Octree::report(std::span<const Id> ids, PairManager& pairs) {
+  for (const Change& a : changes_) {
+    if (!(kEnd ? a.had_old : a.has_new)) continue;
+    query(kEnd ? a.old_box : a.new_box, [&](const Entry& e) {
+      if (e.slot == a.slot) return;
+      const Change* b = changed(e.slot);
+      if (b != nullptr && e.slot > a.slot) return;  // b's query finds a
+      if constexpr (kEnd) {
+        const bool now =
+            a.has_new && (b == nullptr ? overlaps(a.new_box, e.box) : b->has_new && overlaps(a.new_box, b->new_box));
+        if (!now) pairs.remove(ids[a.slot], ids[e.slot]);
+      } else {
+        const bool was =
+            a.had_old && (b == nullptr ? overlaps(a.old_box, e.box) : b->had_old && overlaps(a.old_box, b->old_box));
+        if (!was) pairs.add(ids[a.slot], ids[e.slot]);
+      }
+    });
+  }
+}
+
+// Every entry whose box overlaps q (closed): the outsized list, then the
+// tree from the root, down through the nodes whose loose bounds meet q.
+template <class Hit>
+void Octree::query(const Box3& q, Hit&& hit) {
+  for (const Entry& e : nodes_[kOutsized].entries) {
+    if (overlaps(e.box, q)) hit(e);
+  }
+  if (root_ == kNone || !overlaps(nodes_[root_].bounds, q)) return;
+  stack_.clear();
+  stack_.push_back(root_);
+  while (!stack_.empty()) {
+    const Node& n = nodes_[stack_.back()];
+    stack_.pop_back();
+    for (const Entry& e : n.entries) {
+      if (overlaps(e.box, q)) hit(e);
+    }
+    if (n.children == 0) continue;
+    for (const std::uint32_t c : n.child) {
+      if (c != kNone && overlaps(nodes_[c].bounds, q)) stack_.push_back(c);
+    }
+  }
+}
+
+// The tree takes the frame's changes: a moved box stays in its entry when
+// place() finds the same node, else it is appended to the new node before
+// leaving the old one (whose emptied ancestors are then freed: never the
+// new node, which holds it).
+void Octree::apply_changes() {
+  for (const Change& c : changes_) {
+    if (!c.has_new) {
+      erase(c.slot);
+      --live_objects_;
+      continue;
+    }
+    const std::uint32_t to = place(c.new_box);
+    if (!c.had_old) {
+      if (c.slot >= where_.size()) {
+        detail::reserve_geometric(where_, std::size_t{c.slot} + 1);
+        where_.resize(std::size_t{c.slot} + 1);
+      }
+      append(to, c.new_box, c.slot);
+      ++live_objects_;
+      continue;
+    }
+    const Location from = where_[c.slot];
+    if (from.node == to) {
+      nodes_[to].entries[from.at].box = c.new_box;
+      continue;
+    }
+    append(to, c.new_box, c.slot);
+    erase_at(from);
+    prune_upward(from.node);
+  }
+}
+
+bool Octree::contains(const Box3& outer, const Box3& inner) const noexcept {
+  bool in = true;
+  for (int k = 0; k < axes_; ++k) in = in && outer.min[k] <= inner.min[k] && inner.max[k] <= outer.max[k];
+  return in;
+}
+
+bool Octree::centre_in_cell(const Box3& b, const std::array<double, 3>& centre, double half) const noexcept {
+  bool in = true;
+  for (int k = 0; k < axes_; ++k) {
+    const double c = centre_of(b, k);
+    in = in && centre[k] - half <= c && c < centre[k] + half;
+  }
+  return in;
+}
+
+// The cell grown by extra_ of its edge on every side, rounded outward to
+// floats; z unbounded in a flat world.
+Box3 Octree::loose_bounds(const std::array<double, 3>& centre, double half) const noexcept {
+  Box3 b{{-kInf, -kInf, -kInf}, {kInf, kInf, kInf}};
+  const double reach = half + 2 * half * extra_;
+  for (int k = 0; k < axes_; ++k) {
+    b.min[k] = round_out<false>(centre[k] - reach);
+    b.max[k] = round_out<true>(centre[k] + reach);
+  }
+  return b;
+}
+
+// Doublings of the root needed before it holds b (its centre in the cell,
+// the box in the loose bounds), or -1 if b is outsized. Without a root,
+// the root b would start.
+int Octree::growth_needed(const Box3& b, std::array<double, 3>& centre, double& half) const noexcept {
+  const double far = leaf_size_ * kFarInLeaves;
+  for (int k = 0; k < axes_; ++k) {
+    if (!(std::abs(double(b.min[k])) <= far && std::abs(double(b.max[k])) <= far)) return -1;  // inf too
+  }
+  int level = 0;
+  if (root_ == kNone) {
+    half = leaf_size_ / 2;
+    centre = {0, 0, 0};
+    for (int k = 0; k < axes_; ++k) centre[k] = (std::floor(centre_of(b, k) / leaf_size_) + 0.5) * leaf_size_;
+  } else {
+    half = nodes_[root_].half;
+    centre = nodes_[root_].centre;
+    level = std::ilogb(2 * half / leaf_size_);
+  }
+  for (int doublings = 0;; ++doublings) {
+    if (centre_in_cell(b, centre, half) && contains(loose_bounds(centre, half), b)) return doublings;
+    if (level + doublings >= config_.max_levels) return -1;
+    for (int k = 0; k < axes_; ++k) centre[k] += centre_of(b, k) >= centre[k] ? half : -half;
+    half *= 2;
+  }
+}
+
+// The node b belongs in (made on the way if absent; the root grown if
+// needed), or the outsized list.
+std::uint32_t Octree::place(const Box3& b) {
+  std::array<double, 3> centre;
+  double half;
+  const int doublings = growth_needed(b, centre, half);
+  if (doublings < 0) return kOutsized;
+  if (root_ == kNone) {
+    root_ = new_node(centre, half, kNone);
+  } else {
+    for (int i = 0; i < doublings; ++i) {
+      // The old root becomes the octant of a root twice its edge, on the side
+      // away from b's centre.
+      const std::uint32_t old = root_;
+      std::array<double, 3> up = nodes_[old].centre;
+      const double h = nodes_[old].half;
+      for (int k = 0; k < axes_; ++k) up[k] += centre_of(b, k) >= up[k] ? h : -h;
+      root_ = new_node(up, 2 * h, kNone);
+      Node& r = nodes_[root_];
+      Node& o = nodes_[old];
+      for (int k = 0; k < 3; ++k) {  // the new bounds hold the old ones, whatever the rounding
+        r.bounds.min[k] = std::min(r.bounds.min[k], o.bounds.min[k]);
+        r.bounds.max[k] = std::max(r.bounds.max[k], o.bounds.max[k]);
+      }
+      r.child[octant_of(r, o.centre)] = old;
+      r.children = 1;
+      o.parent = root_;
+    }
+  }
+  std::uint32_t node = root_;
+  for (;;) {
+    const std::uint32_t c = child_for(node, b);
+    if (c == kNone) return node;
+    node = c;
+  }
+}
+
+std::uint32_t Octree::octant_of(const Node& n, const std::array<double, 3>& p) const noexcept {
+  std::uint32_t o = 0;
+  for (int k = 0; k < axes_; ++k) o |= std::uint32_t(p[k] >= n.centre[k]) << k;
+  return o;
+}
+
+// The child of `node` that b descends to (made if absent), or kNone where
+// b stops: the node is a leaf, or the child holding b's centre cannot
+// hold b.
+std::uint32_t Octree::child_for(std::uint32_t node, const Box3& b) {
+  const Node& n = nodes_[node];
+  if (n.half < leaf_size_) return kNone;  // its edge is the leaf size
+  std::array<double, 3> p{};
+  for (int k = 0; k < axes_; ++k) p[k] = centre_of(b, k);
+  const std::uint32_t o = octant_of(n, p);
+  if (n.child[o] != kNone) return contains(nodes_[n.child[o]].bounds, b) ? n.child[o] : kNone;
+  std::array<double, 3> centre = n.centre;
+  const double half = n.half / 2;
+  for (int k = 0; k < axes_; ++k) centre[k] += (o >> k) & 1 ? half : -half;
+  if (!contains(child_bounds(n, centre, half), b)) return kNone;
+  const std::uint32_t c = new_node(centre, half, node);  // may move nodes_
+  Node& parent = nodes_[node];
+  parent.child[o] = c;
+  ++parent.children;
+  return c;
+}
+
+// A child's loose bounds, kept within its parent's (nested whatever the
+// rounding, so that a query may skip a node's whole subtree).
+Box3 Octree::child_bounds(const Node& parent, const std::array<double, 3>& centre, double half) const noexcept {
+  Box3 b = loose_bounds(centre, half);
+  for (int k = 0; k < 3; ++k) {
+    b.min[k] = std::max(b.min[k], parent.bounds.min[k]);
+    b.max[k] = std::min(b.max[k], parent.bounds.max[k]);
+  }
+  return b;
+}
+
+std::uint32_t Octree::new_node(const std::array<double, 3>& centre, double half, std::uint32_t parent) {
+  std::uint32_t id;
+  if (!free_nodes_.empty()) {
+    id = free_nodes_.back();
+    free_nodes_.pop_back();
+  } else {
+    id = static_cast<std::uint32_t>(nodes_.size());
+    nodes_.emplace_back();
+  }
+  Node& n = nodes_[id];
+  n.centre = centre;
+  n.half = half;
+  n.bounds = parent == kNone ? loose_bounds(centre, half) : child_bounds(nodes_[parent], centre, half);
+  n.child.fill(kNone);
+  n.parent = parent;
+  n.children = 0;
+  n.live = true;
+  ++live_nodes_;
+  return id;
+}
+
+void Octree::free_node(std::uint32_t node) {
+  Node& n = nodes_[node];
+  n.live = false;
+  n.entries.clear();  // the storage is kept for reuse (release_scratch() trims it)
+  free_nodes_.push_back(node);
+  --live_nodes_;
+}
+
+void Octree::append(std::uint32_t node, const Box3& b, Slot s) {
+  std::vector<Entry>& v = nodes_[node].entries;
+  where_[s] = Location{node, static_cast<std::uint32_t>(v.size())};
+  v.push_back(Entry{b, s});
+}
+
+// Takes out the entry at `at`; the last entry of its node fills the hole.
+void Octree::erase_at(const Location& at) {
+  std::vector<Entry>& v = nodes_[at.node].entries;
+  const Entry last = v.back();
+  v.pop_back();
+  if (at.at < v.size()) {
+    v[at.at] = last;
+    where_[last.slot].at = at.at;
+  }
+}
+
+void Octree::erase(Slot s) {
+  const Location at = where_[s];
+  erase_at(at);
+  where_[s].node = kNone;
+  prune_upward(at.node);
+}
+
+// Frees `node` and then its ancestors while they are empty and childless.
+void Octree::prune_upward(std::uint32_t node) {
+  while (node != kOutsized && node != kNone) {
+    Node& n = nodes_[node];
+    if (!n.entries.empty() || n.children != 0) return;
+    const std::uint32_t parent = n.parent;
+    if (parent == kNone) {
+      root_ = kNone;
+    } else {
+      Node& p = nodes_[parent];
+      *std::find(p.child.begin(), p.child.end(), node) = kNone;
+      --p.children;
+    }
+    free_node(node);
+    node = parent;
+  }
+}
+
+// A root that holds nothing itself and has one child hands over to it: the
+// reverse of growth, once the world has moved away or emptied.
+void Octree::shrink_root() {
+  while (root_ != kNone) {
+    const Node& r = nodes_[root_];
+    if (!r.entries.empty() || r.children != 1) return;
+    const std::uint32_t only =
+        *std::find_if(r.child.begin(), r.child.end(), [](std::uint32_t c) { return c != kNone; });
+    free_node(root_);
+    root_ = only;
+    nodes_[only].parent = kNone;
+  }
+}
+
+// Scratch sized for a mass insertion or removal is given back once frames
+// need far less; after a mass removal the live nodes are renumbered into a
+// fresh array; everything goes when the world empties.
+void Octree::release_scratch() {
+  const std::size_t keep = std::max<std::size_t>(1024, live_objects_ / 16);
+  if (changes_.capacity() > keep && changes_.size() * 4 < changes_.capacity()) detail::free_storage(changes_);
+  if (live_objects_ == 0) {
+    nodes_.resize(1);
+    nodes_.shrink_to_fit();
+    detail::free_storage(nodes_[kOutsized].entries);
+    detail::free_storage(free_nodes_);
+    detail::free_storage(where_);
+    detail::free_storage(marks_);
+    detail::free_storage(stack_);
+    return;
+  }
+  if (nodes_.size() > 4 * kKeptFreeNodes && live_nodes_ * 4 < nodes_.size()) {
+    compact();
+    return;
+  }
+  const std::size_t kept_free = kKeptFreeNodes + live_nodes_ / 4;
+  for (std::size_t i = kept_free; i < free_nodes_.size(); ++i) detail::free_storage(nodes_[free_nodes_[i]].entries);
+  if (where_.size() > 1024 && live_objects_ * 4 < where_.size()) {
+    while (!where_.empty() && where_.back().node == kNone) where_.pop_back();
+    where_.shrink_to_fit();
+    if (marks_.size() > where_.size()) marks_.resize(where_.size());
+    marks_.shrink_to_fit();
+  }
+}
+
+// The live nodes renumbered into a fresh array (node ids live only in the
+// tree and the locations).
+void Octree::compact() {
+  std::vector<std::uint32_t> renumber(nodes_.size(), kNone);
+  std::vector<Node> kept;
+  kept.reserve(live_nodes_ + 1);
+  for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
+    if (i != kOutsized && !nodes_[i].live) continue;
+    renumber[i] = static_cast<std::uint32_t>(kept.size());
+    kept.push_back(std::move(nodes_[i]));
+  }
+  for (std::uint32_t i = 0; i < kept.size(); ++i) {
+    Node& n = kept[i];
+    if (n.parent != kNone) n.parent = renumber[n.parent];
+    for (std::uint32_t& c : n.child) {
+      if (c != kNone) c = renumber[c];
+    }
+    for (const Entry& e : n.entries) where_[e.slot].node = i;
+  }
+  if (root_ != kNone) root_ = renumber[root_];
+  nodes_.swap(kept);
+  detail::free_storage(free_nodes_);
+}
+
+int Octree::depth() const noexcept {
+  int deepest = 0;
+  for (std::uint32_t i = 1; i < nodes_.size(); ++i) {
+    if (!nodes_[i].live) continue;
+    int d = 1;
+    for (std::uint32_t p = nodes_[i].parent; p != kNone; p = nodes_[p].parent) ++d;
+    deepest = std::max(deepest, d);
+  }
+  return deepest;
+}
+
+std::size_t Octree::memory_bytes() const {
+  std::size_t bytes = nodes_.capacity() * sizeof(Node) + free_nodes_.capacity() * sizeof(std::uint32_t) +
+                      where_.capacity() * sizeof(Location) + marks_.capacity() * sizeof(std::uint64_t) +
+                      changes_.capacity() * sizeof(Change) + stack_.capacity() * sizeof(std::uint32_t);
+  for (const Node& n : nodes_) bytes += n.entries.capacity() * sizeof(Entry);
+  return bytes;
+}
+
+void Octree::debug_draw(DebugDraw& draw) const {
+  for (std::uint32_t i = 1; i < nodes_.size(); ++i) {
+    const Node& n = nodes_[i];
+    if (!n.live) continue;
+    Box3 cell{};
+    for (int k = 0; k < axes_; ++k) {
+      cell.min[k] = static_cast<float>(n.centre[k] - n.half);
+      cell.max[k] = static_cast<float>(n.centre[k] + n.half);
+    }
+    draw.box(cell, DebugCategory::kNode, kNoOwner);
+  }
+  draw.count("nodes", live_nodes_);
+}
+
+bool Octree::validate() const {
+  // Every entry where its slot's location says, each slot once.
+  std::size_t entries = 0;
+  for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
+    const Node& n = nodes_[i];
+    if (i != kOutsized && !n.live) {
+      if (!n.entries.empty()) return false;
+      continue;
+    }
+    for (std::uint32_t j = 0; j < n.entries.size(); ++j) {
+      const Slot s = n.entries[j].slot;
+      if (s >= where_.size() || where_[s].node != i || where_[s].at != j) return false;
+    }
+    entries += n.entries.size();
+  }
+  if (entries != live_objects_) return false;
+  std::size_t located = 0;
+  for (const Location& l : where_) located += l.node != kNone;
+  if (located != live_objects_) return false;
+  // The tree, from the root: links, cells, bounds, placement.
+  if (root_ == kNone) return live_nodes_ == 0 && nodes_[kOutsized].entries.size() == live_objects_;
+  const Node& root = nodes_[root_];
+  if (!root.live || root.parent != kNone || (root.entries.empty() && root.children == 1)) return false;
+  if (!contains(root.bounds, loose_bounds(root.centre, root.half))) return false;
+  std::vector<std::uint32_t> todo{root_};
+  std::size_t reached = 0;
+  while (!todo.empty()) {
+    const std::uint32_t i = todo.back();
+    todo.pop_back();
+    const Node& n = nodes_[i];
+    ++reached;
+    if (!n.live || n.half * 2 < leaf_size_ || (n.entries.empty() && n.children == 0)) return false;
+    std::uint32_t children = 0;
+    for (std::uint32_t o = 0; o < 8; ++o) {
+      const std::uint32_t c = n.child[o];
+      if (c == kNone) continue;
+      ++children;
+      const Node& ch = nodes_[c];
+      std::array<double, 3> centre = n.centre;
+      for (int k = 0; k < axes_; ++k) centre[k] += (o >> k) & 1 ? n.half / 2 : -n.half / 2;
+      if (o >> axes_ != 0 || ch.parent != i || ch.half != n.half / 2 || ch.centre != centre) return false;
+      if (!(ch.bounds == child_bounds(n, centre, ch.half))) return false;
+      todo.push_back(c);
+    }
+    if (children != n.children) return false;
+    for (const Entry& e : n.entries) {
+      if (!contains(n.bounds, e.box) || !centre_in_cell(e.box, n.centre, n.half)) return false;
+      // place() would stop here: the child holding the centre cannot take it.
+      if (n.half >= leaf_size_) {
+        std::array<double, 3> p{};
+        for (int k = 0; k < axes_; ++k) p[k] = centre_of(e.box, k);
+        const std::uint32_t o = octant_of(n, p);
+        std::array<double, 3> centre = n.centre;
+        for (int k = 0; k < axes_; ++k) centre[k] += (o >> k) & 1 ? n.half / 2 : -n.half / 2;
+        if (contains(child_bounds(n, centre, n.half / 2), e.box)) return false;
+      }
+    }
+  }
+  return reached == live_nodes_;
+}
+
+std::unique_ptr<Algorithm> make_octree(const Options& options) { return std::make_unique<Octree>(options); }
+
+std::unique_ptr<Algorithm> make_octree_with(const Options& options, const OctreeConfig& config) {
+  return std::make_unique<Octree>(options, config);
+}
+
+}  // namespace sapling::detail

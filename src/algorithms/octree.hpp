@@ -1,0 +1,133 @@
+// octree: a dynamic loose octree over the live boxes (octree.cpp teaches the
+// method). Declared here for its tests.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sapling/algorithm.hpp"
+
+namespace sapling::detail {
+
+/// What the octree is built with beyond Options.
+struct OctreeConfig {
+  /// The edge of the smallest nodes (rounded up to a power of two); 0
+  /// chooses it from the first boxes added (and again whenever the world
+  /// has emptied).
+  double leaf_size = 0;
+  /// Boxes per smallest node aimed at when the size is chosen from the data.
+  /// Measured: docs/algorithms/octree.md, "Tuning".
+  double boxes_per_leaf = 2;
+  /// A node holds the boxes whose centre lies in its cell and that fit in
+  /// the cell grown by (looseness - 1) / 2 of its edge on every side: 1 is
+  /// the tight octree, 2 the loose octree of Ulrich (the default).
+  double looseness = 2;
+  /// The root grows to at most this many doublings above the leaf size; a
+  /// box that would need more (or has an infinite bound) is outsized: kept
+  /// apart in a list every query reads.
+  int max_levels = 40;
+};
+
+/// A dynamic octree whose nodes keep their boxes in growable arrays
+/// (Tracy, Buss and Woods 2009, section 4), persistent across frames.
+class Octree final : public Algorithm {
+ public:
+  explicit Octree(const Options& options, OctreeConfig config = {});
+
+  void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override;
+  std::size_t memory_bytes() const override;
+  bool validate() const override;
+  /// Draws the cell of every live node (DebugCategory::kNode) and counts
+  /// them ("nodes").
+  void debug_draw(DebugDraw& draw) const override;
+
+  /// The edge of the smallest nodes (0 before the first box).
+  double leaf_size() const noexcept { return leaf_size_; }
+  /// Live nodes of the tree (the outsized list apart).
+  std::size_t nodes() const noexcept { return live_nodes_; }
+  /// Live boxes kept apart as outsized.
+  std::size_t outsized() const noexcept { return nodes_.empty() ? 0 : nodes_[kOutsized].entries.size(); }
+  /// Levels below the root, the root's included (0 when empty).
+  int depth() const noexcept;
+
+ private:
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  // Node 0 is not in the tree: it is the outsized list, read by every query.
+  static constexpr std::uint32_t kOutsized = 0;
+
+  struct Entry {
+    Box3 box;
+    Slot slot;
+  };
+  struct Node {
+    std::array<double, 3> centre{};  // of the node's cell
+    double half = 0;                 // half the cell's edge, a power of two
+    Box3 bounds;                     // the loose cell, rounded outward and within the parent's
+    std::array<std::uint32_t, 8> child{};
+    std::uint32_t parent = kNone;
+    std::uint32_t children = 0;  // how many of child[] are set
+    std::vector<Entry> entries;  // the boxes kept here, in no order
+    bool live = false;
+  };
+  // Where a slot's box is: its node and its index in the node's entries.
+  struct Location {
+    std::uint32_t node = kNone;
+    std::uint32_t at = 0;
+  };
+  // One object changed this frame: its box before and after.
+  struct Change {
+    Slot slot;
+    bool had_old, has_new;
+    Box3 old_box, new_box;
+  };
+
+  const Change* changed(Slot s) const noexcept {
+    return s < marks_.size() && (marks_[s] >> 32) == frame_ ? &changes_[std::uint32_t(marks_[s])] : nullptr;
+  }
+
+  void collect_changes(const FrameOps& ops);
+  template <bool kEnd>
+  void report(std::span<const Id> ids, PairManager& pairs);
+  void apply_changes();
+  template <class Hit>
+  void query(const Box3& q, Hit&& hit);
+
+  std::uint32_t place(const Box3& b);
+  int growth_needed(const Box3& b, std::array<double, 3>& centre, double& half) const noexcept;
+  std::uint32_t child_for(std::uint32_t node, const Box3& b);
+  std::uint32_t octant_of(const Node& n, const std::array<double, 3>& p) const noexcept;
+  Box3 loose_bounds(const std::array<double, 3>& centre, double half) const noexcept;
+  Box3 child_bounds(const Node& parent, const std::array<double, 3>& centre, double half) const noexcept;
+  bool contains(const Box3& outer, const Box3& inner) const noexcept;
+  bool centre_in_cell(const Box3& b, const std::array<double, 3>& centre, double half) const noexcept;
+  std::uint32_t new_node(const std::array<double, 3>& centre, double half, std::uint32_t parent);
+  void free_node(std::uint32_t node);
+  void append(std::uint32_t node, const Box3& b, Slot s);
+  void erase_at(const Location& at);
+  void erase(Slot s);
+  void prune_upward(std::uint32_t node);
+  void shrink_root();
+  void release_scratch();
+  void compact();
+
+  OctreeConfig config_;
+  int axes_;                 // 3, or 2 for a flat world (z is never split)
+  double leaf_size_ = 0;     // 0 until sized
+  double extra_ = 0.5;       // (looseness - 1) / 2
+  std::vector<Node> nodes_;  // nodes_[kOutsized] is the outsized list
+  std::vector<std::uint32_t> free_nodes_;
+  std::uint32_t root_ = kNone;
+  std::size_t live_nodes_ = 0, live_objects_ = 0;
+  std::vector<Location> where_;  // by slot
+  // By slot: (frame << 32) | index in changes_, for the slots changed in
+  // frame `frame_`.
+  std::vector<std::uint64_t> marks_;
+  std::uint64_t frame_ = 0;
+  std::vector<Change> changes_;       // scratch: this frame's changes
+  std::vector<std::uint32_t> stack_;  // scratch: a query's nodes to visit
+};
+
+}  // namespace sapling::detail

@@ -43,6 +43,7 @@
 #include "algorithms/octree.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -60,6 +61,10 @@ constexpr std::size_t kKeptFreeNodes = 64;
 // A coordinate more than 2^50 leaf sizes from 0 is outsized: node centres,
 // multiples of half a leaf, stay exact in double.
 constexpr double kFarInLeaves = 0x1p50;
+// The least margin of a node chosen from the data, in edges.
+constexpr double kLeastMargin = 1.0 / 64;
+// Per axis, the octants on its lower side (their bit for the axis clear).
+constexpr std::array<std::uint32_t, 3> kLowerOctants = {0x55, 0x33, 0x0f};
 
 double centre_of(const Box3& b, int k) noexcept { return 0.5 * double(b.min[k]) + 0.5 * double(b.max[k]); }
 
@@ -76,29 +81,15 @@ float round_out(double x) noexcept {
 
 }  // namespace
 
-Octree::Octree(const Options& options, OctreeConfig config)
-    : config_(config), axes_(options.dims == 2 ? 2 : 3), extra_(std::max(0.0, (config.looseness - 1) / 2)) {
+Octree::Octree(const Options& options, OctreeConfig config) : config_(config), axes_(options.dims == 2 ? 2 : 3) {
   if (config_.leaf_size > 0) leaf_size_ = std::exp2(std::ceil(std::log2(config_.leaf_size)));
+  if (config_.looseness > 0) extra_ = std::max(0.0, (config_.looseness - 1) / 2);
   nodes_.emplace_back();  // the outsized list
   nodes_[kOutsized].bounds = Box3{{-kInf, -kInf, -kInf}, {kInf, kInf, kInf}};
 }
 
 void Octree::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
-  if (live_objects_ == 0 && config_.leaf_size <= 0 && !ops.added.empty()) {
-    // From the data, but at least 2^-20 of the largest coordinate, so that
-    // the cells of the world stay apart in float.
-    double largest = 0;
-    for (const Box3& b : ops.added_boxes) {
-      for (int k = 0; k < axes_; ++k) {
-        for (const float x : {b.min[k], b.max[k]}) {
-          if (std::isfinite(x)) largest = std::max(largest, std::abs(double(x)));
-        }
-      }
-    }
-    const double size =
-        std::max(cell_size_for(ops.added_boxes, ops.added.size(), axes_, config_.boxes_per_leaf), largest * 0x1p-20);
-    leaf_size_ = std::exp2(std::ceil(std::log2(size)));
-  }
+  if (live_objects_ == 0 && !ops.added.empty()) size_from(ops.added_boxes);
   ++frame_;
   collect_changes(ops);
   report<true>(ids, pairs);  // the tree at the old boxes
@@ -106,6 +97,34 @@ void Octree::update(const FrameOps& ops, std::span<const Id> ids, PairManager& p
   report<false>(ids, pairs);  // the tree at the new boxes
   shrink_root();
   release_scratch();
+}
+
+// The leaf size and margin for a world that starts with `boxes`, where the
+// configuration leaves them open. The leaf at least 2^-20 of the largest
+// coordinate, so that the cells of the world stay apart in float.
+void Octree::size_from(std::span<const Box3> boxes) {
+  double largest = 0, extents = 0;
+  std::size_t finite = 0;
+  for (const Box3& b : boxes) {
+    double extent = 0;
+    bool is_finite = true;
+    for (int k = 0; k < axes_; ++k) {
+      is_finite = is_finite && std::isfinite(b.min[k]) && std::isfinite(b.max[k]);
+      for (const float x : {b.min[k], b.max[k]}) {
+        if (std::isfinite(x)) largest = std::max(largest, std::abs(double(x)));
+      }
+      extent = std::max(extent, double(b.max[k]) - double(b.min[k]));
+    }
+    if (is_finite) extents += extent, ++finite;
+  }
+  if (config_.leaf_size <= 0) {
+    const double size = std::max(cell_size_for(boxes, boxes.size(), axes_, config_.boxes_per_leaf), largest * 0x1p-20);
+    leaf_size_ = std::exp2(std::round(std::log2(size)));
+  }
+  if (config_.looseness <= 0) {
+    const double mean_extent = finite > 0 ? extents / double(finite) : 0.0;
+    extra_ = std::clamp(mean_extent / 2 / leaf_size_, kLeastMargin, 0.5);
+  }
 }
 
 // The frame's changes, removals then moves then additions, and each
@@ -176,10 +195,16 @@ void Octree::query(const Box3& q, Hit&& hit) {
     for (const Entry& e : n.entries) {
       if (overlaps(e.box, q)) hit(e);
     }
-    if (n.children == 0) continue;
-    for (const std::uint32_t c : n.child) {
-      if (c != kNone && overlaps(nodes_[c].bounds, q)) stack_.push_back(c);
+    if (n.mask == 0) continue;
+    // The octants whose bounds meet q: per axis, the lower or upper half.
+    std::uint32_t meet = n.mask;
+    for (int k = 0; k < axes_; ++k) {
+      const std::array<float, 4>& s = n.split[k];
+      const std::uint32_t lower = q.min[k] <= s[1] && s[0] <= q.max[k] ? kLowerOctants[k] : 0;
+      const std::uint32_t upper = q.min[k] <= s[3] && s[2] <= q.max[k] ? ~kLowerOctants[k] : 0;
+      meet &= lower | upper;
     }
+    for (; meet != 0; meet &= meet - 1) stack_.push_back(n.child[std::countr_zero(meet)]);
   }
 }
 
@@ -288,12 +313,21 @@ std::uint32_t Octree::place(const Box3& b) {
       root_ = new_node(up, 2 * h, kNone);
       Node& r = nodes_[root_];
       Node& o = nodes_[old];
-      for (int k = 0; k < 3; ++k) {  // the new bounds hold the old ones, whatever the rounding
+      // The new bounds and the old root's side of the split hold the old
+      // bounds, whatever the rounding.
+      const std::uint32_t at = octant_of(r, o.centre);
+      for (int k = 0; k < 3; ++k) {
         r.bounds.min[k] = std::min(r.bounds.min[k], o.bounds.min[k]);
         r.bounds.max[k] = std::max(r.bounds.max[k], o.bounds.max[k]);
       }
-      r.child[octant_of(r, o.centre)] = old;
-      r.children = 1;
+      set_split(r);
+      for (int k = 0; k < 3; ++k) {
+        float* side = &r.split[k][(at >> k) & 1 ? 2 : 0];
+        side[0] = std::min(side[0], o.bounds.min[k]);
+        side[1] = std::max(side[1], o.bounds.max[k]);
+      }
+      r.child[at] = old;
+      r.mask = 1u << at;
       o.parent = root_;
     }
   }
@@ -321,24 +355,36 @@ std::uint32_t Octree::child_for(std::uint32_t node, const Box3& b) {
   for (int k = 0; k < axes_; ++k) p[k] = centre_of(b, k);
   const std::uint32_t o = octant_of(n, p);
   if (n.child[o] != kNone) return contains(nodes_[n.child[o]].bounds, b) ? n.child[o] : kNone;
+  if (!contains(child_bounds(n, o), b)) return kNone;
   std::array<double, 3> centre = n.centre;
   const double half = n.half / 2;
   for (int k = 0; k < axes_; ++k) centre[k] += (o >> k) & 1 ? half : -half;
-  if (!contains(child_bounds(n, centre, half), b)) return kNone;
   const std::uint32_t c = new_node(centre, half, node);  // may move nodes_
   Node& parent = nodes_[node];
   parent.child[o] = c;
-  ++parent.children;
+  parent.mask |= 1u << o;
   return c;
 }
 
-// A child's loose bounds, kept within its parent's (nested whatever the
-// rounding, so that a query may skip a node's whole subtree).
-Box3 Octree::child_bounds(const Node& parent, const std::array<double, 3>& centre, double half) const noexcept {
-  Box3 b = loose_bounds(centre, half);
+// The children's loose bounds on each axis, kept within the node's (nested
+// whatever the rounding, so that a query may skip a child's whole subtree).
+void Octree::set_split(Node& n) const noexcept {
   for (int k = 0; k < 3; ++k) {
-    b.min[k] = std::max(b.min[k], parent.bounds.min[k]);
-    b.max[k] = std::min(b.max[k], parent.bounds.max[k]);
+    std::array<double, 3> lower = n.centre, upper = n.centre;
+    lower[k] -= n.half / 2;
+    upper[k] += n.half / 2;
+    const Box3 lo = loose_bounds(lower, n.half / 2), hi = loose_bounds(upper, n.half / 2);
+    n.split[k] = {std::max(lo.min[k], n.bounds.min[k]), std::min(lo.max[k], n.bounds.max[k]),
+                  std::max(hi.min[k], n.bounds.min[k]), std::min(hi.max[k], n.bounds.max[k])};
+  }
+}
+
+Box3 Octree::child_bounds(const Node& parent, std::uint32_t octant) noexcept {
+  Box3 b;
+  for (int k = 0; k < 3; ++k) {
+    const std::size_t side = (octant >> k) & 1 ? 2 : 0;
+    b.min[k] = parent.split[k][side];
+    b.max[k] = parent.split[k][side + 1];
   }
   return b;
 }
@@ -355,10 +401,12 @@ std::uint32_t Octree::new_node(const std::array<double, 3>& centre, double half,
   Node& n = nodes_[id];
   n.centre = centre;
   n.half = half;
-  n.bounds = parent == kNone ? loose_bounds(centre, half) : child_bounds(nodes_[parent], centre, half);
+  n.bounds =
+      parent == kNone ? loose_bounds(centre, half) : child_bounds(nodes_[parent], octant_of(nodes_[parent], centre));
+  set_split(n);
   n.child.fill(kNone);
   n.parent = parent;
-  n.children = 0;
+  n.mask = 0;
   n.live = true;
   ++live_nodes_;
   return id;
@@ -400,14 +448,15 @@ void Octree::erase(Slot s) {
 void Octree::prune_upward(std::uint32_t node) {
   while (node != kOutsized && node != kNone) {
     Node& n = nodes_[node];
-    if (!n.entries.empty() || n.children != 0) return;
+    if (!n.entries.empty() || n.mask != 0) return;
     const std::uint32_t parent = n.parent;
     if (parent == kNone) {
       root_ = kNone;
     } else {
       Node& p = nodes_[parent];
-      *std::find(p.child.begin(), p.child.end(), node) = kNone;
-      --p.children;
+      const auto at = static_cast<std::uint32_t>(std::find(p.child.begin(), p.child.end(), node) - p.child.begin());
+      p.child[at] = kNone;
+      p.mask &= ~(1u << at);
     }
     free_node(node);
     node = parent;
@@ -419,9 +468,8 @@ void Octree::prune_upward(std::uint32_t node) {
 void Octree::shrink_root() {
   while (root_ != kNone) {
     const Node& r = nodes_[root_];
-    if (!r.entries.empty() || r.children != 1) return;
-    const std::uint32_t only =
-        *std::find_if(r.child.begin(), r.child.end(), [](std::uint32_t c) { return c != kNone; });
+    if (!r.entries.empty() || std::popcount(r.mask) != 1) return;
+    const std::uint32_t only = r.child[std::countr_zero(r.mask)];
     free_node(root_);
     root_ = only;
     nodes_[only].parent = kNone;
@@ -537,7 +585,7 @@ bool Octree::validate() const {
   // The tree, from the root: links, cells, bounds, placement.
   if (root_ == kNone) return live_nodes_ == 0 && nodes_[kOutsized].entries.size() == live_objects_;
   const Node& root = nodes_[root_];
-  if (!root.live || root.parent != kNone || (root.entries.empty() && root.children == 1)) return false;
+  if (!root.live || root.parent != kNone || (root.entries.empty() && std::popcount(root.mask) == 1)) return false;
   if (!contains(root.bounds, loose_bounds(root.centre, root.half))) return false;
   std::vector<std::uint32_t> todo{root_};
   std::size_t reached = 0;
@@ -546,20 +594,20 @@ bool Octree::validate() const {
     todo.pop_back();
     const Node& n = nodes_[i];
     ++reached;
-    if (!n.live || n.half * 2 < leaf_size_ || (n.entries.empty() && n.children == 0)) return false;
-    std::uint32_t children = 0;
+    if (!n.live || n.half * 2 < leaf_size_ || (n.entries.empty() && n.mask == 0)) return false;
+    std::uint32_t mask = 0;
     for (std::uint32_t o = 0; o < 8; ++o) {
       const std::uint32_t c = n.child[o];
       if (c == kNone) continue;
-      ++children;
+      mask |= 1u << o;
       const Node& ch = nodes_[c];
       std::array<double, 3> centre = n.centre;
       for (int k = 0; k < axes_; ++k) centre[k] += (o >> k) & 1 ? n.half / 2 : -n.half / 2;
       if (o >> axes_ != 0 || ch.parent != i || ch.half != n.half / 2 || ch.centre != centre) return false;
-      if (!(ch.bounds == child_bounds(n, centre, ch.half))) return false;
+      if (!contains(child_bounds(n, o), ch.bounds) || !contains(n.bounds, child_bounds(n, o))) return false;
       todo.push_back(c);
     }
-    if (children != n.children) return false;
+    if (mask != n.mask) return false;
     for (const Entry& e : n.entries) {
       if (!contains(n.bounds, e.box) || !centre_in_cell(e.box, n.centre, n.half)) return false;
       // place() would stop here: the child holding the centre cannot take it.
@@ -567,9 +615,7 @@ bool Octree::validate() const {
         std::array<double, 3> p{};
         for (int k = 0; k < axes_; ++k) p[k] = centre_of(e.box, k);
         const std::uint32_t o = octant_of(n, p);
-        std::array<double, 3> centre = n.centre;
-        for (int k = 0; k < axes_; ++k) centre[k] += (o >> k) & 1 ? n.half / 2 : -n.half / 2;
-        if (contains(child_bounds(n, centre, n.half / 2), e.box)) return false;
+        if (contains(n.child[o] != kNone ? nodes_[n.child[o]].bounds : child_bounds(n, o), e.box)) return false;
       }
     }
   }

@@ -20,11 +20,13 @@ struct OctreeConfig {
   double leaf_size = 0;
   /// Boxes per smallest node aimed at when the size is chosen from the data.
   /// Measured: docs/algorithms/octree.md, "Tuning".
-  double boxes_per_leaf = 2;
+  double boxes_per_leaf = 32;
   /// A node holds the boxes whose centre lies in its cell and that fit in
   /// the cell grown by (looseness - 1) / 2 of its edge on every side: 1 is
-  /// the tight octree, 2 the loose octree of Ulrich (the default).
-  double looseness = 2;
+  /// the tight octree, 2 the loose octree of Ulrich. 0 chooses it with the
+  /// leaf size: the margin of a leaf is half the boxes' mean extent, so
+  /// that a box of the mean size settles in a leaf wherever its centre is.
+  double looseness = 0;
   /// The root grows to at most this many doublings above the leaf size; a
   /// box that would need more (or has an infinite bound) is outsized: kept
   /// apart in a list every query reads.
@@ -66,9 +68,12 @@ class Octree final : public Algorithm {
     std::array<double, 3> centre{};  // of the node's cell
     double half = 0;                 // half the cell's edge, a power of two
     Box3 bounds;                     // the loose cell, rounded outward and within the parent's
+    // Per axis, the children's bounds on it: [0, 1] for the lower octants,
+    // [2, 3] for the upper ones (a query picks children without reading them).
+    std::array<std::array<float, 4>, 3> split{};
     std::array<std::uint32_t, 8> child{};
     std::uint32_t parent = kNone;
-    std::uint32_t children = 0;  // how many of child[] are set
+    std::uint32_t mask = 0;      // bit o set: child[o] is a node
     std::vector<Entry> entries;  // the boxes kept here, in no order
     bool live = false;
   };
@@ -88,6 +93,7 @@ class Octree final : public Algorithm {
     return s < marks_.size() && (marks_[s] >> 32) == frame_ ? &changes_[std::uint32_t(marks_[s])] : nullptr;
   }
 
+  void size_from(std::span<const Box3> boxes);
   void collect_changes(const FrameOps& ops);
   template <bool kEnd>
   void report(std::span<const Id> ids, PairManager& pairs);
@@ -100,7 +106,8 @@ class Octree final : public Algorithm {
   std::uint32_t child_for(std::uint32_t node, const Box3& b);
   std::uint32_t octant_of(const Node& n, const std::array<double, 3>& p) const noexcept;
   Box3 loose_bounds(const std::array<double, 3>& centre, double half) const noexcept;
-  Box3 child_bounds(const Node& parent, const std::array<double, 3>& centre, double half) const noexcept;
+  void set_split(Node& n) const noexcept;
+  static Box3 child_bounds(const Node& parent, std::uint32_t octant) noexcept;
   bool contains(const Box3& outer, const Box3& inner) const noexcept;
   bool centre_in_cell(const Box3& b, const std::array<double, 3>& centre, double half) const noexcept;
   std::uint32_t new_node(const std::array<double, 3>& centre, double half, std::uint32_t parent);

@@ -48,6 +48,8 @@ class Octree final : public Algorithm {
 
   /// The edge of the smallest nodes (0 before the first box).
   double leaf_size() const noexcept { return leaf_size_; }
+  /// The looseness in use: 1 + twice a node's margin in edges.
+  double looseness() const noexcept { return 1 + 2 * extra_; }
   /// Live nodes of the tree (the outsized list apart).
   std::size_t nodes() const noexcept { return live_nodes_; }
   /// Live boxes kept apart as outsized.

@@ -4,15 +4,16 @@
 // the baseline of the persistent algorithms: simple, insensitive to churn,
 // blind to temporal coherence.
 //
-// A node is a cube cell of edge 2 * half (a power of two times the leaf
-// size); its children split it in eight (four in a flat world: z is never
-// split). A box lives in the smallest node whose cell holds its centre and
-// whose loose bounds, the cell grown by (looseness - 1) / 2 of its edge on
-// every side, hold the box; never below the leaf size. With looseness 2
-// (Ulrich's loose octree) a box of extent e settles at the level of edge
-// >= e whatever its position; a tight octree (looseness 1) keeps every box
-// that straddles a split plane at that plane's node, and the root of a
-// large world holds thousands (docs/algorithms/octree.md measures both).
+// A node is a cube cell (edge a power of two times the leaf size); its
+// children split it in eight (four in a flat world: z is never split). A box
+// lives in the smallest node whose cell holds its centre and whose loose
+// bounds, the cell grown by a margin on every side, hold the box; never
+// below the leaf size. Ulrich's loose octree takes a margin of half the
+// edge, so a box settles at the level of its size wherever it is; a tight
+// octree (no margin) keeps every box that straddles a split plane at that
+// plane's node, thousands at the root of a large world. Here the margin is
+// half the boxes' mean extent at the leaves (an eighth of the edge or less
+// there), grown with the edge above: queries meet fewer neighbours.
 // Children are made on demand and freed when empty; node lists are
 // unordered arrays, a box's node and index kept by slot (swap removal).
 //
@@ -22,12 +23,12 @@
 // above the leaf size (+-FLT_MAX, 1e30 among unit boxes), is outsized:
 // kept in node 0, a list outside the tree that every query reads.
 //
-// A frame: each removed or moved box queries the tree (still at the old
-// boxes) with its old box, for the pairs that may end; then the tree takes
-// the changes; then each moved or added box queries with its new box, for
-// the pairs that may start. The exact old and new boxes decide (a pair
-// ends when its boxes overlapped and do not now, starts in reverse), and a
-// pair of two changed boxes is decided by the higher slot's query only.
+// A frame: each changed box has a cover (old and new box). A pair that ends
+// overlapped at the old boxes and one that starts overlaps at the new, so
+// its covers overlap: between two changed boxes, one box pruning of the
+// covers finds every such pair; between a changed box and an unchanged one
+// (the same before and after), the cover's query of the tree does. The
+// exact old and new boxes decide, so each pair is reported once, exactly.
 //
 // Invariants (validate()): every live box is in exactly one node, where
 // its slot's location says; a tree node's box has its centre in the cell
@@ -36,10 +37,10 @@
 // cell is its parent's octant, its bounds within the parent's; no tree
 // node is empty and childless; the root is not an empty node of one child.
 //
-// Cost per frame: O(changes x (depth + nodes and boxes a query meets)); a
-// query of a box at level L meets about 3^3 nodes there (loose bounds
-// overlap their neighbours'). Nothing follows the world's size but depth.
-// Choose it as a baseline, or where boxes come and go more than they move.
+// Cost per frame: O(changes x (depth + nodes and boxes a query meets)) plus
+// a box pruning of the changes; nothing follows the world's size but the
+// depth. Choose it as a baseline, or where boxes come and go more than they
+// move. Method and measurements: docs/algorithms/octree.md.
 #include "algorithms/octree.hpp"
 
 #include <algorithm>
@@ -92,9 +93,9 @@ void Octree::update(const FrameOps& ops, std::span<const Id> ids, PairManager& p
   if (live_objects_ == 0 && !ops.added.empty()) size_from(ops.added_boxes);
   ++frame_;
   collect_changes(ops);
-  report<true>(ids, pairs);  // the tree at the old boxes
+  changed_pairs(ids, pairs);
   apply_changes();
-  report<false>(ids, pairs);  // the tree at the new boxes
+  unchanged_pairs(ids, pairs);
   shrink_root();
   release_scratch();
 }
@@ -154,26 +155,46 @@ void Octree::collect_changes(const FrameOps& ops) {
   }
 }
 
-// The pairs that may end (kEnd: each old box queries the tree at the old
-// boxes) or start (each new box, the tree at the new boxes). A hit of an
-// unchanged box gives its box at both times; a changed one's change gives
-// both; between two changed boxes the higher slot's query decides.
-template <bool kEnd>
-void Octree::report(std::span<const Id> ids, PairManager& pairs) {
-  for (const Change& a : changes_) {
-    if (!(kEnd ? a.had_old : a.has_new)) continue;
-    query(kEnd ? a.old_box : a.new_box, [&](const Entry& e) {
-      if (e.slot == a.slot) return;
-      const Change* b = changed(e.slot);
-      if (b != nullptr && e.slot > a.slot) return;  // b's query finds a
-      if constexpr (kEnd) {
-        const bool now =
-            a.has_new && (b == nullptr ? overlaps(a.new_box, e.box) : b->has_new && overlaps(a.new_box, b->new_box));
-        if (!now) pairs.remove(ids[a.slot], ids[e.slot]);
+// The pairs of two changed boxes that end or start: a pair that ends
+// overlapped at the old boxes, one that starts overlaps at the new ones, so
+// either way the two covers overlap; one box pruning of the covers finds
+// them all.
+void Octree::changed_pairs(std::span<const Id> ids, PairManager& pairs) {
+  covers_.clear();
+  for (const Change& c : changes_) covers_.push_back(c.cover());
+  met_.clear();
+  pruner_.complete(covers_, met_);
+  pruned_ = std::max(pruned_, covers_.size());
+  for (const IndexPair& m : met_) {
+    const Change &a = changes_[m.i], &b = changes_[m.j];
+    const bool was = overlapped(a, &b, b.old_box), now = overlap_now(a, &b, b.new_box);
+    if (was == now) continue;
+    if (now) {
+      pairs.add(ids[a.slot], ids[b.slot]);
+    } else {
+      pairs.remove(ids[a.slot], ids[b.slot]);
+    }
+  }
+}
+
+// The pairs of a changed box and an unchanged one that end or start: the
+// changed box's cover queries the tree (whose unchanged boxes are where they
+// were) once, and the exact old and new boxes decide. Nothing to do when
+// every live box changed.
+void Octree::unchanged_pairs(std::span<const Id> ids, PairManager& pairs) {
+  std::size_t changed_live = 0;
+  for (const Change& c : changes_) changed_live += c.has_new;
+  if (changed_live == live_objects_) return;
+  for (std::size_t i = 0; i < changes_.size(); ++i) {
+    const Change& a = changes_[i];
+    query(covers_[i], [&](const Entry& e) {
+      if (changed(e.slot) != nullptr) return;  // itself, or a pair of changed_pairs()
+      const bool was = overlapped(a, nullptr, e.box), now = overlap_now(a, nullptr, e.box);
+      if (was == now) return;
+      if (now) {
+        pairs.add(ids[a.slot], ids[e.slot]);
       } else {
-        const bool was =
-            a.had_old && (b == nullptr ? overlaps(a.old_box, e.box) : b->had_old && overlaps(a.old_box, b->old_box));
-        if (!was) pairs.add(ids[a.slot], ids[e.slot]);
+        pairs.remove(ids[a.slot], ids[e.slot]);
       }
     });
   }
@@ -481,7 +502,15 @@ void Octree::shrink_root() {
 // fresh array; everything goes when the world empties.
 void Octree::release_scratch() {
   const std::size_t keep = std::max<std::size_t>(1024, live_objects_ / 16);
-  if (changes_.capacity() > keep && changes_.size() * 4 < changes_.capacity()) detail::free_storage(changes_);
+  if (changes_.capacity() > keep && changes_.size() * 4 < changes_.capacity()) {
+    detail::free_storage(changes_);
+    detail::free_storage(covers_);
+    detail::free_storage(met_);
+  }
+  if (pruned_ > keep && changes_.size() * 4 < pruned_) {
+    pruner_ = BoxPruner{};  // its buffers were sized for a mass insertion or removal
+    pruned_ = 0;
+  }
   if (live_objects_ == 0) {
     nodes_.resize(1);
     nodes_.shrink_to_fit();
@@ -490,6 +519,10 @@ void Octree::release_scratch() {
     detail::free_storage(where_);
     detail::free_storage(marks_);
     detail::free_storage(stack_);
+    detail::free_storage(covers_);
+    detail::free_storage(met_);
+    pruner_ = BoxPruner{};
+    pruned_ = 0;
     return;
   }
   if (nodes_.size() > 4 * kKeptFreeNodes && live_nodes_ * 4 < nodes_.size()) {
@@ -544,7 +577,8 @@ int Octree::depth() const noexcept {
 std::size_t Octree::memory_bytes() const {
   std::size_t bytes = nodes_.capacity() * sizeof(Node) + free_nodes_.capacity() * sizeof(std::uint32_t) +
                       where_.capacity() * sizeof(Location) + marks_.capacity() * sizeof(std::uint64_t) +
-                      changes_.capacity() * sizeof(Change) + stack_.capacity() * sizeof(std::uint32_t);
+                      changes_.capacity() * sizeof(Change) + stack_.capacity() * sizeof(std::uint32_t) +
+                      covers_.capacity() * sizeof(Box3) + met_.capacity() * sizeof(IndexPair) + pruner_.memory_bytes();
   for (const Node& n : nodes_) bytes += n.entries.capacity() * sizeof(Entry);
   return bytes;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sapling/algorithm.hpp"
+#include "sapling/box_pruning.hpp"
 
 namespace sapling::detail {
 
@@ -89,6 +90,18 @@ class Octree final : public Algorithm {
     Slot slot;
     bool had_old, has_new;
     Box3 old_box, new_box;
+
+    // A box covering all it stands for this frame: old and new box.
+    Box3 cover() const noexcept {
+      if (!had_old) return new_box;
+      if (!has_new) return old_box;
+      Box3 c;
+      for (int k = 0; k < 3; ++k) {
+        c.min[k] = old_box.min[k] < new_box.min[k] ? old_box.min[k] : new_box.min[k];
+        c.max[k] = old_box.max[k] > new_box.max[k] ? old_box.max[k] : new_box.max[k];
+      }
+      return c;
+    }
   };
 
   const Change* changed(Slot s) const noexcept {
@@ -97,8 +110,19 @@ class Octree final : public Algorithm {
 
   void size_from(std::span<const Box3> boxes);
   void collect_changes(const FrameOps& ops);
-  template <bool kEnd>
-  void report(std::span<const Id> ids, PairManager& pairs);
+  // Whether a and b overlapped before the frame (a pair then: the manager
+  // held exactly those) and whether they overlap now; `b_box` is b's box
+  // when b did not change (then the same before and after).
+  static bool overlapped(const Change& a, const Change* b, const Box3& b_box) noexcept {
+    if (!a.had_old) return false;
+    return b == nullptr ? overlaps(a.old_box, b_box) : b->had_old && overlaps(a.old_box, b->old_box);
+  }
+  static bool overlap_now(const Change& a, const Change* b, const Box3& b_box) noexcept {
+    if (!a.has_new) return false;
+    return b == nullptr ? overlaps(a.new_box, b_box) : b->has_new && overlaps(a.new_box, b->new_box);
+  }
+  void changed_pairs(std::span<const Id> ids, PairManager& pairs);
+  void unchanged_pairs(std::span<const Id> ids, PairManager& pairs);
   void apply_changes();
   template <class Hit>
   void query(const Box3& q, Hit&& hit);
@@ -137,6 +161,10 @@ class Octree final : public Algorithm {
   std::uint64_t frame_ = 0;
   std::vector<Change> changes_;       // scratch: this frame's changes
   std::vector<std::uint32_t> stack_;  // scratch: a query's nodes to visit
+  std::vector<Box3> covers_;          // scratch: the changes' covers, parallel to changes_
+  std::vector<IndexPair> met_;        // scratch: the changes whose covers overlap
+  BoxPruner pruner_;                  // finds met_
+  std::size_t pruned_ = 0;            // the most covers pruned since pruner_ was made
 };
 
 }  // namespace sapling::detail

@@ -71,6 +71,9 @@ class BroadPhase {
   ///   boxes of any size.
   /// - "multi-sap": large persistent worlds where most objects rest and a
   ///   few move each frame: its cost follows the movers, not the world.
+  /// - "octree": a baseline of spatial subdivision (a loose octree with no
+  ///   world bounds): worlds where boxes come and go more than they move;
+  ///   "sap" or "multi-sap" are faster wherever motion is coherent.
   /// Each one's method and measurements: docs/algorithms/.
   static std::unique_ptr<BroadPhase> create(std::string_view name, const Options& options = {}, Status* why = nullptr);
   /// The same with an algorithm of your own that is not registered.

@@ -149,7 +149,7 @@ class Octree final : public Algorithm {
   OctreeConfig config_;
   int axes_;                 // 3, or 2 for a flat world (z is never split)
   double leaf_size_ = 0;     // 0 until sized
-  double extra_ = 0.5;       // (looseness - 1) / 2
+  double extra_ = 0.5;       // a node's margin on each side, in edges: (looseness - 1) / 2
   std::vector<Node> nodes_;  // nodes_[kOutsized] is the outsized list
   std::vector<std::uint32_t> free_nodes_;
   std::uint32_t root_ = kNone;

@@ -35,6 +35,10 @@ std::vector<AlgorithmInfo>& registry() {
        "persistent grid of small sorted cells (Terdiman's multi-SAP): a frame touches only the cells of the boxes "
        "that changed; huge boxes kept apart; for large worlds where a minority moves",
        detail::make_multi_sap},
+      {"octree",
+       "dynamic loose octree (the baseline of Tracy, Buss and Woods 2009): no world bounds, boxes in the smallest "
+       "node that holds them, each changed box queries the tree; insensitive to churn, blind to coherence",
+       detail::make_octree},
   };
   return list;
 }

@@ -71,6 +71,9 @@ class BroadPhase {
   ///   boxes of any size.
   /// - "multi-sap": large persistent worlds where most objects rest and a
   ///   few move each frame: its cost follows the movers, not the world.
+  /// - "octree": a baseline of spatial subdivision (a loose octree with no
+  ///   world bounds): worlds where boxes come and go more than they move;
+  ///   "sap" or "multi-sap" are faster wherever motion is coherent.
   /// Each one's method and measurements: docs/algorithms/. `name` may carry
   /// the algorithm's settings after a colon, "multi-sap:mode=witness",
   /// standing for Options::settings (which must then be empty).

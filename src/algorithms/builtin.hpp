@@ -41,5 +41,10 @@ struct MultiSapConfig;
 /// multi-sap with a given cell size, outsized threshold and the like (for
 /// tests and measurements; multi_sap.hpp).
 std::unique_ptr<Algorithm> make_multi_sap_with(const Options& options, const MultiSapConfig& config);
+std::unique_ptr<Algorithm> make_octree(const Options& options);
+struct OctreeConfig;
+/// octree with a given leaf size, looseness and the like (for tests and
+/// measurements; octree.hpp).
+std::unique_ptr<Algorithm> make_octree_with(const Options& options, const OctreeConfig& config);
 
 }  // namespace sapling::detail

@@ -34,6 +34,11 @@ struct FrameOps {
   std::span<const Box3> moved_boxes;  // parallel to `moved`
   std::span<const Slot> added;
   std::span<const Box3> added_boxes;  // parallel to `added`
+  /// By slot, the box of each object live before the frame (removed and
+  /// moved ones included) as of the previous update(), the BroadPhase's own
+  /// copy: an algorithm may read old boxes here rather than keep its own.
+  /// Valid during update() only; other slots hold anything.
+  std::span<const Box3> boxes{};
 
   bool empty() const noexcept { return removed.empty() && moved.empty() && added.empty(); }
 };

@@ -83,6 +83,10 @@ MultiSap::MultiSap(const Options& options, MultiSapConfig config)
 }
 
 void MultiSap::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
+  ++frame_;
+  frame_ops_ = ops;
+  boxes_ = ops.boxes;
+  consider_regrid();  // on the last frame's figures, every live box known
   if (objects_.empty() && config_.cell_size <= 0 && !ops.added.empty()) {
     grid_.set_cell_size(cell_size_for(ops.added_boxes, ops.added.size(), dims_, config_.boxes_per_cell), grid_gen_);
     sized_ = true;
@@ -104,15 +108,27 @@ void MultiSap::update(const FrameOps& ops, std::span<const Id> ids, PairManager&
     const auto [a0, an] = part(removed + moved, ops.added.size());
     const FrameOps slice{ops.removed.subspan(r0, rn), ops.moved.subspan(m0, mn), ops.moved_boxes.subspan(m0, mn),
                          ops.added.subspan(a0, an), ops.added_boxes.subspan(a0, an)};
+    slice_from_ = from;
     update_slice(slice, ids, pairs, to == total);
   }
   grid_.trim();
-  consider_regrid();
+  boxes_ = {};
+  frame_ops_ = {};
   release_scratch();
 }
 
+const Box3& MultiSap::box_before_slice(Slot s) const noexcept {
+  if (s < marks_.size() && (marks_[s] >> 32) == frame_) {
+    const std::size_t at = std::uint32_t(marks_[s]);
+    const std::size_t removed = frame_ops_.removed.size(), moved = frame_ops_.moved.size();
+    if (at < slice_from_ && at >= removed) {  // moved or added by an earlier slice
+      return at < removed + moved ? frame_ops_.moved_boxes[at - removed] : frame_ops_.added_boxes[at - removed - moved];
+    }
+  }
+  return boxes_[s];
+}
+
 void MultiSap::update_slice(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs, bool last) {
-  ++frame_;
   collect_changes(ops);
   if (last && regridding()) add_relocations();
   two_grids_ = regridding();         // for the whole slice: apply_changes() may end the regrid
@@ -199,7 +215,7 @@ void MultiSap::collect_changes(const FrameOps& ops) {
       detail::reserve_geometric(marks_, std::size_t{s} + 1);
       marks_.resize(std::size_t{s} + 1, 0);
     }
-    marks_[s] = (frame_ << 32) | changes_.size();
+    marks_[s] = (frame_ << 32) | (slice_from_ + changes_.size());
   };
   for (const Slot s : ops.removed) {
     mark(s);
@@ -208,19 +224,19 @@ void MultiSap::collect_changes(const FrameOps& ops) {
                               false,
                               outsized_.contains(s),
                               false,
+                              boxes_[s],
+                              {},
                               objects_.value<0>(s),
                               {},
                               objects_.value<1>(s),
-                              {},
-                              objects_.value<2>(s),
                               grid_gen_});
   }
   for (std::size_t i = 0; i < ops.moved.size(); ++i) {
     const Slot s = ops.moved[i];
     const CellRange r = grid_.range(ops.moved_boxes[i], grid_gen_);
     mark(s);
-    changes_.push_back(Change{s, true, true, outsized_.contains(s), is_outsized(r), objects_.value<0>(s),
-                              ops.moved_boxes[i], objects_.value<1>(s), r, objects_.value<2>(s), grid_gen_});
+    changes_.push_back(Change{s, true, true, outsized_.contains(s), is_outsized(r), boxes_[s], ops.moved_boxes[i],
+                              objects_.value<0>(s), r, objects_.value<1>(s), grid_gen_});
   }
   for (std::size_t i = 0; i < ops.added.size(); ++i) {
     const Slot s = ops.added[i];
@@ -243,12 +259,12 @@ void MultiSap::add_relocations() {
   for (std::size_t seen = 0; seen < n && taken < most; ++seen, ++relocate_at_) {
     if (relocate_at_ >= n) relocate_at_ = 0;
     const Slot s = slots[relocate_at_];
-    if (objects_.values<2>()[relocate_at_] == grid_gen_ || changed(s) != nullptr) continue;
-    const Box3& box = objects_.values<0>()[relocate_at_];
+    if (objects_.values<1>()[relocate_at_] == grid_gen_ || changed(s) != nullptr) continue;
+    const Box3& box = box_before_slice(s);
     const CellRange r = grid_.range(box, grid_gen_);
-    marks_[s] = (frame_ << 32) | changes_.size();
+    marks_[s] = (frame_ << 32) | (slice_from_ + changes_.size());
     changes_.push_back(Change{s, true, true, outsized_.contains(s), is_outsized(r), box, box,
-                              objects_.values<1>()[relocate_at_], r, objects_.values<2>()[relocate_at_], grid_gen_});
+                              objects_.values<0>()[relocate_at_], r, objects_.values<1>()[relocate_at_], grid_gen_});
     ++taken;
   }
 }
@@ -269,7 +285,12 @@ void MultiSap::consider_regrid() {
   }
   const double occupancy = double(entries) / double(cells);
   if (occupancy <= config_.boxes_per_cell * kOff && occupancy * kOff >= config_.boxes_per_cell) return;
-  const double size = cell_size_for(objects_.values<0>(), objects_.size(), dims_, config_.boxes_per_cell);
+  // A strided sample of the live boxes (the BroadPhase's, all current now).
+  const std::span<const Slot> slots = objects_.slots();
+  const std::size_t stride = std::max<std::size_t>(1, slots.size() / 4096);
+  sample_.clear();
+  for (std::size_t d = 0; d < slots.size(); d += stride) sample_.push_back(boxes_[slots[d]]);
+  const double size = cell_size_for(sample_, objects_.size(), dims_, config_.boxes_per_cell);
   const double ratio = size / grid_.cell_size(grid_gen_);
   if (ratio < 2 && ratio > 0.5) return;
   regrid(size);
@@ -295,7 +316,13 @@ bool MultiSap::regrid(double size) {
 template <bool kEnd>
 void MultiSap::outsized_pairs(std::span<const Id> ids, PairManager& pairs) const {
   const std::span<const Slot> slots = objects_.slots();
-  const std::vector<Box3>& boxes = objects_.values<0>();
+  // b's box at the old boxes (before the slice) or the new ones.
+  const auto box_of_slot = [&](Slot b) -> const Box3& {
+    if constexpr (!kEnd) {
+      if (const Change* c = changed(b)) return c->new_box;
+    }
+    return box_before_slice(b);
+  };
   const bool witness = config_.mode == Consolidation::kWitness;
   for (const Change& a : changes_) {
     if (!(kEnd ? a.had_old : a.has_new)) continue;
@@ -315,9 +342,9 @@ void MultiSap::outsized_pairs(std::span<const Id> ids, PairManager& pairs) const
       }
     };
     if (kEnd ? a.old_outsized : a.new_outsized) {
-      for (std::size_t d = 0; d < slots.size(); ++d) check(slots[d], boxes[d]);
+      for (const Slot b : slots) check(b, box_of_slot(b));
     } else {
-      for (const Slot o : outsized_.slots()) check(o, boxes[objects_.index(o)]);
+      for (const Slot o : outsized_.slots()) check(o, box_of_slot(o));
     }
   }
 }
@@ -408,11 +435,10 @@ void MultiSap::apply_changes() {
       continue;
     }
     if (c.had_old) {
-      objects_.value<0>(c.slot) = c.new_box;
-      objects_.value<1>(c.slot) = c.new_range;
-      objects_.value<2>(c.slot) = c.new_grid;
+      objects_.value<0>(c.slot) = c.new_range;
+      objects_.value<1>(c.slot) = c.new_grid;
     } else {
-      objects_.insert(c.slot, c.new_box, c.new_range, c.new_grid);
+      objects_.insert(c.slot, c.new_range, c.new_grid);
     }
     if (c.new_outsized && !(c.had_old && c.old_outsized)) outsized_.insert(c.slot);
   }
@@ -582,10 +608,8 @@ bool MultiSap::validate() const {
   std::uint64_t expected = 0;
   std::size_t in_old = 0;
   for (std::size_t d = 0; d < slots.size(); ++d) {
-    const CellRange& r = objects_.values<1>()[d];
-    const int gen = objects_.values<2>()[d];
-    if (!(r == grid_.range(objects_.values<0>()[d], gen))) return false;
-    in_old += gen != grid_gen_;
+    const CellRange& r = objects_.values<0>()[d];
+    in_old += objects_.values<1>()[d] != grid_gen_;
     if (outsized_.contains(slots[d]) != is_outsized(r)) return false;
     if (!is_outsized(r)) expected += CellGrid::cells_in(r);
   }
@@ -593,15 +617,24 @@ bool MultiSap::validate() const {
   for (const Slot s : outsized_.slots()) {
     if (!objects_.contains(s)) return false;
   }
-  // Every entry is a grid object's, in its range, with its box; no cell
+  // Every entry is a grid object's, in its range and generation; an
+  // object's entries all hold one box, whose range is the object's; no cell
   // holds one object twice (same cell and slot: adjacent once sorted), so
-  // with the count each object is in exactly the cells of its range.
+  // with the count each object is in exactly the cells of its range. (The
+  // boxes themselves are the BroadPhase's, which checks them.)
   std::vector<std::pair<std::uint64_t, Slot>> seen;
+  std::vector<const CellGrid::Entry*> first(slots.size(), nullptr);
   const bool entries_ok = grid_.validate([&](int gen, const CellGrid::Coord& at, const CellGrid::Entry& e) {
     if (!objects_.contains(e.slot) || outsized_.contains(e.slot)) return false;
     const std::uint32_t d = objects_.index(e.slot);
-    if (!(objects_.values<0>()[d] == box_of(e)) || !objects_.values<1>()[d].contains(at)) return false;
-    if (objects_.values<2>()[d] != gen) return false;
+    const CellRange& r = objects_.values<0>()[d];
+    if (objects_.values<1>()[d] != gen || !r.contains(at)) return false;
+    if (first[d] == nullptr) {
+      first[d] = &e;
+      if (!(grid_.range(box_of(e), gen) == r)) return false;
+    } else if (!(box_of(*first[d]) == box_of(e))) {
+      return false;
+    }
     const auto u = [](std::int32_t v) { return std::uint64_t(v + CellGrid::kCoordLimit); };  // 21 bits
     const std::uint64_t cell_key = (u(at[0]) << 42) | (u(at[1]) << 21) | u(at[2]);  // one generation per object
     seen.emplace_back(cell_key, e.slot);

@@ -107,9 +107,15 @@ class MultiSap final : public Algorithm {
     Box3 old_box, new_box;
   };
 
+  // The slice's change of slot s, or null.
   const Change* changed(Slot s) const noexcept {
-    return s < marks_.size() && (marks_[s] >> 32) == frame_ ? &changes_[std::uint32_t(marks_[s])] : nullptr;
+    if (s >= marks_.size() || (marks_[s] >> 32) != frame_) return nullptr;
+    const std::size_t at = std::uint32_t(marks_[s]) - slice_from_;  // wraps for an earlier slice's
+    return at < changes_.size() ? &changes_[at] : nullptr;
   }
+  // The box of live slot s before the slice: set by an earlier slice of the
+  // frame, or the BroadPhase's.
+  const Box3& box_before_slice(Slot s) const noexcept;
   bool is_outsized(const CellRange& r) const noexcept { return CellGrid::cells_in(r) > config_.max_cells; }
 
   // A pair a cell found to start or end, by slots.
@@ -178,9 +184,11 @@ class MultiSap final : public Algorithm {
   OptionTasks tasks_;
   bool sized_ = false;  // the grid has its cell size
   CellGrid grid_;
-  // The live objects, dense: box, cell range and the generation of the grid
-  // it is in (outsized ones included).
-  detail::SlotMap<Box3, CellRange, std::uint8_t> objects_;
+  // The live objects, dense: cell range and the generation of the grid it
+  // is in (outsized ones included). Their boxes are the BroadPhase's
+  // (FrameOps::boxes, as of the previous frame), read during update() only.
+  detail::SlotMap<CellRange, std::uint8_t> objects_;
+  std::span<const Box3> boxes_;
   // Regrid: arrivals go to generation grid_gen_; objects still in the other
   // one are moved, config_.relocations per frame, from relocate_at_ on.
   std::uint8_t grid_gen_ = 0;
@@ -188,12 +196,16 @@ class MultiSap final : public Algorithm {
   std::size_t relocate_at_ = 0;
   std::uint64_t frames_since_regrid_ = 0;
   bool two_grids_ = false;                               // this slice began with boxes in both grids
-  std::size_t touched_cells_ = 0, touched_entries_ = 0;  // this update's, for consider_regrid()
+  std::size_t touched_cells_ = 0, touched_entries_ = 0;  // the last update's, for consider_regrid()
+  std::vector<Box3> sample_;                             // scratch: consider_regrid()'s boxes
   detail::SlotMap<> outsized_;                           // the live outsized objects
-  // By slot: (frame << 32) | index in changes_, for the slots changed in
-  // frame `frame`.
+  // By slot: (frame << 32) | the index of its operation in the frame
+  // (removals, moves, additions, then the relocations), for the slots changed
+  // in update() number `frame`; the slice's changes_ start at slice_from_.
   std::vector<std::uint64_t> marks_;
   std::uint64_t frame_ = 0;
+  std::size_t slice_from_ = 0;
+  FrameOps frame_ops_;           // during update(): the whole frame's
   std::vector<Change> changes_;  // scratch: this frame's changes
   std::vector<Event> events_, event_scratch_;
   std::vector<CellChange> cell_changes_;  // parallel to events_ once sorted

@@ -219,7 +219,7 @@ const FrameDelta& BroadPhase::update() {
   created_.clear();
   deleted_.clear();
   delta_ = FrameDelta{};
-  const FrameOps ops{removed_, moved_, moved_boxes_, added_, added_boxes_};
+  const FrameOps ops{removed_, moved_, moved_boxes_, added_, added_boxes_, box_of_slot_};
   if (!ops.empty()) {
     // Whatever can fail comes before the first change to the broad phase's
     // own state; a failure leaves the frame staged and the pairs as they

@@ -35,6 +35,11 @@ std::vector<AlgorithmInfo>& registry() {
        "persistent grid of small sorted cells (Terdiman's multi-SAP): a frame touches only the cells of the boxes "
        "that changed; huge boxes kept apart; for large worlds where a minority moves",
        detail::make_multi_sap},
+      {"segmented-sap",
+       "persistent sweep-and-prune over segmented interval lists (Tracy et al. 2009): axes as chains of small "
+       "chunks with checkpoints, so one insertion or removal costs microseconds in any size of world; for large "
+       "worlds at rest with a trickle of objects coming and going",
+       detail::make_segmented_sap},
   };
   return list;
 }

@@ -41,5 +41,10 @@ struct MultiSapConfig;
 /// multi-sap with a given cell size, outsized threshold and the like (for
 /// tests and measurements; multi_sap.hpp).
 std::unique_ptr<Algorithm> make_multi_sap_with(const Options& options, const MultiSapConfig& config);
+std::unique_ptr<Algorithm> make_segmented_sap(const Options& options);
+struct SegmentedSapConfig;
+/// segmented-sap with a given chunk size (for tests and measurements;
+/// segmented_sap.hpp).
+std::unique_ptr<Algorithm> make_segmented_sap_with(const Options& options, const SegmentedSapConfig& config);
 
 }  // namespace sapling::detail

@@ -1,0 +1,383 @@
+// The segmented interval list (segmented_list.hpp teaches the structure).
+#include "algorithms/segmented_list.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "detail/radix_sort.hpp"
+#include "detail/reserve.hpp"
+
+namespace sapling::detail {
+
+SegmentedList::SegmentedList(std::uint32_t chunk_capacity, bool with_checkpoints)
+    : capacity_(std::max<std::uint32_t>(chunk_capacity, 2)), with_checkpoints_(with_checkpoints) {}
+
+// ---------------------------------------------------------------------------
+// Checkpoint counts (the paper's add, remove and set R).
+
+void SegmentedList::count_up(std::uint32_t c, Slot s) {
+  std::vector<Slot>& fast = sets_[c].fast;
+  const auto it = std::find(fast.begin(), fast.end(), s);
+  if (it != fast.end()) {
+    *it = fast.back();
+    fast.pop_back();
+    return;
+  }
+  sets_[c].spans.push_back(s);
+}
+
+void SegmentedList::count_down(std::uint32_t c, Slot s) {
+  std::vector<Slot>& spans = sets_[c].spans;
+  const auto it = std::find(spans.begin(), spans.end(), s);
+  if (it != spans.end()) {
+    *it = spans.back();
+    spans.pop_back();
+    return;
+  }
+  sets_[c].fast.push_back(s);
+}
+
+// ---------------------------------------------------------------------------
+// Chunks.
+
+std::uint32_t SegmentedList::new_chunk() {
+  if (!free_.empty()) {
+    const std::uint32_t c = free_.back();
+    free_.pop_back();
+    meta_[c] = {};
+    return c;
+  }
+  const auto c = static_cast<std::uint32_t>(meta_.size());
+  reserve_geometric(words_, (std::size_t{c} + 1) * capacity_);
+  words_.resize((std::size_t{c} + 1) * capacity_);
+  meta_.emplace_back();
+  if (with_checkpoints_) sets_.emplace_back();
+  return c;
+}
+
+// The last chunk whose first word is below e (the first chunk if none).
+std::uint32_t SegmentedList::find_chunk(Endpoint e) const {
+  const auto it = std::partition_point(order_.begin() + 1, order_.end(), [&](std::uint32_t c) { return first(c) < e; });
+  return *(it - 1);
+}
+
+// Where non-empty chunk c (or the head, empty or not) stands in order_.
+std::size_t SegmentedList::rank(std::uint32_t c) const {
+  if (c == head_) return 0;
+  const Endpoint key = first(c);
+  return static_cast<std::size_t>(
+      std::partition_point(order_.begin(), order_.end(), [&](std::uint32_t x) { return first(x) < key; }) -
+      order_.begin());
+}
+
+// Splits full chunk c: its upper half moves to a new chunk after it, whose
+// checkpoints are c's updated by the half that stays (a min entering, a max
+// leaving the span). `skip` is an object half-inserted, entered later.
+void SegmentedList::split(std::uint32_t c, Slot skip) {
+  const std::uint32_t d = new_chunk();
+  const std::uint32_t keep = meta_[c].count / 2, moved = meta_[c].count - keep;
+  Endpoint* const from = data(c) + keep;
+  Endpoint* const to = data(d);
+  for (std::uint32_t i = 0; i < moved; ++i) {
+    to[i] = from[i];
+    set_place(to[i], d, i);
+  }
+  meta_[d].count = moved;
+  meta_[c].count = keep;
+  meta_[d].prev = c;
+  meta_[d].next = meta_[c].next;
+  if (meta_[c].next != kNone) meta_[meta_[c].next].prev = d;
+  meta_[c].next = d;
+  order_.insert(order_.begin() + static_cast<std::ptrdiff_t>(rank(c) + 1), d);
+  if (!with_checkpoints_) return;
+  sets_[d].spans = sets_[c].spans;
+  sets_[d].fast = sets_[c].fast;
+  const Endpoint* const kept = data(c);
+  for (std::uint32_t i = 0; i < keep; ++i) {
+    if (owner(kept[i]) == skip) continue;
+    if (is_max(kept[i])) {
+      count_down(d, owner(kept[i]));
+    } else {
+      count_up(d, owner(kept[i]));
+    }
+  }
+}
+
+// Appends chunk `right` (next after `left`) to `left` and frees it; the
+// merged chunk keeps left's leading edge, so its checkpoints.
+void SegmentedList::merge(std::uint32_t left, std::uint32_t right) {
+  const std::size_t at = rank(left) + 1;
+  Endpoint* const to = data(left);
+  const Endpoint* const from = data(right);
+  const std::uint32_t base = meta_[left].count;
+  for (std::uint32_t i = 0; i < meta_[right].count; ++i) {
+    to[base + i] = from[i];
+    set_place(from[i], left, base + i);
+  }
+  meta_[left].count += meta_[right].count;
+  meta_[left].next = meta_[right].next;
+  if (meta_[right].next != kNone) meta_[meta_[right].next].prev = left;
+  order_.erase(order_.begin() + static_cast<std::ptrdiff_t>(at));
+  meta_[right] = {};
+  if (with_checkpoints_) {
+    sets_[right].spans.clear();
+    sets_[right].fast.clear();
+  }
+  free_.push_back(right);
+}
+
+// ---------------------------------------------------------------------------
+// Insertion and erasure.
+
+// Binary search to the chunk, a split if it is full, then insertion sort from
+// the chunk's end.
+void SegmentedList::insert_endpoint(Endpoint e, Slot skip) {
+  ++endpoints_;
+  if (head_ == kNone) {
+    head_ = new_chunk();
+    order_.push_back(head_);
+    data(head_)[0] = e;
+    meta_[head_].count = 1;
+    set_place(e, head_, 0);
+    return;
+  }
+  std::uint32_t c = find_chunk(e);
+  if (meta_[c].count == capacity_) {
+    split(c, skip);
+    if (first(meta_[c].next) < e) c = meta_[c].next;
+  }
+  Endpoint* const d = data(c);
+  std::uint32_t i = meta_[c].count++;
+  for (; i > 0 && d[i - 1] > e; --i) {
+    d[i] = d[i - 1];
+    set_place(d[i], c, i);
+  }
+  d[i] = e;
+  set_place(e, c, i);
+}
+
+// Removes the endpoint at p; a chunk left empty, or small enough to fit with
+// a neighbour into half a chunk, merges with it.
+void SegmentedList::erase_endpoint(Place p) {
+  --endpoints_;
+  const std::uint32_t c = p.chunk;
+  Endpoint* const d = data(c);
+  const std::uint32_t count = --meta_[c].count;
+  for (std::uint32_t i = p.index; i < count; ++i) {
+    d[i] = d[i + 1];
+    set_place(d[i], c, i);
+  }
+  const std::uint32_t next = meta_[c].next, prev = meta_[c].prev;
+  if (count == 0) {
+    if (prev != kNone) {
+      merge(prev, c);
+    } else if (next != kNone) {
+      merge(c, next);  // c is the head: it takes its neighbour's endpoints
+    } else {           // the only chunk
+      order_.clear();
+      free_.push_back(c);
+      if (with_checkpoints_) {
+        sets_[c].spans.clear();
+        sets_[c].fast.clear();
+      }
+      head_ = kNone;
+    }
+    return;
+  }
+  const std::uint32_t small = capacity_ / 2;
+  if (next != kNone && count + meta_[next].count <= small) {
+    merge(c, next);
+  } else if (prev != kNone && meta_[prev].count + count <= small) {
+    merge(prev, c);
+  }
+}
+
+void SegmentedList::insert(Slot s, std::uint32_t min_key, std::uint32_t max_key) {
+  if (place_.size() < 2 * (std::size_t{s} + 1)) {
+    reserve_geometric(place_, 2 * (std::size_t{s} + 1));
+    place_.resize(2 * (std::size_t{s} + 1));
+  }
+  insert_endpoint(make_endpoint(min_key, false, s), s);
+  insert_endpoint(make_endpoint(max_key, true, s), s);
+  if (!with_checkpoints_) return;
+  const std::uint32_t last = place_[2 * std::size_t{s} + 1].chunk;
+  for (std::uint32_t c = place_[2 * std::size_t{s}].chunk; c != last;) {
+    c = meta_[c].next;
+    count_up(c, s);
+  }
+}
+
+void SegmentedList::erase(Slot s) {
+  if (with_checkpoints_) {
+    const std::uint32_t last = place_[2 * std::size_t{s} + 1].chunk;
+    for (std::uint32_t c = place_[2 * std::size_t{s}].chunk; c != last;) {
+      c = meta_[c].next;
+      count_down(c, s);
+    }
+  }
+  erase_endpoint(place_[2 * std::size_t{s}]);
+  erase_endpoint(place_[2 * std::size_t{s} + 1]);
+  place_[2 * std::size_t{s}] = {};
+  place_[2 * std::size_t{s} + 1] = {};
+}
+
+// The global path (the paper's section 4, for a list built from nothing):
+// radix sort the words, fill chunks to 3/4 so that the first insertions do
+// not split at once, and give each chunk the objects open at its edge.
+void SegmentedList::build(std::span<const Slot> slots, std::span<const std::uint32_t> min_keys,
+                          std::span<const std::uint32_t> max_keys) {
+  sort_items_.clear();
+  Slot top = 0;
+  for (const Slot s : slots) {
+    sort_items_.push_back(make_endpoint(min_keys[s], false, s));
+    sort_items_.push_back(make_endpoint(max_keys[s], true, s));
+    top = std::max(top, s);
+  }
+  if (slots.empty()) return;
+  if (place_.size() < 2 * (std::size_t{top} + 1)) place_.resize(2 * (std::size_t{top} + 1));
+  constexpr RadixDigits kDigits{16, 4, 64};
+  radix_counts_.resize(kDigits.counts());
+  radix_sort(
+      sort_items_, sort_scratch_, [](Endpoint e) { return e; }, kDigits, radix_counts_.data());
+  const std::uint32_t fill = std::max<std::uint32_t>(1, capacity_ * 3 / 4);
+  std::vector<Slot> open;  // the objects open at the sweep (with checkpoints)
+  std::vector<std::uint32_t> open_at;
+  if (with_checkpoints_) open_at.resize(std::size_t{top} + 1);
+  std::uint32_t c = kNone;
+  for (std::size_t j = 0; j < sort_items_.size(); ++j) {
+    const Endpoint e = sort_items_[j];
+    if (c == kNone || meta_[c].count == fill) {
+      const std::uint32_t d = new_chunk();
+      if (c == kNone) {
+        head_ = d;
+      } else {
+        meta_[c].next = d;
+        meta_[d].prev = c;
+      }
+      order_.push_back(d);
+      if (with_checkpoints_) sets_[d].spans = open;
+      c = d;
+    }
+    data(c)[meta_[c].count] = e;
+    set_place(e, c, meta_[c].count);
+    ++meta_[c].count;
+    if (!with_checkpoints_) continue;
+    const Slot o = owner(e);
+    if (!is_max(e)) {
+      open_at[o] = static_cast<std::uint32_t>(open.size());
+      open.push_back(o);
+    } else {
+      const Slot last = open.back();
+      open[open_at[o]] = last;
+      open_at[last] = open_at[o];
+      open.pop_back();
+    }
+  }
+  endpoints_ = sort_items_.size();
+  free_storage(sort_items_);  // a build happens once per emptied world: its scratch goes back at once
+  free_storage(sort_scratch_);
+  free_storage(radix_counts_);
+}
+
+// ---------------------------------------------------------------------------
+
+void SegmentedList::reserve(std::size_t slots, std::size_t endpoints) {
+  if (place_.size() < 2 * slots) place_.resize(2 * slots);
+  const std::size_t chunks = endpoints / std::max<std::uint32_t>(1, capacity_ / 2) + 1;
+  words_.reserve(chunks * capacity_);
+  meta_.reserve(chunks);
+  order_.reserve(chunks);
+  free_.reserve(chunks);
+  if (with_checkpoints_) sets_.reserve(chunks);
+}
+
+// Renumbers the live chunks in order when at least half the chunk pool is
+// free, so that their storage can be given back.
+void SegmentedList::shrink_to_fit(std::size_t slots) {
+  if (2 * slots < place_.size()) {
+    place_.resize(2 * slots);
+    place_.shrink_to_fit();
+  }
+  if (free_.size() * 2 < meta_.size() + 1) return;
+  const std::size_t live = order_.size();
+  std::vector<Endpoint> words(live * capacity_);
+  std::vector<ChunkMeta> meta(live);
+  std::vector<CheckpointSets> sets(with_checkpoints_ ? live : 0);
+  for (std::uint32_t r = 0; r < live; ++r) {
+    const std::uint32_t c = order_[r];
+    meta[r].count = meta_[c].count;
+    meta[r].prev = r == 0 ? kNone : r - 1;
+    meta[r].next = r + 1 == live ? kNone : r + 1;
+    std::copy_n(data(c), meta_[c].count, words.data() + std::size_t{r} * capacity_);
+    for (std::uint32_t i = 0; i < meta_[c].count; ++i) set_place(data(c)[i], r, i);
+    if (with_checkpoints_) sets[r] = std::move(sets_[c]);
+  }
+  for (std::uint32_t r = 0; r < live; ++r) order_[r] = r;
+  words_.swap(words);
+  meta_.swap(meta);
+  sets_.swap(sets);
+  free_storage(free_);
+  order_.shrink_to_fit();
+  head_ = live == 0 ? kNone : 0;
+}
+
+std::size_t SegmentedList::memory_bytes() const noexcept {
+  std::size_t bytes = words_.capacity() * sizeof(Endpoint) + meta_.capacity() * sizeof(ChunkMeta) +
+                      sets_.capacity() * sizeof(CheckpointSets) + (free_.capacity() + order_.capacity()) * 4 +
+                      place_.capacity() * sizeof(Place);
+  for (const CheckpointSets& s : sets_) bytes += (s.spans.capacity() + s.fast.capacity()) * sizeof(Slot);
+  return bytes;
+}
+
+// Walks the chunks in order with each object's count, [min passed] - [max
+// passed], and checks every invariant of the file opening.
+bool SegmentedList::validate() const {
+  if (head_ == kNone) return order_.empty() && endpoints_ == 0;
+  if (order_.empty() || order_[0] != head_ || meta_[head_].prev != kNone) return false;
+  std::unordered_map<Slot, int> count;
+  std::size_t seen = 0;
+  bool have_last = false;
+  Endpoint last = 0;
+  std::uint32_t c = head_;
+  for (std::size_t r = 0; r < order_.size(); ++r) {
+    if (c == kNone || order_[r] != c) return false;
+    const ChunkMeta& m = meta_[c];
+    if (m.count == 0 || m.count > capacity_) return false;
+    if (m.next != kNone && meta_[m.next].prev != c) return false;
+    if (with_checkpoints_) {
+      std::vector<Slot> spans, fast;
+      for (const auto& [o, n] : count) {
+        if (n == 1) spans.push_back(o);
+        if (n == -1) fast.push_back(o);
+        if (n < -1 || n > 1) return false;
+      }
+      std::vector<Slot> have_spans = sets_[c].spans, have_fast = sets_[c].fast;
+      std::sort(spans.begin(), spans.end());
+      std::sort(fast.begin(), fast.end());
+      std::sort(have_spans.begin(), have_spans.end());
+      std::sort(have_fast.begin(), have_fast.end());
+      if (spans != have_spans || fast != have_fast) return false;
+    }
+    for (std::uint32_t i = 0; i < m.count; ++i) {
+      const Endpoint e = data(c)[i];
+      if (have_last && !(last < e)) return false;
+      have_last = true;
+      last = e;
+      const Place p = place(owner(e), is_max(e));
+      if (p.chunk != c || p.index != i) return false;
+      if (with_checkpoints_) {
+        int& n = count[owner(e)];
+        n += is_max(e) ? -1 : 1;
+        if (n == 0) count.erase(owner(e));
+      }
+      ++seen;
+    }
+    c = m.next;
+  }
+  if (c != kNone || seen != endpoints_ || !count.empty()) return false;
+  std::size_t placed = 0;
+  for (const Place& p : place_) placed += p.chunk != kNone;
+  return placed == endpoints_;
+}
+
+}  // namespace sapling::detail

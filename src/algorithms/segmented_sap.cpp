@@ -1,0 +1,241 @@
+// segmented-sap: persistent sweep and prune whose sorted axes are segmented
+// interval lists (Tracy, Buss and Woods 2009, section 3.2.2;
+// segmented_list.hpp holds the structure). Plain SAP keeps each axis in one
+// array, so one insertion or removal shifts and swaps through O(n) entries
+// (or a batch merge passes the whole array); here an axis is a chain of
+// small chunks, and an insertion or removal costs a binary search and one
+// chunk, whatever the size of the world.
+//
+// One frame (removals, moves, additions), object by object:
+// - removal: the object's pairs are found first (the candidates of the x
+//   list, boxes tested), then its endpoints leave their chunks;
+// - move: each axis' two endpoints move by local sort, the one that keeps
+//   min before max first; a min passing a max flips the pair: passing it
+//   leftward (or a max rightward) adds it if the boxes overlap now, the
+//   other way removes it;
+// - addition: each axis' endpoints go in by binary search to the chunk and
+//   insertion sort within it (a full chunk splits), then the new object's
+//   pairs are the x list's candidates whose boxes overlap: the checkpoints
+//   of its min's chunk (objects spanning that chunk's leading edge), the
+//   mins before it in that chunk, and the mins between its min and max.
+// A frame that adds into an empty world builds the lists by one radix sort
+// and finds the pairs by one sweep (the paper's global path, section 4).
+//
+// Invariants (validate()): each list is valid (segmented_list.hpp), holds
+// exactly the live objects' endpoints with their boxes' keys, and the x
+// list, the only one with checkpoints, has no fast movers between frames;
+// the pair manager holds exactly the overlapping pairs of the live boxes.
+// Closed intervals: words order a min before a max at equal keys, so two
+// boxes overlap iff their endpoints interleave on every axis; any float but
+// NaN is a valid coordinate (float_key).
+//
+// Cost: removal or addition O(log chunks + chunk + its candidates on x);
+// a move O(endpoints passed), ~n^(2/3) per moving box in a uniform world
+// as in any SAP; splits and merges shift the chunk index (a memmove of 4
+// bytes per chunk) once per ~chunk/2 insertions. Nothing else per frame:
+// a frame's cost follows its changes, not the world. About 170 bytes per
+// object (3 axes x 2 endpoints x 8 bytes at ~3/4 fill, places, box).
+// Choose it for large worlds at rest with a trickle of insertions and
+// removals; sap for many additions at once (its batch merge) or many moving.
+// Measurements and chunk size: docs/algorithms/segmented-sap.md.
+#include "algorithms/segmented_sap.hpp"
+
+#include <algorithm>
+
+#include "algorithms/builtin.hpp"
+#include "detail/reserve.hpp"
+#include "sapling/box_pruning.hpp"
+#include "sapling/float_key.hpp"
+
+namespace sapling::detail {
+
+SegmentedSap::SegmentedSap(const Options& options, SegmentedSapConfig config)
+    : config_(config),
+      axes_(options.dims == 2 ? 2 : 3),
+      lists_{SegmentedList(config.chunk_capacity, true), SegmentedList(config.chunk_capacity, false),
+             SegmentedList(config.chunk_capacity, false)} {}
+
+void SegmentedSap::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
+  pairs_ = &pairs;
+  for (const Slot s : ops.removed) remove_object(s, ids, pairs);
+  for (std::size_t j = 0; j < ops.moved.size(); ++j) move_object(ops.moved[j], ops.moved_boxes[j], ids, pairs);
+  if (live_ == 0 && ops.added.size() > 1) {
+    build(ops, ids, pairs);
+  } else {
+    for (std::size_t j = 0; j < ops.added.size(); ++j) add_object(ops.added[j], ops.added_boxes[j], ids, pairs);
+  }
+  live_peak_ = std::max(live_peak_, live_);
+  if (!ops.removed.empty()) give_back_memory();
+}
+
+void SegmentedSap::add_object(Slot s, const Box3& box, std::span<const Id> ids, PairManager& pairs) {
+  if (s >= box_.size()) {
+    reserve_geometric(box_, std::size_t{s} + 1);
+    reserve_geometric(id_, std::size_t{s} + 1);
+    box_.resize(std::size_t{s} + 1);
+    id_.resize(std::size_t{s} + 1);
+  }
+  box_[s] = box;
+  id_[s] = ids[s];
+  for (int k = 0; k < axes_; ++k) lists_[k].insert(s, float_key(box.min[k]), float_key(box.max[k]));
+  ++live_;
+  lists_[0].for_each_candidate(s, [&](Slot o) {
+    if (overlaps(box, box_[o])) pairs.add(ids[s], ids[o]);
+  });
+}
+
+// Into an empty world: every list by one sort, the pairs by one sweep of x
+// with the objects open at each endpoint.
+void SegmentedSap::build(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
+  Slot top = 0;
+  for (const Slot s : ops.added) top = std::max(top, s);
+  if (top >= box_.size()) {
+    box_.resize(std::size_t{top} + 1);
+    id_.resize(std::size_t{top} + 1);
+  }
+  for (std::size_t j = 0; j < ops.added.size(); ++j) {
+    box_[ops.added[j]] = ops.added_boxes[j];
+    id_[ops.added[j]] = ids[ops.added[j]];
+  }
+  min_keys_.resize(std::size_t{top} + 1);
+  max_keys_.resize(std::size_t{top} + 1);
+  for (int k = 0; k < axes_; ++k) {
+    for (const Slot s : ops.added) {
+      min_keys_[s] = float_key(box_[s].min[k]);
+      max_keys_[s] = float_key(box_[s].max[k]);
+    }
+    lists_[k].build(ops.added, min_keys_, max_keys_);
+  }
+  live_ = ops.added.size();
+  std::vector<Slot> open;
+  std::vector<std::uint32_t>& open_at = min_keys_;  // reused: where each open object is in `open`
+  const SegmentedList& x = lists_[0];
+  for (const std::uint32_t c : x.chunks()) {
+    for (const SegmentedList::Endpoint e : x.chunk_endpoints(c)) {
+      const Slot s = SegmentedList::owner(e);
+      if (SegmentedList::is_max(e)) {
+        const Slot last = open.back();
+        open[open_at[s]] = last;
+        open_at[last] = open_at[s];
+        open.pop_back();
+        continue;
+      }
+      for (const Slot o : open) {
+        if (overlaps(box_[s], box_[o])) pairs.add(ids[s], ids[o]);
+      }
+      open_at[s] = static_cast<std::uint32_t>(open.size());
+      open.push_back(s);
+    }
+  }
+  free_storage(min_keys_);
+  free_storage(max_keys_);
+}
+
+void SegmentedSap::remove_object(Slot s, std::span<const Id> ids, PairManager& pairs) {
+  const Box3& box = box_[s];
+  lists_[0].for_each_candidate(s, [&](Slot o) {
+    if (overlaps(box, box_[o])) pairs.remove(ids[s], ids[o]);
+  });
+  for (int k = 0; k < axes_; ++k) lists_[k].erase(s);
+  --live_;
+}
+
+// Local sort of each axis (the box is written first, so a test at any swap
+// sees the new box on every axis: a pair is added at a swap iff it overlaps
+// now, and a swap that ends the overlap on one axis ends the pair).
+void SegmentedSap::move_object(Slot s, const Box3& box, std::span<const Id> ids, PairManager& pairs) {
+  box_[s] = box;
+  const auto passed = [&](SegmentedList::Endpoint moving, SegmentedList::Endpoint other) {
+    const bool moving_max = SegmentedList::is_max(moving);
+    if (moving_max == SegmentedList::is_max(other)) return;  // two mins or two maxes: nothing changes
+    const Slot o = SegmentedList::owner(other);
+    if ((moving > other) == moving_max) {  // a max passed a min rightward, or a min a max leftward
+      if (overlaps(box, box_[o])) pairs.add(ids[s], ids[o]);
+    } else {
+      pairs.remove(ids[s], ids[o]);
+    }
+  };
+  for (int k = 0; k < axes_; ++k) lists_[k].move(s, float_key(box.min[k]), float_key(box.max[k]), passed);
+}
+
+// After removals: once the live objects have fallen to a quarter of the
+// most since the last give-back, the chunks and slot arrays are compacted.
+void SegmentedSap::give_back_memory() {
+  if (4 * live_ > live_peak_) return;
+  std::size_t slots = box_.size();
+  while (slots > 0 && !lists_[0].contains(static_cast<Slot>(slots - 1))) --slots;
+  for (int k = 0; k < axes_; ++k) lists_[k].shrink_to_fit(slots);
+  box_.resize(slots);
+  box_.shrink_to_fit();
+  id_.resize(slots);
+  id_.shrink_to_fit();
+  live_peak_ = live_;
+}
+
+void SegmentedSap::reserve(std::size_t objects) {
+  if (objects > box_.size()) {
+    box_.reserve(objects);
+    id_.reserve(objects);
+  }
+  for (int k = 0; k < axes_; ++k) lists_[k].reserve(objects, 2 * objects);
+}
+
+std::size_t SegmentedSap::memory_bytes() const {
+  std::size_t bytes = box_.capacity() * sizeof(Box3) + id_.capacity() * sizeof(Id);
+  for (int k = 0; k < axes_; ++k) bytes += lists_[k].memory_bytes();
+  return bytes;
+}
+
+bool SegmentedSap::validate() const {
+  std::vector<Slot> live;
+  for (Slot s = 0; s < box_.size(); ++s) {
+    if (lists_[0].contains(s)) live.push_back(s);
+  }
+  if (live.size() != live_) return false;
+  for (int k = 0; k < 3; ++k) {
+    const SegmentedList& list = lists_[k];
+    if (!list.validate()) return false;
+    if (k >= axes_) {
+      if (!list.empty()) return false;
+      continue;
+    }
+    if (list.size() != 2 * live_) return false;
+    for (const Slot s : live) {
+      if (!list.contains(s)) return false;
+      const auto key_of = [&](bool is_max) { return std::uint32_t(list.word(list.place(s, is_max)) >> 32); };
+      if (key_of(false) != float_key(box_[s].min[k]) || key_of(true) != float_key(box_[s].max[k])) return false;
+    }
+    for (const std::uint32_t c : list.chunks()) {
+      if (!list.fast_movers(c).empty()) return false;
+    }
+  }
+  if (pairs_ == nullptr) return true;
+  std::vector<Pair> expected;
+  if (live.size() <= 4096) {
+    for (std::size_t i = 0; i < live.size(); ++i) {
+      for (std::size_t j = i + 1; j < live.size(); ++j) {
+        if (overlaps(box_[live[i]], box_[live[j]])) expected.push_back(make_pair(id_[live[i]], id_[live[j]]));
+      }
+    }
+  } else {
+    std::vector<Box3> boxes;
+    for (const Slot s : live) boxes.push_back(box_[s]);
+    std::vector<IndexPair> found;
+    complete_pairs(boxes, found);
+    for (const IndexPair& p : found) expected.push_back(make_pair(id_[live[p.i]], id_[live[p.j]]));
+  }
+  std::vector<Pair> actual(pairs_->pairs().begin(), pairs_->pairs().end());
+  std::sort(expected.begin(), expected.end());
+  std::sort(actual.begin(), actual.end());
+  return expected == actual;
+}
+
+std::unique_ptr<Algorithm> make_segmented_sap(const Options& options) {
+  return std::make_unique<SegmentedSap>(options);
+}
+
+std::unique_ptr<Algorithm> make_segmented_sap_with(const Options& options, const SegmentedSapConfig& config) {
+  return std::make_unique<SegmentedSap>(options, config);
+}
+
+}  // namespace sapling::detail

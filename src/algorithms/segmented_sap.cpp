@@ -19,7 +19,7 @@
 //   of its min's chunk (objects spanning that chunk's leading edge), the
 //   mins before it in that chunk, and the mins between its min and max.
 // A frame that adds into an empty world builds the lists by one radix sort
-// and finds the pairs by one sweep (the paper's global path, section 4).
+// and finds the pairs by box pruning (the paper's global path, section 4).
 //
 // Invariants (validate()): each list is valid (segmented_list.hpp), holds
 // exactly the live objects' endpoints with their boxes' keys, and the x
@@ -84,8 +84,8 @@ void SegmentedSap::add_object(Slot s, const Box3& box, std::span<const Id> ids, 
   });
 }
 
-// Into an empty world: every list by one sort, the pairs by one sweep of x
-// with the objects open at each endpoint.
+// Into an empty world: every list by one sort, the pairs by box pruning
+// (a sweep of the open objects at each x would cost n times the open set).
 void SegmentedSap::build(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
   Slot top = 0;
   for (const Slot s : ops.added) top = std::max(top, s);
@@ -107,26 +107,9 @@ void SegmentedSap::build(const FrameOps& ops, std::span<const Id> ids, PairManag
     lists_[k].build(ops.added, min_keys_, max_keys_);
   }
   live_ = ops.added.size();
-  std::vector<Slot> open;
-  std::vector<std::uint32_t>& open_at = min_keys_;  // reused: where each open object is in `open`
-  const SegmentedList& x = lists_[0];
-  for (const std::uint32_t c : x.chunks()) {
-    for (const SegmentedList::Endpoint e : x.chunk_endpoints(c)) {
-      const Slot s = SegmentedList::owner(e);
-      if (SegmentedList::is_max(e)) {
-        const Slot last = open.back();
-        open[open_at[s]] = last;
-        open_at[last] = open_at[s];
-        open.pop_back();
-        continue;
-      }
-      for (const Slot o : open) {
-        if (overlaps(box_[s], box_[o])) pairs.add(ids[s], ids[o]);
-      }
-      open_at[s] = static_cast<std::uint32_t>(open.size());
-      open.push_back(s);
-    }
-  }
+  std::vector<IndexPair> found;
+  complete_pairs(ops.added_boxes, found);
+  for (const IndexPair& p : found) pairs.add(ids[ops.added[p.i]], ids[ops.added[p.j]]);
   free_storage(min_keys_);
   free_storage(max_keys_);
 }
@@ -140,19 +123,22 @@ void SegmentedSap::remove_object(Slot s, std::span<const Id> ids, PairManager& p
   --live_;
 }
 
-// Local sort of each axis (the box is written first, so a test at any swap
-// sees the new box on every axis: a pair is added at a swap iff it overlaps
-// now, and a swap that ends the overlap on one axis ends the pair).
+// Local sort of each axis. The box is written first, so a test at any swap
+// sees the new box on every axis: a swap that starts the overlap on one axis
+// adds the pair iff the boxes overlap now; one that ends it removes the pair
+// iff it was one, that is iff the old box overlapped (the pair set is exact
+// before each move), a box test instead of a hash lookup.
 void SegmentedSap::move_object(Slot s, const Box3& box, std::span<const Id> ids, PairManager& pairs) {
+  const Box3 old = box_[s];
   box_[s] = box;
   const auto passed = [&](SegmentedList::Endpoint moving, SegmentedList::Endpoint other) {
     const bool moving_max = SegmentedList::is_max(moving);
     if (moving_max == SegmentedList::is_max(other)) return;  // two mins or two maxes: nothing changes
-    const Slot o = SegmentedList::owner(other);
+    const Box3& other_box = box_[SegmentedList::owner(other)];
     if ((moving > other) == moving_max) {  // a max passed a min rightward, or a min a max leftward
-      if (overlaps(box, box_[o])) pairs.add(ids[s], ids[o]);
-    } else {
-      pairs.remove(ids[s], ids[o]);
+      if (overlaps(box, other_box)) pairs.add(ids[s], ids[SegmentedList::owner(other)]);
+    } else if (overlaps(old, other_box)) {
+      pairs.remove(ids[s], ids[SegmentedList::owner(other)]);
     }
   };
   for (int k = 0; k < axes_; ++k) lists_[k].move(s, float_key(box.min[k]), float_key(box.max[k]), passed);

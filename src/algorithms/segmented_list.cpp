@@ -15,7 +15,8 @@ SegmentedList::SegmentedList(std::uint32_t chunk_capacity, bool with_checkpoints
 // ---------------------------------------------------------------------------
 // Checkpoint counts (the paper's add, remove and set R).
 
-void SegmentedList::count_up(std::uint32_t c, Slot s) {
+void SegmentedList::count_up(std::uint32_t c, const Entry& e) {
+  const Slot s = owner(e.word);
   std::vector<Slot>& fast = sets_[c].fast;
   const auto it = std::find(fast.begin(), fast.end(), s);
   if (it != fast.end()) {
@@ -23,12 +24,12 @@ void SegmentedList::count_up(std::uint32_t c, Slot s) {
     fast.pop_back();
     return;
   }
-  sets_[c].spans.push_back(s);
+  sets_[c].spans.push_back({s, e.cross_min, e.cross_max});
 }
 
 void SegmentedList::count_down(std::uint32_t c, Slot s) {
-  std::vector<Slot>& spans = sets_[c].spans;
-  const auto it = std::find(spans.begin(), spans.end(), s);
+  std::vector<Span>& spans = sets_[c].spans;
+  const auto it = std::find_if(spans.begin(), spans.end(), [s](const Span& x) { return x.slot == s; });
   if (it != spans.end()) {
     *it = spans.back();
     spans.pop_back();
@@ -48,8 +49,8 @@ std::uint32_t SegmentedList::new_chunk() {
     return c;
   }
   const auto c = static_cast<std::uint32_t>(meta_.size());
-  reserve_geometric(words_, (std::size_t{c} + 1) * capacity_);
-  words_.resize((std::size_t{c} + 1) * capacity_);
+  reserve_geometric(entries_, (std::size_t{c} + 1) * capacity_);
+  entries_.resize((std::size_t{c} + 1) * capacity_);
   meta_.emplace_back();
   if (with_checkpoints_) sets_.emplace_back();
   return c;
@@ -76,11 +77,11 @@ std::size_t SegmentedList::rank(std::uint32_t c) const {
 void SegmentedList::split(std::uint32_t c, Slot skip) {
   const std::uint32_t d = new_chunk();
   const std::uint32_t keep = meta_[c].count / 2, moved = meta_[c].count - keep;
-  Endpoint* const from = data(c) + keep;
-  Endpoint* const to = data(d);
+  const Entry* const from = data(c) + keep;
+  Entry* const to = data(d);
   for (std::uint32_t i = 0; i < moved; ++i) {
     to[i] = from[i];
-    set_place(to[i], d, i);
+    set_chunk(to[i].word, d);
   }
   meta_[d].count = moved;
   meta_[c].count = keep;
@@ -92,13 +93,13 @@ void SegmentedList::split(std::uint32_t c, Slot skip) {
   if (!with_checkpoints_) return;
   sets_[d].spans = sets_[c].spans;
   sets_[d].fast = sets_[c].fast;
-  const Endpoint* const kept = data(c);
+  const Entry* const kept = data(c);
   for (std::uint32_t i = 0; i < keep; ++i) {
-    if (owner(kept[i]) == skip) continue;
-    if (is_max(kept[i])) {
-      count_down(d, owner(kept[i]));
+    if (owner(kept[i].word) == skip) continue;
+    if (is_max(kept[i].word)) {
+      count_down(d, owner(kept[i].word));
     } else {
-      count_up(d, owner(kept[i]));
+      count_up(d, kept[i]);
     }
   }
 }
@@ -107,12 +108,12 @@ void SegmentedList::split(std::uint32_t c, Slot skip) {
 // merged chunk keeps left's leading edge, so its checkpoints.
 void SegmentedList::merge(std::uint32_t left, std::uint32_t right) {
   const std::size_t at = rank(left) + 1;
-  Endpoint* const to = data(left);
-  const Endpoint* const from = data(right);
+  Entry* const to = data(left);
+  const Entry* const from = data(right);
   const std::uint32_t base = meta_[left].count;
   for (std::uint32_t i = 0; i < meta_[right].count; ++i) {
     to[base + i] = from[i];
-    set_place(from[i], left, base + i);
+    set_chunk(from[i].word, left);
   }
   meta_[left].count += meta_[right].count;
   meta_[left].next = meta_[right].next;
@@ -131,48 +132,44 @@ void SegmentedList::merge(std::uint32_t left, std::uint32_t right) {
 
 // Binary search to the chunk, a split if it is full, then insertion sort from
 // the chunk's end.
-void SegmentedList::insert_endpoint(Endpoint e, Slot skip) {
+void SegmentedList::insert_entry(const Entry& e, Slot skip) {
   ++endpoints_;
   if (head_ == kNone) {
     head_ = new_chunk();
     order_.push_back(head_);
     data(head_)[0] = e;
     meta_[head_].count = 1;
-    set_place(e, head_, 0);
+    set_chunk(e.word, head_);
     return;
   }
-  std::uint32_t c = find_chunk(e);
+  std::uint32_t c = find_chunk(e.word);
   if (meta_[c].count == capacity_) {
     split(c, skip);
-    if (first(meta_[c].next) < e) c = meta_[c].next;
+    if (first(meta_[c].next) < e.word) c = meta_[c].next;
   }
-  Endpoint* const d = data(c);
+  Entry* const d = data(c);
   std::uint32_t i = meta_[c].count++;
-  for (; i > 0 && d[i - 1] > e; --i) {
-    d[i] = d[i - 1];
-    set_place(d[i], c, i);
-  }
+  for (; i > 0 && d[i - 1].word > e.word; --i) d[i] = d[i - 1];
   d[i] = e;
-  set_place(e, c, i);
+  set_chunk(e.word, c);
 }
 
-// Removes the endpoint at p; a chunk left empty, or small enough to fit with
-// a neighbour into half a chunk, merges with it.
-void SegmentedList::erase_endpoint(Place p) {
+// Removes an endpoint; a chunk left empty, or small enough to fit with a
+// neighbour into half a chunk, merges with it.
+void SegmentedList::erase_endpoint(Slot s, bool max_end) {
   --endpoints_;
-  const std::uint32_t c = p.chunk;
-  Endpoint* const d = data(c);
+  const std::uint32_t c = place_[2 * std::size_t{s} + max_end].chunk;
+  const std::uint32_t at = index_of(s, max_end);
+  Entry* const d = data(c);
   const std::uint32_t count = --meta_[c].count;
-  for (std::uint32_t i = p.index; i < count; ++i) {
-    d[i] = d[i + 1];
-    set_place(d[i], c, i);
-  }
+  for (std::uint32_t i = at; i < count; ++i) d[i] = d[i + 1];
+  place_[2 * std::size_t{s} + max_end] = {};
   const std::uint32_t next = meta_[c].next, prev = meta_[c].prev;
   if (count == 0) {
     if (prev != kNone) {
       merge(prev, c);
     } else if (next != kNone) {
-      merge(c, next);  // c is the head: it takes its neighbour's endpoints
+      merge(c, next);  // c is the head: it takes its neighbour's entries
     } else {           // the only chunk
       order_.clear();
       free_.push_back(c);
@@ -192,18 +189,22 @@ void SegmentedList::erase_endpoint(Place p) {
   }
 }
 
-void SegmentedList::insert(Slot s, std::uint32_t min_key, std::uint32_t max_key) {
+void SegmentedList::insert(Slot s, std::uint32_t min_key, std::uint32_t max_key, std::uint32_t cross_min,
+                           std::uint32_t cross_max) {
   if (place_.size() < 2 * (std::size_t{s} + 1)) {
     reserve_geometric(place_, 2 * (std::size_t{s} + 1));
     place_.resize(2 * (std::size_t{s} + 1));
   }
-  insert_endpoint(make_endpoint(min_key, false, s), s);
-  insert_endpoint(make_endpoint(max_key, true, s), s);
+  place_[2 * std::size_t{s}].key = min_key;
+  place_[2 * std::size_t{s} + 1].key = max_key;
+  const Entry lo{make_endpoint(min_key, false, s), cross_min, cross_max};
+  insert_entry(lo, s);
+  insert_entry({make_endpoint(max_key, true, s), cross_min, cross_max}, s);
   if (!with_checkpoints_) return;
   const std::uint32_t last = place_[2 * std::size_t{s} + 1].chunk;
   for (std::uint32_t c = place_[2 * std::size_t{s}].chunk; c != last;) {
     c = meta_[c].next;
-    count_up(c, s);
+    count_up(c, lo);
   }
 }
 
@@ -215,37 +216,50 @@ void SegmentedList::erase(Slot s) {
       count_down(c, s);
     }
   }
-  erase_endpoint(place_[2 * std::size_t{s}]);
-  erase_endpoint(place_[2 * std::size_t{s} + 1]);
-  place_[2 * std::size_t{s}] = {};
-  place_[2 * std::size_t{s} + 1] = {};
+  erase_endpoint(s, false);
+  erase_endpoint(s, true);
+}
+
+void SegmentedList::set_checkpoint_cross(Slot s, std::uint32_t cross_min, std::uint32_t cross_max) {
+  if (!with_checkpoints_) return;
+  const std::uint32_t last = place_[2 * std::size_t{s} + 1].chunk;
+  for (std::uint32_t c = place_[2 * std::size_t{s}].chunk; c != last;) {
+    c = meta_[c].next;
+    for (Span& x : sets_[c].spans) {
+      if (x.slot == s) {
+        x.cross_min = cross_min;
+        x.cross_max = cross_max;
+        break;
+      }
+    }
+  }
 }
 
 // The global path (the paper's section 4, for a list built from nothing):
 // radix sort the words, fill chunks to 3/4 so that the first insertions do
 // not split at once, and give each chunk the objects open at its edge.
 void SegmentedList::build(std::span<const Slot> slots, std::span<const std::uint32_t> min_keys,
-                          std::span<const std::uint32_t> max_keys) {
+                          std::span<const std::uint32_t> max_keys, std::span<const std::uint32_t> cross_mins,
+                          std::span<const std::uint32_t> cross_maxs) {
+  if (slots.empty()) return;
   sort_items_.clear();
   Slot top = 0;
   for (const Slot s : slots) {
-    sort_items_.push_back(make_endpoint(min_keys[s], false, s));
-    sort_items_.push_back(make_endpoint(max_keys[s], true, s));
+    sort_items_.push_back({make_endpoint(min_keys[s], false, s), cross_mins[s], cross_maxs[s]});
+    sort_items_.push_back({make_endpoint(max_keys[s], true, s), cross_mins[s], cross_maxs[s]});
     top = std::max(top, s);
   }
-  if (slots.empty()) return;
   if (place_.size() < 2 * (std::size_t{top} + 1)) place_.resize(2 * (std::size_t{top} + 1));
   constexpr RadixDigits kDigits{16, 4, 64};
   radix_counts_.resize(kDigits.counts());
   radix_sort(
-      sort_items_, sort_scratch_, [](Endpoint e) { return e; }, kDigits, radix_counts_.data());
+      sort_items_, sort_scratch_, [](const Entry& e) { return e.word; }, kDigits, radix_counts_.data());
   const std::uint32_t fill = std::max<std::uint32_t>(1, capacity_ * 3 / 4);
-  std::vector<Slot> open;  // the objects open at the sweep (with checkpoints)
+  std::vector<Span> open;  // the objects open at the sweep (with checkpoints)
   std::vector<std::uint32_t> open_at;
   if (with_checkpoints_) open_at.resize(std::size_t{top} + 1);
   std::uint32_t c = kNone;
-  for (std::size_t j = 0; j < sort_items_.size(); ++j) {
-    const Endpoint e = sort_items_[j];
+  for (const Entry& e : sort_items_) {
     if (c == kNone || meta_[c].count == fill) {
       const std::uint32_t d = new_chunk();
       if (c == kNone) {
@@ -258,18 +272,17 @@ void SegmentedList::build(std::span<const Slot> slots, std::span<const std::uint
       if (with_checkpoints_) sets_[d].spans = open;
       c = d;
     }
-    data(c)[meta_[c].count] = e;
-    set_place(e, c, meta_[c].count);
-    ++meta_[c].count;
+    data(c)[meta_[c].count++] = e;
+    place_[2 * std::size_t{owner(e.word)} + is_max(e.word)] = {c, key(e.word)};
     if (!with_checkpoints_) continue;
-    const Slot o = owner(e);
-    if (!is_max(e)) {
+    const Slot o = owner(e.word);
+    if (!is_max(e.word)) {
       open_at[o] = static_cast<std::uint32_t>(open.size());
-      open.push_back(o);
+      open.push_back({o, e.cross_min, e.cross_max});
     } else {
-      const Slot last = open.back();
+      const Span last = open.back();
       open[open_at[o]] = last;
-      open_at[last] = open_at[o];
+      open_at[last.slot] = open_at[o];
       open.pop_back();
     }
   }
@@ -284,7 +297,7 @@ void SegmentedList::build(std::span<const Slot> slots, std::span<const std::uint
 void SegmentedList::reserve(std::size_t slots, std::size_t endpoints) {
   if (place_.size() < 2 * slots) place_.resize(2 * slots);
   const std::size_t chunks = endpoints / std::max<std::uint32_t>(1, capacity_ / 2) + 1;
-  words_.reserve(chunks * capacity_);
+  entries_.reserve(chunks * capacity_);
   meta_.reserve(chunks);
   order_.reserve(chunks);
   free_.reserve(chunks);
@@ -300,7 +313,7 @@ void SegmentedList::shrink_to_fit(std::size_t slots) {
   }
   if (free_.size() * 2 < meta_.size() + 1) return;
   const std::size_t live = order_.size();
-  std::vector<Endpoint> words(live * capacity_);
+  std::vector<Entry> entries(live * capacity_);
   std::vector<ChunkMeta> meta(live);
   std::vector<CheckpointSets> sets(with_checkpoints_ ? live : 0);
   for (std::uint32_t r = 0; r < live; ++r) {
@@ -308,12 +321,12 @@ void SegmentedList::shrink_to_fit(std::size_t slots) {
     meta[r].count = meta_[c].count;
     meta[r].prev = r == 0 ? kNone : r - 1;
     meta[r].next = r + 1 == live ? kNone : r + 1;
-    std::copy_n(data(c), meta_[c].count, words.data() + std::size_t{r} * capacity_);
-    for (std::uint32_t i = 0; i < meta_[c].count; ++i) set_place(data(c)[i], r, i);
+    std::copy_n(data(c), meta_[c].count, entries.data() + std::size_t{r} * capacity_);
+    for (std::uint32_t i = 0; i < meta_[c].count; ++i) set_chunk(data(c)[i].word, r);
     if (with_checkpoints_) sets[r] = std::move(sets_[c]);
   }
   for (std::uint32_t r = 0; r < live; ++r) order_[r] = r;
-  words_.swap(words);
+  entries_.swap(entries);
   meta_.swap(meta);
   sets_.swap(sets);
   free_storage(free_);
@@ -322,10 +335,10 @@ void SegmentedList::shrink_to_fit(std::size_t slots) {
 }
 
 std::size_t SegmentedList::memory_bytes() const noexcept {
-  std::size_t bytes = words_.capacity() * sizeof(Endpoint) + meta_.capacity() * sizeof(ChunkMeta) +
+  std::size_t bytes = entries_.capacity() * sizeof(Entry) + meta_.capacity() * sizeof(ChunkMeta) +
                       sets_.capacity() * sizeof(CheckpointSets) + (free_.capacity() + order_.capacity()) * 4 +
                       place_.capacity() * sizeof(Place);
-  for (const CheckpointSets& s : sets_) bytes += (s.spans.capacity() + s.fast.capacity()) * sizeof(Slot);
+  for (const CheckpointSets& s : sets_) bytes += s.spans.capacity() * sizeof(Span) + s.fast.capacity() * sizeof(Slot);
   return bytes;
 }
 
@@ -335,6 +348,7 @@ bool SegmentedList::validate() const {
   if (head_ == kNone) return order_.empty() && endpoints_ == 0;
   if (order_.empty() || order_[0] != head_ || meta_[head_].prev != kNone) return false;
   std::unordered_map<Slot, int> count;
+  std::unordered_map<Slot, Entry> min_entry;
   std::size_t seen = 0;
   bool have_last = false;
   Endpoint last = 0;
@@ -345,13 +359,19 @@ bool SegmentedList::validate() const {
     if (m.count == 0 || m.count > capacity_) return false;
     if (m.next != kNone && meta_[m.next].prev != c) return false;
     if (with_checkpoints_) {
-      std::vector<Slot> spans, fast;
+      std::vector<Slot> spans, fast, have_spans;
       for (const auto& [o, n] : count) {
         if (n == 1) spans.push_back(o);
         if (n == -1) fast.push_back(o);
         if (n < -1 || n > 1) return false;
       }
-      std::vector<Slot> have_spans = sets_[c].spans, have_fast = sets_[c].fast;
+      for (const Span& x : sets_[c].spans) {
+        have_spans.push_back(x.slot);
+        const auto it = min_entry.find(x.slot);
+        if (it == min_entry.end() || it->second.cross_min != x.cross_min || it->second.cross_max != x.cross_max)
+          return false;
+      }
+      std::vector<Slot> have_fast = sets_[c].fast;
       std::sort(spans.begin(), spans.end());
       std::sort(fast.begin(), fast.end());
       std::sort(have_spans.begin(), have_spans.end());
@@ -359,16 +379,17 @@ bool SegmentedList::validate() const {
       if (spans != have_spans || fast != have_fast) return false;
     }
     for (std::uint32_t i = 0; i < m.count; ++i) {
-      const Endpoint e = data(c)[i];
-      if (have_last && !(last < e)) return false;
+      const Entry& e = data(c)[i];
+      if (have_last && !(last < e.word)) return false;
       have_last = true;
-      last = e;
-      const Place p = place(owner(e), is_max(e));
-      if (p.chunk != c || p.index != i) return false;
+      last = e.word;
+      const Place p = place(owner(e.word), is_max(e.word));
+      if (p.chunk != c || p.key != key(e.word)) return false;
       if (with_checkpoints_) {
-        int& n = count[owner(e)];
-        n += is_max(e) ? -1 : 1;
-        if (n == 0) count.erase(owner(e));
+        int& n = count[owner(e.word)];
+        n += is_max(e.word) ? -1 : 1;
+        if (n == 0) count.erase(owner(e.word));
+        if (!is_max(e.word)) min_entry[owner(e.word)] = e;
       }
       ++seen;
     }

@@ -10,7 +10,10 @@
 // - An endpoint is one 64-bit word, (key, max flag, owner slot), and the
 //   list is sorted by the whole word: a strict total order (no two words are
 //   equal), a min before a max at equal keys (closed intervals), so the
-//   list is the same whatever the history and a binary search is exact.
+//   list is the same whatever the history and a binary search is exact. An
+//   endpoint's place is its chunk; its index there is found by binary search.
+//   Entries and checkpoints carry the owner's bounds on a second axis, so
+//   that scans filter on two axes without reading boxes.
 // - Checkpoints (on one axis only, `with_checkpoints`): each chunk knows
 //   the objects whose interval spans its leading edge, min in an earlier
 //   chunk and max in this one or a later one. They make the objects
@@ -27,16 +30,18 @@
 //   endpoints in the order that keeps them ordered, so there it stays empty.
 //
 // Invariants (validate()): chunks non-empty and at most full; the words
-// strictly increase along the list; every endpoint's recorded place is
-// where it is; `order_` and the links agree; each chunk's checkpoint and
-// fast-mover sets are exactly the objects of count +1 and -1 at its edge.
+// strictly increase along the list; every endpoint's recorded chunk and key
+// are where and what it is; `order_` and the links agree; each chunk's
+// checkpoint and fast-mover sets are exactly the objects of count +1 and -1
+// at its edge, checkpoints with their object's cross bounds.
 //
 // Cost: an insertion or erasure O(log chunks + chunk_capacity), plus the
-// checkpoint sets it joins or leaves; a split or merge O(chunk_capacity +
-// its checkpoint set + chunks) (order_ shifts by one, a memmove); a local
-// sort O(endpoints passed).
+// checkpoint sets it joins or leaves (a linear search in each); a split or
+// merge O(chunk_capacity + its checkpoint set + chunks) (order_ shifts by
+// one, a memmove); a local sort O(log chunk_capacity + endpoints passed).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -58,11 +63,25 @@ class SegmentedList {
   }
   static constexpr Slot owner(Endpoint e) noexcept { return static_cast<Slot>(e & 0x7fffffffu); }
   static constexpr bool is_max(Endpoint e) noexcept { return ((e >> 31) & 1u) != 0; }
+  static constexpr std::uint32_t key(Endpoint e) noexcept { return static_cast<std::uint32_t>(e >> 32); }
 
-  /// Where an endpoint is: its chunk and its index in the chunk.
+  /// An endpoint as a chunk holds it, with its owner's bounds on one other
+  /// axis (the "cross" axis, as sortable keys): a scan or a swap tests that
+  /// axis from the chunk itself, and reads the box only when it overlaps.
+  struct Entry {
+    Endpoint word = 0;
+    std::uint32_t cross_min = 0, cross_max = 0;
+  };
+  /// A checkpoint: an object spanning a chunk's leading edge, its cross bounds with it.
+  struct Span {
+    Slot slot = 0;
+    std::uint32_t cross_min = 0, cross_max = 0;
+  };
+  /// Where an endpoint is: its chunk and its key (its index in the chunk is
+  /// found by binary search, so shifts within a chunk write nothing else).
   struct Place {
     std::uint32_t chunk = kNone;
-    std::uint32_t index = 0;
+    std::uint32_t key = 0;
   };
 
   /// An empty list of chunks of `chunk_capacity` (at least 2) endpoints;
@@ -76,70 +95,88 @@ class SegmentedList {
   /// Whether slot s has its endpoints here.
   bool contains(Slot s) const noexcept { return 2 * std::size_t{s} < place_.size() && place_[2 * s].chunk != kNone; }
 
-  /// Inserts s's min and max (binary search to the chunk, insertion sort in
-  /// it, a split if full) and enters s in the checkpoint sets it spans.
-  void insert(Slot s, std::uint32_t min_key, std::uint32_t max_key);
+  /// Inserts s's min and max with its cross bounds (binary search to the
+  /// chunk, insertion sort in it, a split if full) and enters s in the
+  /// checkpoint sets it spans.
+  void insert(Slot s, std::uint32_t min_key, std::uint32_t max_key, std::uint32_t cross_min, std::uint32_t cross_max);
   /// Takes s out of the checkpoint sets, then its endpoints out of their
   /// chunks (a chunk left small merges with a neighbour).
   void erase(Slot s);
-  /// Replaces the whole list by the endpoints of `slots` (keys by slot, the
-  /// list empty before): one radix sort, chunks filled to 3/4, checkpoint
-  /// sets by one sweep. `min_keys`/`max_keys` are indexed by slot.
+  /// Replaces the whole list, empty before, by the endpoints of `slots`
+  /// (keys indexed by slot): one radix sort, chunks filled to 3/4,
+  /// checkpoint sets by one sweep.
   void build(std::span<const Slot> slots, std::span<const std::uint32_t> min_keys,
-             std::span<const std::uint32_t> max_keys);
+             std::span<const std::uint32_t> max_keys, std::span<const std::uint32_t> cross_mins,
+             std::span<const std::uint32_t> cross_maxs);
 
   /// Moves one endpoint of s to `key` by local sort: adjacent swaps within
   /// its chunk, and across chunk edges (counts unchanged, checkpoints
-  /// updated). Calls `passed(moving, other)` with its new word for every
-  /// endpoint it passes, in order (rightward iff moving > other). The min
-  /// and max may end out of order (fast movers).
+  /// updated). Calls `passed(moving, other)` (Entry, the moving one with its
+  /// new word) for every endpoint it passes, in order (rightward iff
+  /// moving.word > other.word). The min and max may end out of order (fast
+  /// movers).
   template <class Passed>
-  void move_endpoint(Slot s, bool is_max, std::uint32_t key, Passed&& passed);
-  /// Moves both endpoints of s, the one that keeps them ordered first.
+  void move_endpoint(Slot s, bool is_max, std::uint32_t key, Passed&& passed) {
+    const Place p = place(s, is_max);
+    const Entry& e = data(p.chunk)[find_index(p.chunk, make_endpoint(p.key, is_max, s))];
+    move_endpoint(s, is_max, key, e.cross_min, e.cross_max, passed);
+  }
+  /// Gives s new cross bounds (in its entries and checkpoints), then moves
+  /// both endpoints, the one that keeps them ordered first. s must be in order.
   template <class Passed>
-  void move(Slot s, std::uint32_t min_key, std::uint32_t max_key, Passed&& passed) {
-    const Endpoint new_max = make_endpoint(max_key, true, s);
-    if (new_max > word(place_[2 * s + 1])) {
-      move_endpoint(s, true, max_key, passed);
-      move_endpoint(s, false, min_key, passed);
+  void move(Slot s, std::uint32_t min_key, std::uint32_t max_key, std::uint32_t cross_min, std::uint32_t cross_max,
+            Passed&& passed) {
+    set_checkpoint_cross(s, cross_min, cross_max);
+    if (max_key > place_[2 * std::size_t{s} + 1].key) {
+      move_endpoint(s, true, max_key, cross_min, cross_max, passed);
+      move_endpoint(s, false, min_key, cross_min, cross_max, passed);
     } else {
-      move_endpoint(s, false, min_key, passed);
-      move_endpoint(s, true, max_key, passed);
+      move_endpoint(s, false, min_key, cross_min, cross_max, passed);
+      move_endpoint(s, true, max_key, cross_min, cross_max, passed);
     }
   }
+  /// Moves one endpoint as move_endpoint(), giving it new cross bounds.
+  template <class Passed>
+  void move_endpoint(Slot s, bool is_max, std::uint32_t key, std::uint32_t cross_min, std::uint32_t cross_max,
+                     Passed&& passed);
 
-  /// Calls `f(other)` for every object that may overlap s on this axis: the
-  /// checkpoints of s's min's chunk, the mins before s's min in that chunk
-  /// and the mins between s's min and max. A superset (each object once,
-  /// s never): the caller tests the boxes. Needs checkpoints and no fast
-  /// movers.
+  /// Calls `f(other)` for every object that may overlap s on this axis and
+  /// does overlap it on the cross axis: among the checkpoints of s's min's
+  /// chunk, the mins before s's min in that chunk and the mins between s's
+  /// min and max. A superset of s's overlaps (each object once, s never):
+  /// the caller tests the boxes. Needs checkpoints, s in order, and no
+  /// fast movers.
   template <class F>
   void for_each_candidate(Slot s, F&& f) const;
 
   // Inspection, for validate() and tests.
   /// The chunks in order.
   std::span<const std::uint32_t> chunks() const noexcept { return order_; }
-  /// The endpoints of a chunk, sorted.
-  std::span<const Endpoint> chunk_endpoints(std::uint32_t c) const noexcept {
-    return {words_.data() + std::size_t{c} * capacity_, meta_[c].count};
+  /// The entries of a chunk, sorted.
+  std::span<const Entry> chunk_entries(std::uint32_t c) const noexcept {
+    return {entries_.data() + std::size_t{c} * capacity_, meta_[c].count};
   }
   /// The objects spanning a chunk's leading edge (count +1 there).
-  std::span<const Slot> checkpoints(std::uint32_t c) const noexcept {
-    return with_checkpoints_ ? std::span<const Slot>(sets_[c].spans) : std::span<const Slot>();
+  std::span<const Span> checkpoints(std::uint32_t c) const noexcept {
+    return with_checkpoints_ ? std::span<const Span>(sets_[c].spans) : std::span<const Span>();
   }
   /// The objects with count -1 at a chunk's leading edge (max before min).
   std::span<const Slot> fast_movers(std::uint32_t c) const noexcept {
     return with_checkpoints_ ? std::span<const Slot>(sets_[c].fast) : std::span<const Slot>();
   }
   /// Where an endpoint of s is.
-  Place place(Slot s, bool is_max) const noexcept { return place_[2 * s + is_max]; }
-  /// The endpoint word at a place.
-  Endpoint word(Place p) const noexcept { return words_[std::size_t{p.chunk} * capacity_ + p.index]; }
+  Place place(Slot s, bool is_max) const noexcept { return place_[2 * std::size_t{s} + is_max]; }
+  /// The index of an endpoint of s in its chunk.
+  std::uint32_t index_of(Slot s, bool is_max) const noexcept {
+    const Place p = place(s, is_max);
+    return find_index(p.chunk, make_endpoint(p.key, is_max, s));
+  }
 
   /// Makes room for slots below `slots` and about `endpoints` endpoints.
   void reserve(std::size_t slots, std::size_t endpoints);
-  /// Gives back the chunks freed by merges and the places of slots at and
-  /// above `slots` (none live): called after mass removals.
+  /// Gives back the chunks freed by merges (when at least half the pool)
+  /// and the places of slots at and above `slots` (none live): called after
+  /// mass removals.
   void shrink_to_fit(std::size_t slots);
   std::size_t memory_bytes() const noexcept;
   /// Checks every invariant in the file opening; false on the first violation.
@@ -151,41 +188,55 @@ class SegmentedList {
     std::uint32_t prev = kNone, next = kNone;
   };
   struct CheckpointSets {
-    std::vector<Slot> spans;  // count +1 at the leading edge
+    std::vector<Span> spans;  // count +1 at the leading edge
     std::vector<Slot> fast;   // count -1 (the paper's R)
   };
 
-  Endpoint* data(std::uint32_t c) noexcept { return words_.data() + std::size_t{c} * capacity_; }
-  const Endpoint* data(std::uint32_t c) const noexcept { return words_.data() + std::size_t{c} * capacity_; }
-  Endpoint first(std::uint32_t c) const noexcept { return data(c)[0]; }
-  void set_place(Endpoint e, std::uint32_t c, std::uint32_t index) noexcept {
-    place_[2 * std::size_t{owner(e)} + is_max(e)] = {c, index};
+  Entry* data(std::uint32_t c) noexcept { return entries_.data() + std::size_t{c} * capacity_; }
+  const Entry* data(std::uint32_t c) const noexcept { return entries_.data() + std::size_t{c} * capacity_; }
+  Endpoint first(std::uint32_t c) const noexcept { return data(c)[0].word; }
+  // The index of the first entry of chunk c not below e: a branch-free
+  // binary search (a conditional move per step, no mispredicted branches).
+  std::uint32_t find_index(std::uint32_t c, Endpoint e) const noexcept {
+    const Entry* const d = data(c);
+    const Entry* base = d;
+    std::uint32_t n = meta_[c].count;
+    if (n == 0) return 0;
+    while (n > 1) {
+      const std::uint32_t half = n / 2;
+      base = base[half].word < e ? base + half : base;
+      n -= half;
+    }
+    return static_cast<std::uint32_t>(base - d) + (base->word < e);
   }
-  // +1 / -1 to s's count at chunk c's leading edge (the paper's add and
-  // remove, through the fast-mover set).
-  void count_up(std::uint32_t c, Slot s);
+  void set_chunk(Endpoint e, std::uint32_t c) noexcept { place_[2 * std::size_t{owner(e)} + is_max(e)].chunk = c; }
+  // +1 / -1 to an object's count at chunk c's leading edge (the paper's add
+  // and remove, through the fast-mover set).
+  void count_up(std::uint32_t c, const Entry& e);
   void count_down(std::uint32_t c, Slot s);
-  // An endpoint crossing c's leading edge leftward (into earlier chunks) or rightward.
-  void cross_edge(std::uint32_t c, Endpoint e, bool leftward) {
+  // New cross bounds for s (in order) in the checkpoints it is in.
+  void set_checkpoint_cross(Slot s, std::uint32_t cross_min, std::uint32_t cross_max);
+  // An entry crossing c's leading edge leftward (into earlier chunks) or rightward.
+  void cross_edge(std::uint32_t c, const Entry& e, bool leftward) {
     if (!with_checkpoints_) return;
-    if (is_max(e) == leftward) {
-      count_down(c, owner(e));
+    if (is_max(e.word) == leftward) {
+      count_down(c, owner(e.word));
     } else {
-      count_up(c, owner(e));
+      count_up(c, e);
     }
   }
 
   std::uint32_t new_chunk();
   std::uint32_t find_chunk(Endpoint e) const;
   std::size_t rank(std::uint32_t c) const;
-  void insert_endpoint(Endpoint e, Slot skip);
-  void erase_endpoint(Place p);
+  void insert_entry(const Entry& e, Slot skip);
+  void erase_endpoint(Slot s, bool is_max);
   void split(std::uint32_t c, Slot skip);
   void merge(std::uint32_t left, std::uint32_t right);
 
   std::uint32_t capacity_;
   bool with_checkpoints_;
-  std::vector<Endpoint> words_;       // chunk c's endpoints at [c * capacity_, + count)
+  std::vector<Entry> entries_;        // chunk c's entries at [c * capacity_, + count)
   std::vector<ChunkMeta> meta_;       // by chunk
   std::vector<CheckpointSets> sets_;  // by chunk, with checkpoints only
   std::vector<std::uint32_t> free_;   // chunks freed by merges, for reuse
@@ -193,37 +244,37 @@ class SegmentedList {
   std::vector<Place> place_;          // by 2 * slot + is_max
   std::uint32_t head_ = kNone;        // the first chunk
   std::size_t endpoints_ = 0;
-  std::vector<Endpoint> sort_items_, sort_scratch_;  // scratch of build(), given back after it
+  std::vector<Entry> sort_items_, sort_scratch_;  // scratch of build(), given back after it
   std::vector<std::uint32_t> radix_counts_;
 };
 
 // Moves one endpoint by local sort (the paper's "sort during movement"): the
-// word shifts its neighbours one place at a time while it is out of order;
+// entry shifts its neighbours one place at a time while it is out of order;
 // at a chunk edge it swaps with the neighbouring chunk's end, so chunk counts
-// never change, and both words crossing the edge update its checkpoints.
+// never change, and both entries crossing the edge update its checkpoints.
 template <class Passed>
-void SegmentedList::move_endpoint(Slot s, bool max_end, std::uint32_t key, Passed&& passed) {
-  const Endpoint moving = make_endpoint(key, max_end, s);
-  Place p = place_[2 * std::size_t{s} + max_end];
-  std::uint32_t c = p.chunk, i = p.index;
-  Endpoint* d = data(c);
-  if (moving > d[i]) {
+void SegmentedList::move_endpoint(Slot s, bool max_end, std::uint32_t key, std::uint32_t cross_min,
+                                  std::uint32_t cross_max, Passed&& passed) {
+  Place& at = place_[2 * std::size_t{s} + max_end];
+  std::uint32_t c = at.chunk;
+  Entry* d = data(c);
+  std::uint32_t i = find_index(c, make_endpoint(at.key, max_end, s));
+  const Entry moving{make_endpoint(key, max_end, s), cross_min, cross_max};
+  if (moving.word > d[i].word) {
     for (;;) {
       const std::uint32_t count = meta_[c].count;
-      while (i + 1 < count && d[i + 1] < moving) {
-        const Endpoint other = d[i + 1];
-        passed(moving, other);
-        d[i] = other;
-        set_place(other, c, i);
+      while (i + 1 < count && d[i + 1].word < moving.word) {
+        passed(moving, d[i + 1]);
+        d[i] = d[i + 1];
         ++i;
       }
       if (i + 1 < count) break;
       const std::uint32_t n = meta_[c].next;
-      if (n == kNone || first(n) > moving) break;
-      const Endpoint other = first(n);  // crosses n's leading edge leftward, `moving` rightward
+      if (n == kNone || first(n) > moving.word) break;
+      const Entry other = data(n)[0];  // crosses n's leading edge leftward, `moving` rightward
       passed(moving, other);
       d[i] = other;
-      set_place(other, c, i);
+      set_chunk(other.word, c);
       cross_edge(n, other, true);
       cross_edge(n, moving, false);
       c = n;
@@ -232,22 +283,20 @@ void SegmentedList::move_endpoint(Slot s, bool max_end, std::uint32_t key, Passe
     }
   } else {
     for (;;) {
-      while (i > 0 && d[i - 1] > moving) {
-        const Endpoint other = d[i - 1];
-        passed(moving, other);
-        d[i] = other;
-        set_place(other, c, i);
+      while (i > 0 && d[i - 1].word > moving.word) {
+        passed(moving, d[i - 1]);
+        d[i] = d[i - 1];
         --i;
       }
       if (i > 0) break;
       const std::uint32_t b = meta_[c].prev;
       if (b == kNone) break;
       const std::uint32_t last = meta_[b].count - 1;
-      const Endpoint other = data(b)[last];
-      if (other < moving) break;
+      const Entry other = data(b)[last];
+      if (other.word < moving.word) break;
       passed(moving, other);  // crosses c's leading edge rightward, `moving` leftward
       d[0] = other;
-      set_place(other, c, 0);
+      set_chunk(other.word, c);
       cross_edge(c, other, false);
       cross_edge(c, moving, true);
       c = b;
@@ -256,25 +305,32 @@ void SegmentedList::move_endpoint(Slot s, bool max_end, std::uint32_t key, Passe
     }
   }
   d[i] = moving;
-  place_[2 * std::size_t{s} + max_end] = {c, i};
+  at = {c, key};
 }
 
 // The paper's insertion query: the objects spanning the chunk's leading edge,
-// then the chunk's mins up to s's min, then every min up to s's max.
+// then the chunk's mins up to s's min, then every min up to s's max; each
+// tested on the cross axis from the list itself.
 template <class F>
 void SegmentedList::for_each_candidate(Slot s, F&& f) const {
   const Place lo = place_[2 * std::size_t{s}], hi = place_[2 * std::size_t{s} + 1];
-  for (const Slot o : sets_[lo.chunk].spans) f(o);
-  const Endpoint* d = data(lo.chunk);
-  for (std::uint32_t i = 0; i < lo.index; ++i) {
-    if (!is_max(d[i])) f(owner(d[i]));
+  const std::uint32_t lo_index = find_index(lo.chunk, make_endpoint(lo.key, false, s));
+  const std::uint32_t hi_index = find_index(hi.chunk, make_endpoint(hi.key, true, s));
+  const Entry& own = data(lo.chunk)[lo_index];
+  const std::uint32_t a = own.cross_min, b = own.cross_max;
+  for (const Span& o : sets_[lo.chunk].spans) {
+    if (o.cross_min <= b && a <= o.cross_max) f(o.slot);
   }
-  std::uint32_t c = lo.chunk, i = lo.index + 1;
+  const Entry* d = data(lo.chunk);
+  for (std::uint32_t i = 0; i < lo_index; ++i) {
+    if (!is_max(d[i].word) && d[i].cross_min <= b && a <= d[i].cross_max) f(owner(d[i].word));
+  }
+  std::uint32_t c = lo.chunk, i = lo_index + 1;
   for (;;) {
     d = data(c);
-    const std::uint32_t end = c == hi.chunk ? hi.index : meta_[c].count;
+    const std::uint32_t end = c == hi.chunk ? hi_index : meta_[c].count;
     for (; i < end; ++i) {
-      if (!is_max(d[i])) f(owner(d[i]));
+      if (!is_max(d[i].word) && d[i].cross_min <= b && a <= d[i].cross_max) f(owner(d[i].word));
     }
     if (c == hi.chunk) return;
     c = meta_[c].next;

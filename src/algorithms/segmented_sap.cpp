@@ -53,7 +53,9 @@ SegmentedSap::SegmentedSap(const Options& options, SegmentedSapConfig config)
     : config_(config),
       axes_(options.dims == 2 ? 2 : 3),
       lists_{SegmentedList(config.chunk_capacity, true), SegmentedList(config.chunk_capacity, false),
-             SegmentedList(config.chunk_capacity, false)} {}
+             SegmentedList(config.chunk_capacity, false)} {
+  if (axes_ == 2) cross_ = {1, 0, 0};
+}
 
 void SegmentedSap::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
   pairs_ = &pairs;
@@ -77,7 +79,10 @@ void SegmentedSap::add_object(Slot s, const Box3& box, std::span<const Id> ids, 
   }
   box_[s] = box;
   id_[s] = ids[s];
-  for (int k = 0; k < axes_; ++k) lists_[k].insert(s, float_key(box.min[k]), float_key(box.max[k]));
+  for (int k = 0; k < axes_; ++k) {
+    lists_[k].insert(s, float_key(box.min[k]), float_key(box.max[k]), float_key(box.min[cross_[k]]),
+                     float_key(box.max[cross_[k]]));
+  }
   ++live_;
   lists_[0].for_each_candidate(s, [&](Slot o) {
     if (overlaps(box, box_[o])) pairs.add(ids[s], ids[o]);
@@ -97,21 +102,23 @@ void SegmentedSap::build(const FrameOps& ops, std::span<const Id> ids, PairManag
     box_[ops.added[j]] = ops.added_boxes[j];
     id_[ops.added[j]] = ids[ops.added[j]];
   }
-  min_keys_.resize(std::size_t{top} + 1);
-  max_keys_.resize(std::size_t{top} + 1);
+  for (std::vector<std::uint32_t>* keys : {&min_keys_, &max_keys_, &cross_mins_, &cross_maxs_}) {
+    keys->resize(std::size_t{top} + 1);
+  }
   for (int k = 0; k < axes_; ++k) {
     for (const Slot s : ops.added) {
       min_keys_[s] = float_key(box_[s].min[k]);
       max_keys_[s] = float_key(box_[s].max[k]);
+      cross_mins_[s] = float_key(box_[s].min[cross_[k]]);
+      cross_maxs_[s] = float_key(box_[s].max[cross_[k]]);
     }
-    lists_[k].build(ops.added, min_keys_, max_keys_);
+    lists_[k].build(ops.added, min_keys_, max_keys_, cross_mins_, cross_maxs_);
   }
   live_ = ops.added.size();
   std::vector<IndexPair> found;
   complete_pairs(ops.added_boxes, found);
   for (const IndexPair& p : found) pairs.add(ids[ops.added[p.i]], ids[ops.added[p.j]]);
-  free_storage(min_keys_);
-  free_storage(max_keys_);
+  for (std::vector<std::uint32_t>* keys : {&min_keys_, &max_keys_, &cross_mins_, &cross_maxs_}) free_storage(*keys);
 }
 
 void SegmentedSap::remove_object(Slot s, std::span<const Id> ids, PairManager& pairs) {
@@ -127,21 +134,35 @@ void SegmentedSap::remove_object(Slot s, std::span<const Id> ids, PairManager& p
 // sees the new box on every axis: a swap that starts the overlap on one axis
 // adds the pair iff the boxes overlap now; one that ends it removes the pair
 // iff it was one, that is iff the old box overlapped (the pair set is exact
-// before each move), a box test instead of a hash lookup.
+// before each move), a box test instead of a hash lookup. Each test looks
+// at the entries' cross bounds first and reads a box only if they overlap.
 void SegmentedSap::move_object(Slot s, const Box3& box, std::span<const Id> ids, PairManager& pairs) {
   const Box3 old = box_[s];
   box_[s] = box;
-  const auto passed = [&](SegmentedList::Endpoint moving, SegmentedList::Endpoint other) {
-    const bool moving_max = SegmentedList::is_max(moving);
-    if (moving_max == SegmentedList::is_max(other)) return;  // two mins or two maxes: nothing changes
-    const Box3& other_box = box_[SegmentedList::owner(other)];
-    if ((moving > other) == moving_max) {  // a max passed a min rightward, or a min a max leftward
-      if (overlaps(box, other_box)) pairs.add(ids[s], ids[SegmentedList::owner(other)]);
-    } else if (overlaps(old, other_box)) {
-      pairs.remove(ids[s], ids[SegmentedList::owner(other)]);
-    }
-  };
-  for (int k = 0; k < axes_; ++k) lists_[k].move(s, float_key(box.min[k]), float_key(box.max[k]), passed);
+  for (int k = 0; k < axes_; ++k) {
+    const int ck = cross_[k];
+    const std::uint32_t old_lo = float_key(old.min[ck]), old_hi = float_key(old.max[ck]);
+    const auto passed = [&](const SegmentedList::Entry& moving, const SegmentedList::Entry& other) {
+      // Only a min passing a max matters: a max rightward or a min leftward
+      // starts the overlap on this axis, the other way ends it. The test on
+      // the cross axis (new bounds for a start, old for an end) is branch-
+      // free, so the one branch below is rarely taken and well predicted.
+      const bool moving_max = SegmentedList::is_max(moving.word);
+      const bool starts = (moving.word > other.word) == moving_max;
+      const std::uint32_t lo = starts ? moving.cross_min : old_lo, hi = starts ? moving.cross_max : old_hi;
+      const bool hit = static_cast<unsigned>(SegmentedList::is_max(other.word) != moving_max) &
+                       static_cast<unsigned>(other.cross_min <= hi) & static_cast<unsigned>(lo <= other.cross_max);
+      if (!hit) return;
+      const Slot o = SegmentedList::owner(other.word);
+      if (starts) {
+        if (overlaps(box, box_[o])) pairs.add(ids[s], ids[o]);
+      } else if (overlaps(old, box_[o])) {
+        pairs.remove(ids[s], ids[o]);
+      }
+    };
+    lists_[k].move(s, float_key(box.min[k]), float_key(box.max[k]), float_key(box.min[ck]), float_key(box.max[ck]),
+                   passed);
+  }
 }
 
 // After removals: once the live objects have fallen to a quarter of the
@@ -188,8 +209,13 @@ bool SegmentedSap::validate() const {
     if (list.size() != 2 * live_) return false;
     for (const Slot s : live) {
       if (!list.contains(s)) return false;
-      const auto key_of = [&](bool is_max) { return std::uint32_t(list.word(list.place(s, is_max)) >> 32); };
-      if (key_of(false) != float_key(box_[s].min[k]) || key_of(true) != float_key(box_[s].max[k])) return false;
+      if (list.place(s, false).key != float_key(box_[s].min[k]) || list.place(s, true).key != float_key(box_[s].max[k]))
+        return false;
+      for (const bool is_max : {false, true}) {
+        const SegmentedList::Entry& e = list.chunk_entries(list.place(s, is_max).chunk)[list.index_of(s, is_max)];
+        if (e.cross_min != float_key(box_[s].min[cross_[k]]) || e.cross_max != float_key(box_[s].max[cross_[k]]))
+          return false;
+      }
     }
     for (const std::uint32_t c : list.chunks()) {
       if (!list.fast_movers(c).empty()) return false;

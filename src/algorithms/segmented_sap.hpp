@@ -16,9 +16,11 @@ namespace sapling::detail {
 /// What segmented-sap is built with beyond Options.
 struct SegmentedSapConfig {
   /// Endpoints a chunk holds at most (at least 2). The paper found about 25
-  /// best, its authors' released code used 64.
+  /// best inside grid cells of ~300 objects, its authors' released code used
+  /// 64; one list for a whole world wants far larger chunks, since every
+  /// chunk keeps the set of objects open at its edge.
   /// Measured: docs/algorithms/segmented-sap.md, "Chunk size".
-  std::uint32_t chunk_capacity = 32;
+  std::uint32_t chunk_capacity = 1024;
 };
 
 /// Persistent sweep and prune whose axes are segmented interval lists
@@ -43,14 +45,15 @@ class SegmentedSap final : public Algorithm {
   void give_back_memory();
 
   SegmentedSapConfig config_;
-  int axes_;  // lists kept: 2 for 2D input (z is always [0, 0])
+  int axes_;                           // lists kept: 2 for 2D input (z is always [0, 0])
+  std::array<int, 3> cross_{1, 2, 0};  // each list's cross axis (2D: x and y each other's)
   std::array<SegmentedList, 3> lists_;
   std::vector<Box3> box_;  // by slot (live slots: lists_[0].contains())
   std::vector<Id> id_;     // by slot, for validate()
   std::size_t live_ = 0;
-  std::size_t live_peak_ = 0;                       // live objects at the last memory give-back, or most since
-  std::vector<std::uint32_t> min_keys_, max_keys_;  // scratch of build(), by slot, given back after it
-  PairManager* pairs_ = nullptr;                    // the last frame's (for validate())
+  std::size_t live_peak_ = 0;  // live objects at the last memory give-back, or most since
+  std::vector<std::uint32_t> min_keys_, max_keys_, cross_mins_, cross_maxs_;  // scratch of build(), by slot
+  PairManager* pairs_ = nullptr;                                              // the last frame's (for validate())
 };
 
 }  // namespace sapling::detail

@@ -29,14 +29,16 @@
 // boxes overlap iff their endpoints interleave on every axis; any float but
 // NaN is a valid coordinate (float_key).
 //
-// Cost: removal or addition O(log chunks + chunk + its candidates on x);
-// a move O(endpoints passed), ~n^(2/3) per moving box in a uniform world
-// as in any SAP; splits and merges shift the chunk index (a memmove of 4
-// bytes per chunk) once per ~chunk/2 insertions. Nothing else per frame:
-// a frame's cost follows its changes, not the world. About 170 bytes per
-// object (3 axes x 2 endpoints x 8 bytes at ~3/4 fill, places, box).
+// Cost: removal or addition O(log chunks + chunk + its candidates on x),
+// the candidates being the objects open at it or starting inside it on x
+// (~n^(2/3) in a uniform 3D world: thousands at 1M objects); a move
+// O(endpoints passed), ~n^(2/3) per moving box as in any SAP; splits and
+// merges shift the chunk index once per ~chunk/2 insertions. Nothing else
+// per frame. About 200 bytes per object (16-byte entries at ~3/4 fill,
+// places, box) plus 12 per chunk edge an object spans (checkpoints).
 // Choose it for large worlds at rest with a trickle of insertions and
-// removals; sap for many additions at once (its batch merge) or many moving.
+// removals and no grid (multi-sap is faster still); sap for many additions
+// at once (its batch merge) or many moving.
 // Measurements and chunk size: docs/algorithms/segmented-sap.md.
 #include "algorithms/segmented_sap.hpp"
 

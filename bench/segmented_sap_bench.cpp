@@ -3,7 +3,8 @@
 // segmented-sap at several chunk sizes in turn (interleaved frame by frame,
 // so load on a shared machine hits every contender alike), every frame's
 // pair count compared. Prints per contender the median, mean and p95 ms per
-// frame after frame 0 and the memory held at the end.
+// frame after frame 0 and the memory held at the end. CHUNK 0 (the default)
+// is the automatic chunk size.
 //
 //   segmented_sap_bench N MOVING INSERTS REMOVES FRAMES [CHUNK ...]
 //
@@ -59,7 +60,7 @@ int main(int argc, char** argv) {
   for (const std::uint32_t c : chunks) {
     const detail::SegmentedSapConfig config{c};
     contenders.push_back(
-        {"segmented-sap/" + std::to_string(c),
+        {c == 0 ? std::string("segmented-sap/auto") : "segmented-sap/" + std::to_string(c),
          BroadPhase::create("segmented-sap",
                             [config](const Options& o) { return detail::make_segmented_sap_with(o, config); }, {}),
          {}});

@@ -12,6 +12,12 @@ namespace sapling::detail {
 SegmentedList::SegmentedList(std::uint32_t chunk_capacity, bool with_checkpoints)
     : capacity_(std::max<std::uint32_t>(chunk_capacity, 2)), with_checkpoints_(with_checkpoints) {}
 
+void SegmentedList::reset(std::uint32_t chunk_capacity) {
+  const std::size_t slots = place_.size() / 2;
+  *this = SegmentedList(chunk_capacity, with_checkpoints_);
+  place_.resize(2 * slots);
+}
+
 // ---------------------------------------------------------------------------
 // Checkpoint counts (the paper's add, remove and set R).
 

@@ -102,6 +102,9 @@ class SegmentedList {
   /// Takes s out of the checkpoint sets, then its endpoints out of their
   /// chunks (a chunk left small merges with a neighbour).
   void erase(Slot s);
+  /// Gives an empty list chunks of `chunk_capacity` (at least 2) endpoints
+  /// from now on, and its storage back.
+  void reset(std::uint32_t chunk_capacity);
   /// Replaces the whole list, empty before, by the endpoints of `slots`
   /// (keys indexed by slot): one radix sort, chunks filled to 3/4,
   /// checkpoint sets by one sweep.

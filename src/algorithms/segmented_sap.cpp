@@ -43,6 +43,7 @@
 #include "algorithms/segmented_sap.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "algorithms/builtin.hpp"
 #include "detail/reserve.hpp"
@@ -51,11 +52,27 @@
 
 namespace sapling::detail {
 
+// Twice the square root of the endpoints per axis balances the two costs
+// that follow the chunk size: the chunk scanned and shifted by an insertion
+// (grows with it) and the checkpoint sets an object joins, one per chunk
+// edge it spans (shrink with it). Measured: docs/algorithms/segmented-sap.md.
+std::uint32_t SegmentedSapConfig::chunk_for(std::size_t objects) {
+  const double target = 2.0 * std::sqrt(2.0 * static_cast<double>(objects));
+  std::uint32_t c = 16;
+  while (c < 8192 && c < target) c *= 2;
+  return c;
+}
+
+namespace {
+constexpr std::uint32_t kFirstChunk = 256;  // automatic size before any batch
+}
+
 SegmentedSap::SegmentedSap(const Options& options, SegmentedSapConfig config)
     : config_(config),
       axes_(options.dims == 2 ? 2 : 3),
-      lists_{SegmentedList(config.chunk_capacity, true), SegmentedList(config.chunk_capacity, false),
-             SegmentedList(config.chunk_capacity, false)} {
+      lists_{SegmentedList(config.chunk_capacity ? config.chunk_capacity : kFirstChunk, true),
+             SegmentedList(config.chunk_capacity ? config.chunk_capacity : kFirstChunk, false),
+             SegmentedList(config.chunk_capacity ? config.chunk_capacity : kFirstChunk, false)} {
   if (axes_ == 2) cross_ = {1, 0, 0};
 }
 
@@ -107,7 +124,9 @@ void SegmentedSap::build(const FrameOps& ops, std::span<const Id> ids, PairManag
   for (std::vector<std::uint32_t>* keys : {&min_keys_, &max_keys_, &cross_mins_, &cross_maxs_}) {
     keys->resize(std::size_t{top} + 1);
   }
+  const std::uint32_t chunk = config_.chunk_capacity ? config_.chunk_capacity : config_.chunk_for(ops.added.size());
   for (int k = 0; k < axes_; ++k) {
+    lists_[k].reset(chunk);
     for (const Slot s : ops.added) {
       min_keys_[s] = float_key(box_[s].min[k]);
       max_keys_[s] = float_key(box_[s].max[k]);

@@ -15,12 +15,16 @@ namespace sapling::detail {
 
 /// What segmented-sap is built with beyond Options.
 struct SegmentedSapConfig {
-  /// Endpoints a chunk holds at most (at least 2). The paper found about 25
-  /// best inside grid cells of ~300 objects, its authors' released code used
-  /// 64; one list for a whole world wants far larger chunks, since every
-  /// chunk keeps the set of objects open at its edge.
-  /// Measured: docs/algorithms/segmented-sap.md, "Chunk size".
-  std::uint32_t chunk_capacity = 1024;
+  /// Endpoints a chunk holds at most (at least 2), or 0: chosen from the
+  /// world's size, twice the square root of the endpoints per axis rounded
+  /// up to a power of two (16 to 8192), whenever a batch fills an empty world
+  /// (256 until then). The paper found about 25 best inside grid cells of
+  /// ~300 objects, its authors' released code used 64; one list over a whole
+  /// world wants larger chunks, since every chunk keeps the set of objects
+  /// open at its edge. Measured: docs/algorithms/segmented-sap.md, "Chunk size".
+  std::uint32_t chunk_capacity = 0;
+  /// The chunk size for a world of `objects` boxes when chunk_capacity is 0.
+  static std::uint32_t chunk_for(std::size_t objects);
 };
 
 /// Persistent sweep and prune whose axes are segmented interval lists

@@ -36,9 +36,9 @@ std::vector<AlgorithmInfo>& registry() {
        "that changed; huge boxes kept apart; for large worlds where a minority moves",
        detail::make_multi_sap},
       {"segmented-sap",
-       "persistent sweep-and-prune over segmented interval lists (Tracy et al. 2009): axes as chains of small "
-       "chunks with checkpoints, so one insertion or removal costs microseconds in any size of world; for large "
-       "worlds at rest with a trickle of objects coming and going",
+       "persistent sweep-and-prune over segmented interval lists (Tracy et al. 2009): axes as chains of sorted "
+       "chunks with checkpoints, so an insertion or removal touches one chunk and the objects around it, not the "
+       "whole axis; for large worlds at rest with a trickle of objects coming and going",
        detail::make_segmented_sap},
   };
   return list;

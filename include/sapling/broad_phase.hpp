@@ -72,8 +72,8 @@ class BroadPhase {
   /// - "multi-sap": large persistent worlds where most objects rest and a
   ///   few move each frame: its cost follows the movers, not the world.
   /// - "segmented-sap": a large world at rest with a trickle of insertions
-  ///   and removals, when a grid is not wanted; sap when many objects move
-  ///   or many come and go at once.
+  ///   and removals, when a grid is not wanted (multi-sap is faster there);
+  ///   sap when many objects move or the world is small.
   /// Each one's method and measurements: docs/algorithms/.
   static std::unique_ptr<BroadPhase> create(std::string_view name, const Options& options = {}, Status* why = nullptr);
   /// The same with an algorithm of your own that is not registered.

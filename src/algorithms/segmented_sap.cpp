@@ -3,8 +3,8 @@
 // segmented_list.hpp holds the structure). Plain SAP keeps each axis in one
 // array, so one insertion or removal shifts and swaps through O(n) entries
 // (or a batch merge passes the whole array); here an axis is a chain of
-// small chunks, and an insertion or removal costs a binary search and one
-// chunk, whatever the size of the world.
+// small chunks, and an insertion or removal costs a binary search, one
+// chunk and the objects around it on x, not the whole axis.
 //
 // One frame (removals, moves, additions), object by object:
 // - removal: the object's pairs are found first (the candidates of the x

@@ -87,7 +87,7 @@ void SegmentedList::split(std::uint32_t c, Slot skip) {
   Entry* const to = data(d);
   for (std::uint32_t i = 0; i < moved; ++i) {
     to[i] = from[i];
-    set_chunk(to[i].word, d);
+    set_place(to[i].word, d, i);
   }
   meta_[d].count = moved;
   meta_[c].count = keep;
@@ -119,7 +119,7 @@ void SegmentedList::merge(std::uint32_t left, std::uint32_t right) {
   const std::uint32_t base = meta_[left].count;
   for (std::uint32_t i = 0; i < meta_[right].count; ++i) {
     to[base + i] = from[i];
-    set_chunk(from[i].word, left);
+    set_place(from[i].word, left, base + i);
   }
   meta_[left].count += meta_[right].count;
   meta_[left].next = meta_[right].next;
@@ -145,7 +145,7 @@ void SegmentedList::insert_entry(const Entry& e, Slot skip) {
     order_.push_back(head_);
     data(head_)[0] = e;
     meta_[head_].count = 1;
-    set_chunk(e.word, head_);
+    set_place(e.word, head_, 0);
     return;
   }
   std::uint32_t c = find_chunk(e.word);
@@ -157,7 +157,7 @@ void SegmentedList::insert_entry(const Entry& e, Slot skip) {
   std::uint32_t i = meta_[c].count++;
   for (; i > 0 && d[i - 1].word > e.word; --i) d[i] = d[i - 1];
   d[i] = e;
-  set_chunk(e.word, c);
+  set_place(e.word, c, i);
 }
 
 // Removes an endpoint; a chunk left empty, or small enough to fit with a
@@ -279,7 +279,7 @@ void SegmentedList::build(std::span<const Slot> slots, std::span<const std::uint
       c = d;
     }
     data(c)[meta_[c].count++] = e;
-    place_[2 * std::size_t{owner(e.word)} + is_max(e.word)] = {c, key(e.word)};
+    place_[2 * std::size_t{owner(e.word)} + is_max(e.word)] = {c, key(e.word), meta_[c].count - 1};
     if (!with_checkpoints_) continue;
     const Slot o = owner(e.word);
     if (!is_max(e.word)) {
@@ -328,7 +328,7 @@ void SegmentedList::shrink_to_fit(std::size_t slots) {
     meta[r].prev = r == 0 ? kNone : r - 1;
     meta[r].next = r + 1 == live ? kNone : r + 1;
     std::copy_n(data(c), meta_[c].count, entries.data() + std::size_t{r} * capacity_);
-    for (std::uint32_t i = 0; i < meta_[c].count; ++i) set_chunk(data(c)[i].word, r);
+    for (std::uint32_t i = 0; i < meta_[c].count; ++i) set_place(data(c)[i].word, r, i);
     if (with_checkpoints_) sets[r] = std::move(sets_[c]);
   }
   for (std::uint32_t r = 0; r < live; ++r) order_[r] = r;

@@ -11,7 +11,8 @@
 //   list is sorted by the whole word: a strict total order (no two words are
 //   equal), a min before a max at equal keys (closed intervals), so the
 //   list is the same whatever the history and a binary search is exact. An
-//   endpoint's place is its chunk; its index there is found by binary search.
+//   endpoint's place is its chunk and a hint of its index there (not
+//   updated when others shift it): found near the hint or by binary search.
 //   Entries and checkpoints carry the owner's bounds on a second axis, so
 //   that scans filter on two axes without reading boxes.
 // - Checkpoints (on one axis only, `with_checkpoints`): each chunk knows
@@ -77,11 +78,14 @@ class SegmentedList {
     Slot slot = 0;
     std::uint32_t cross_min = 0, cross_max = 0;
   };
-  /// Where an endpoint is: its chunk and its key (its index in the chunk is
-  /// found by binary search, so shifts within a chunk write nothing else).
+  /// Where an endpoint is: its chunk, its key, and where in the chunk it
+  /// was last put. Entries shifted by others' insertions and moves do not
+  /// update the hint (that would be a write per shift): the index is looked
+  /// for near the hint, then by binary search.
   struct Place {
     std::uint32_t chunk = kNone;
     std::uint32_t key = 0;
+    std::uint32_t hint = 0;
   };
 
   /// An empty list of chunks of `chunk_capacity` (at least 2) endpoints;
@@ -121,7 +125,7 @@ class SegmentedList {
   template <class Passed>
   void move_endpoint(Slot s, bool is_max, std::uint32_t key, Passed&& passed) {
     const Place p = place(s, is_max);
-    const Entry& e = data(p.chunk)[find_index(p.chunk, make_endpoint(p.key, is_max, s))];
+    const Entry& e = data(p.chunk)[find_index(p.chunk, make_endpoint(p.key, is_max, s), p.hint)];
     move_endpoint(s, is_max, key, e.cross_min, e.cross_max, passed);
   }
   /// Gives s new cross bounds (in its entries and checkpoints), then moves
@@ -172,7 +176,7 @@ class SegmentedList {
   /// The index of an endpoint of s in its chunk.
   std::uint32_t index_of(Slot s, bool is_max) const noexcept {
     const Place p = place(s, is_max);
-    return find_index(p.chunk, make_endpoint(p.key, is_max, s));
+    return find_index(p.chunk, make_endpoint(p.key, is_max, s), p.hint);
   }
 
   /// Makes room for slots below `slots` and about `endpoints` endpoints.
@@ -198,21 +202,34 @@ class SegmentedList {
   Entry* data(std::uint32_t c) noexcept { return entries_.data() + std::size_t{c} * capacity_; }
   const Entry* data(std::uint32_t c) const noexcept { return entries_.data() + std::size_t{c} * capacity_; }
   Endpoint first(std::uint32_t c) const noexcept { return data(c)[0].word; }
-  // The index of the first entry of chunk c not below e: a branch-free
-  // binary search (a conditional move per step, no mispredicted branches).
-  std::uint32_t find_index(std::uint32_t c, Endpoint e) const noexcept {
+  // The index of endpoint e, present in chunk c: at or near `hint` (a few
+  // places either side), else by a branch-free binary search (a conditional
+  // move per step, no mispredicted branches).
+  std::uint32_t find_index(std::uint32_t c, Endpoint e, std::uint32_t hint) const noexcept {
+    constexpr std::uint32_t kNear = 4;
     const Entry* const d = data(c);
-    const Entry* base = d;
-    std::uint32_t n = meta_[c].count;
-    if (n == 0) return 0;
-    while (n > 1) {
-      const std::uint32_t half = n / 2;
-      base = base[half].word < e ? base + half : base;
-      n -= half;
+    const std::uint32_t n = meta_[c].count;
+    if (hint < n) {
+      if (d[hint].word == e) return hint;
+      const std::uint32_t lo = hint > kNear ? hint - kNear : 0, hi = std::min(n, hint + kNear + 1);
+      for (std::uint32_t k = lo; k < hi; ++k) {
+        if (d[k].word == e) return k;
+      }
     }
-    return static_cast<std::uint32_t>(base - d) + (base->word < e);
+    const Entry* base = d;
+    std::uint32_t m = n;
+    while (m > 1) {
+      const std::uint32_t half = m / 2;
+      base = base[half].word <= e ? base + half : base;
+      m -= half;
+    }
+    return static_cast<std::uint32_t>(base - d);
   }
-  void set_chunk(Endpoint e, std::uint32_t c) noexcept { place_[2 * std::size_t{owner(e)} + is_max(e)].chunk = c; }
+  void set_place(Endpoint e, std::uint32_t c, std::uint32_t index) noexcept {
+    Place& p = place_[2 * std::size_t{owner(e)} + is_max(e)];
+    p.chunk = c;
+    p.hint = index;
+  }
   // +1 / -1 to an object's count at chunk c's leading edge (the paper's add
   // and remove, through the fast-mover set).
   void count_up(std::uint32_t c, const Entry& e);
@@ -261,7 +278,7 @@ void SegmentedList::move_endpoint(Slot s, bool max_end, std::uint32_t key, std::
   Place& at = place_[2 * std::size_t{s} + max_end];
   std::uint32_t c = at.chunk;
   Entry* d = data(c);
-  std::uint32_t i = find_index(c, make_endpoint(at.key, max_end, s));
+  std::uint32_t i = find_index(c, make_endpoint(at.key, max_end, s), at.hint);
   const Entry moving{make_endpoint(key, max_end, s), cross_min, cross_max};
   if (moving.word > d[i].word) {
     for (;;) {
@@ -277,7 +294,7 @@ void SegmentedList::move_endpoint(Slot s, bool max_end, std::uint32_t key, std::
       const Entry other = data(n)[0];  // crosses n's leading edge leftward, `moving` rightward
       passed(moving, other);
       d[i] = other;
-      set_chunk(other.word, c);
+      set_place(other.word, c, i);
       cross_edge(n, other, true);
       cross_edge(n, moving, false);
       c = n;
@@ -299,7 +316,7 @@ void SegmentedList::move_endpoint(Slot s, bool max_end, std::uint32_t key, std::
       if (other.word < moving.word) break;
       passed(moving, other);  // crosses c's leading edge rightward, `moving` leftward
       d[0] = other;
-      set_chunk(other.word, c);
+      set_place(other.word, c, 0);
       cross_edge(c, other, false);
       cross_edge(c, moving, true);
       c = b;
@@ -308,7 +325,7 @@ void SegmentedList::move_endpoint(Slot s, bool max_end, std::uint32_t key, std::
     }
   }
   d[i] = moving;
-  at = {c, key};
+  at = {c, key, i};
 }
 
 // The paper's insertion query: the objects spanning the chunk's leading edge,
@@ -317,8 +334,8 @@ void SegmentedList::move_endpoint(Slot s, bool max_end, std::uint32_t key, std::
 template <class F>
 void SegmentedList::for_each_candidate(Slot s, F&& f) const {
   const Place lo = place_[2 * std::size_t{s}], hi = place_[2 * std::size_t{s} + 1];
-  const std::uint32_t lo_index = find_index(lo.chunk, make_endpoint(lo.key, false, s));
-  const std::uint32_t hi_index = find_index(hi.chunk, make_endpoint(hi.key, true, s));
+  const std::uint32_t lo_index = find_index(lo.chunk, make_endpoint(lo.key, false, s), lo.hint);
+  const std::uint32_t hi_index = find_index(hi.chunk, make_endpoint(hi.key, true, s), hi.hint);
   const Entry& own = data(lo.chunk)[lo_index];
   const std::uint32_t a = own.cross_min, b = own.cross_max;
   for (const Span& o : sets_[lo.chunk].spans) {

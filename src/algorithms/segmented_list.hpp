@@ -52,6 +52,7 @@
 
 namespace sapling::detail {
 
+/// One axis' segmented interval list (the structure described above).
 class SegmentedList {
  public:
   /// The endpoint word: the sortable key (float_key) in the upper 32 bits,

@@ -39,6 +39,11 @@ std::vector<AlgorithmInfo>& registry() {
        "dynamic loose octree (the baseline of Tracy, Buss and Woods 2009): no world bounds, boxes in the smallest "
        "node that holds them, each changed box queries the tree; insensitive to churn, blind to coherence",
        detail::make_octree},
+      {"segmented-sap",
+       "persistent sweep-and-prune over segmented interval lists (Tracy et al. 2009): axes as chains of sorted "
+       "chunks with checkpoints, so an insertion or removal touches one chunk and the objects around it, not the "
+       "whole axis; for large worlds at rest with a trickle of objects coming and going",
+       detail::make_segmented_sap},
   };
   return list;
 }

@@ -74,6 +74,9 @@ class BroadPhase {
   /// - "octree": a baseline of spatial subdivision (a loose octree with no
   ///   world bounds): worlds where boxes come and go more than they move;
   ///   "sap" or "multi-sap" are faster wherever motion is coherent.
+  /// - "segmented-sap": a large world at rest with a trickle of insertions
+  ///   and removals, when a grid is not wanted (multi-sap is faster there);
+  ///   sap when many objects move or the world is small.
   /// Each one's method and measurements: docs/algorithms/. `name` may carry
   /// the algorithm's settings after a colon, "multi-sap:mode=witness",
   /// standing for Options::settings (which must then be empty).

@@ -46,5 +46,10 @@ struct OctreeConfig;
 /// octree with a given leaf size, looseness and the like (for tests and
 /// measurements; octree.hpp).
 std::unique_ptr<Algorithm> make_octree_with(const Options& options, const OctreeConfig& config);
+std::unique_ptr<Algorithm> make_segmented_sap(const Options& options);
+struct SegmentedSapConfig;
+/// segmented-sap with a given chunk size (for tests and measurements;
+/// segmented_sap.hpp).
+std::unique_ptr<Algorithm> make_segmented_sap_with(const Options& options, const SegmentedSapConfig& config);
 
 }  // namespace sapling::detail

@@ -1,0 +1,362 @@
+// The segmented interval list of Tracy, Buss and Woods 2009, section 3.2.2:
+// one axis' sorted endpoints kept as a sequence of small arrays ("chunks")
+// instead of one long array, so that inserting or erasing an endpoint
+// shifts at most one chunk, never the whole axis.
+//
+// - Chunks hold at most `chunk_capacity` endpoints and are never empty
+//   (an empty list has no chunk). They are linked in order, and `order_`,
+//   the paper's "array of pointers", lists them in order for the binary
+//   search that finds where a new endpoint goes.
+// - An endpoint is one 64-bit word, (key, max flag, owner slot), and the
+//   list is sorted by the whole word: a strict total order (no two words are
+//   equal), a min before a max at equal keys (closed intervals), so the
+//   list is the same whatever the history and a binary search is exact. An
+//   endpoint's place is its chunk and a hint of its index there (not
+//   updated when others shift it): found near the hint or by binary search.
+//   Entries and checkpoints carry the owner's bounds on a second axis, so
+//   that scans filter on two axes without reading boxes.
+// - Checkpoints (on one axis only, `with_checkpoints`): each chunk knows
+//   the objects whose interval spans its leading edge, min in an earlier
+//   chunk and max in this one or a later one. They make the objects
+//   overlapping an inserted or erased one local: its chunk's checkpoints,
+//   the mins before it in its chunk and the mins between its two endpoints.
+//   (The paper keeps the set at each chunk's trailing edge: the same sets,
+//   one chunk over.) A chunk split walks the half that stays to give the new
+//   chunk its set; a merge keeps the left chunk's set.
+// - Fast movers: an endpoint may cross a chunk edge while its object's min
+//   and max are out of order (a max before its min, in the middle of a
+//   sort). An object's count at an edge is then [min before] - [max before]
+//   = -1, kept in the chunk's fast-mover set (the paper's set R) until the
+//   other endpoint crosses back. segmented-sap moves each object's two
+//   endpoints in the order that keeps them ordered, so there it stays empty.
+//
+// Invariants (validate()): chunks non-empty and at most full; the words
+// strictly increase along the list; every endpoint's recorded chunk and key
+// are where and what it is; `order_` and the links agree; each chunk's
+// checkpoint and fast-mover sets are exactly the objects of count +1 and -1
+// at its edge, checkpoints with their object's cross bounds.
+//
+// Cost: an insertion or erasure O(log chunks + chunk_capacity), plus the
+// checkpoint sets it joins or leaves (a linear search in each); a split or
+// merge O(chunk_capacity + its checkpoint set + chunks) (order_ shifts by
+// one, a memmove); a local sort O(log chunk_capacity + endpoints passed).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sapling/algorithm.hpp"
+
+namespace sapling::detail {
+
+/// One axis' segmented interval list (the structure described above).
+class SegmentedList {
+ public:
+  /// The endpoint word: the sortable key (float_key) in the upper 32 bits,
+  /// then the max flag (bit 31), then the owner's slot (below 2^31).
+  using Endpoint = std::uint64_t;
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+
+  static constexpr Endpoint make_endpoint(std::uint32_t key, bool is_max, Slot owner) noexcept {
+    return (Endpoint{key} << 32) | (Endpoint{is_max} << 31) | owner;
+  }
+  static constexpr Slot owner(Endpoint e) noexcept { return static_cast<Slot>(e & 0x7fffffffu); }
+  static constexpr bool is_max(Endpoint e) noexcept { return ((e >> 31) & 1u) != 0; }
+  static constexpr std::uint32_t key(Endpoint e) noexcept { return static_cast<std::uint32_t>(e >> 32); }
+
+  /// An endpoint as a chunk holds it, with its owner's bounds on one other
+  /// axis (the "cross" axis, as sortable keys): a scan or a swap tests that
+  /// axis from the chunk itself, and reads the box only when it overlaps.
+  struct Entry {
+    Endpoint word = 0;
+    std::uint32_t cross_min = 0, cross_max = 0;
+  };
+  /// A checkpoint: an object spanning a chunk's leading edge, its cross bounds with it.
+  struct Span {
+    Slot slot = 0;
+    std::uint32_t cross_min = 0, cross_max = 0;
+  };
+  /// Where an endpoint is: its chunk, its key, and where in the chunk it
+  /// was last put. Entries shifted by others' insertions and moves do not
+  /// update the hint (that would be a write per shift): the index is looked
+  /// for near the hint, then by binary search.
+  struct Place {
+    std::uint32_t chunk = kNone;
+    std::uint32_t key = 0;
+    std::uint32_t hint = 0;
+  };
+
+  /// An empty list of chunks of `chunk_capacity` (at least 2) endpoints;
+  /// with `with_checkpoints`, it keeps checkpoint and fast-mover sets.
+  SegmentedList(std::uint32_t chunk_capacity, bool with_checkpoints);
+
+  std::uint32_t chunk_capacity() const noexcept { return capacity_; }
+  bool empty() const noexcept { return head_ == kNone; }
+  /// Endpoints in the list.
+  std::size_t size() const noexcept { return endpoints_; }
+  /// Whether slot s has its endpoints here.
+  bool contains(Slot s) const noexcept { return 2 * std::size_t{s} < place_.size() && place_[2 * s].chunk != kNone; }
+
+  /// Inserts s's min and max with its cross bounds (binary search to the
+  /// chunk, insertion sort in it, a split if full) and enters s in the
+  /// checkpoint sets it spans.
+  void insert(Slot s, std::uint32_t min_key, std::uint32_t max_key, std::uint32_t cross_min, std::uint32_t cross_max);
+  /// Takes s out of the checkpoint sets, then its endpoints out of their
+  /// chunks (a chunk left small merges with a neighbour).
+  void erase(Slot s);
+  /// Gives an empty list chunks of `chunk_capacity` (at least 2) endpoints
+  /// from now on, and its storage back.
+  void reset(std::uint32_t chunk_capacity);
+  /// Replaces the whole list, empty before, by the endpoints of `slots`
+  /// (keys indexed by slot): one radix sort, chunks filled to 3/4,
+  /// checkpoint sets by one sweep.
+  void build(std::span<const Slot> slots, std::span<const std::uint32_t> min_keys,
+             std::span<const std::uint32_t> max_keys, std::span<const std::uint32_t> cross_mins,
+             std::span<const std::uint32_t> cross_maxs);
+
+  /// Moves one endpoint of s to `key` by local sort: adjacent swaps within
+  /// its chunk, and across chunk edges (counts unchanged, checkpoints
+  /// updated). Calls `passed(moving, other)` (Entry, the moving one with its
+  /// new word) for every endpoint it passes, in order (rightward iff
+  /// moving.word > other.word). The min and max may end out of order (fast
+  /// movers).
+  template <class Passed>
+  void move_endpoint(Slot s, bool is_max, std::uint32_t key, Passed&& passed) {
+    const Place p = place(s, is_max);
+    const Entry& e = data(p.chunk)[find_index(p.chunk, make_endpoint(p.key, is_max, s), p.hint)];
+    move_endpoint(s, is_max, key, e.cross_min, e.cross_max, passed);
+  }
+  /// Gives s new cross bounds (in its entries and checkpoints), then moves
+  /// both endpoints, the one that keeps them ordered first. s must be in order.
+  template <class Passed>
+  void move(Slot s, std::uint32_t min_key, std::uint32_t max_key, std::uint32_t cross_min, std::uint32_t cross_max,
+            Passed&& passed) {
+    set_checkpoint_cross(s, cross_min, cross_max);
+    if (max_key > place_[2 * std::size_t{s} + 1].key) {
+      move_endpoint(s, true, max_key, cross_min, cross_max, passed);
+      move_endpoint(s, false, min_key, cross_min, cross_max, passed);
+    } else {
+      move_endpoint(s, false, min_key, cross_min, cross_max, passed);
+      move_endpoint(s, true, max_key, cross_min, cross_max, passed);
+    }
+  }
+  /// Moves one endpoint as move_endpoint(), giving it new cross bounds.
+  template <class Passed>
+  void move_endpoint(Slot s, bool is_max, std::uint32_t key, std::uint32_t cross_min, std::uint32_t cross_max,
+                     Passed&& passed);
+
+  /// Calls `f(other)` for every object that may overlap s on this axis and
+  /// does overlap it on the cross axis: among the checkpoints of s's min's
+  /// chunk, the mins before s's min in that chunk and the mins between s's
+  /// min and max. A superset of s's overlaps (each object once, s never):
+  /// the caller tests the boxes. Needs checkpoints, s in order, and no
+  /// fast movers.
+  template <class F>
+  void for_each_candidate(Slot s, F&& f) const;
+
+  // Inspection, for validate() and tests.
+  /// The chunks in order.
+  std::span<const std::uint32_t> chunks() const noexcept { return order_; }
+  /// The entries of a chunk, sorted.
+  std::span<const Entry> chunk_entries(std::uint32_t c) const noexcept {
+    return {entries_.data() + std::size_t{c} * capacity_, meta_[c].count};
+  }
+  /// The objects spanning a chunk's leading edge (count +1 there).
+  std::span<const Span> checkpoints(std::uint32_t c) const noexcept {
+    return with_checkpoints_ ? std::span<const Span>(sets_[c].spans) : std::span<const Span>();
+  }
+  /// The objects with count -1 at a chunk's leading edge (max before min).
+  std::span<const Slot> fast_movers(std::uint32_t c) const noexcept {
+    return with_checkpoints_ ? std::span<const Slot>(sets_[c].fast) : std::span<const Slot>();
+  }
+  /// Where an endpoint of s is.
+  Place place(Slot s, bool is_max) const noexcept { return place_[2 * std::size_t{s} + is_max]; }
+  /// The index of an endpoint of s in its chunk.
+  std::uint32_t index_of(Slot s, bool is_max) const noexcept {
+    const Place p = place(s, is_max);
+    return find_index(p.chunk, make_endpoint(p.key, is_max, s), p.hint);
+  }
+
+  /// Makes room for slots below `slots` and about `endpoints` endpoints.
+  void reserve(std::size_t slots, std::size_t endpoints);
+  /// Gives back the chunks freed by merges (when at least half the pool)
+  /// and the places of slots at and above `slots` (none live): called after
+  /// mass removals.
+  void shrink_to_fit(std::size_t slots);
+  std::size_t memory_bytes() const noexcept;
+  /// Checks every invariant in the file opening; false on the first violation.
+  bool validate() const;
+
+ private:
+  struct ChunkMeta {
+    std::uint32_t count = 0;
+    std::uint32_t prev = kNone, next = kNone;
+  };
+  struct CheckpointSets {
+    std::vector<Span> spans;  // count +1 at the leading edge
+    std::vector<Slot> fast;   // count -1 (the paper's R)
+  };
+
+  Entry* data(std::uint32_t c) noexcept { return entries_.data() + std::size_t{c} * capacity_; }
+  const Entry* data(std::uint32_t c) const noexcept { return entries_.data() + std::size_t{c} * capacity_; }
+  Endpoint first(std::uint32_t c) const noexcept { return data(c)[0].word; }
+  // The index of endpoint e, present in chunk c: at or near `hint` (a few
+  // places either side), else by a branch-free binary search (a conditional
+  // move per step, no mispredicted branches).
+  std::uint32_t find_index(std::uint32_t c, Endpoint e, std::uint32_t hint) const noexcept {
+    constexpr std::uint32_t kNear = 4;
+    const Entry* const d = data(c);
+    const std::uint32_t n = meta_[c].count;
+    if (hint < n) {
+      if (d[hint].word == e) return hint;
+      const std::uint32_t lo = hint > kNear ? hint - kNear : 0, hi = std::min(n, hint + kNear + 1);
+      for (std::uint32_t k = lo; k < hi; ++k) {
+        if (d[k].word == e) return k;
+      }
+    }
+    const Entry* base = d;
+    std::uint32_t m = n;
+    while (m > 1) {
+      const std::uint32_t half = m / 2;
+      base = base[half].word <= e ? base + half : base;
+      m -= half;
+    }
+    return static_cast<std::uint32_t>(base - d);
+  }
+  void set_place(Endpoint e, std::uint32_t c, std::uint32_t index) noexcept {
+    Place& p = place_[2 * std::size_t{owner(e)} + is_max(e)];
+    p.chunk = c;
+    p.hint = index;
+  }
+  // +1 / -1 to an object's count at chunk c's leading edge (the paper's add
+  // and remove, through the fast-mover set).
+  void count_up(std::uint32_t c, const Entry& e);
+  void count_down(std::uint32_t c, Slot s);
+  // New cross bounds for s (in order) in the checkpoints it is in.
+  void set_checkpoint_cross(Slot s, std::uint32_t cross_min, std::uint32_t cross_max);
+  // An entry crossing c's leading edge leftward (into earlier chunks) or rightward.
+  void cross_edge(std::uint32_t c, const Entry& e, bool leftward) {
+    if (!with_checkpoints_) return;
+    if (is_max(e.word) == leftward) {
+      count_down(c, owner(e.word));
+    } else {
+      count_up(c, e);
+    }
+  }
+
+  std::uint32_t new_chunk();
+  std::uint32_t find_chunk(Endpoint e) const;
+  std::size_t rank(std::uint32_t c) const;
+  void insert_entry(const Entry& e, Slot skip);
+  void erase_endpoint(Slot s, bool is_max);
+  void split(std::uint32_t c, Slot skip);
+  void merge(std::uint32_t left, std::uint32_t right);
+
+  std::uint32_t capacity_;
+  bool with_checkpoints_;
+  std::vector<Entry> entries_;        // chunk c's entries at [c * capacity_, + count)
+  std::vector<ChunkMeta> meta_;       // by chunk
+  std::vector<CheckpointSets> sets_;  // by chunk, with checkpoints only
+  std::vector<std::uint32_t> free_;   // chunks freed by merges, for reuse
+  std::vector<std::uint32_t> order_;  // the chunks in order (binary search)
+  std::vector<Place> place_;          // by 2 * slot + is_max
+  std::uint32_t head_ = kNone;        // the first chunk
+  std::size_t endpoints_ = 0;
+  std::vector<Entry> sort_items_, sort_scratch_;  // scratch of build(), given back after it
+  std::vector<std::uint32_t> radix_counts_;
+};
+
+// Moves one endpoint by local sort (the paper's "sort during movement"): the
+// entry shifts its neighbours one place at a time while it is out of order;
+// at a chunk edge it swaps with the neighbouring chunk's end, so chunk counts
+// never change, and both entries crossing the edge update its checkpoints.
+template <class Passed>
+void SegmentedList::move_endpoint(Slot s, bool max_end, std::uint32_t key, std::uint32_t cross_min,
+                                  std::uint32_t cross_max, Passed&& passed) {
+  Place& at = place_[2 * std::size_t{s} + max_end];
+  std::uint32_t c = at.chunk;
+  Entry* d = data(c);
+  std::uint32_t i = find_index(c, make_endpoint(at.key, max_end, s), at.hint);
+  const Entry moving{make_endpoint(key, max_end, s), cross_min, cross_max};
+  if (moving.word > d[i].word) {
+    for (;;) {
+      const std::uint32_t count = meta_[c].count;
+      while (i + 1 < count && d[i + 1].word < moving.word) {
+        passed(moving, d[i + 1]);
+        d[i] = d[i + 1];
+        ++i;
+      }
+      if (i + 1 < count) break;
+      const std::uint32_t n = meta_[c].next;
+      if (n == kNone || first(n) > moving.word) break;
+      const Entry other = data(n)[0];  // crosses n's leading edge leftward, `moving` rightward
+      passed(moving, other);
+      d[i] = other;
+      set_place(other.word, c, i);
+      cross_edge(n, other, true);
+      cross_edge(n, moving, false);
+      c = n;
+      d = data(c);
+      i = 0;
+    }
+  } else {
+    for (;;) {
+      while (i > 0 && d[i - 1].word > moving.word) {
+        passed(moving, d[i - 1]);
+        d[i] = d[i - 1];
+        --i;
+      }
+      if (i > 0) break;
+      const std::uint32_t b = meta_[c].prev;
+      if (b == kNone) break;
+      const std::uint32_t last = meta_[b].count - 1;
+      const Entry other = data(b)[last];
+      if (other.word < moving.word) break;
+      passed(moving, other);  // crosses c's leading edge rightward, `moving` leftward
+      d[0] = other;
+      set_place(other.word, c, 0);
+      cross_edge(c, other, false);
+      cross_edge(c, moving, true);
+      c = b;
+      d = data(c);
+      i = last;
+    }
+  }
+  d[i] = moving;
+  at = {c, key, i};
+}
+
+// The paper's insertion query: the objects spanning the chunk's leading edge,
+// then the chunk's mins up to s's min, then every min up to s's max; each
+// tested on the cross axis from the list itself.
+template <class F>
+void SegmentedList::for_each_candidate(Slot s, F&& f) const {
+  const Place lo = place_[2 * std::size_t{s}], hi = place_[2 * std::size_t{s} + 1];
+  const std::uint32_t lo_index = find_index(lo.chunk, make_endpoint(lo.key, false, s), lo.hint);
+  const std::uint32_t hi_index = find_index(hi.chunk, make_endpoint(hi.key, true, s), hi.hint);
+  const Entry& own = data(lo.chunk)[lo_index];
+  const std::uint32_t a = own.cross_min, b = own.cross_max;
+  for (const Span& o : sets_[lo.chunk].spans) {
+    if (o.cross_min <= b && a <= o.cross_max) f(o.slot);
+  }
+  const Entry* d = data(lo.chunk);
+  for (std::uint32_t i = 0; i < lo_index; ++i) {
+    if (!is_max(d[i].word) && d[i].cross_min <= b && a <= d[i].cross_max) f(owner(d[i].word));
+  }
+  std::uint32_t c = lo.chunk, i = lo_index + 1;
+  for (;;) {
+    d = data(c);
+    const std::uint32_t end = c == hi.chunk ? hi_index : meta_[c].count;
+    for (; i < end; ++i) {
+      if (!is_max(d[i].word) && d[i].cross_min <= b && a <= d[i].cross_max) f(owner(d[i].word));
+    }
+    if (c == hi.chunk) return;
+    c = meta_[c].next;
+    i = 0;
+  }
+}
+
+}  // namespace sapling::detail

@@ -49,9 +49,9 @@
 #include <limits>
 
 #include "algorithms/builtin.hpp"
-#include "detail/settings.hpp"
 #include "algorithms/cell_size_policy.hpp"
 #include "detail/reserve.hpp"
+#include "detail/settings.hpp"
 
 namespace sapling::detail {
 namespace {

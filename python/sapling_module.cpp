@@ -555,6 +555,37 @@ class PyBroadPhase {
     return copy_pairs(broad_phase_->pairs());
   }
 
+  // Region queries: the ids overlapping each box, ascending, as of the
+  // last update().
+  py::tuple query_many(py::handle boxes_obj) {
+    const int dims = broad_phase_->options().dims;
+    const Boxes boxes = as_boxes(boxes_obj, dims, "boxes");
+    std::vector<Box3> lifted;
+    std::span<const Box3> queries = boxes.box3();
+    if (dims == 2) {
+      lifted.reserve(boxes.n);
+      for (const Box2& b : boxes.box2()) lifted.push_back(lift(b));
+      queries = lifted;
+    }
+    std::vector<Id> ids;
+    std::vector<std::size_t> offsets;
+    Status s;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      s = broad_phase_->query(queries, ids, offsets);
+    }
+    check(s);
+    py::array_t<std::uint64_t> offsets_array(static_cast<py::ssize_t>(offsets.size()));
+    std::copy(offsets.begin(), offsets.end(), offsets_array.mutable_data());
+    return py::make_tuple(ids_array(ids), offsets_array);
+  }
+
+  py::array_t<std::uint32_t> query(py::handle box_obj) {
+    py::object one = py::module_::import("numpy").attr("asarray")(box_obj).attr("reshape")(1, -1);
+    return query_many(one)[0].cast<py::array_t<std::uint32_t>>();
+  }
+
   py::array_t<std::uint32_t> sorted_pairs() {
     std::vector<Pair> out;
     {
@@ -875,6 +906,11 @@ PYBIND11_MODULE(_sapling, m) {
            "sorted by (a, b).")
       .def("pairs", &PyBroadPhase::pairs, "Every current pair, (k, 2) uint32, a < b, in a deterministic order.")
       .def("sorted_pairs", &PyBroadPhase::sorted_pairs, "pairs() sorted by (a, b).")
+      .def("query", &PyBroadPhase::query, py::arg("box"),
+           "Region query: the ids (uint32, ascending) of the live objects whose boxes overlap box (min then max, "
+           "2 * dims numbers; closed intervals), as of the last update().")
+      .def("query_many", &PyBroadPhase::query_many, py::arg("boxes"),
+           "Region queries at once: (ids, offsets), box i's ids being ids[offsets[i]:offsets[i + 1]].")
       .def("contains", &PyBroadPhase::contains, py::arg("id"), "Whether id is live.")
       .def("__contains__", &PyBroadPhase::contains)
       .def("__len__", &PyBroadPhase::size, "Number of live objects.")

@@ -82,6 +82,26 @@ std::size_t expect_exact(const Trace& trace, const MultiSapConfig& config, const
     bp->sorted_pairs(got);
     EXPECT_EQ(got, expected) << "pairs:" << testgen::describe(got) << " expected:" << testgen::describe(expected);
     EXPECT_TRUE(algo->validate());
+    // Region queries on the grid (both generations while regridding), as
+    // brute's test of every box answers them: around this frame's boxes,
+    // and the whole of space.
+    std::vector<Box3> queries = {Box3{{-kInf, -kInf, -kInf}, {kInf, kInf, kInf}}};
+    for (std::size_t i = 0; i < frame.added_boxes.size() && i < 3; ++i) queries.push_back(frame.added_boxes[i]);
+    for (std::size_t i = 0; i < frame.moved_boxes.size() && i < 3; ++i) {
+      Box3 q = frame.moved_boxes[i];
+      for (int k = 0; k < 3; ++k) {
+        const float w = q.max[k] - q.min[k];
+        if (w < 1e30f) q.min[k] -= w, q.max[k] += w;
+      }
+      queries.push_back(q);
+    }
+    std::vector<Id> found, truth;
+    for (Box3 q : queries) {
+      if (trace.dims == 2) q.min[2] = q.max[2] = 0.0f;
+      EXPECT_TRUE(bp->query(q, found).ok());
+      EXPECT_TRUE(ref->query(q, truth).ok());
+      EXPECT_EQ(found, truth) << "query " << q.min[0] << " " << q.min[1] << " .. " << q.max[0] << " " << q.max[1];
+    }
     if (::testing::Test::HasFailure()) return 0;
   }
   return algo->memory_bytes();

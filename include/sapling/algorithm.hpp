@@ -83,6 +83,13 @@ class Algorithm {
   /// hint, which an algorithm may ignore.
   virtual void reserve(std::size_t /*objects*/) {}
 
+  /// Appends to `out` the slot of every live object whose box overlaps
+  /// `box` (closed intervals), each once, in any order, as of the last
+  /// update() that returned; or returns false, appending nothing, if the
+  /// algorithm keeps no structure that answers it (the BroadPhase then
+  /// tests its own copy of every box). Must not change the algorithm.
+  virtual bool query(const Box3& /*box*/, std::vector<Slot>& /*out*/) const { return false; }
+
   /// Bytes held by the algorithm's own structures.
   virtual std::size_t memory_bytes() const { return 0; }
 

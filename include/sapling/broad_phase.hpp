@@ -125,6 +125,20 @@ class BroadPhase {
   /// pairs() sorted by (a, b), into `out`.
   void sorted_pairs(std::vector<Pair>& out) const;
 
+  /// Region query: the ids of the live objects whose boxes overlap `box`
+  /// (closed intervals), ascending, into `out` (replaced), as of the last
+  /// update() (operations staged since are not seen). Answered on the
+  /// algorithm's own structure where it has one (multi-sap's grid, the
+  /// octree), else by testing every live box. Refused, with `out` emptied,
+  /// for an invalid box (as add() refuses it; index() is 0). Not safe to
+  /// call from two threads at once.
+  Status query(const Box3& box, std::vector<Id>& out) const;
+  Status query(const Box2& box, std::vector<Id>& out) const;
+  /// Many queries at once: box i's ids, ascending, are
+  /// ids[offsets[i], offsets[i + 1]) (offsets has boxes.size() + 1 entries).
+  /// Refused whole, naming the first invalid box by its index.
+  Status query(std::span<const Box3> boxes, std::vector<Id>& ids, std::vector<std::size_t>& offsets) const;
+
   /// Whether `id` is live (added at an earlier update() and not removed).
   bool contains(Id id) const noexcept;
   /// Number of live objects.
@@ -202,7 +216,10 @@ class BroadPhase {
   std::vector<Pair> created_, deleted_;
   FrameDelta delta_;
 
+  void answer_query(const Box3& box, std::vector<Id>& out) const;
+
   std::vector<Box3> lifted_;               // scratch: Box2 batches lifted to 3D
+  mutable std::vector<Slot> query_slots_;  // scratch: a query's slots
   std::vector<std::uint64_t> old_stamps_;  // scratch: undo log of a refused batch
   std::uint64_t frame_ = 0;
   std::size_t live_ = 0;

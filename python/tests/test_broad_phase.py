@@ -182,3 +182,24 @@ def test_algorithms_listed():
         assert name in names
     assert all(isinstance(a.description, str) and a.description for a in infos)
     assert {a.name for a in infos if not a.accepts_any_box} == {"unisize"}
+
+
+@pytest.mark.parametrize("algorithm", ["multi-sap", "octree", "sap"])
+@pytest.mark.parametrize("dims", [2, 3])
+def test_region_queries_match_brute_force(algorithm, dims, rng):
+    bp = sapling.BroadPhase(algorithm, dims=dims)
+    boxes = random_boxes(rng, 2000, dims, extent=60)
+    ids = np.arange(2000, dtype=np.uint32) * 7
+    bp.add(ids, boxes)
+    bp.update()
+    queries = random_boxes(rng, 50, dims, extent=60)
+    queries[:, dims:] += np.float32(5)
+    got, offsets = bp.query_many(queries)
+    assert len(offsets) == len(queries) + 1
+    for i, q in enumerate(queries):
+        hit = np.all(boxes[:, :dims] <= q[dims:], axis=1) & np.all(q[:dims] <= boxes[:, dims:], axis=1)
+        expected = np.sort(ids[hit])
+        assert np.array_equal(got[offsets[i] : offsets[i + 1]], expected)
+        assert np.array_equal(bp.query(q), expected)
+    with pytest.raises(sapling.Error, match="query box 0"):
+        bp.query(np.array([1, 1, 1, 0, 0, 0][: 2 * dims], dtype=np.float32))

@@ -204,13 +204,14 @@ class CellGrid {
       each(b);
     }
   }
-  /// Calls each(entries) with the entries of every live cell.
+  /// Calls each(gen, coord, entries) for every live cell.
   template <class Each>
   void for_each_cell_entries(Each&& each) const {
     for (const Cell& c : cells_) {
-      if (c.live) each(std::span<const Entry>(c.entries));
+      if (c.live) each(int(c.gen), c.coord, std::span<const Entry>(c.entries));
     }
   }
+  std::span<const Entry> cell_entries(std::uint32_t cell) const noexcept { return cells_[cell].entries; }
   std::size_t memory_bytes() const noexcept;
   /// Checks the invariants above; false on the first violation. Calls
   /// each(gen, coord, entry) for every entry of every live cell.

@@ -425,7 +425,8 @@ void MultiSap::collect_events() {
   }
 }
 
-// The objects' boxes, ranges and outsized membership take the new state.
+// The objects' ranges, generations and outsized membership (with the
+// outsized boxes) take the new state.
 void MultiSap::apply_changes() {
   for (const Change& c : changes_) {
     if (c.had_old && c.old_outsized && !(c.has_new && c.new_outsized)) outsized_.erase(c.slot);
@@ -440,7 +441,11 @@ void MultiSap::apply_changes() {
     } else {
       objects_.insert(c.slot, c.new_range, c.new_grid);
     }
-    if (c.new_outsized && !(c.had_old && c.old_outsized)) outsized_.insert(c.slot);
+    if (c.new_outsized && !(c.had_old && c.old_outsized)) {
+      outsized_.insert(c.slot, c.new_box);
+    } else if (c.new_outsized) {
+      outsized_.value<0>(c.slot) = c.new_box;
+    }
   }
 }
 
@@ -602,6 +607,42 @@ void MultiSap::debug_draw(DebugDraw& draw) const {
   draw.count("cells", grid_.live_cells());
 }
 
+// The outsized boxes tested one by one; in the grid, the cells of the
+// query box's range (or every live cell, if the range has more), each box
+// reported by its home cell with the query box only, so once.
+bool MultiSap::query(const Box3& box, std::vector<Slot>& out) const {
+  const std::span<const Slot> outsized = outsized_.slots();
+  for (std::size_t d = 0; d < outsized.size(); ++d) {
+    if (overlaps(outsized_.values<0>()[d], box)) out.push_back(outsized[d]);
+  }
+  const auto visit = [&](int gen, const CellGrid::Coord& at, std::span<const CellGrid::Entry> entries) {
+    for (const CellGrid::Entry& e : entries) {
+      if (overlaps(box_of(e), box) && grid_.home(box_of(e), box, gen) == at) out.push_back(e.slot);
+    }
+  };
+  for (int gen = 0; gen < 2; ++gen) {
+    if (gen != grid_gen_ && !regridding()) continue;
+    const CellRange r = grid_.range(box, gen);
+    if (CellGrid::cells_in(r) > grid_.live_cells()) {
+      grid_.for_each_cell_entries([&](int g, const CellGrid::Coord& at, std::span<const CellGrid::Entry> entries) {
+        if (g == gen) visit(gen, at, entries);
+      });
+      continue;
+    }
+    for (std::int32_t z = r.lo[2]; z <= r.hi[2]; ++z) {
+      for (std::int32_t y = r.lo[1]; y <= r.hi[1]; ++y) {
+        for (std::int32_t x = r.lo[0]; x <= r.hi[0]; ++x) {
+          const CellGrid::Coord at{x, y, z};
+          if (const std::uint32_t cell = grid_.find(at, gen); cell != CellGrid::kNoCell) {
+            visit(gen, at, grid_.cell_entries(cell));
+          }
+        }
+      }
+    }
+  }
+  return true;
+}
+
 bool MultiSap::validate() const {
   if (!objects_.valid() || !outsized_.valid()) return false;
   const std::span<const Slot> slots = objects_.slots();
@@ -650,7 +691,7 @@ bool MultiSap::validate() const {
 // hold both, and no other pair has one.
 bool MultiSap::witnesses_valid() const {
   std::vector<std::uint64_t> keys;  // one per cell that holds an overlapping pair
-  grid_.for_each_cell_entries([&](std::span<const CellGrid::Entry> entries) {
+  grid_.for_each_cell_entries([&](int, const CellGrid::Coord&, std::span<const CellGrid::Entry> entries) {
     for (std::size_t i = 0; i < entries.size(); ++i) {
       for (std::size_t j = i + 1; j < entries.size(); ++j) {
         if (overlaps(box_of(entries[i]), box_of(entries[j])))

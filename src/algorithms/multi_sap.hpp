@@ -57,6 +57,7 @@ class MultiSap final : public Algorithm {
   explicit MultiSap(const Options& options, MultiSapConfig config = {});
 
   void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override;
+  bool query(const Box3& box, std::vector<Slot>& out) const override;
   std::size_t memory_bytes() const override;
   bool validate() const override;
   /// Draws every live cell (DebugCategory::kCell) and counts them ("cells").
@@ -198,7 +199,7 @@ class MultiSap final : public Algorithm {
   bool two_grids_ = false;                               // this slice began with boxes in both grids
   std::size_t touched_cells_ = 0, touched_entries_ = 0;  // the last update's, for consider_regrid()
   std::vector<Box3> sample_;                             // scratch: consider_regrid()'s boxes
-  detail::SlotMap<> outsized_;                           // the live outsized objects
+  detail::SlotMap<Box3> outsized_;                       // the live outsized objects, with their boxes
   // By slot: (frame << 32) | the index of its operation in the frame
   // (removals, moves, additions, then the relocations), for the slots changed
   // in update() number `frame`; the slice's changes_ start at slice_from_.

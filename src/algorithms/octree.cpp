@@ -204,16 +204,16 @@ void Octree::unchanged_pairs(std::span<const Id> ids, PairManager& pairs) {
 // Every entry whose box overlaps q (closed): the outsized list, then the
 // tree from the root, down through the nodes whose loose bounds meet q.
 template <class Hit>
-void Octree::query(const Box3& q, Hit&& hit) {
+void Octree::visit(const Box3& q, std::vector<std::uint32_t>& stack, Hit&& hit) const {
   for (const Entry& e : nodes_[kOutsized].entries) {
     if (overlaps(e.box, q)) hit(e);
   }
   if (root_ == kNone || !overlaps(nodes_[root_].bounds, q)) return;
-  stack_.clear();
-  stack_.push_back(root_);
-  while (!stack_.empty()) {
-    const Node& n = nodes_[stack_.back()];
-    stack_.pop_back();
+  stack.clear();
+  stack.push_back(root_);
+  while (!stack.empty()) {
+    const Node& n = nodes_[stack.back()];
+    stack.pop_back();
     for (const Entry& e : n.entries) {
       if (overlaps(e.box, q)) hit(e);
     }
@@ -226,8 +226,14 @@ void Octree::query(const Box3& q, Hit&& hit) {
       const std::uint32_t upper = q.min[k] <= s[3] && s[2] <= q.max[k] ? ~kLowerOctants[k] : 0;
       meet &= lower | upper;
     }
-    for (; meet != 0; meet &= meet - 1) stack_.push_back(n.child[std::countr_zero(meet)]);
+    for (; meet != 0; meet &= meet - 1) stack.push_back(n.child[std::countr_zero(meet)]);
   }
+}
+
+bool Octree::query(const Box3& box, std::vector<Slot>& out) const {
+  std::vector<std::uint32_t> stack;  // a region query's own: the frame's scratch is not touched
+  visit(box, stack, [&](const Entry& e) { out.push_back(e.slot); });
+  return true;
 }
 
 // The tree takes the frame's changes: a moved box stays in its entry when

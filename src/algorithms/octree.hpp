@@ -41,6 +41,7 @@ class Octree final : public Algorithm {
   explicit Octree(const Options& options, OctreeConfig config = {});
 
   void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override;
+  bool query(const Box3& box, std::vector<Slot>& out) const override;
   std::size_t memory_bytes() const override;
   bool validate() const override;
   /// Draws the cell of every live node (DebugCategory::kNode) and counts
@@ -125,7 +126,11 @@ class Octree final : public Algorithm {
   void unchanged_pairs(std::span<const Id> ids, PairManager& pairs);
   void apply_changes();
   template <class Hit>
-  void query(const Box3& q, Hit&& hit);
+  void query(const Box3& q, Hit&& hit) {
+    visit(q, stack_, hit);
+  }
+  template <class Hit>
+  void visit(const Box3& q, std::vector<std::uint32_t>& stack, Hit&& hit) const;
 
   std::uint32_t place(const Box3& b);
   int growth_needed(const Box3& b, std::array<double, 3>& centre, double& half) const noexcept;

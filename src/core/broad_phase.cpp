@@ -470,4 +470,48 @@ std::size_t BroadPhase::memory_bytes() const noexcept {
          box_of_slot_.capacity() * sizeof(Box3);
 }
 
+Status BroadPhase::query(const Box3& box, std::vector<Id>& out) const {
+  out.clear();
+  if (const BoxCheck check = check_input_box(box); !check) return Status::invalid_box(Operation::kQuery, 0, 0, check);
+  answer_query(box, out);
+  return {};
+}
+
+Status BroadPhase::query(const Box2& box, std::vector<Id>& out) const { return query(lift(box), out); }
+
+Status BroadPhase::query(std::span<const Box3> boxes, std::vector<Id>& ids, std::vector<std::size_t>& offsets) const {
+  ids.clear();
+  offsets.clear();
+  for (std::size_t i = 0; i < boxes.size(); ++i) {
+    if (const BoxCheck check = check_input_box(boxes[i]); !check) {
+      return Status::invalid_box(Operation::kQuery, 0, i, check);
+    }
+  }
+  offsets.reserve(boxes.size() + 1);
+  offsets.push_back(0);
+  std::vector<Id> one;
+  for (const Box3& box : boxes) {
+    answer_query(box, one);
+    ids.insert(ids.end(), one.begin(), one.end());
+    offsets.push_back(ids.size());
+  }
+  return {};
+}
+
+// The algorithm's answer, or every live box tested (also while a failed
+// frame awaits the algorithm's rebuild: the boxes are the last frame's).
+void BroadPhase::answer_query(const Box3& box, std::vector<Id>& out) const {
+  out.clear();
+  query_slots_.clear();
+  if (remake_algorithm_ || !algorithm_->query(box, query_slots_)) {
+    query_slots_.clear();
+    for (Slot s = 0; s < state_.size(); ++s) {
+      if (state_[s] == SlotState::kLive && overlaps(box_of_slot_[s], box)) query_slots_.push_back(s);
+    }
+  }
+  out.reserve(query_slots_.size());
+  for (const Slot s : query_slots_) out.push_back(id_of_slot_[s]);
+  std::sort(out.begin(), out.end());
+}
+
 }  // namespace sapling

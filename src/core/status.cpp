@@ -12,7 +12,7 @@ const char* axis_name(int axis) { return axis == 0 ? "x" : axis == 1 ? "y" : "z"
 
 // Both tables in the order of the enumerators.
 const char* operation_name(Operation op) noexcept {
-  constexpr const char* kNames[] = {"call", "add", "move", "remove", "create", "register_algorithm", "update"};
+  constexpr const char* kNames[] = {"call", "add", "move", "remove", "create", "register_algorithm", "update", "query"};
   const auto k = static_cast<std::size_t>(op);
   return k < std::size(kNames) ? kNames[k] : "call";
 }
@@ -28,8 +28,10 @@ const char* status_code_name(StatusCode code) noexcept {
 std::string Status::message() const {
   // A one-shot call (Operation::kNone) on a span of boxes has no ids: it
   // names the box by its index.
-  const std::string subject = op_ == Operation::kNone
-                                  ? "box " + std::to_string(index_) + ": "
+  // A query names its box by its index in the batch.
+  const std::string subject = op_ == Operation::kNone ? "box " + std::to_string(index_) + ": "
+                              : op_ == Operation::kQuery
+                                  ? "query box " + std::to_string(index_) + ": "
                                   : std::string(operation_name(op_)) + " of id " + std::to_string(id_) + ": ";
   switch (code_) {
     case StatusCode::kOk:

@@ -402,16 +402,17 @@ SceneSpec tracy_figure(const std::string& name, std::size_t n, std::size_t movin
 }
 
 std::vector<SceneSpec> tracy_paper(bool quick) {
-  const std::vector<std::string> fig2{"sap-swaps", "sap"};
-  const std::vector<std::string> single{"segmented-sap", "sap"};
-  const std::vector<std::string> grid{"multi-sap", "segmented-sap", "sap", "octree"};
+  // sap-walk: sap made to walk every frame (swaps, batch merges), the paper's plain and batch SAP.
+  const std::vector<std::string> fig2{"sap-walk", "sap"};
+  const std::vector<std::string> single{"segmented-sap", "sap", "sap-walk"};
+  const std::vector<std::string> grid{"multi-sap", "segmented-sap", "sap", "octree", "sap-walk"};
   std::vector<SceneSpec> scenes;
   // Figure 2: swaps of the plain SAP against n (10% moving, no churn).
   const std::vector<std::size_t> fig2_n =
       quick ? std::vector<std::size_t>{1000, 2000, 5000}
             : std::vector<std::size_t>{1000, 2000, 5000, 10'000, 20'000, 50'000, 100'000};
   for (const std::size_t n : fig2_n) {
-    scenes.push_back(tracy_figure("tracy-fig2-" + count_name(n), n, n / 10, 0, 0, quick ? 3 : 20, fig2,
+    scenes.push_back(tracy_figure("tracy-fig2-" + count_name(n), n, n / 10, 0, 0, quick ? 3 : 30, fig2,
                                   "Figure 2: plain SAP, 10% moving, no churn"));
   }
   // Figure 8: 3,000 cubes, one insertion and one removal per frame, the moving count varied.
@@ -419,14 +420,14 @@ std::vector<SceneSpec> tracy_paper(bool quick) {
       quick ? std::vector<std::size_t>{0, 150, 3000} : std::vector<std::size_t>{0, 150, 300, 600, 1200, 3000};
   for (const std::size_t moving : fig8_moving) {
     scenes.push_back(
-        tracy_figure("tracy-fig8-m" + std::to_string(moving), 3000, moving, 1, 1, quick ? 5 : 200, single));
+        tracy_figure("tracy-fig8-m" + std::to_string(moving), 3000, moving, 1, 1, quick ? 5 : 1000, single));
   }
   // Figure 9: 3,000 cubes, 150 moving, insertions + removals per frame varied.
   const std::vector<std::size_t> fig9_events =
       quick ? std::vector<std::size_t>{2, 80} : std::vector<std::size_t>{2, 10, 20, 40, 80, 160, 320};
   for (const std::size_t e : fig9_events) {
     scenes.push_back(
-        tracy_figure("tracy-fig9-e" + std::to_string(e), 3000, 150, e / 2, e / 2, quick ? 5 : 200, single));
+        tracy_figure("tracy-fig9-e" + std::to_string(e), 3000, 150, e / 2, e / 2, quick ? 5 : 1000, single));
   }
   // Figure 10: 100k cubes (quick: 10k), 10% moving, insertions + removals per frame varied.
   const std::size_t fig10_n = quick ? 10'000 : 100'000;
@@ -434,13 +435,13 @@ std::vector<SceneSpec> tracy_paper(bool quick) {
       quick ? std::vector<std::size_t>{2, 200} : std::vector<std::size_t>{2, 20, 200, 2000, 8000};
   for (const std::size_t e : fig10_events) {
     scenes.push_back(tracy_figure((quick ? "tracy-fig10-10k-e" : "tracy-fig10-e") + std::to_string(e), fig10_n,
-                                  fig10_n / 10, e / 2, e / 2, quick ? 3 : 15, grid));
+                                  fig10_n / 10, e / 2, e / 2, quick ? 3 : 40, grid));
   }
   // Figure 11: 10k..200k cubes, 10% moving, 0.5% inserted and 0.5% removed per frame.
   const std::vector<std::size_t> fig11_n = quick ? std::vector<std::size_t>{2000, 5000, 10'000}
                                                  : std::vector<std::size_t>{10'000, 20'000, 50'000, 100'000, 200'000};
   for (const std::size_t n : fig11_n) {
-    scenes.push_back(tracy_figure("tracy-fig11-" + count_name(n), n, n / 10, n / 200, n / 200, quick ? 3 : 12, grid,
+    scenes.push_back(tracy_figure("tracy-fig11-" + count_name(n), n, n / 10, n / 200, n / 200, quick ? 3 : 30, grid,
                                   "Figure 11: 10% moving, 0.5% + 0.5% churn"));
   }
   return scenes;

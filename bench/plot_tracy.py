@@ -11,8 +11,8 @@ the JSON's folder), STEM-figK.svg: ms per frame (median; mean if bursty)
 against the parameter, one line per contender; for Figure 2 also
 STEM-fig2-swaps.svg, the swaps per frame of `sap-walk` against n with the
 fitted exponent (least squares on the logs) and the paper's n^1.76 beside it.
-With --md, replaces the page's "## Figures" section (or appends one) with a
-table and the chart of each figure. Standard library only (svg_chart.py).
+With --md, replaces the page's "## Figures" section (or puts one before the
+page's first "## " heading) with a table and the chart of each figure. Standard library only (svg_chart.py).
 """
 
 import argparse
@@ -154,12 +154,13 @@ def main(argv):
         with open(args.md) as f:
             page = f.read()
         marker = "\n## Figures\n"
-        head, _, rest = page.partition(marker)
-        # Keep what followed the old section (the next "## " heading on).
-        tail = ""
-        if rest:
+        head, found, rest = page.partition(marker)
+        if found:  # replace the old section, keeping what followed it (the next "## " heading on)
             nxt = rest.find("\n## ")
             tail = rest[nxt:] if nxt >= 0 else ""
+        else:  # a new section goes after the page's header, before its first "## " heading
+            first = page.find("\n## ")
+            head, tail = (page[:first], page[first:]) if first >= 0 else (page, "")
         section = [marker, "\nMade by `" + " ".join(["python3", "bench/plot_tracy.py", *argv]) + "`.\n"]
         for name, _, caption, table in made:
             rel = os.path.relpath(os.path.join(folder, name), page_dir)

@@ -437,14 +437,16 @@ std::vector<SceneSpec> tracy_paper(bool quick) {
       quick ? std::vector<std::size_t>{2, 200} : std::vector<std::size_t>{2, 20, 200, 2000, 8000};
   for (const std::size_t e : fig10_events) {
     scenes.push_back(tracy_figure((quick ? "tracy-fig10-10k-e" : "tracy-fig10-e") + std::to_string(e), fig10_n,
-                                  fig10_n / 10, e / 2, e / 2, quick ? 3 : 40, grid));
+                                  fig10_n / 10, e / 2, e / 2, quick ? 3 : 20, grid));
+    scenes.back().reps = quick ? 1 : 3;
   }
   // Figure 11: 10k..200k cubes, 10% moving, 0.5% inserted and 0.5% removed per frame.
   const std::vector<std::size_t> fig11_n = quick ? std::vector<std::size_t>{2000, 5000, 10'000}
                                                  : std::vector<std::size_t>{10'000, 20'000, 50'000, 100'000, 200'000};
   for (const std::size_t n : fig11_n) {
-    scenes.push_back(tracy_figure("tracy-fig11-" + count_name(n), n, n / 10, n / 200, n / 200, quick ? 3 : 30, grid,
+    scenes.push_back(tracy_figure("tracy-fig11-" + count_name(n), n, n / 10, n / 200, n / 200, quick ? 3 : 20, grid,
                                   "Figure 11: 10% moving, 0.5% + 0.5% churn"));
+    scenes.back().reps = quick ? 1 : 3;
   }
   return scenes;
 }

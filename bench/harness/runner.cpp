@@ -217,7 +217,9 @@ void run_frame(SceneRun& run, std::size_t turn, Kind kind, bool record_pairs) {
       if (before && kind == Kind::kMeasured) {
         const std::optional<Contender::Counter> after = r.contender->counter();
         r.result->counter_name = before->name;
-        r.result->frame_counts.push_back(static_cast<double>(after->total - before->total));
+        // A counter that went back (the contender rebuilt its state) counts from zero.
+        const std::uint64_t grown = after->total >= before->total ? after->total - before->total : after->total;
+        r.result->frame_counts.push_back(static_cast<double>(grown));
       }
       (kind == Kind::kFirst    ? r.result->frame0_ms
        : kind == Kind::kWarmup ? r.result->warmup_ms

@@ -148,6 +148,16 @@ class SapWalkContender final : public Contender {
     return "sap walking every frame (SweepAndPrune::set_walk_only): swaps for the moves, batch merge for the "
            "insertions, swaps counted";
   }
+  bool supports(const SceneShape& shape, std::string* why) const override {
+    if (shape.dims == 3) return true;
+    if (why) *why = "3D scenes only";
+    return false;
+  }
+  std::optional<Memory> memory() const override {
+    if (!bp_) return std::nullopt;
+    const std::size_t pair_bytes = bp_->pair_memory_bytes();
+    return Memory{bp_->memory_bytes() - pair_bytes, pair_bytes};
+  }
   void reset(const SceneShape& shape) override {
     Options options;
     options.dims = shape.dims;

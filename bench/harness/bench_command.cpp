@@ -33,7 +33,7 @@ times come in bursts), frame 0 apart, pairs, bytes per object and per pair,
 ratio to the fastest, and verification of the pair sets against a reference.
 
   --suite NAME          one-shot (default), persistent, persistent-large, unisize,
-                        cluster, or all
+                        cluster, tracy, or all
   --scene A,B,...       these scenes instead of a suite (see --list)
   --contenders A,B,...  these contenders only (default: all that apply); a sapling
                         algorithm may carry settings, NAME:SETTINGS (e.g. multi-sap:regrid=off)

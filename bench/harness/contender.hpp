@@ -72,6 +72,14 @@ class Contender {
     std::size_t pair_bytes = 0;
   };
   virtual std::optional<Memory> memory() const { return std::nullopt; }
+  /// A running total of some work the contender counts (e.g. "swaps" of a
+  /// sweep-and-prune), when it keeps one: the runner records its growth over
+  /// each measured frame. Not timed.
+  struct Counter {
+    std::string name;
+    std::uint64_t total = 0;
+  };
+  virtual std::optional<Counter> counter() const { return std::nullopt; }
 };
 
 /// What a contender factory may be told.

@@ -342,6 +342,11 @@ RunInfo collect_run_info() {
 void print_scene(std::ostream& out, const SceneResult& scene) {
   out << "\n== " << scene.name << ": " << scene.description << "\n   " << scene_heading(scene) << "\n";
   print_rows(out, scene_rows(scene), false);
+  for (const ContenderResult& c : scene.contenders) {
+    if (!c.counter_name.empty()) {
+      out << "   " << c.name << ": " << fixed(c.counter_mean, 0) << " " << c.counter_name << " per measured frame\n";
+    }
+  }
 }
 
 void print_summary(std::ostream& out, const std::vector<SceneResult>& scenes, bool markdown) {
@@ -485,6 +490,12 @@ void write_markdown(std::ostream& out, const RunInfo& info, const std::vector<Sc
         if (!c.note.empty() && c.skipped.empty()) out << "- " << c.name << ": " << c.note << "\n";
       }
     }
+    for (const ContenderResult& c : s.contenders) {
+      if (!c.counter_name.empty()) {
+        out << "- " << c.name << ": " << fixed(c.counter_mean, 0) << " " << c.counter_name
+            << " per measured frame (mean)\n";
+      }
+    }
   }
 }
 
@@ -539,6 +550,11 @@ void write_json(std::ostream& out, const RunInfo& info, const std::vector<SceneR
           << ", \"frame0_median_ms\": " << json_number(c.frame0_median_ms)
           << ", \"ratio_to_fastest\": " << json_number(c.ratio) << ", \"pairs_last\": " << c.pairs_last
           << ", \"boxes_last\": " << c.boxes_last;
+      if (!c.counter_name.empty()) {
+        out << ", \"counter\": {\"name\": " << json_string(c.counter_name)
+            << ", \"per_frame\": " << json_number(c.counter_mean) << ", \"frames\": " << json_array(c.frame_counts)
+            << "}";
+      }
       if (c.memory) {
         out << ", \"memory\": {\"object_bytes\": " << c.memory->object_bytes
             << ", \"pair_bytes\": " << c.memory->pair_bytes << ", \"bytes_per_object\": "

@@ -106,7 +106,10 @@ void build_runners(SceneRun& run, const std::vector<const ContenderInfo*>& conte
   for (const ContenderInfo* info : contenders) {
     if (info->query != query) continue;
     const auto& asked = spec.opt_in;
-    if (info->opt_in && !options.explicit_contenders &&
+    const auto& only = spec.only;
+    const bool listed = std::find(only.begin(), only.end(), info->name) != only.end();
+    if (!options.explicit_contenders && !only.empty() && !listed) continue;
+    if (info->opt_in && !options.explicit_contenders && !listed &&
         std::find(asked.begin(), asked.end(), info->name) == asked.end()) {
       continue;
     }
@@ -207,9 +210,17 @@ void run_frame(SceneRun& run, std::size_t turn, Kind kind, bool record_pairs) {
     Runner& r = run.runners[(turn + k) % run.runners.size()];
     if (!r.active) continue;
     try {
+      const std::optional<Contender::Counter> before = r.contender->counter();
       const Clock::time_point start = Clock::now();
       r.contender->frame(*run.scenario);
       const double ms = ms_since(start);
+      if (before && kind == Kind::kMeasured) {
+        const std::optional<Contender::Counter> after = r.contender->counter();
+        r.result->counter_name = before->name;
+        // A counter that went back (the contender rebuilt its state) counts from zero.
+        const std::uint64_t grown = after->total >= before->total ? after->total - before->total : after->total;
+        r.result->frame_counts.push_back(static_cast<double>(grown));
+      }
       (kind == Kind::kFirst    ? r.result->frame0_ms
        : kind == Kind::kWarmup ? r.result->warmup_ms
                                : r.result->frame_ms)
@@ -338,6 +349,11 @@ void summarise_times(ContenderResult& c, bool is_static) {
   double sum = 0;
   for (const double t : timed) sum += t;
   c.mean_ms = sum / static_cast<double>(timed.size());
+  if (!c.frame_counts.empty()) {
+    double counted = 0;
+    for (const double n : c.frame_counts) counted += n;
+    c.counter_mean = counted / static_cast<double>(c.frame_counts.size());
+  }
   // Bursts: the mean is over twice the median and the slow frames add up to more than
   // machine noise does (50 ms over the run).
   const double excess_ms = (c.mean_ms - c.median_ms) * static_cast<double>(timed.size());

@@ -65,6 +65,10 @@ struct ContenderResult {
   /// pair_count() after each measured frame of the first repetition (frame_ms's first entries).
   std::vector<std::size_t> frame_pairs;
   std::size_t frame0_pairs = 0;  ///< pair_count() after frame 0 of the first repetition
+  /// Contender::counter(): its name, and its growth over each measured frame of every repetition.
+  std::string counter_name;
+  std::vector<double> frame_counts;
+  double counter_mean = 0;  ///< mean of frame_counts
   Verification verification;
   double ratio = 0;  ///< median_ms / the fastest contender's median_ms
   bool has_time() const { return ran && (!frame_ms.empty() || !frame0_ms.empty()); }

@@ -5,6 +5,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "algorithms/sap.hpp"
 #include "harness/contender.hpp"
 #include "harness/peers.hpp"
 #include "sapling/box_pruning.hpp"
@@ -134,6 +135,70 @@ class BroadPhaseContender final : public Contender {
   std::unique_ptr<BroadPhase> bp_;
   std::vector<Box3> boxes3_;
   std::vector<Box2> boxes2_;
+};
+
+// Tracy, Buss and Woods' Figure 2: the plain sweep-and-prune's swaps. A "sap"
+// BroadPhase whose detail::SweepAndPrune walks every frame (set_walk_only:
+// swaps for the moves, batch merges for the additions, never the resting-set
+// or recomputation paths), reporting its running total of swaps.
+class SapWalkContender final : public Contender {
+ public:
+  std::string name() const override { return "sap-walk"; }
+  std::string note() const override {
+    return "sap walking every frame (SweepAndPrune::set_walk_only): swaps for the moves, batch merge for the "
+           "insertions, swaps counted";
+  }
+  bool supports(const SceneShape& shape, std::string* why) const override {
+    if (shape.dims == 3) return true;
+    if (why) *why = "3D scenes only";
+    return false;
+  }
+  std::optional<Memory> memory() const override {
+    if (!bp_) return std::nullopt;
+    const std::size_t pair_bytes = bp_->pair_memory_bytes();
+    return Memory{bp_->memory_bytes() - pair_bytes, pair_bytes};
+  }
+  void reset(const SceneShape& shape) override {
+    Options options;
+    options.dims = shape.dims;
+    sap_ = nullptr;
+    bp_ = BroadPhase::create(
+        "sap",
+        [this](const Options& o) {
+          auto sap = std::make_unique<sapling::detail::SweepAndPrune>(o);
+          sap->set_walk_only(true);
+          sap_ = sap.get();
+          return std::unique_ptr<Algorithm>(std::move(sap));
+        },
+        options);
+    if (!bp_ || !sap_) throw std::runtime_error("cannot create the walking sap");
+  }
+  void frame(const Scenario& s) override {
+    check(bp_->remove(s.removed()));
+    if (!s.moved().empty()) {
+      detail::gather(s, s.moved(), boxes_);
+      check(bp_->move(s.moved(), boxes_));
+    }
+    if (!s.added().empty()) {
+      detail::gather(s, s.added(), boxes_);
+      check(bp_->add(s.added(), boxes_));
+    }
+    bp_->update();
+  }
+  void pairs(std::vector<Pair>& out) override { bp_->sorted_pairs(out); }
+  std::size_t pair_count() override { return bp_->pairs().size(); }
+  std::optional<Counter> counter() const override {
+    if (!sap_) return std::nullopt;
+    return Counter{"swaps", sap_->counters().swaps};
+  }
+
+ private:
+  static void check(const Status& status) {
+    if (!status) throw std::runtime_error(status.message());
+  }
+  std::unique_ptr<BroadPhase> bp_;
+  const sapling::detail::SweepAndPrune* sap_ = nullptr;
+  std::vector<Box3> boxes_;
 };
 
 // A contender that recomputes every pair each frame from the dense live boxes.
@@ -337,6 +402,12 @@ void add_sapling_contenders(std::vector<ContenderInfo>& out) {
     info.opt_in = true;
     out.push_back(std::move(info));
   }
+  ContenderInfo swaps{
+      "sap-walk", "sapling",
+      "BroadPhase \"sap\" walking every frame (plain SAP + batch insertion), swaps counted (opt-in)", Query::kComplete,
+      [](const ContenderOptions&) -> std::unique_ptr<Contender> { return std::make_unique<SapWalkContender>(); }};
+  swaps.opt_in = true;
+  out.push_back(std::move(swaps));
   out.push_back(
       {"unisize-oneshot", "sapling", "UnisizePruner::complete on the dense live boxes each frame", Query::kComplete,
        [](const ContenderOptions&) -> std::unique_ptr<Contender> { return std::make_unique<UnisizeOneShot>(); }});

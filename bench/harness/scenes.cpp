@@ -380,6 +380,77 @@ std::vector<SceneSpec> cluster_run(bool quick) {
   return {cluster(100'000, 500)};
 }
 
+// Tracy, Buss and Woods 2009 (issue 14, item 6): W2 tracy cubes (5% density,
+// 10% of a width per step, bouncing), as in their section 4. Scene names say
+// the figure and the varied parameter; each scene runs only its figure's
+// contenders (SceneSpec::only) unless --contenders names others.
+SceneSpec tracy_figure(const std::string& name, std::size_t n, std::size_t moving, std::size_t inserts,
+                       std::size_t removes, int frames, std::vector<std::string> contenders, std::string series = {}) {
+  ScenarioParams p;
+  p.name = "tracy";
+  p.n = n;
+  p.moving = moving;
+  p.inserts = inserts;
+  p.removes = removes;
+  SceneSpec s = spec(name,
+                     "W2 tracy: " + std::to_string(n) + " unit cubes, " + std::to_string(moving) + " moving, " +
+                         std::to_string(inserts) + " inserted and " + std::to_string(removes) + " removed per frame",
+                     maker(p), frames);
+  s.only = std::move(contenders);
+  s.series = std::move(series);
+  return s;
+}
+
+std::vector<SceneSpec> tracy_paper(bool quick) {
+  // sap-walk: sap made to walk every frame (swaps, batch merges), the paper's plain and batch SAP.
+  const std::vector<std::string> fig2{"sap-walk", "sap"};
+  const std::vector<std::string> single{"segmented-sap", "sap", "sap-walk"};
+  const std::vector<std::string> grid{"multi-sap", "segmented-sap", "sap", "octree", "sap-walk"};
+  std::vector<SceneSpec> scenes;
+  // Figure 2: swaps of the plain SAP against n (10% moving, no churn).
+  const std::vector<std::size_t> fig2_n =
+      quick ? std::vector<std::size_t>{1000, 2000, 5000}
+            : std::vector<std::size_t>{1000, 2000, 5000, 10'000, 20'000, 50'000, 100'000};
+  for (const std::size_t n : fig2_n) {
+    scenes.push_back(tracy_figure("tracy-fig2-" + count_name(n), n, n / 10, 0, 0, quick ? 3 : 30, fig2,
+                                  "Figure 2: plain SAP, 10% moving, no churn"));
+  }
+  // Figure 8: 3,000 cubes, one insertion and one removal per frame, the moving count varied.
+  const std::vector<std::size_t> fig8_moving =
+      quick ? std::vector<std::size_t>{0, 150, 3000} : std::vector<std::size_t>{0, 150, 300, 600, 1200, 3000};
+  for (const std::size_t moving : fig8_moving) {
+    scenes.push_back(
+        tracy_figure("tracy-fig8-m" + std::to_string(moving), 3000, moving, 1, 1, quick ? 5 : 1000, single));
+    scenes.back().reps = quick ? 1 : 3;  // sub-ms frames: three runs spread over time, against the machine's load
+  }
+  // Figure 9: 3,000 cubes, 150 moving, insertions + removals per frame varied.
+  const std::vector<std::size_t> fig9_events =
+      quick ? std::vector<std::size_t>{2, 80} : std::vector<std::size_t>{2, 10, 20, 40, 80, 160, 320};
+  for (const std::size_t e : fig9_events) {
+    scenes.push_back(
+        tracy_figure("tracy-fig9-e" + std::to_string(e), 3000, 150, e / 2, e / 2, quick ? 5 : 1000, single));
+    scenes.back().reps = quick ? 1 : 3;
+  }
+  // Figure 10: 100k cubes (quick: 10k), 10% moving, insertions + removals per frame varied.
+  const std::size_t fig10_n = quick ? 10'000 : 100'000;
+  const std::vector<std::size_t> fig10_events =
+      quick ? std::vector<std::size_t>{2, 200} : std::vector<std::size_t>{2, 20, 200, 2000, 8000};
+  for (const std::size_t e : fig10_events) {
+    scenes.push_back(tracy_figure((quick ? "tracy-fig10-10k-e" : "tracy-fig10-e") + std::to_string(e), fig10_n,
+                                  fig10_n / 10, e / 2, e / 2, quick ? 3 : 20, grid));
+    scenes.back().reps = quick ? 1 : 3;
+  }
+  // Figure 11: 10k..200k cubes, 10% moving, 0.5% inserted and 0.5% removed per frame.
+  const std::vector<std::size_t> fig11_n = quick ? std::vector<std::size_t>{2000, 5000, 10'000}
+                                                 : std::vector<std::size_t>{10'000, 20'000, 50'000, 100'000, 200'000};
+  for (const std::size_t n : fig11_n) {
+    scenes.push_back(tracy_figure("tracy-fig11-" + count_name(n), n, n / 10, n / 200, n / 200, quick ? 3 : 20, grid,
+                                  "Figure 11: 10% moving, 0.5% + 0.5% churn"));
+    scenes.back().reps = quick ? 1 : 3;
+  }
+  return scenes;
+}
+
 void append_new(std::vector<SceneSpec>& out, std::vector<SceneSpec> more) {
   for (SceneSpec& s : more) {
     bool seen = false;
@@ -427,7 +498,9 @@ SceneShape shape_of(const SceneSpec& spec, const Scenario& scenario) {
   return shape;
 }
 
-std::vector<std::string> suite_names() { return {"one-shot", "persistent", "persistent-large", "unisize", "cluster"}; }
+std::vector<std::string> suite_names() {
+  return {"one-shot", "persistent", "persistent-large", "unisize", "cluster", "tracy"};
+}
 
 std::vector<SceneSpec> suite_scenes(const std::string& suite, bool quick) {
   if (suite == "one-shot") return one_shot(quick);
@@ -435,6 +508,7 @@ std::vector<SceneSpec> suite_scenes(const std::string& suite, bool quick) {
   if (suite == "persistent-large") return persistent_large(quick);
   if (suite == "unisize") return unisize_grid(quick);
   if (suite == "cluster") return cluster_run(quick);
+  if (suite == "tracy") return tracy_paper(quick);
   if (suite == "all") {
     std::vector<SceneSpec> scenes;
     for (const std::string& name : suite_names()) append_new(scenes, suite_scenes(name, quick));

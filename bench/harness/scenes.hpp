@@ -1,6 +1,7 @@
 // The benchmark scene catalogue: named instances of the spec's scenarios
 // (docs/scenarios.md W1..W4), Terdiman's static random-box test, and a
-// bipartite scene, grouped into suites (one-shot, persistent, persistent-large, unisize, cluster).
+// bipartite scene, grouped into suites (one-shot, persistent, persistent-large, unisize, cluster,
+// tracy).
 #pragma once
 
 #include <cstddef>
@@ -33,6 +34,9 @@ struct SceneSpec {
   std::string series;
   /// Opt-in contenders (ContenderInfo::opt_in) this scene runs by default.
   std::vector<std::string> opt_in;
+  /// When not empty: the only contenders this scene runs (opt-in ones included),
+  /// unless --contenders names others.
+  std::vector<std::string> only;
 };
 
 /// The shape a contender is told about, from the spec and its scenario at frame 0.
@@ -40,7 +44,8 @@ SceneShape shape_of(const SceneSpec& spec, const Scenario& scenario);
 
 /// Suites: "one-shot", "persistent", "persistent-large" (up to a million
 /// objects: worst frames and memory), "unisize" (the unisize paper's Table 1),
-/// "cluster" (its Figure 4); "all" is their union.
+/// "cluster" (its Figure 4), "tracy" (Tracy, Buss and Woods 2009: Figures 2,
+/// 8, 9, 10, 11); "all" is their union.
 /// `quick` gives small scenes of the same kinds for smoke tests.
 std::vector<SceneSpec> suite_scenes(const std::string& suite, bool quick);
 

@@ -73,6 +73,21 @@ void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairMan
       recompute(ops, 0, ids);
       break;
   }
+  if (lays_out_after_insertion(ops.added.size(), live_.size())) lay_out_all();
+}
+
+// After a mass insertion (a level loaded in one batch): the endpoint arrays
+// rebuilt and every box laid out in the resting set now, in the frame whose
+// cost already grows with the boxes inserted, so that the next frames find
+// both ready instead of one of them paying for it (issue 13: the first move
+// frame after 2.1M boxes inserted took 533 ms against 8 ms for the next).
+void SweepAndPrune::lay_out_all() {
+  if (!endpoints_.current()) {
+    endpoints_.restore(live_);
+    ++counters_.restores;
+  }
+  resting_.lay_out_all(live_);
+  ++counters_.preparations;
 }
 
 // The frame's counts for the policy, after the resting set tracked the frame.

@@ -59,6 +59,7 @@ class SweepAndPrune final : public Algorithm {
 
  private:
   SapFrameCounts frame_counts(const FrameOps& ops) const;
+  void lay_out_all();
   bool probe_could_pay(const FrameOps& ops, double budget_ns) const;
   void walk_frame(const FrameOps& ops, std::span<const Id> ids, const SapChoice& choice);
   void finish_walk(const FrameOps& ops, std::span<const Id> ids, bool tagged);

@@ -155,6 +155,14 @@ inline SapChoice choose_sap_path(const SapFrameCounts& f, const SapHistory& h) n
   return c;
 }
 
+/// Whether a frame that added `added` of its `live` boxes inserted so many
+/// that it lays out the endpoint arrays and the resting set for all of them
+/// itself (a quarter or more of the boxes new): a cost in proportion to the
+/// insertion, which the next frame would otherwise pay in one go.
+inline bool lays_out_after_insertion(std::size_t added, std::size_t live) noexcept {
+  return added != 0 && 4 * added >= live;
+}
+
 /// How far a box moved: the sum over axes of how far each bound moved.
 inline double moved_by(const Box3& from, const Box3& to) noexcept {
   double d = 0;

@@ -48,6 +48,11 @@ constexpr std::size_t kProjectAfter = 32;
 constexpr std::uint32_t kMinProbeInterval = 4;
 constexpr std::uint32_t kMaxProbeInterval = 64;
 
+/// Live boxes from which stale endpoint arrays are rebuilt a step a frame
+/// (SapEndpoints::stage()) in the frames before a probe, instead of at once
+/// in the probe's frame; below, a rebuild costs little either way.
+constexpr std::size_t kStageMinBoxes = 8192;
+
 /// The paths of a frame.
 enum class SapPath : std::uint8_t {
   kWalk,       ///< walk the moves, merge the additions, compact the removals (valid arrays)

@@ -61,7 +61,9 @@ void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairMan
   if (choice.path == SapPath::kProbe && stages_rebuild() && endpoints_.stage_steps_left() > 0) {
     choice.path = choice.fallback;
   }
-  if (choice.path == SapPath::kProbe && !probe_could_pay(ops, choice.probe_budget_ns)) choice.path = choice.fallback;
+  // Whether the objects move slowly enough for a probe to pay (before the moves are applied).
+  const bool calm = choice.stale && (ops.moved.empty() || probe_could_pay(ops, choice.probe_budget_ns));
+  if (choice.path == SapPath::kProbe && !calm) choice.path = choice.fallback;
   // One reorganisation a frame: a probe, which puts the arrays right, leaves
   // a new resting set to the next frame.
   if (choice.path == SapPath::kProbe) choice.prepare = false;
@@ -85,7 +87,7 @@ void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairMan
   }
   if (lays_out_after_insertion(ops.added.size(), live_.size())) {
     lay_out_all();
-  } else if (choice.stale && !endpoints_.current() && !choice.prepare) {
+  } else if (calm && !endpoints_.current() && !choice.prepare && choice.path != SapPath::kProbe) {
     stage_for_probe();
   }
 }
@@ -94,9 +96,10 @@ void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairMan
 // than all at once in the probe's frame.
 bool SweepAndPrune::stages_rebuild() const noexcept { return live_.size() >= stage_min_boxes_; }
 
-// One step of the staged rebuild when a probe comes near: the steps left,
-// one a frame, end by the frame the probe is due. A rebuild whose boxes
-// changed by a quarter since it began starts over.
+// One step of the staged rebuild when a probe comes near and the objects
+// move slowly enough for it to pay: the steps left, one a frame, end by the
+// frame the probe is due. A rebuild whose boxes changed by a quarter since
+// it began starts over.
 void SweepAndPrune::stage_for_probe() {
   if (!stages_rebuild()) return;
   if (4 * endpoints_.staged_changes() > live_.size()) endpoints_.drop_staged();

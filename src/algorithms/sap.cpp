@@ -29,6 +29,10 @@
 // swaps per moving box in a uniform 3D world; O(n) per frame with additions
 // or removals, so insert in batches; O(changed + active + resting entries in
 // their cells + pairs) on the resting-set path; O(n + pairs) recomputed.
+// No frame pays a whole reorganisation where it can be spread: stale arrays
+// are rebuilt a step a frame before a probe (SapEndpoints::stage()), and a
+// mass insertion lays out the arrays and the resting set for the frames
+// after it (docs/algorithms/sap.md, "Steady frames").
 // About 500-600 bytes per object and ~73 per pair; no allocation once warm.
 //
 // Choose it for persistent worlds where a part of the objects moves each

@@ -110,7 +110,9 @@ inline double resting_cost(const SapFrameCounts& f) noexcept {
   double ns = kPairScanNs * double(f.pairs) + kQueryNsPerBox * double(changed);
   double resting = double(f.resting), cells = double(std::max<std::size_t>(1, f.resting_cells));
   if (wants_preparation(f)) {
-    ns += kPrepareNsPerBox * double(live - changed);
+    // The layout serves the frames after this one too: charged amortized,
+    // so that a frame due for one does not turn to a walk or a probe.
+    ns += kPrepareNsPerBox * double(live - changed) / kPrepareAmortization;
     resting = double(live - changed);
     cells = std::max(1.0, resting / 256);  // a guess: the grid is not chosen yet
   } else {

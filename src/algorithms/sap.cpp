@@ -66,7 +66,8 @@ void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairMan
     choice.path = choice.fallback;
   }
   // Whether the objects move slowly enough for a probe to pay (before the moves are applied).
-  const bool calm = choice.stale && (ops.moved.empty() || probe_could_pay(ops, choice.probe_budget_ns));
+  const bool calm =
+      choice.stale && choice.probe_may_pay && (ops.moved.empty() || probe_could_pay(ops, choice.probe_budget_ns));
   if (choice.path == SapPath::kProbe && !calm) choice.path = choice.fallback;
   // One reorganisation a frame: a probe, which puts the arrays right, leaves
   // a new resting set to the next frame.
@@ -100,8 +101,8 @@ void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairMan
 // than all at once in the probe's frame.
 bool SweepAndPrune::stages_rebuild() const noexcept { return live_.size() >= stage_min_boxes_; }
 
-// One step of the staged rebuild when a probe comes near and the objects
-// move slowly enough for it to pay: the steps left, one a frame, end by the
+// One step of the staged rebuild when a probe comes near and could pay (the
+// objects move slowly enough, the churn alone costs less than the fallback): the steps left, one a frame, end by the
 // frame the probe is due. A rebuild whose boxes changed by a quarter since
 // it began starts over.
 void SweepAndPrune::stage_for_probe() {

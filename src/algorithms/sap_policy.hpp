@@ -90,8 +90,10 @@ struct SapChoice {
   SapPath fallback = SapPath::kRecompute;  ///< kResting or kRecompute: where a walk that stops goes
   bool stale = false;                      ///< stale arrays not worth rebuilding: counts toward the probe streak
   bool prepare = false;                    ///< the resting path lays out a new resting set first
-  double swap_budget = 0;                  ///< swaps the walk may spend before the fallback is cheaper
-  double probe_budget_ns = 0;              ///< kProbe: what the probe's walk must stay under (walk_could_pay())
+  bool probe_may_pay =
+      false;               ///< stale: a probe could be chosen when due (the churn alone costs less than the fallback)
+  double swap_budget = 0;  ///< swaps the walk may spend before the fallback is cheaper
+  double probe_budget_ns = 0;  ///< kProbe: what the probe's walk must stay under (walk_could_pay())
 };
 
 /// Whether the resting path should lay out a new resting set first: when the
@@ -154,7 +156,8 @@ inline SapChoice choose_sap_path(const SapFrameCounts& f, const SapHistory& h) n
     // the swaps could decide it.
     c.stale = true;
     const bool due = h.recompute_streak + 1 >= h.probe_interval;
-    c.path = due && f.moved != 0 && churn_ns < alternative_ns ? SapPath::kProbe : c.fallback;
+    c.probe_may_pay = churn_ns < alternative_ns;
+    c.path = due && f.moved != 0 && c.probe_may_pay ? SapPath::kProbe : c.fallback;
     c.probe_budget_ns = alternative_ns - churn_ns;
   }
   // Swaps the walk can afford before another path is cheaper.

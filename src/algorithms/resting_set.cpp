@@ -104,6 +104,11 @@ void RestingSet::prepare(const LiveBoxes& live) {
   dead_ = 0;
 }
 
+void RestingSet::lay_out_all(const LiveBoxes& live) {
+  query_slots_.clear();  // nothing changed: prepare() keeps every box
+  prepare(live);
+}
+
 std::size_t RestingSet::memory_bytes() const {
   return state_.capacity() +
          (active_.capacity() + resting_slot_.capacity() + query_slots_.capacity() + other_slots_.capacity()) *

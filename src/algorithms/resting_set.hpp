@@ -51,6 +51,10 @@ class RestingSet {
   void pair_changed(std::span<const Slot> moved, std::span<const Slot> added, bool prepare, const LiveBoxes& live,
                     std::span<const Id> ids, PairManager& pairs, std::vector<IndexPair>& found);
 
+  /// Lays out every live box as the resting set; none stays active (after a
+  /// frame, its pairs already found).
+  void lay_out_all(const LiveBoxes& live);
+
   /// Whether the bookkeeping matches `live`.
   bool validate(const LiveBoxes& live) const;
   /// Bytes held, the pruner's not included.

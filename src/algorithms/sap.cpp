@@ -29,6 +29,10 @@
 // swaps per moving box in a uniform 3D world; O(n) per frame with additions
 // or removals, so insert in batches; O(changed + active + resting entries in
 // their cells + pairs) on the resting-set path; O(n + pairs) recomputed.
+// No frame pays a whole reorganisation where it can be spread: stale arrays
+// are rebuilt a step a frame before a probe (SapEndpoints::stage()), and a
+// mass insertion lays out the arrays and the resting set for the frames
+// after it (docs/algorithms/sap.md, "Steady frames").
 // About 500-600 bytes per object and ~73 per pair; no allocation once warm.
 //
 // Choose it for persistent worlds where a part of the objects moves each
@@ -52,9 +56,22 @@ SweepAndPrune::~SweepAndPrune() = default;
 void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
   pairs_ = &pairs;
   resting_.track(ops);
+  if (endpoints_.staging()) {
+    for (const std::span<const Slot> list : {ops.removed, ops.moved, ops.added}) endpoints_.note_changed(list);
+  }
   SapChoice choice = choose_sap_path(frame_counts(ops), history_);
   if (choice.stale) ++history_.recompute_streak;
-  if (choice.path == SapPath::kProbe && !probe_could_pay(ops, choice.probe_budget_ns)) choice.path = choice.fallback;
+  // A probe waits for the staged rebuild of the arrays, in worlds large enough to stage it.
+  if (choice.path == SapPath::kProbe && stages_rebuild() && endpoints_.stage_steps_left() > 0) {
+    choice.path = choice.fallback;
+  }
+  // Whether the objects move slowly enough for a probe to pay (before the moves are applied).
+  const bool calm =
+      choice.stale && choice.probe_may_pay && (ops.moved.empty() || probe_could_pay(ops, choice.probe_budget_ns));
+  if (choice.path == SapPath::kProbe && !calm) choice.path = choice.fallback;
+  // One reorganisation a frame: a probe, which puts the arrays right, leaves
+  // a new resting set to the next frame.
+  if (choice.path == SapPath::kProbe) choice.prepare = false;
   if (walk_only_) {
     choice.path = SapPath::kWalk;
     choice.swap_budget = std::numeric_limits<double>::infinity();
@@ -73,6 +90,55 @@ void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairMan
       recompute(ops, 0, ids);
       break;
   }
+  if (lays_out_after_insertion(ops.added.size(), live_.size())) {
+    lay_out_all();
+  } else if (calm && !endpoints_.current() && !choice.prepare && choice.path != SapPath::kProbe) {
+    stage_for_probe();
+  }
+}
+
+// Whether stale arrays are rebuilt a step at a time before a probe, rather
+// than all at once in the probe's frame.
+bool SweepAndPrune::stages_rebuild() const noexcept { return live_.size() >= stage_min_boxes_; }
+
+// One step of the staged rebuild when a probe comes near and could pay (the
+// objects move slowly enough, the churn alone costs less than the fallback): the steps left, one a frame, end by the
+// frame the probe is due. A rebuild whose boxes changed by a quarter since
+// it began starts over.
+void SweepAndPrune::stage_for_probe() {
+  if (!stages_rebuild()) return;
+  if (4 * endpoints_.staged_changes() > live_.size()) endpoints_.drop_staged();
+  const int left = endpoints_.stage_steps_left();
+  if (left > 0 && history_.recompute_streak + std::uint32_t(left) + 1 >= history_.probe_interval) {
+    endpoints_.stage(live_, 1);
+    ++counters_.staged_steps;
+  }
+}
+
+// Brings stale arrays up to date: the staged rebuild finished if complete,
+// else rebuilt at once.
+void SweepAndPrune::bring_arrays_up_to_date() {
+  if (stages_rebuild() && endpoints_.stage_steps_left() == 0) {
+    endpoints_.finish_staged(live_);
+    ++counters_.staged_restores;
+  } else {
+    endpoints_.restore(live_);
+    ++counters_.restores;
+  }
+}
+
+// After a mass insertion (a level loaded in one batch): the endpoint arrays
+// rebuilt and every box laid out in the resting set now, in the frame whose
+// cost already grows with the boxes inserted, so that the next frames find
+// both ready instead of one of them paying for it (issue 13: the first move
+// frame after 2.1M boxes inserted took 533 ms against 8 ms for the next).
+void SweepAndPrune::lay_out_all() {
+  if (!endpoints_.current()) {
+    endpoints_.restore(live_);
+    ++counters_.restores;
+  }
+  resting_.lay_out_all(live_);
+  ++counters_.preparations;
 }
 
 // The frame's counts for the policy, after the resting set tracked the frame.
@@ -110,10 +176,7 @@ bool SweepAndPrune::probe_could_pay(const FrameOps& ops, double budget_ns) const
 void SweepAndPrune::walk_frame(const FrameOps& ops, std::span<const Id> ids, const SapChoice& choice) {
   const bool tagged = endpoints_.current() && !ops.removed.empty();
   drop_removed(ops.removed, tagged);
-  if (!endpoints_.current()) {
-    endpoints_.restore(live_);
-    ++counters_.restores;
-  }
+  if (!endpoints_.current()) bring_arrays_up_to_date();
   const SapEndpoints::Walked w =
       endpoints_.walk_moves(ops.moved, ops.moved_boxes, choice.swap_budget, live_, id_, *pairs_);
   if (w.done > 0) {

@@ -28,7 +28,9 @@ struct SapCounters {
   std::uint64_t resting_frames = 0;      ///< frames finished by pruning the changed boxes against the resting set
   std::uint64_t preparations = 0;        ///< resting sets laid out (sorted into box pruning's grid)
   std::uint64_t aborted_walks = 0;       ///< incremental attempts that switched to another path midway
-  std::uint64_t restores = 0;            ///< endpoint arrays rebuilt by radix sort after recomputed frames
+  std::uint64_t restores = 0;            ///< endpoint arrays rebuilt by radix sort after recomputed frames, at once
+  std::uint64_t staged_restores = 0;     ///< endpoint arrays rebuilt a step a frame, then put right
+  std::uint64_t staged_steps = 0;        ///< steps of those staged rebuilds (gathering or a radix pass of one axis)
   std::uint64_t swaps = 0;               ///< endpoint swaps done by moving objects
   std::uint64_t merged_boxes = 0;        ///< boxes batch-inserted into the endpoint arrays
   std::uint64_t compacted_boxes = 0;     ///< boxes batch-removed from the endpoint arrays
@@ -56,9 +58,16 @@ class SweepAndPrune final : public Algorithm {
   /// For measurements of the plain SAP of part I: with `on`, every frame
   /// walks its moves and merges its additions, whatever it costs.
   void set_walk_only(bool on) noexcept { walk_only_ = on; }
+  /// Live boxes from which stale arrays are rebuilt a step a frame before a
+  /// probe (kStageMinBoxes); for tests.
+  void set_stage_min_boxes(std::size_t n) noexcept { stage_min_boxes_ = n; }
 
  private:
   SapFrameCounts frame_counts(const FrameOps& ops) const;
+  void lay_out_all();
+  bool stages_rebuild() const noexcept;
+  void stage_for_probe();
+  void bring_arrays_up_to_date();
   bool probe_could_pay(const FrameOps& ops, double budget_ns) const;
   void walk_frame(const FrameOps& ops, std::span<const Id> ids, const SapChoice& choice);
   void finish_walk(const FrameOps& ops, std::span<const Id> ids, bool tagged);
@@ -74,8 +83,9 @@ class SweepAndPrune final : public Algorithm {
   LiveBoxes live_;      // the live boxes, dense
   const std::vector<Box3>& bounds() const noexcept { return live_.values<0>(); }
   SapEndpoints endpoints_;
-  SapHistory history_;      // what the policy measured in earlier frames
-  bool walk_only_ = false;  // set_walk_only()
+  SapHistory history_;                            // what the policy measured in earlier frames
+  bool walk_only_ = false;                        // set_walk_only()
+  std::size_t stage_min_boxes_ = kStageMinBoxes;  // set_stage_min_boxes()
 
   PairManager* pairs_ = nullptr;   // the frame's pair manager (also read by validate())
   detail::HashIndex removed_ids_;  // scratch: the ids whose pairs are dropped this frame

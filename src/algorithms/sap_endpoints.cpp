@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "algorithms/sap_policy.hpp"
 #include "detail/radix_sort.hpp"
@@ -385,6 +386,7 @@ void SapEndpoints::scan_pairs(const LiveBoxes& live, int k, std::size_t d, std::
 // Rebuilds every endpoint array from the live boxes: all mins, then all
 // maxes, radix-sorted by key (so min before max at equal keys).
 void SapEndpoints::restore(const LiveBoxes& live) {
+  drop_staged();
   const std::size_t n = live.size();
   extent_ = {};
   for (const Box3& b : live.values<0>()) widen_extent(b);
@@ -406,8 +408,104 @@ void SapEndpoints::restore(const LiveBoxes& live) {
 
 // ---------------------------------------------------------------------------
 
+// ---------------------------------------------------------------------------
+// The staged rebuild.
+
+// Step k * kStepsPerAxis + 0 gathers axis k's entries (mins, then maxes)
+// into pending_; the next three sort them by one 11-bit digit of the key
+// each, stably (LSD), the last also lays them out as the axis array.
+void SapEndpoints::stage(const LiveBoxes& live, int steps) {
+  for (; steps > 0 && stage_steps_left() > 0; --steps, ++stage_) {
+    const int k = stage_ / kStepsPerAxis, step = stage_ % kStepsPerAxis;
+    if (step == 0) {
+      pending_.clear();
+      for (std::size_t d = 0; d < live.size(); ++d) pending_.push_back(make_entry(live, k, d, false));
+      for (std::size_t d = 0; d < live.size(); ++d) pending_.push_back(make_entry(live, k, d, true));
+      continue;
+    }
+    const int shift = 11 * (step - 1);
+    std::array<std::uint32_t, 2048> counts{};
+    for (const Entry& e : pending_) ++counts[(endpoint_key(e.word) >> shift) & 2047];
+    std::uint32_t sum = 0;
+    for (std::uint32_t& c : counts) sum += std::exchange(c, sum);
+    spare_.resize(pending_.size());
+    for (const Entry& e : pending_) spare_[counts[(endpoint_key(e.word) >> shift) & 2047]++] = e;
+    pending_.swap(spare_);
+    if (step == kStepsPerAxis - 1) {
+      std::vector<Entry>& arr = axis_[k];
+      arr.clear();
+      arr.push_back(Entry{kLowSentinel});
+      arr.insert(arr.end(), pending_.begin(), pending_.end());
+      arr.push_back(Entry{kHighSentinel});
+    }
+  }
+}
+
+void SapEndpoints::note_changed(std::span<const Slot> slots) {
+  for (const Slot s : slots) {
+    if (s >= changed_.size()) changed_.resize(std::size_t{s} + 1, 0);
+    if (changed_[s] != 0) continue;
+    changed_[s] = 1;
+    changed_list_.push_back(s);
+  }
+}
+
+// One pass per axis, as merge_axis(): the staged entries of changed boxes
+// left out, the changed boxes still live sorted and merged in, every
+// position written.
+void SapEndpoints::finish_staged(const LiveBoxes& live) {
+  std::size_t slots = pos_[0].size() / 2;
+  if (changed_.size() < slots) changed_.resize(slots, 0);
+  extent_ = {};
+  for (const Box3& b : live.values<0>()) widen_extent(b);
+  for (int k = 0; k < axes_; ++k) {
+    pending_.clear();
+    for (const Slot s : changed_list_) {
+      if (live.contains(s)) pending_.push_back(make_entry(live, k, live.index(s), false));
+    }
+    for (const Slot s : changed_list_) {
+      if (live.contains(s)) pending_.push_back(make_entry(live, k, live.index(s), true));
+    }
+    sort_by_key(pending_, spare_);
+    const std::vector<Entry>& old = axis_[k];
+    rebuilt_.resize(2 * live.size() + 2);
+    const Entry* const fresh = pending_.data();
+    Entry* const out = rebuilt_.data();
+    std::uint32_t* const pos = pos_[k].data();
+    const std::size_t last = old.size() - 1, m = pending_.size();
+    out[0] = old[0];
+    std::size_t i = 1, j = 0, to = 1;
+    for (;;) {
+      const Entry e = old[i];
+      if (j < m && rank_less(fresh[j].word, e.word)) {
+        out[to] = fresh[j++];
+        pos[pos_index(out[to].word)] = static_cast<std::uint32_t>(to);
+        ++to;
+        continue;
+      }
+      if (i == last) break;
+      ++i;
+      if (changed_[endpoint_owner(e.word)] != 0) continue;
+      out[to] = e;
+      pos[pos_index(e.word)] = static_cast<std::uint32_t>(to);
+      ++to;
+    }
+    out[to] = old[last];
+    axis_[k].swap(rebuilt_);
+  }
+  drop_staged();
+  current_ = true;
+}
+
+void SapEndpoints::drop_staged() noexcept {
+  for (const Slot s : changed_list_) changed_[s] = 0;
+  changed_list_.clear();
+  stage_ = 0;
+}
+
 std::size_t SapEndpoints::memory_bytes() const {
-  std::size_t bytes = (pending_.capacity() + spare_.capacity() + rebuilt_.capacity()) * sizeof(Entry);
+  std::size_t bytes = (pending_.capacity() + spare_.capacity() + rebuilt_.capacity()) * sizeof(Entry) +
+                      changed_.capacity() + changed_list_.capacity() * sizeof(Slot);
   for (const std::vector<Entry>& a : axis_) bytes += a.capacity() * sizeof(Entry);
   for (const std::vector<std::uint32_t>& p : pos_) bytes += p.capacity() * sizeof(std::uint32_t);
   return bytes;

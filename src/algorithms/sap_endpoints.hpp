@@ -84,6 +84,29 @@ class SapEndpoints {
   /// Rebuilds every array from the live boxes.
   void restore(const LiveBoxes& live);
 
+  /// Stale arrays rebuilt a step at a time over frames instead of in one
+  /// restore(): per axis, gathering the entries and three radix passes
+  /// (kStepsPerAxis), each about 2n entries' work, from the boxes of the frame
+  /// that gathers them; the boxes changed since are noted (note_changed())
+  /// and put right by finish_staged(), one merge pass per axis.
+  static constexpr int kStepsPerAxis = 4;
+  /// Whether a staged rebuild has begun (then every frame's changed slots
+  /// must be noted).
+  bool staging() const noexcept { return stage_ > 0; }
+  /// Steps left before finish_staged() may run.
+  int stage_steps_left() const noexcept { return kStepsPerAxis * axes_ - stage_; }
+  /// Boxes changed since the staged rebuild began.
+  std::size_t staged_changes() const noexcept { return changed_list_.size(); }
+  /// Does up to `steps` steps of the staged rebuild.
+  void stage(const LiveBoxes& live, int steps);
+  /// Notes slots removed, moved or added after the staged rebuild began.
+  void note_changed(std::span<const Slot> slots);
+  /// Ends a complete staged rebuild: the changed boxes' entries dropped and
+  /// those still live merged in again from `live`; the arrays are current.
+  void finish_staged(const LiveBoxes& live);
+  /// Drops a staged rebuild (restore() does too).
+  void drop_staged() noexcept;
+
   /// Whether the arrays, if current, describe `live` exactly.
   bool validate(const LiveBoxes& live) const;
   /// Bytes held.
@@ -115,6 +138,9 @@ class SapEndpoints {
   bool current_ = true;                 // false after set_stale(), until restore()
   std::vector<Entry> pending_, spare_;  // scratch: entries to merge, radix sort buffer
   std::vector<Entry> rebuilt_;          // scratch: the axis array being rebuilt, swapped in
+  int stage_ = 0;                       // staged rebuild steps done (0: none begun)
+  std::vector<std::uint8_t> changed_;   // by slot: changed since the staged rebuild began
+  std::vector<Slot> changed_list_;      // those slots, once each
   struct ScanPlan {
     int axis;
     std::uint32_t from;

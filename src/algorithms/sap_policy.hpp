@@ -48,6 +48,11 @@ constexpr std::size_t kProjectAfter = 32;
 constexpr std::uint32_t kMinProbeInterval = 4;
 constexpr std::uint32_t kMaxProbeInterval = 64;
 
+/// Live boxes from which stale endpoint arrays are rebuilt a step a frame
+/// (SapEndpoints::stage()) in the frames before a probe, instead of at once
+/// in the probe's frame; below, a rebuild costs little either way.
+constexpr std::size_t kStageMinBoxes = 8192;
+
 /// The paths of a frame.
 enum class SapPath : std::uint8_t {
   kWalk,       ///< walk the moves, merge the additions, compact the removals (valid arrays)
@@ -85,8 +90,10 @@ struct SapChoice {
   SapPath fallback = SapPath::kRecompute;  ///< kResting or kRecompute: where a walk that stops goes
   bool stale = false;                      ///< stale arrays not worth rebuilding: counts toward the probe streak
   bool prepare = false;                    ///< the resting path lays out a new resting set first
-  double swap_budget = 0;                  ///< swaps the walk may spend before the fallback is cheaper
-  double probe_budget_ns = 0;              ///< kProbe: what the probe's walk must stay under (walk_could_pay())
+  bool probe_may_pay =
+      false;               ///< stale: a probe could be chosen when due (the churn alone costs less than the fallback)
+  double swap_budget = 0;  ///< swaps the walk may spend before the fallback is cheaper
+  double probe_budget_ns = 0;  ///< kProbe: what the probe's walk must stay under (walk_could_pay())
 };
 
 /// Whether the resting path should lay out a new resting set first: when the
@@ -105,7 +112,9 @@ inline double resting_cost(const SapFrameCounts& f) noexcept {
   double ns = kPairScanNs * double(f.pairs) + kQueryNsPerBox * double(changed);
   double resting = double(f.resting), cells = double(std::max<std::size_t>(1, f.resting_cells));
   if (wants_preparation(f)) {
-    ns += kPrepareNsPerBox * double(live - changed);
+    // The layout serves the frames after this one too: charged amortized,
+    // so that a frame due for one does not turn to a walk or a probe.
+    ns += kPrepareNsPerBox * double(live - changed) / kPrepareAmortization;
     resting = double(live - changed);
     cells = std::max(1.0, resting / 256);  // a guess: the grid is not chosen yet
   } else {
@@ -147,12 +156,21 @@ inline SapChoice choose_sap_path(const SapFrameCounts& f, const SapHistory& h) n
     // the swaps could decide it.
     c.stale = true;
     const bool due = h.recompute_streak + 1 >= h.probe_interval;
-    c.path = due && f.moved != 0 && churn_ns < alternative_ns ? SapPath::kProbe : c.fallback;
+    c.probe_may_pay = churn_ns < alternative_ns;
+    c.path = due && f.moved != 0 && c.probe_may_pay ? SapPath::kProbe : c.fallback;
     c.probe_budget_ns = alternative_ns - churn_ns;
   }
   // Swaps the walk can afford before another path is cheaper.
   c.swap_budget = std::max(0.0, (alternative_ns - churn_ns) / kSwapNs);
   return c;
+}
+
+/// Whether a frame that added `added` of its `live` boxes inserted so many
+/// that it lays out the endpoint arrays and the resting set for all of them
+/// itself (a quarter or more of the boxes new): a cost in proportion to the
+/// insertion, which the next frame would otherwise pay in one go.
+inline bool lays_out_after_insertion(std::size_t added, std::size_t live) noexcept {
+  return added != 0 && 4 * added >= live;
 }
 
 /// How far a box moved: the sum over axes of how far each bound moved.

@@ -181,34 +181,13 @@ TEST(MultiSapTest, BoxesOnCellBordersAtManyScales) {
   }
 }
 
-// Small boxes among infinite, +-FLT_MAX and far ones.
-Box3 wild_box(Rng& r) {
-  static const std::vector<float> kFar = {-kInf, -FLT_MAX, -1e30f, -1.0f, 0.0f, 1.0f, 1e30f, FLT_MAX, kInf};
-  if (r.chance(0.6)) {
-    const float x = r.uniform(-20, 20), y = r.uniform(-20, 20), z = r.uniform(-20, 20);
-    const float base = r.chance(0.3) ? 1e30f : 0.0f;  // near the origin, or far
-    if (base != 0.0f) {
-      const float bx = base * (1.0f + x * 0x1p-20f);
-      return Box3{{bx, y, z}, {std::nextafter(bx, kInf), y + 2, z + 2}};
-    }
-    return testgen::cube(x, y, z, 2.0f);
-  }
-  Box3 b;
-  for (int k = 0; k < 3; ++k) {
-    float lo = r.pick(std::span<const float>(kFar)), hi = r.pick(std::span<const float>(kFar));
-    if (lo > hi) std::swap(lo, hi);
-    b.min[k] = lo, b.max[k] = hi;
-  }
-  return b;
-}
-
 TEST(MultiSapTest, InfiniteHugeAndFarBoxes) {
   for (int dims : {2, 3}) {
     for (std::uint64_t seed = 1; seed <= 4; ++seed) {
       TraceBuilder t(dims, seed);
       testgen::steady_frames(
-          t, 80, 12, testgen::Rates{.move = 0.3, .churn = 0.05}, wild_box,
-          [](Rng& r, const Box3&) { return wild_box(r); }, testgen::IdStyle::kSequential);
+          t, 80, 12, testgen::Rates{.move = 0.3, .churn = 0.05}, testgen::far_and_infinite_box,
+          [](Rng& r, const Box3&) { return testgen::far_and_infinite_box(r); }, testgen::IdStyle::kSequential);
       expect_exact_on_grids(t.take(), 4.0f, "wild seed " + std::to_string(seed));
     }
   }
@@ -282,23 +261,7 @@ TEST(MultiSapTest, Teleports) {
 
 // A mass insertion, moves, then everything removed: the memory goes back.
 TEST(MultiSapTest, MassInsertThenMassRemove) {
-  TraceBuilder t(3, 5);
-  Rng& r = t.rng();
-  const int n = 3000;
-  t.begin_frame();
-  for (int i = 0; i < n; ++i) t.add(Id(i), testgen::cube(r.uniform(0, 100), r.uniform(0, 100), r.uniform(0, 100), 1));
-  for (int f = 0; f < 2; ++f) {
-    t.begin_frame();
-    for (int i = f; i < n; i += 3) {
-      const Box3& b = t.box_of(Id(i));
-      t.move(Id(i), testgen::cube(b.min[0] + 0.5f, b.min[1], b.min[2] - 0.5f, 1));
-    }
-  }
-  t.begin_frame();
-  for (int i = 0; i < n; ++i) t.remove(Id(i));
-  t.begin_frame();  // one more frame: a few boxes, far from the old world
-  for (int i = 0; i < 4; ++i) t.add(Id(n + i), testgen::cube(1e6f + float(i), 0, 0, 2));
-  const Trace trace = t.take();
+  const Trace trace = testgen::mass_insert_then_remove_trace();
   for (const MultiSapConfig& config : grids(1.0f)) {
     const std::size_t bytes = expect_exact(trace, config, "mass");
     EXPECT_LT(bytes, 64u * 1024u) << "memory kept after the mass removal";
@@ -380,8 +343,8 @@ TEST(MultiSapRegrid, MidTraceRegridsChangeNoOutput) {
     traces.emplace_back("border", border_trace(dims, 2, 1.0f));
     TraceBuilder t(dims, 3);
     testgen::steady_frames(
-        t, 80, 16, testgen::Rates{.move = 0.3, .churn = 0.05}, wild_box,
-        [](Rng& r, const Box3&) { return wild_box(r); }, testgen::IdStyle::kSequential);
+        t, 80, 16, testgen::Rates{.move = 0.3, .churn = 0.05}, testgen::far_and_infinite_box,
+        [](Rng& r, const Box3&) { return testgen::far_and_infinite_box(r); }, testgen::IdStyle::kSequential);
     traces.emplace_back("wild", t.take());
   }
   for (const auto& [name, trace] : traces) {

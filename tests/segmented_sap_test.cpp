@@ -407,33 +407,13 @@ TEST(SegmentedSapTest, GridBoxesTiesAndSteps) {
   }
 }
 
-// Small boxes among infinite, +-FLT_MAX and far (1e30) ones.
-Box3 wild_box(Rng& r) {
-  static const std::vector<float> kFar = {-kInf, -FLT_MAX, -1e30f, -1.0f, 0.0f, 1.0f, 1e30f, FLT_MAX, kInf};
-  if (r.chance(0.6)) {
-    const float x = r.uniform(-20, 20), y = r.uniform(-20, 20), z = r.uniform(-20, 20);
-    if (r.chance(0.3)) {
-      const float bx = 1e30f * (1.0f + x * 0x1p-20f);
-      return Box3{{bx, y, z}, {std::nextafter(bx, kInf), y + 2, z + 2}};
-    }
-    return testgen::cube(x, y, z, 2.0f);
-  }
-  Box3 b;
-  for (int k = 0; k < 3; ++k) {
-    float lo = r.pick(std::span<const float>(kFar)), hi = r.pick(std::span<const float>(kFar));
-    if (lo > hi) std::swap(lo, hi);
-    b.min[k] = lo, b.max[k] = hi;
-  }
-  return b;
-}
-
 TEST(SegmentedSapTest, InfiniteHugeAndFarBoxes) {
   for (int dims : {2, 3}) {
     for (std::uint64_t seed = 1; seed <= 4; ++seed) {
       TraceBuilder t(dims, seed);
       testgen::steady_frames(
-          t, 80, 15, testgen::Rates{.move = 0.3, .churn = 0.05}, wild_box,
-          [](Rng& r, const Box3&) { return wild_box(r); }, testgen::IdStyle::kSequential);
+          t, 80, 15, testgen::Rates{.move = 0.3, .churn = 0.05}, testgen::far_and_infinite_box,
+          [](Rng& r, const Box3&) { return testgen::far_and_infinite_box(r); }, testgen::IdStyle::kSequential);
       const Trace trace = t.take();
       for (const SegmentedSapConfig& config : kChunkSizes) expect_exact(trace, config, "wild");
     }

@@ -447,6 +447,50 @@ struct GenParams {
   int frames = 0;
 };
 
+// A small box (near the origin, or a sliver far out at 1e30) or, four times
+// in ten, a box with bounds among the infinities, +-FLT_MAX, +-1e30, +-1
+// and 0: the grid and tree algorithms' outsized and far-away paths.
+inline Box3 far_and_infinite_box(Rng& r) {
+  static const std::vector<float> kFar = {-kInf, -FLT_MAX, -1e30f, -1.0f, 0.0f, 1.0f, 1e30f, FLT_MAX, kInf};
+  if (r.chance(0.6)) {
+    const float x = r.uniform(-20, 20), y = r.uniform(-20, 20), z = r.uniform(-20, 20);
+    if (r.chance(0.3)) {
+      const float bx = 1e30f * (1.0f + x * 0x1p-20f);
+      return Box3{{bx, y, z}, {std::nextafter(bx, kInf), y + 2, z + 2}};
+    }
+    return cube(x, y, z, 2.0f);
+  }
+  Box3 b;
+  for (int k = 0; k < 3; ++k) {
+    float lo = r.pick(std::span<const float>(kFar)), hi = r.pick(std::span<const float>(kFar));
+    if (lo > hi) std::swap(lo, hi);
+    b.min[k] = lo, b.max[k] = hi;
+  }
+  return b;
+}
+
+// 3D: n unit cubes added at once, a third of them moved in each of two
+// frames, all removed, then four boxes far from the old world: memory must
+// go back after the removal.
+inline Trace mass_insert_then_remove_trace(int n = 3000) {
+  TraceBuilder t(3, 5);
+  Rng& r = t.rng();
+  t.begin_frame();
+  for (int i = 0; i < n; ++i) t.add(Id(i), cube(r.uniform(0, 100), r.uniform(0, 100), r.uniform(0, 100), 1));
+  for (int f = 0; f < 2; ++f) {
+    t.begin_frame();
+    for (int i = f; i < n; i += 3) {
+      const Box3& b = t.box_of(Id(i));
+      t.move(Id(i), cube(b.min[0] + 0.5f, b.min[1], b.min[2] - 0.5f, 1));
+    }
+  }
+  t.begin_frame();
+  for (int i = 0; i < n; ++i) t.remove(Id(i));
+  t.begin_frame();
+  for (int i = 0; i < 4; ++i) t.add(Id(n + i), cube(1e6f + float(i), 0, 0, 2));
+  return t.take();
+}
+
 namespace detail {
 
 // A grid size for n boxes that keeps the density of the default size.

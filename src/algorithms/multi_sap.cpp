@@ -83,7 +83,7 @@ MultiSap::MultiSap(const Options& options, MultiSapConfig config)
 }
 
 void MultiSap::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
-  ++frame_;
+  marks_.next_frame();
   frame_ops_ = ops;
   boxes_ = ops.boxes;
   consider_regrid();  // on the last frame's figures, every live box known
@@ -118,8 +118,7 @@ void MultiSap::update(const FrameOps& ops, std::span<const Id> ids, PairManager&
 }
 
 const Box3& MultiSap::box_before_slice(Slot s) const noexcept {
-  if (s < marks_.size() && (marks_[s] >> 32) == frame_) {
-    const std::size_t at = std::uint32_t(marks_[s]);
+  if (const std::uint32_t at = marks_.find(s); at != FrameMarks::kNone) {
     const std::size_t removed = frame_ops_.removed.size(), moved = frame_ops_.moved.size();
     if (at < slice_from_ && at >= removed) {  // moved or added by an earlier slice
       return at < removed + moved ? frame_ops_.moved_boxes[at - removed] : frame_ops_.added_boxes[at - removed - moved];
@@ -210,13 +209,7 @@ void MultiSap::PairSink::ends(Slot a, Slot b) {
 void MultiSap::collect_changes(const FrameOps& ops) {
   changes_.clear();
   detail::reserve_geometric(changes_, ops.removed.size() + ops.moved.size() + ops.added.size());
-  const auto mark = [&](Slot s) {
-    if (s >= marks_.size()) {
-      detail::reserve_geometric(marks_, std::size_t{s} + 1);
-      marks_.resize(std::size_t{s} + 1, 0);
-    }
-    marks_[s] = (frame_ << 32) | (slice_from_ + changes_.size());
-  };
+  const auto mark = [&](Slot s) { marks_.mark(s, static_cast<std::uint32_t>(slice_from_ + changes_.size())); };
   for (const Slot s : ops.removed) {
     mark(s);
     changes_.push_back(Change{s,
@@ -262,7 +255,7 @@ void MultiSap::add_relocations() {
     if (objects_.values<1>()[relocate_at_] == grid_gen_ || changed(s) != nullptr) continue;
     const Box3& box = box_before_slice(s);
     const CellRange r = grid_.range(box, grid_gen_);
-    marks_[s] = (frame_ << 32) | (slice_from_ + changes_.size());
+    marks_.mark(s, static_cast<std::uint32_t>(slice_from_ + changes_.size()));
     changes_.push_back(Change{s, true, true, outsized_.contains(s), is_outsized(r), box, box,
                               objects_.values<0>()[relocate_at_], r, objects_.values<1>()[relocate_at_], grid_gen_});
     ++taken;
@@ -583,13 +576,12 @@ void MultiSap::release_scratch() {
     objects_.shrink_to_fit();
     outsized_.shrink_to_fit();
   }
-  if (objects_.empty()) detail::free_storage(marks_);
+  if (objects_.empty()) marks_.release();
 }
 
 std::size_t MultiSap::memory_bytes() const {
-  return grid_.memory_bytes() + objects_.memory_bytes() + outsized_.memory_bytes() +
-         marks_.capacity() * sizeof(std::uint64_t) + changes_.capacity() * sizeof(Change) +
-         (events_.capacity() + event_scratch_.capacity()) * sizeof(Event) +
+  return grid_.memory_bytes() + objects_.memory_bytes() + outsized_.memory_bytes() + marks_.memory_bytes() +
+         changes_.capacity() * sizeof(Change) + (events_.capacity() + event_scratch_.capacity()) * sizeof(Event) +
          cell_changes_.capacity() * sizeof(CellChange) +
          (radix_counts_.capacity() + cell_starts_.capacity()) * sizeof(std::uint32_t) + plan_.memory_bytes() +
          witnesses_.memory_bytes() + scratch_bytes();

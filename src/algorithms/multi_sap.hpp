@@ -10,6 +10,7 @@
 
 #include "algorithms/builtin.hpp"
 #include "algorithms/cell_grid.hpp"
+#include "detail/frame_marks.hpp"
 #include "detail/scratch_pool.hpp"
 #include "detail/slot_map.hpp"
 #include "detail/task_plan.hpp"
@@ -110,8 +111,9 @@ class MultiSap final : public Algorithm {
 
   // The slice's change of slot s, or null.
   const Change* changed(Slot s) const noexcept {
-    if (s >= marks_.size() || (marks_[s] >> 32) != frame_) return nullptr;
-    const std::size_t at = std::uint32_t(marks_[s]) - slice_from_;  // wraps for an earlier slice's
+    const std::uint32_t mark = marks_.find(s);
+    if (mark == FrameMarks::kNone) return nullptr;
+    const std::size_t at = mark - slice_from_;  // wraps for an earlier slice's
     return at < changes_.size() ? &changes_[at] : nullptr;
   }
   // The box of live slot s before the slice: set by an earlier slice of the
@@ -203,8 +205,7 @@ class MultiSap final : public Algorithm {
   // By slot: (frame << 32) | the index of its operation in the frame
   // (removals, moves, additions, then the relocations), for the slots changed
   // in update() number `frame`; the slice's changes_ start at slice_from_.
-  std::vector<std::uint64_t> marks_;
-  std::uint64_t frame_ = 0;
+  FrameMarks marks_;
   std::size_t slice_from_ = 0;
   FrameOps frame_ops_;           // during update(): the whole frame's
   std::vector<Change> changes_;  // scratch: this frame's changes

@@ -92,7 +92,7 @@ Octree::Octree(const Options& options, OctreeConfig config) : config_(config), a
 
 void Octree::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
   if (live_objects_ == 0 && !ops.added.empty()) size_from(ops.added_boxes);
-  ++frame_;
+  marks_.next_frame();
   collect_changes(ops);
   changed_pairs(ids, pairs);
   apply_changes();
@@ -134,13 +134,7 @@ void Octree::size_from(std::span<const Box3> boxes) {
 void Octree::collect_changes(const FrameOps& ops) {
   changes_.clear();
   detail::reserve_geometric(changes_, ops.removed.size() + ops.moved.size() + ops.added.size());
-  const auto mark = [&](Slot s) {
-    if (s >= marks_.size()) {
-      detail::reserve_geometric(marks_, std::size_t{s} + 1);
-      marks_.resize(std::size_t{s} + 1, 0);
-    }
-    marks_[s] = (frame_ << 32) | changes_.size();
-  };
+  const auto mark = [&](Slot s) { marks_.mark(s, static_cast<std::uint32_t>(changes_.size())); };
   const auto box_of = [&](Slot s) -> const Box3& { return nodes_[where_[s].node].entries[where_[s].at].box; };
   for (const Slot s : ops.removed) {
     mark(s);
@@ -524,7 +518,7 @@ void Octree::release_scratch() {
     detail::free_storage(nodes_[kOutsized].entries);
     detail::free_storage(free_nodes_);
     detail::free_storage(where_);
-    detail::free_storage(marks_);
+    marks_.release();
     detail::free_storage(stack_);
     detail::free_storage(covers_);
     detail::free_storage(met_);
@@ -541,8 +535,7 @@ void Octree::release_scratch() {
   if (where_.size() > 1024 && live_objects_ * 4 < where_.size()) {
     while (!where_.empty() && where_.back().node == kNone) where_.pop_back();
     where_.shrink_to_fit();
-    if (marks_.size() > where_.size()) marks_.resize(where_.size());
-    marks_.shrink_to_fit();
+    marks_.shrink_to(where_.size());
   }
 }
 
@@ -583,7 +576,7 @@ int Octree::depth() const noexcept {
 
 std::size_t Octree::memory_bytes() const {
   std::size_t bytes = nodes_.capacity() * sizeof(Node) + free_nodes_.capacity() * sizeof(std::uint32_t) +
-                      where_.capacity() * sizeof(Location) + marks_.capacity() * sizeof(std::uint64_t) +
+                      where_.capacity() * sizeof(Location) + marks_.memory_bytes() +
                       changes_.capacity() * sizeof(Change) + stack_.capacity() * sizeof(std::uint32_t) +
                       covers_.capacity() * sizeof(Box3) + met_.capacity() * sizeof(IndexPair) + pruner_.memory_bytes();
   for (const Node& n : nodes_) bytes += n.entries.capacity() * sizeof(Entry);

@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "detail/frame_marks.hpp"
 #include "sapling/algorithm.hpp"
 #include "sapling/box_pruning.hpp"
 
@@ -106,7 +107,8 @@ class Octree final : public Algorithm {
   };
 
   const Change* changed(Slot s) const noexcept {
-    return s < marks_.size() && (marks_[s] >> 32) == frame_ ? &changes_[std::uint32_t(marks_[s])] : nullptr;
+    const std::uint32_t at = marks_.find(s);
+    return at != FrameMarks::kNone ? &changes_[at] : nullptr;
   }
 
   void size_from(std::span<const Box3> boxes);
@@ -159,11 +161,8 @@ class Octree final : public Algorithm {
   std::vector<std::uint32_t> free_nodes_;
   std::uint32_t root_ = kNone;
   std::size_t live_nodes_ = 0, live_objects_ = 0;
-  std::vector<Location> where_;  // by slot
-  // By slot: (frame << 32) | index in changes_, for the slots changed in
-  // frame `frame_`.
-  std::vector<std::uint64_t> marks_;
-  std::uint64_t frame_ = 0;
+  std::vector<Location> where_;       // by slot
+  FrameMarks marks_;                  // by slot: its index in changes_, this frame
   std::vector<Change> changes_;       // scratch: this frame's changes
   std::vector<std::uint32_t> stack_;  // scratch: a query's nodes to visit
   std::vector<Box3> covers_;          // scratch: the changes' covers, parallel to changes_

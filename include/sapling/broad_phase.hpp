@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -27,9 +28,11 @@
 #include "sapling/box.hpp"
 #include "sapling/debug_draw.hpp"
 #include "sapling/detail/id_index.hpp"
+#include "sapling/filter.hpp"
 #include "sapling/options.hpp"
 #include "sapling/pair.hpp"
 #include "sapling/pair_manager.hpp"
+#include "sapling/ray.hpp"
 #include "sapling/status.hpp"
 #include "sapling/task_system.hpp"
 
@@ -94,6 +97,19 @@ class BroadPhase {
   /// an operation in this frame (including twice in this batch).
   Status add(std::span<const Id> ids, std::span<const Box3> boxes);
   Status add(std::span<const Id> ids, std::span<const Box2> boxes);
+  /// The same with collision filters (filter.hpp): `filters` holds one per
+  /// id, or is empty for the defaults; `motion` applies to the whole batch
+  /// (static objects are kept apart and never paired with each other).
+  Status add(std::span<const Id> ids, std::span<const Box3> boxes, std::span<const Filter> filters,
+             Motion motion = Motion::kDynamic);
+  Status add(std::span<const Id> ids, std::span<const Box2> boxes, std::span<const Filter> filters,
+             Motion motion = Motion::kDynamic);
+  /// Stages new categories and masks for live objects; at update() the
+  /// pairs the new filters allow or forbid are created or deleted. Refused
+  /// like move() (an unknown id, a second operation in the frame, spans of
+  /// different lengths). An object stays static or dynamic for its life.
+  Status set_filter(std::span<const Id> ids, std::span<const Filter> filters);
+  Status set_filter(Id id, Filter filter) { return set_filter({&id, 1}, {&filter, 1}); }
   /// Stages new bounds for live objects.
   Status move(std::span<const Id> ids, std::span<const Box3> boxes);
   Status move(std::span<const Id> ids, std::span<const Box2> boxes);
@@ -105,6 +121,12 @@ class BroadPhase {
   Status move(Id id, const Box3& box) { return move({&id, 1}, {&box, 1}); }
   Status move(Id id, const Box2& box) { return move({&id, 1}, {&box, 1}); }
   Status remove(Id id) { return remove({&id, 1}); }
+  Status add(Id id, const Box3& box, Filter filter, Motion motion = Motion::kDynamic) {
+    return add({&id, 1}, {&box, 1}, {&filter, 1}, motion);
+  }
+  Status add(Id id, const Box2& box, Filter filter, Motion motion = Motion::kDynamic) {
+    return add({&id, 1}, {&box, 1}, {&filter, 1}, motion);
+  }
 
   /// Applies the staged operations (removals, then moves, then adds) and
   /// returns the frame's created and deleted pairs. A frame without
@@ -132,15 +154,35 @@ class BroadPhase {
   /// octree), else by testing every live box. Refused, with `out` emptied,
   /// for an invalid box (as add() refuses it; index() is 0). Not safe to
   /// call from two threads at once.
-  Status query(const Box3& box, std::vector<Id>& out) const;
-  Status query(const Box2& box, std::vector<Id>& out) const;
+  /// Only objects whose category shares a bit with `mask` are reported
+  /// (static ones included).
+  Status query(const Box3& box, std::vector<Id>& out, std::uint32_t mask = kAllCategories) const;
+  Status query(const Box2& box, std::vector<Id>& out, std::uint32_t mask = kAllCategories) const;
   /// Many queries at once: box i's ids, ascending, are
   /// ids[offsets[i], offsets[i + 1]) (offsets has boxes.size() + 1 entries).
   /// Refused whole, naming the first invalid box by its index.
-  Status query(std::span<const Box3> boxes, std::vector<Id>& ids, std::vector<std::size_t>& offsets) const;
+  Status query(std::span<const Box3> boxes, std::vector<Id>& ids, std::vector<std::size_t>& offsets,
+               std::uint32_t mask = kAllCategories) const;
+
+  /// Ray cast (ray.hpp): every live object whose box the ray meets and
+  /// whose category shares a bit with `mask`, sorted by entry parameter,
+  /// then id, into `hits` (replaced), as of the last update(). Refused, with
+  /// `hits` emptied, for an invalid ray (check_ray()). Not safe to call from
+  /// two threads at once.
+  Status ray_cast(const Ray3& ray, std::vector<RayHit>& hits, std::uint32_t mask = kAllCategories) const;
+  Status ray_cast(const Ray2& ray, std::vector<RayHit>& hits, std::uint32_t mask = kAllCategories) const;
+  /// The first of those hits only (smallest entry, then smallest id), or
+  /// nothing; cheaper, as farther boxes are not visited.
+  Status ray_cast_closest(const Ray3& ray, std::optional<RayHit>& hit, std::uint32_t mask = kAllCategories) const;
+  Status ray_cast_closest(const Ray2& ray, std::optional<RayHit>& hit, std::uint32_t mask = kAllCategories) const;
 
   /// Whether `id` is live (added at an earlier update() and not removed).
   bool contains(Id id) const noexcept;
+  /// A live object's box, filter and motion as of the last update();
+  /// nothing for an id that is not live.
+  std::optional<Box3> box(Id id) const noexcept;
+  std::optional<Filter> filter(Id id) const noexcept;
+  std::optional<Motion> motion(Id id) const noexcept;
   /// Number of live objects.
   std::size_t size() const noexcept { return live_; }
   /// Number of update() calls so far.

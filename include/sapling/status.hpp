@@ -27,7 +27,18 @@ enum class StatusCode : std::uint8_t {
 /// Which call a Status is about. kNone: a one-shot call on a span of boxes
 /// (e.g. UnisizePruner::complete), which has no ids: index() names the box,
 /// id() is 0, and message() reads "box 3: ...".
-enum class Operation : std::uint8_t { kNone, kAdd, kMove, kRemove, kCreate, kRegister, kUpdate, kQuery };
+enum class Operation : std::uint8_t {
+  kNone,
+  kAdd,
+  kMove,
+  kRemove,
+  kCreate,
+  kRegister,
+  kUpdate,
+  kQuery,
+  kSetFilter,
+  kRayCast,
+};
 
 /// The operation's name as message() writes it ("add", "register_algorithm",
 /// ...; "call" for Operation::kNone).

@@ -376,6 +376,33 @@ TEST(AabbTree, SortedInsertsStayShallow) {
   EXPECT_EQ(tree_query(nested, {{0, 0, 0}, {0, 0, 0}}).size(), 4096u);
 }
 
+// Boxes at x = 2^i, inserted by increasing distance: each new leaf is best
+// paired with the whole tree so far, and the rotations undo that only in
+// part, so the tree grows deeper than the walks' inline stack (64 entries):
+// queries and rays then walk with the member scratch.
+TEST(AabbTree, DeepTreesWalkWithTheScratch) {
+  Model model;
+  for (int i = 0; i < 250; ++i) {
+    const float x = std::ldexp(1.0f, i - 125);
+    model.push_back(Box3{{x, 0, 0}, {x, 1, 1}});
+  }
+  AabbTree tree;
+  for (Slot s = 0; s < model.size(); ++s) tree.insert(s, *model[s]);
+  ASSERT_TRUE(tree.validate());
+  ASSERT_GT(tree.height(), 64u);
+  BoxMaker maker{std::mt19937(12)};
+  check_against_brute(tree, model, maker, 200);
+  const Ray3 along{{0, 0.5f, 0.5f}, {1, 0, 0}, kInf};
+  EXPECT_EQ(tree_ray(tree, along).size(), 250u);
+  EXPECT_EQ(tree_query(tree, {{0, 0, 0}, {kInf, 1, 1}}).size(), 250u);
+  for (Slot s = 0; s < model.size(); s += 2) {
+    model[s].reset();
+    tree.remove(s);
+    ASSERT_TRUE(tree.validate());
+  }
+  check_against_brute(tree, model, maker, 200);
+}
+
 TEST(AabbTree, MemoryPerLeaf) {
   BoxMaker maker{std::mt19937(3)};
   const std::size_t n = 100000;

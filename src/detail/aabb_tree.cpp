@@ -41,8 +41,10 @@ float centroid(float lo, float hi) noexcept {
   return static_cast<float>(std::clamp(c, -static_cast<double>(FLT_MAX), static_cast<double>(FLT_MAX)));
 }
 
-// A box to build from: its centroid and its index in the input.
+// A box to build from, with its centroid and its index in the input (a copy:
+// the splits then read memory in order, not the input at random).
 struct Ref {
+  Box3 box;
   std::array<float, 3> c;
   std::uint32_t index;
 };
@@ -76,7 +78,7 @@ int widest_axis(std::span<const Ref> refs, double& lo, double& width) noexcept {
 
 // Splits refs at the cheapest of kBins - 1 binned SAH planes along `axis`;
 // the size of the left part, 0 if no plane separates anything.
-std::size_t sah_split(std::span<Ref> refs, std::span<const Box3> boxes, int axis, double lo, double width) {
+std::size_t sah_split(std::span<Ref> refs, int axis, double lo, double width) {
   struct Bin {
     Box3 box;
     std::size_t count = 0;
@@ -89,7 +91,7 @@ std::size_t sah_split(std::span<Ref> refs, std::span<const Box3> boxes, int axis
   };
   for (const Ref& r : refs) {
     Bin& bin = bins[bin_of(r)];
-    bin.box = bin.count == 0 ? boxes[r.index] : unite(bin.box, boxes[r.index]);
+    bin.box = bin.count == 0 ? r.box : unite(bin.box, r.box);
     ++bin.count;
   }
   // Right-to-left sweep: the cost of each right part; then left to right.
@@ -131,7 +133,8 @@ void AabbTree::build(std::span<const Slot> slots, std::span<const Box3> boxes, S
   std::vector<Ref> refs(n);
   for (std::size_t i = 0; i < n; ++i) {
     const Box3& b = boxes[i];
-    refs[i] = {{centroid(b.min[0], b.max[0]), centroid(b.min[1], b.max[1]), centroid(b.min[2], b.max[2])},
+    refs[i] = {b,
+               {centroid(b.min[0], b.max[0]), centroid(b.min[1], b.max[1]), centroid(b.min[2], b.max[2])},
                static_cast<std::uint32_t>(i)};
   }
   // Top down, depth first: a node is numbered when its task is taken, the
@@ -151,7 +154,7 @@ void AabbTree::build(std::span<const Slot> slots, std::span<const Box3> boxes, S
     }
     if (task.end - task.begin == 1) {
       const Ref& r = refs[task.begin];
-      nodes_[i].box = boxes[r.index];
+      nodes_[i].box = r.box;
       nodes_[i].child[0] = slots[r.index];
       leaf_of_[slots[r.index]] = i;
       continue;
@@ -160,7 +163,7 @@ void AabbTree::build(std::span<const Slot> slots, std::span<const Box3> boxes, S
     double lo = 0.0, width = 0.0;
     const int axis = widest_axis(range, lo, width);
     std::size_t left = 0;
-    if (split == Split::kBinnedSah && width > 0.0) left = sah_split(range, boxes, axis, lo, width);
+    if (split == Split::kBinnedSah && width > 0.0) left = sah_split(range, axis, lo, width);
     if (left == 0) {  // the median: also where every centroid coincides
       left = range.size() / 2;
       if (width > 0.0) {

@@ -142,19 +142,27 @@ class AabbTree {
 
 template <class Visit>
 void AabbTree::query(const Box3& box, Visit&& visit) const {
-  if (root_ == kNull) return;
+  if (root_ == kNull || !overlaps(nodes_[root_].box, box)) return;
+  if (nodes_[root_].height == 0) {
+    visit(Slot{nodes_[root_].child[0]});
+    return;
+  }
   std::array<StackEntry, kInlineStack> local;
   StackEntry* stack = walk_stack(local);
   std::size_t top = 0;
   stack[top++] = {root_, 0.0f};
+  // Only internal nodes known to overlap are pushed: children are tested
+  // here, and a leaf that overlaps is visited at once.
   while (top != 0) {
     const Node& node = nodes_[stack[--top].node];
-    if (!overlaps(node.box, box)) continue;
-    if (node.height == 0) {
-      visit(Slot{node.child[0]});
-    } else {
-      stack[top++] = {node.child[1], 0.0f};
-      stack[top++] = {node.child[0], 0.0f};
+    for (const std::uint32_t c : node.child) {
+      const Node& child = nodes_[c];
+      if (!overlaps(child.box, box)) continue;
+      if (child.height == 0) {
+        visit(Slot{child.child[0]});
+      } else {
+        stack[top++] = {c, 0.0f};
+      }
     }
   }
 }

@@ -76,38 +76,46 @@ int widest_axis(std::span<const Ref> refs, double& lo, double& width) noexcept {
   return axis;
 }
 
-// Splits refs at the cheapest of kBins - 1 binned SAH planes along `axis`;
-// the size of the left part, 0 if no plane separates anything.
+// An empty box: the union with it of any box is that box.
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr Box3 kEmpty{{kInf, kInf, kInf}, {-kInf, -kInf, -kInf}};
+
+// Splits refs at the cheapest of the binned SAH planes along `axis` (kBins
+// bins, fewer for fewer refs: their setup would dominate small ranges); the
+// size of the left part, 0 if no plane separates anything.
 std::size_t sah_split(std::span<Ref> refs, int axis, double lo, double width) {
   struct Bin {
     Box3 box;
-    std::size_t count = 0;
+    std::size_t count;
   };
-  std::array<Bin, kBins> bins{};
-  const double scale = kBins / width;
+  const int bin_count = static_cast<int>(std::min<std::size_t>(kBins, refs.size()));
+  std::array<Bin, kBins> bins;
+  for (int b = 0; b < bin_count; ++b) bins[b] = {kEmpty, 0};
+  const double scale = bin_count / width;
   auto bin_of = [&](const Ref& r) {
     const double b = (static_cast<double>(r.c[axis]) - lo) * scale;
-    return std::min(static_cast<int>(b), kBins - 1);
+    return std::min(static_cast<int>(b), bin_count - 1);
   };
   for (const Ref& r : refs) {
     Bin& bin = bins[bin_of(r)];
-    bin.box = bin.count == 0 ? r.box : unite(bin.box, r.box);
+    bin.box = unite(bin.box, r.box);
     ++bin.count;
   }
   // Right-to-left sweep: the cost of each right part; then left to right.
-  std::array<double, kBins> right_cost{};
-  Box3 acc{};
+  std::array<double, kBins> right_cost;
+  Box3 acc = kEmpty;
   std::size_t count = 0;
-  for (int b = kBins - 1; b > 0; --b) {
-    if (bins[b].count != 0) acc = count == 0 ? bins[b].box : unite(acc, bins[b].box);
+  for (int b = bin_count - 1; b > 0; --b) {
+    acc = unite(acc, bins[b].box);
     count += bins[b].count;
     right_cost[b] = count == 0 ? 0.0 : area(acc) * static_cast<double>(count);
   }
   double best = std::numeric_limits<double>::infinity();
   int best_plane = -1;
+  acc = kEmpty;
   count = 0;
-  for (int b = 0; b < kBins - 1; ++b) {
-    if (bins[b].count != 0) acc = count == 0 ? bins[b].box : unite(acc, bins[b].box);
+  for (int b = 0; b < bin_count - 1; ++b) {
+    acc = unite(acc, bins[b].box);
     count += bins[b].count;
     if (count == 0 || count == refs.size()) continue;
     const double cost = area(acc) * static_cast<double>(count) + right_cost[b + 1];

@@ -206,6 +206,39 @@ TEST(AabbTree, Empty) {
   EXPECT_EQ(tree.size(), 0u);
 }
 
+TEST(AabbTree, ReserveClearAndReuse) {
+  AabbTree tree;
+  tree.reserve(1000);
+  const std::size_t reserved = tree.memory_bytes();
+  EXPECT_GE(reserved, 1000 * (sizeof(Box3) + sizeof(Slot)));
+  EXPECT_TRUE(tree.validate());
+  Model model(1000);
+  BoxMaker maker{std::mt19937(2)};
+  for (Slot s = 0; s < 1000; ++s) {
+    model[s] = maker.make();
+    tree.insert(s, *model[s]);
+  }
+  EXPECT_EQ(tree.memory_bytes(), reserved);  // no allocation within the room reserved
+  ASSERT_TRUE(tree.validate());
+  check_against_brute(tree, model, maker, 50);
+  tree.clear();
+  EXPECT_TRUE(tree.validate());
+  EXPECT_EQ(tree.size(), 0u);
+  EXPECT_FALSE(tree.contains(3));
+  EXPECT_EQ(tree.memory_bytes(), reserved);
+  // One leaf moved: the root alone.
+  tree.insert(3, {{0, 0, 0}, {1, 1, 1}});
+  tree.move(3, {{5, 5, 5}, {6, 6, 6}});
+  ASSERT_TRUE(tree.validate());
+  EXPECT_EQ(tree.box(3), (Box3{{5, 5, 5}, {6, 6, 6}}));
+  EXPECT_TRUE(tree_query(tree, {{0, 0, 0}, {1, 1, 1}}).empty());
+  EXPECT_EQ(tree_query(tree, {{6, 6, 6}, {7, 7, 7}}), std::vector<Slot>{3});
+  // A slot far beyond the others: the map grows to it.
+  tree.insert(100000u, {{1, 1, 1}, {2, 2, 2}});
+  EXPECT_TRUE(tree.contains(100000u));
+  EXPECT_EQ(tree_query(tree, {{2, 2, 2}, {5, 5, 5}}), (std::vector<Slot>{3, 100000u}));
+}
+
 TEST(AabbTree, BuildMatchesBruteForce) {
   for (const AabbTree::Split split : {AabbTree::Split::kBinnedSah, AabbTree::Split::kMedian}) {
     for (std::uint32_t seed = 1; seed <= 4; ++seed) {

@@ -22,8 +22,9 @@
 // at each level, plus what the ancestors would grow by), pairs the new leaf
 // with it under a new parent, and walks back up refitting boxes and heights;
 // on the way, a node whose children's heights differ by more than one is
-// rotated (its taller child takes its place, AVL style), as Box2D does, so
-// the height stays logarithmic in practice. remove() replaces the leaf's
+// rotated (its taller child takes its place, AVL style), as Box2D does: the
+// height stays logarithmic on ordinary layouts (boxes at exponentially
+// growing distances still grow it linearly). remove() replaces the leaf's
 // parent by its sibling and walks up the same way; move() is a removal and
 // an insertion. Each costs O(height).
 //
@@ -31,7 +32,8 @@
 // walk needs at most height + 1 entries, kept on the C++ stack up to
 // kInlineStack entries; a deeper tree (possible after adversarial inserts)
 // walks with a member scratch sized by the change that deepened it, so
-// queries are const but must then not run on two threads at once. Rays are
+// queries are const but run one at a time: never on two threads at once,
+// nor from inside a visitor on the same tree. Rays are
 // walked near child first and pruned by the bound the visitor returns.
 //
 // Infinite bounds (a ground plane) and +-FLT_MAX are valid: a centroid

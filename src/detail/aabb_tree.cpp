@@ -49,11 +49,10 @@ struct Ref {
   std::uint32_t index;
 };
 
-// Range of refs still to split, and where its node hangs.
+// A range of refs still to split, and its node.
 struct BuildTask {
   std::uint32_t begin, end;
-  std::uint32_t parent;
-  std::uint32_t side;
+  std::uint32_t node;
 };
 
 constexpr int kBins = 32;
@@ -145,21 +144,16 @@ void AabbTree::build(std::span<const Slot> slots, std::span<const Box3> boxes, S
                {centroid(b.min[0], b.max[0]), centroid(b.min[1], b.max[1]), centroid(b.min[2], b.max[2])},
                static_cast<std::uint32_t>(i)};
   }
-  // Top down, depth first: a node is numbered when its task is taken, the
-  // left part's task is taken next, so children follow their parents.
+  // Top down, depth first, the left part next: a split numbers its two
+  // children side by side (a walk reads both at once), after their parent.
   std::vector<BuildTask> tasks;
-  tasks.push_back({0, static_cast<std::uint32_t>(n), kNull, 0});
+  root_ = 0;
+  nodes_.emplace_back();
+  tasks.push_back({0, static_cast<std::uint32_t>(n), root_});
   while (!tasks.empty()) {
     const BuildTask task = tasks.back();
     tasks.pop_back();
-    const auto i = static_cast<std::uint32_t>(nodes_.size());
-    nodes_.emplace_back();
-    nodes_[i].parent = task.parent;
-    if (task.parent == kNull) {
-      root_ = i;
-    } else {
-      nodes_[task.parent].child[task.side] = i;
-    }
+    const std::uint32_t i = task.node;
     if (task.end - task.begin == 1) {
       const Ref& r = refs[task.begin];
       nodes_[i].box = r.box;
@@ -180,8 +174,12 @@ void AabbTree::build(std::span<const Slot> slots, std::span<const Box3> boxes, S
       }
     }
     const auto mid = task.begin + static_cast<std::uint32_t>(left);
-    tasks.push_back({mid, task.end, i, 1});
-    tasks.push_back({task.begin, mid, i, 0});
+    const auto first = static_cast<std::uint32_t>(nodes_.size());
+    nodes_.resize(nodes_.size() + 2);
+    nodes_[first].parent = nodes_[first + 1].parent = i;
+    nodes_[i].child = {first, first + 1};
+    tasks.push_back({mid, task.end, first + 1});
+    tasks.push_back({task.begin, mid, first});
   }
   // Children follow their parents: refit from the last node back.
   for (std::size_t i = nodes_.size(); i-- > 0;) {

@@ -14,8 +14,8 @@
 // two by binned SAH (the surface area heuristic, MacDonald and Booth 1990,
 // binned as in Wald 2007: 32 bins along the longest axis of the centroids'
 // bounds) or at the median centroid of that axis (nth_element); both are
-// O(n log n). Nodes are numbered in depth-first order, so a query walks the
-// array mostly forward. The median split makes a tree of height ceil(log2 n).
+// O(n log n). Nodes are numbered depth first, a node's two children side by
+// side, which a walk tests together. The median split's height is ceil(log2 n).
 //
 // Changing. insert() descends from the root towards the best sibling by the
 // greedy SAH cost of Box2D's b2DynamicTree (the area a new parent would add

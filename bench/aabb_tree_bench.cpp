@@ -1,12 +1,16 @@
 // Google Benchmark of the static-object tree (src/detail/aabb_tree.hpp) at
 // 1M boxes, for both of build()'s splits (binned SAH, median) and two scenes:
 // - sparse: cubes of side 1 to 2 spread uniformly in a cube of side 1000;
-// - dense: the same cubes in a cube of side 100 (about 3 overlaps each).
+// - dense: the same cubes in a cube of side 100 (about 3 overlaps each);
+// - mixed: a level's mix, in the sparse world: sides log-uniform from 0.1 to
+//   100, one box in a thousand a slab of 1000 x 1000 x 1 (floors, walls).
+// The queries and rays are the sparse scene's in both sparse worlds.
 // BM_Build: one build of the 1M boxes. BM_Query: 10k region queries (cubes
 // like the scene's) per iteration. BM_RayAll / BM_RayClosest: 10k rays from
 // random points in random directions, without end, every hit or the
 // closest. BM_MoveOne: one box moved to a random place (a removal and an
-// insertion). Counters: bytes_per_leaf, height, hits per query or ray.
+// insertion). Counters: bytes_per_leaf, height, area_ratio (the tree's SAH
+// quality, AabbTree::area_ratio: lower is better), hits per query or ray.
 //
 //   aabb_tree_bench [Google Benchmark flags]
 #include <benchmark/benchmark.h>
@@ -28,7 +32,23 @@ namespace {
 constexpr std::size_t kBoxes = 1'000'000;
 constexpr int kQueries = 10'000;
 
-float world_side(int scene) { return scene == 0 ? 1000.0f : 100.0f; }
+float world_side(int scene) { return scene == 1 ? 100.0f : 1000.0f; }
+
+// A box of the mixed scene.
+Box3 mixed_box(std::mt19937& rng) {
+  std::uniform_real_distribution<float> at(0.0f, 1000.0f), log_side(std::log(0.1f), std::log(100.0f));
+  Box3 b;
+  if (std::uniform_int_distribution<int>(0, 999)(rng) == 0) {
+    const int thin = std::uniform_int_distribution<int>(0, 2)(rng);
+    for (int k = 0; k < 3; ++k) {
+      b.min[k] = k == thin ? at(rng) : 0.0f;
+      b.max[k] = k == thin ? b.min[k] + 1.0f : 1000.0f;
+    }
+    return b;
+  }
+  for (int k = 0; k < 3; ++k) b.min[k] = at(rng), b.max[k] = b.min[k] + std::exp(log_side(rng));
+  return b;
+}
 
 Box3 random_cube(std::mt19937& rng, float world) {
   std::uniform_real_distribution<float> at(0.0f, world), side(1.0f, 2.0f);
@@ -50,7 +70,7 @@ const Scene& scene_boxes(int scene) {
     std::mt19937 rng(1 + scene);
     for (std::size_t i = 0; i < kBoxes; ++i) {
       it->second.slots.push_back(static_cast<AabbTree::Slot>(i));
-      it->second.boxes.push_back(random_cube(rng, world_side(scene)));
+      it->second.boxes.push_back(scene == 2 ? mixed_box(rng) : random_cube(rng, world_side(scene)));
     }
   }
   return it->second;
@@ -71,6 +91,7 @@ AabbTree& built_tree(int scene, int split) {
 void tree_counters(benchmark::State& state, const AabbTree& tree) {
   state.counters["bytes_per_leaf"] = static_cast<double>(tree.memory_bytes()) / static_cast<double>(tree.size());
   state.counters["height"] = tree.height();
+  state.counters["area_ratio"] = tree.area_ratio();
 }
 
 void BM_Build(benchmark::State& state) {
@@ -161,10 +182,10 @@ void BM_MoveOne(benchmark::State& state) {
   tree_counters(state, tree);
 }
 
-// Args: scene (0 sparse, 1 dense), split (0 binned SAH, 1 median).
+// Args: scene (0 sparse, 1 dense, 2 mixed), split (0 binned SAH, 1 median).
 void scenes_and_splits(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"dense", "median"});
-  for (int scene : {0, 1}) {
+  b->ArgNames({"scene", "median"});
+  for (int scene : {0, 1, 2}) {
     for (int split : {0, 1}) b->Args({scene, split});
   }
   b->Unit(benchmark::kMillisecond);

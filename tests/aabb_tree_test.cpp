@@ -447,6 +447,8 @@ TEST(AabbTree, MemoryPerLeaf) {
   ASSERT_TRUE(tree.validate());
   EXPECT_LT(tree.memory_bytes(), 90 * n);
   EXPECT_EQ(tree.box(5), boxes[5]);
+  EXPECT_GE(tree.area_ratio(), 1.0);              // the root's own area counts
+  EXPECT_TRUE(std::isfinite(tree.area_ratio()));  // infinite boxes included
   // Rebuilding replaces the content.
   tree.build(std::span<const Slot>(slots).first(10), std::span<const Box3>(boxes).first(10));
   ASSERT_TRUE(tree.validate());

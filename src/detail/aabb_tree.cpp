@@ -363,6 +363,18 @@ std::size_t AabbTree::memory_bytes() const noexcept {
          deep_stack_.capacity() * sizeof(StackEntry);
 }
 
+double AabbTree::area_ratio() const noexcept {
+  if (root_ == kNull || nodes_[root_].height == 0) return 0.0;
+  const double root = area(nodes_[root_].box);
+  if (root == 0.0) return 0.0;
+  // Free nodes have height 0, as leaves do: neither counts.
+  double total = 0.0;
+  for (const Node& node : nodes_) {
+    if (node.height != 0) total += area(node.box);
+  }
+  return total / root;
+}
+
 bool AabbTree::validate() const {
   const std::size_t count = nodes_.size();
   if ((root_ == kNull) != (leaves_ == 0)) return false;

@@ -77,6 +77,9 @@ class AabbTree {
   std::size_t size() const noexcept { return leaves_; }
   /// The box `slot` (in the tree) was given.
   const Box3& box(Slot slot) const noexcept { return nodes_[leaf_of_[slot]].box; }
+  /// The tree's quality: the internal nodes' surface areas summed, over the root's (with extents clamped to
+  /// 2 FLT_MAX); the SAH's expected count of internal nodes a random ray entering the root enters. Lower is better.
+  double area_ratio() const noexcept;
   /// The number of edges from the root to the deepest leaf (0 for one leaf or none).
   std::uint32_t height() const noexcept { return root_ == kNull ? 0 : nodes_[root_].height; }
 

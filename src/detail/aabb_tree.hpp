@@ -33,8 +33,8 @@
 // kInlineStack entries; a deeper tree (possible after adversarial inserts)
 // walks with a member scratch sized by the change that deepened it, so
 // queries are const but run one at a time: never on two threads at once,
-// nor from inside a visitor on the same tree. Rays are
-// walked near child first and pruned by the bound the visitor returns.
+// nor from inside a visitor on the same tree. Rays walk the nearer child
+// first and skip what lies beyond the bound the visitor returns.
 //
 // Infinite bounds (a ground plane) and +-FLT_MAX are valid: a centroid
 // coordinate is taken in double, 0 for [-inf, +inf], clamped to +-FLT_MAX;

@@ -19,13 +19,16 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -525,8 +528,75 @@ class PyBroadPhase {
     }
   }
 
-  void add(py::handle ids_obj, py::handle boxes_obj) { stage(Operation::kAdd, ids_obj, boxes_obj); }
-  void move(py::handle ids_obj, py::handle boxes_obj) { stage(Operation::kMove, ids_obj, boxes_obj); }
+  void add(py::handle ids_obj, py::handle boxes_obj, py::handle category, py::handle mask, bool is_static) {
+    const Ids ids = as_ids(ids_obj, "ids");
+    const std::vector<Filter> filters = as_filters(category, mask, ids.n, !category.is_none() || !mask.is_none());
+    stage(Operation::kAdd, ids, boxes_obj, filters, is_static ? Motion::kStatic : Motion::kDynamic);
+  }
+  void move(py::handle ids_obj, py::handle boxes_obj) {
+    stage(Operation::kMove, as_ids(ids_obj, "ids"), boxes_obj, {}, Motion::kDynamic);
+  }
+
+  void set_filter(py::handle ids_obj, py::handle category, py::handle mask) {
+    const Ids ids = as_ids(ids_obj, "ids");
+    const std::vector<Filter> filters = as_filters(category, mask, ids.n, true);
+    Status s;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      s = broad_phase_->set_filter(ids.span(), filters);
+    }
+    check(s);
+  }
+
+  // (category, mask) of a live id, or None.
+  py::object filter(Id id) {
+    const std::optional<Filter> f = locked([&] { return broad_phase_->filter(id); });
+    if (!f) return py::none();
+    return py::make_tuple(f->category, f->mask);
+  }
+
+  // True or False for a live id, None otherwise.
+  py::object is_static(Id id) {
+    const std::optional<Motion> m = locked([&] { return broad_phase_->motion(id); });
+    if (!m) return py::none();
+    return py::bool_(*m == Motion::kStatic);
+  }
+
+  // Every live object the ray meets, sorted by entry then id: (ids, t).
+  py::tuple ray_cast(py::handle origin, py::handle direction, float max_t, std::uint32_t mask) {
+    const Ray3 ray = as_ray(origin, direction, max_t);
+    std::vector<RayHit> hits;
+    Status s;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      s = broad_phase_->ray_cast(ray, hits, mask);
+    }
+    check(s);
+    py::array_t<std::uint32_t> ids(static_cast<py::ssize_t>(hits.size()));
+    py::array_t<float> t(static_cast<py::ssize_t>(hits.size()));
+    for (std::size_t k = 0; k < hits.size(); ++k) {
+      ids.mutable_data()[k] = hits[k].id;
+      t.mutable_data()[k] = hits[k].t;
+    }
+    return py::make_tuple(ids, t);
+  }
+
+  // The first hit, (id, t), or None.
+  py::object ray_cast_closest(py::handle origin, py::handle direction, float max_t, std::uint32_t mask) {
+    const Ray3 ray = as_ray(origin, direction, max_t);
+    std::optional<RayHit> hit;
+    Status s;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      s = broad_phase_->ray_cast_closest(ray, hit, mask);
+    }
+    check(s);
+    if (!hit) return py::none();
+    return py::make_tuple(hit->id, hit->t);
+  }
 
   void remove(py::handle ids_obj) {
     const Ids ids = as_ids(ids_obj, "ids");
@@ -557,7 +627,7 @@ class PyBroadPhase {
 
   // Region queries: the ids overlapping each box, ascending, as of the
   // last update().
-  py::tuple query_many(py::handle boxes_obj) {
+  py::tuple query_many(py::handle boxes_obj, std::uint32_t mask) {
     const int dims = broad_phase_->options().dims;
     const Boxes boxes = as_boxes(boxes_obj, dims, "boxes");
     std::vector<Box3> lifted;
@@ -573,7 +643,7 @@ class PyBroadPhase {
     {
       py::gil_scoped_release release;
       std::lock_guard lock(mutex_);
-      s = broad_phase_->query(queries, ids, offsets);
+      s = broad_phase_->query(queries, ids, offsets, mask);
     }
     check(s);
     py::array_t<std::uint64_t> offsets_array(static_cast<py::ssize_t>(offsets.size()));
@@ -581,9 +651,9 @@ class PyBroadPhase {
     return py::make_tuple(ids_array(ids), offsets_array);
   }
 
-  py::array_t<std::uint32_t> query(py::handle box_obj) {
+  py::array_t<std::uint32_t> query(py::handle box_obj, std::uint32_t mask) {
     py::object one = py::module_::import("numpy").attr("asarray")(box_obj).attr("reshape")(1, -1);
-    return query_many(one)[0].cast<py::array_t<std::uint32_t>>();
+    return query_many(one, mask)[0].cast<py::array_t<std::uint32_t>>();
   }
 
   py::array_t<std::uint32_t> sorted_pairs() {
@@ -634,23 +704,64 @@ class PyBroadPhase {
   }
 
  private:
-  void stage(Operation op, py::handle ids_obj, py::handle boxes_obj) {
+  void stage(Operation op, const Ids& ids, py::handle boxes_obj, std::span<const Filter> filters, Motion motion) {
     const int dims = broad_phase_->options().dims;
-    const Ids ids = as_ids(ids_obj, "ids");
     const Boxes boxes = as_boxes(boxes_obj, dims, "boxes");
     Status s;
     {
       py::gil_scoped_release release;
       std::lock_guard lock(mutex_);
       if (dims == 2) {
-        s = op == Operation::kAdd ? broad_phase_->add(ids.span(), boxes.box2())
+        s = op == Operation::kAdd ? broad_phase_->add(ids.span(), boxes.box2(), filters, motion)
                                   : broad_phase_->move(ids.span(), boxes.box2());
       } else {
-        s = op == Operation::kAdd ? broad_phase_->add(ids.span(), boxes.box3())
+        s = op == Operation::kAdd ? broad_phase_->add(ids.span(), boxes.box3(), filters, motion)
                                   : broad_phase_->move(ids.span(), boxes.box3());
       }
     }
     check(s);
+  }
+
+  // Categories and masks: each an integer for every id, or one per id
+  // (None: the default); no filters at all when neither is given and
+  // `required` is false.
+  static std::vector<Filter> as_filters(py::handle category, py::handle mask, std::size_t n, bool required) {
+    std::vector<Filter> filters;
+    if (!required) return filters;
+    filters.assign(n, Filter{});
+    const auto fill = [&](py::handle values, const char* what, std::uint32_t Filter::*field) {
+      if (values.is_none()) return;
+      if (py::isinstance<py::int_>(values)) {
+        const auto v = values.cast<long long>();
+        if (v < 0 || v > 0xffffffffLL) throw py::value_error(std::string(what) + " must be in [0, 2**32)");
+        for (Filter& f : filters) f.*field = static_cast<std::uint32_t>(v);
+        return;
+      }
+      const Ids per_id = as_ids(values, what);
+      if (per_id.n != n) {
+        throw py::value_error(std::string(what) + " must be an integer or hold one value per id (" + std::to_string(n) +
+                              "), not " + std::to_string(per_id.n));
+      }
+      for (std::size_t k = 0; k < n; ++k) filters[k].*field = per_id.data[k];
+    };
+    fill(category, "category", &Filter::category);
+    fill(mask, "mask", &Filter::mask);
+    return filters;
+  }
+
+  // A ray of the broad phase's dimensions, lifted to 3D.
+  Ray3 as_ray(py::handle origin_obj, py::handle direction_obj, float max_t) const {
+    const int dims = broad_phase_->options().dims;
+    const auto vector = [&](py::handle obj, const char* what) {
+      auto a = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(obj);
+      if (!a || a.ndim() != 1 || a.shape(0) != dims) {
+        throw py::value_error(std::string(what) + " must hold " + std::to_string(dims) + " numbers");
+      }
+      std::array<float, 3> v{0, 0, 0};
+      for (int k = 0; k < dims; ++k) v[k] = a.data()[k];
+      return v;
+    };
+    return Ray3{vector(origin_obj, "origin"), vector(direction_obj, "direction"), max_t};
   }
 
   std::unique_ptr<BroadPhase> broad_phase_;
@@ -872,6 +983,7 @@ PYBIND11_MODULE(_sapling, m) {
       "sapling.TraceError", "A trace rejected by the reader: 'WHERE:LINE: reason', with fields line and reason.",
       PyExc_ValueError, nullptr);
   m.attr("TraceError") = trace_error_type;
+  m.attr("ALL_CATEGORIES") = kAllCategories;
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -897,8 +1009,23 @@ PYBIND11_MODULE(_sapling, m) {
            py::arg("dims") = 3, py::arg("threads") = 1, py::arg("max_pairs") = 0,
            "A broad phase running `algorithm` (see algorithms()) on boxes of `dims` (2 or 3) dimensions, on "
            "`threads` threads (0: all hardware threads); max_pairs > 0 refuses a frame holding more pairs.")
-      .def("add", &PyBroadPhase::add, py::arg("ids"), py::arg("boxes"),
-           "Stages objects to appear at the next update(): ids (n,) uint32, boxes (n, 2*dims) float32.")
+      .def("add", &PyBroadPhase::add, py::arg("ids"), py::arg("boxes"), py::arg("category") = py::none(),
+           py::arg("mask") = py::none(), py::arg("static") = false,
+           "Stages objects to appear at the next update(): ids (n,) uint32, boxes (n, 2*dims) float32; "
+           "category and mask (an integer for all, or one per id; defaults 1 and 0xffffffff) filter their pairs, "
+           "and static objects never pair with each other (docs/trace-format.md, version 2).")
+      .def("set_filter", &PyBroadPhase::set_filter, py::arg("ids"), py::arg("category") = py::none(),
+           py::arg("mask") = py::none(),
+           "Stages new categories and masks for live objects (None: the default); pairs follow at update().")
+      .def("filter", &PyBroadPhase::filter, py::arg("id"), "(category, mask) of a live id, or None.")
+      .def("is_static", &PyBroadPhase::is_static, py::arg("id"), "Whether a live id is static; None if not live.")
+      .def("ray_cast", &PyBroadPhase::ray_cast, py::arg("origin"), py::arg("direction"),
+           py::arg("max_t") = std::numeric_limits<float>::infinity(), py::arg("mask") = kAllCategories,
+           "Every live object the segment origin + t * direction, t in [0, max_t], meets (closed boxes) and whose "
+           "category shares a bit with mask: (ids uint32, t float32), sorted by entry t, then id (ray.hpp).")
+      .def("ray_cast_closest", &PyBroadPhase::ray_cast_closest, py::arg("origin"), py::arg("direction"),
+           py::arg("max_t") = std::numeric_limits<float>::infinity(), py::arg("mask") = kAllCategories,
+           "The first object the ray meets, (id, t), or None.")
       .def("move", &PyBroadPhase::move, py::arg("ids"), py::arg("boxes"), "Stages new boxes for live objects.")
       .def("remove", &PyBroadPhase::remove, py::arg("ids"), "Stages removals of live objects.")
       .def("update", &PyBroadPhase::update,
@@ -906,10 +1033,11 @@ PYBIND11_MODULE(_sapling, m) {
            "sorted by (a, b).")
       .def("pairs", &PyBroadPhase::pairs, "Every current pair, (k, 2) uint32, a < b, in a deterministic order.")
       .def("sorted_pairs", &PyBroadPhase::sorted_pairs, "pairs() sorted by (a, b).")
-      .def("query", &PyBroadPhase::query, py::arg("box"),
+      .def("query", &PyBroadPhase::query, py::arg("box"), py::arg("mask") = kAllCategories,
            "Region query: the ids (uint32, ascending) of the live objects whose boxes overlap box (min then max, "
-           "2 * dims numbers; closed intervals), as of the last update().")
-      .def("query_many", &PyBroadPhase::query_many, py::arg("boxes"),
+           "2 * dims numbers; closed intervals) and whose category shares a bit with mask, as of the last "
+           "update().")
+      .def("query_many", &PyBroadPhase::query_many, py::arg("boxes"), py::arg("mask") = kAllCategories,
            "Region queries at once: (ids, offsets), box i's ids being ids[offsets[i]:offsets[i + 1]].")
       .def("contains", &PyBroadPhase::contains, py::arg("id"), "Whether id is live.")
       .def("__contains__", &PyBroadPhase::contains)

@@ -23,6 +23,7 @@ from collections import namedtuple
 import numpy as np
 
 from ._sapling import (
+    ALL_CATEGORIES,
     BoxPruner,
     BroadPhase,
     Error,
@@ -42,6 +43,7 @@ from . import _sapling
 __version__ = "0.1.0"
 
 __all__ = [
+    "ALL_CATEGORIES",
     "AlgorithmInfo",
     "BoxPruner",
     "BroadPhase",

@@ -512,6 +512,43 @@ test_gen() {
   cli gen unisize2d --n 50 --frames 1 --out -
   expect_grep '^dims 2' "$TMP/out" "gen unisize2d writes a 2D trace"
 
+  # Version 2: static objects, filter groups, regrouping and queries, through
+  # every algorithm: the same bytes as brute, queries included.
+  for scene in "tracy --n 400 --static 300 --groups 3 --regroup 50 --queries 4" \
+    "unisize2d --n 300 --static 500 --queries 3" "allmoving3d --n 300 --groups 2" \
+    "cluster --n 400 --cycle 6 --static 1000 --queries 2" "small --groups 32 --regroup 1000" \
+    "tracy --n 500 --moving 500 --inserts 20 --removes 5 --density 300 --static 100 --groups 4 --regroup 20 --queries 5"; do
+    # shellcheck disable=SC2086
+    cli gen $scene --frames 8 --out "$TMP/scene.trace"
+    expect_rc 0 "gen $scene"
+    expect_grep '^sapling-trace 2$' "$TMP/scene.trace" "gen $scene writes version 2"
+    "$SAPLING" replay "$TMP/scene.trace" --algo brute --report pairs >"$TMP/brute.pairs"
+    for algo in $ALGOS; do
+      refuses "$algo" "$TMP/scene.trace" && continue
+      cli replay "$TMP/scene.trace" --algo "$algo" --report pairs --out "$TMP/$algo.pairs"
+      expect_rc 0 "replay gen $scene ($algo)"
+      expect_file "$TMP/$algo.pairs" "$TMP/brute.pairs" "replay gen $scene --report pairs ($algo) against brute"
+    done
+  done
+  cli gen tracy --n 400 --static 300 --groups 3 --regroup 50 --queries 4 --frames 8 --out "$TMP/v2.trace"
+  for what in ' static' ' filter 0x' '^filter [0-9]+ 0x' '^query [0-9]+ .* mask 0x'; do
+    expect_grep "$what" "$TMP/v2.trace" "gen with the version-2 options writes /$what/"
+  done
+  expect_grep '^# sapling gen tracy .* static=300pm groups=3 regroup=50pm queries=4 frames=8$' "$TMP/v2.trace" \
+    "gen names the version-2 options in its first line"
+  checks=$((checks + 1))
+  if [ "$(grep -c '^query ' "$TMP/v2.trace")" -ne 32 ]; then fail "gen --queries 4 --frames 8 does not write 32 queries"; fi
+  # Without them, version 1 as before.
+  cli gen tracy --n 400 --frames 3 --static 0 --queries 0 --out -
+  expect_grep '^sapling-trace 1$' "$TMP/out" "gen with --static 0 --queries 0 writes version 1"
+  usage_case "gen: --regroup without --groups" gen tracy --regroup 5 --out -
+  usage_case "gen: --groups 33" gen tracy --groups 33 --out -
+  usage_case "gen: --static 1001" gen tracy --static 1001 --out -
+  cli run --n 500 --frames 3 --static 200 --groups 2 --regroup 10 --queries 3
+  expect_rc 0 "run with the version-2 options"
+  expect_grep '^  scenario +tracy  n=500 .*static=200pm groups=2 regroup=10pm queries=3' "$TMP/out" \
+    "run names the version-2 options"
+
   # More output than replay holds back: the frames still come out whole.
   cli gen tracy --n 10000 --density 200 --frames 80 --out "$TMP/big.trace"
   expect_rc 0 "gen tracy --n 10000 --density 200 --frames 80"

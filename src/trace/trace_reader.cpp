@@ -52,6 +52,12 @@ namespace {
 constexpr std::string_view kHeaderKeyword = "sapling-trace";
 constexpr std::string_view kExpectedHeader = "'sapling-trace 1' or 'sapling-trace 2'";
 
+// A data line has at most 12 tokens (`add ID`, six numbers, `static filter
+// C M`). Tokens beyond kMaxTokens are counted, not stored: a line that has
+// them is refused before any of them would be read (after at most 4
+// attribute tokens, an attribute is unknown or repeated).
+constexpr std::size_t kMaxTokens = 16;
+
 // The header's tokens quoted in its error message: a data line of version 1
 // has at most a keyword, an id and six numbers, and one more tells "too many".
 constexpr std::size_t kHeaderQuoteTokens = 9;
@@ -193,20 +199,22 @@ class Parser {
   }
 
  private:
-  // Every token of the line; the vector keeps its room from line to line.
   void tokenize(std::string_view line) {
-    tokens_.clear();
+    count_ = 0;
     const char* p = line.data();
     const char* end = p + line.size();
     for (;;) {
       while (p != end && (*p == ' ' || *p == '\t')) ++p;
-      if (p == end) break;
+      if (p == end) return;
       const char* start = p;
       while (p != end && *p != ' ' && *p != '\t') ++p;
-      tokens_.emplace_back(start, static_cast<std::size_t>(p - start));
+      if (count_ < kMaxTokens) tokens_[count_] = std::string_view(start, static_cast<std::size_t>(p - start));
+      ++count_;
     }
-    count_ = tokens_.size();
   }
+
+  /// Tokens stored in tokens_.
+  std::size_t stored() const noexcept { return count_ < kMaxTokens ? count_ : kMaxTokens; }
 
   /// The tokens of the line joined by single spaces (for the header message).
   std::string joined_tokens() const {
@@ -309,17 +317,14 @@ class Parser {
 
   /// Reads tokens_[1] as the line's id (decimal) or, for a query, its label.
   bool parse_subject(bool is_label) {
+    subject_is_label_ = is_label;
+    if (in_frame_ && count_ >= 2 && parse_uint32(tokens_[1], subject_, is_label)) return true;
     const std::string name(tokens_[0]);
     if (!in_frame_) return error(name + " before the first frame");
     if (count_ < 2) return error(name + (is_label ? ": missing label" : ": missing id"));
-    if (!parse_uint32(tokens_[1], subject_, is_label)) {
-      return error(name + (is_label ? ": bad label " + quote(tokens_[1]) +
-                                          ": expected an integer 0..4294967295, "
-                                          "decimal or 0x-hexadecimal"
-                                    : ": bad id " + quote(tokens_[1]) + ": expected a decimal integer 0..4294967295"));
-    }
-    subject_is_label_ = is_label;
-    return true;
+    return error(name + (is_label ? ": bad label " + quote(tokens_[1]) +
+                                        ": expected an integer 0..4294967295, decimal or 0x-hexadecimal"
+                                  : ": bad id " + quote(tokens_[1]) + ": expected a decimal integer 0..4294967295"));
   }
 
   /// tokens_[index] as a category, mask or label (`what`).
@@ -337,8 +342,13 @@ class Parser {
   bool parse_box_operand(Operation op, std::span<const std::string_view> attributes, Box3& box,
                          std::size_t& attributes_begin) {
     const auto expected = static_cast<std::size_t>(2 * trace_.dims);
-    std::size_t end = 2;
-    while (end < count_ && !is_one_of(tokens_[end], attributes)) ++end;
+    // An attribute among the tokens not stored would follow too many numbers anyway.
+    std::size_t end = count_;
+    if (!attributes.empty()) {
+      end = 2;
+      while (end < stored() && !is_one_of(tokens_[end], attributes)) ++end;
+      if (end == stored()) end = count_;
+    }
     // A word that is no number where an attribute is due: an unknown attribute.
     float unused = 0;
     if (!attributes.empty() && end > 2 + expected && !parse_number(tokens_[2 + expected], unused, scratch_)) {
@@ -372,14 +382,17 @@ class Parser {
       const std::size_t numbers = count_ - 2;
       if (numbers != 0) return error(subject() + "expected only an id, got " + std::to_string(numbers) + " numbers");
     } else if (trace_.version == 1) {
-      if (op == Operation::kAdd) {
-        for (std::size_t i = 2; i < count_; ++i) {
-          if (is_one_of(tokens_[i], kAddAttributes))
-            return require_version_2(subject() + "attribute " + quote(tokens_[i]));
-        }
-      }
       std::size_t end = 0;
-      if (!parse_box_operand(op, {}, box, end)) return false;
+      if (!parse_box_operand(op, {}, box, end)) {
+        // A version-2 attribute on the line breaks its count or a number;
+        // it is the better reason. Looked for only on this error path.
+        for (std::size_t i = 2; op == Operation::kAdd && i < stored(); ++i) {
+          if (is_one_of(tokens_[i], kAddAttributes)) {
+            return require_version_2(subject() + "attribute " + quote(tokens_[i]));
+          }
+        }
+        return false;
+      }
     } else {
       std::size_t i = 0;
       if (!parse_box_operand(op, kAddAttributes, box, i)) return false;
@@ -507,8 +520,8 @@ class Parser {
 
   std::string_view text_;
   std::size_t line_ = 0;
-  std::vector<std::string_view> tokens_;
-  std::size_t count_ = 0;          // tokens_.size()
+  std::string_view tokens_[kMaxTokens];
+  std::size_t count_ = 0;          // tokens on the line, including any beyond kMaxTokens
   std::uint32_t subject_ = 0;      // the line's id, or a query's label
   bool subject_is_label_ = false;  // subject_ is a query's label
 

@@ -68,9 +68,11 @@ scenario options (each scenario ignores those it does not use):
   --inserts K    tracy: boxes inserted per frame (default n/200)
   --removes K    tracy: boxes removed per frame (default n/200)
   --cycle C      cluster: frames of one converge-and-spread cycle (default 500)
- version 2 (any of these makes gen write a version-2 trace; default 0, none):
+
+version-2 scenario options (any of these makes gen write a version-2 trace;
+each defaults to 0, none):
   --static PM    per mille of the ids static: added with 'static', never moved
-  --groups G     filter groups, 1..32: each id in one group g (category bit g);
+  --groups G     filter groups, up to 32: each id in one group g (category bit g);
                  a group g >= 1 does not collide with itself, group 0 with all
   --regroup PM   per mille of the untouched live ids given a new group each
                  step (a 'filter' operation); needs --groups

@@ -513,7 +513,8 @@ test_gen() {
   expect_grep '^dims 2' "$TMP/out" "gen unisize2d writes a 2D trace"
 
   # Version 2: static objects, filter groups, regrouping and queries, through
-  # every algorithm: the same bytes as brute, queries included.
+  # every algorithm: the same bytes as brute, queries included, and brute's
+  # the same as tests/cli/reference_replay.py's.
   for scene in "tracy --n 400 --static 300 --groups 3 --regroup 50 --queries 4" \
     "unisize2d --n 300 --static 500 --queries 3" "allmoving3d --n 300 --groups 2" \
     "cluster --n 400 --cycle 6 --static 1000 --queries 2" "small --groups 32 --regroup 1000" \
@@ -523,6 +524,9 @@ test_gen() {
     expect_rc 0 "gen $scene"
     expect_grep '^sapling-trace 2$' "$TMP/scene.trace" "gen $scene writes version 2"
     "$SAPLING" replay "$TMP/scene.trace" --algo brute --report pairs >"$TMP/brute.pairs"
+    # brute's filtering is every algorithm's: checked against a reference of its own.
+    python3 "$SRC/reference_replay.py" "$TMP/scene.trace" pairs >"$TMP/reference.pairs"
+    expect_file "$TMP/brute.pairs" "$TMP/reference.pairs" "replay gen $scene --algo brute against reference_replay.py"
     for algo in $ALGOS; do
       refuses "$algo" "$TMP/scene.trace" && continue
       cli replay "$TMP/scene.trace" --algo "$algo" --report pairs --out "$TMP/$algo.pairs"

@@ -535,6 +535,11 @@ test_gen() {
     done
   done
   cli gen tracy --n 400 --static 300 --groups 3 --regroup 50 --queries 4 --frames 8 --out "$TMP/v2.trace"
+  for report in delta hash; do
+    "$SAPLING" replay "$TMP/v2.trace" --algo brute --report "$report" >"$TMP/brute.$report"
+    python3 "$SRC/reference_replay.py" "$TMP/v2.trace" "$report" >"$TMP/reference.$report"
+    expect_file "$TMP/brute.$report" "$TMP/reference.$report" "replay of a version-2 gen --report $report against the reference"
+  done
   for what in ' static' ' filter 0x' '^filter [0-9]+ 0x' '^query [0-9]+ .* mask 0x'; do
     expect_grep "$what" "$TMP/v2.trace" "gen with the version-2 options writes /$what/"
   done

@@ -144,8 +144,8 @@ TEST(PairManager, MatchesModelOnRandomFrames) {
 
 // assign() against the model, in frames that mix it with add()/remove()
 // frames, two assign() calls in one frame, an assign() after add() in the
-// same frame, and contains() while the index waits to be rebuilt. Ids up
-// to 200, 100,000 and 2^32 - 1: assign() sorts keys packed to the ids' width.
+// same frame, add() and remove() after assign() (kept or abandoned), and contains() while the index waits to be
+// rebuilt. Ids up to 200, 100,000 and 2^32 - 1: assign() sorts keys packed to the ids' width.
 TEST(PairManager, AssignMatchesModel) {
   for (const auto& [seed, top] :
        {std::pair{4u, Id{200}}, std::pair{5u, Id{200}}, std::pair{6u, Id{100000}}, std::pair{7u, ~Id{0}}}) {
@@ -175,7 +175,20 @@ TEST(PairManager, AssignMatchesModel) {
     for (int frame = 0; frame < 80; ++frame) {
       SCOPED_TRACE(testing::Message() << "frame " << frame);
       std::set<Pair> next = model;
-      switch (rng() % 4) {
+      // After an assign(), add() and remove(): some restore pairs it
+      // deleted, some delete pairs it created (each cancels out).
+      auto changes_after_assign = [&] {
+        random_changes(pm, next, rng, id, 100);
+        for (const Pair& p : model) {
+          if (!next.count(p) && rng() % 2) pm.add(p.a, p.b), next.insert(p);
+        }
+        std::vector<Pair> fresh;
+        for (const Pair& p : next) {
+          if (!model.count(p) && rng() % 2) fresh.push_back(p);
+        }
+        for (const Pair& p : fresh) pm.remove(p.a, p.b), next.erase(p);
+      };
+      switch (rng() % 6) {
         case 0:  // incremental changes
           random_changes(pm, next, rng, id, 300);
           break;
@@ -195,6 +208,18 @@ TEST(PairManager, AssignMatchesModel) {
           assign(next);
           break;
         }
+        case 4:  // assign(), then add() and remove()
+          next = random_set();
+          assign(next);
+          changes_after_assign();
+          break;
+        case 5:  // the same, abandoned: the previous frame's set again
+          next = random_set();
+          assign(next);
+          changes_after_assign();
+          pm.abandon_frame();
+          next = model;
+          break;
       }
       const Delta d = end_frame(pm);
       std::vector<Pair> created, deleted;

@@ -16,6 +16,7 @@
 
 #include "sapling/box.hpp"
 #include "sapling/debug_draw.hpp"
+#include "sapling/filter.hpp"
 #include "sapling/options.hpp"
 #include "sapling/pair.hpp"
 #include "sapling/pair_manager.hpp"
@@ -26,6 +27,26 @@ namespace sapling {
 /// Dense internal index of a live object, chosen by the BroadPhase. A slot
 /// freed by a removal is reused no earlier than the next frame.
 using Slot = std::uint32_t;
+
+/// The collision filters (filter.hpp) an algorithm checks before it reports
+/// a pair: by slot, the frame's categories and masks, or none when every
+/// object has the default filter. The BroadPhase keeps static objects to
+/// itself, so an algorithm sees only dynamic ones and checks only this.
+class PairFilter {
+ public:
+  PairFilter() = default;
+  explicit PairFilter(std::span<const Filter> by_slot) noexcept
+      : by_slot_(by_slot.empty() ? nullptr : by_slot.data()) {}
+  /// Whether slots a and b may pair (their boxes overlapping).
+  bool accepts(Slot a, Slot b) const noexcept {
+    return by_slot_ == nullptr || filters_accept(by_slot_[a], by_slot_[b]);
+  }
+  /// False when every pair is accepted.
+  bool active() const noexcept { return by_slot_ != nullptr; }
+
+ private:
+  const Filter* by_slot_ = nullptr;
+};
 
 /// One frame's validated operations. Apply removals, then moves, then adds.
 struct FrameOps {
@@ -39,6 +60,11 @@ struct FrameOps {
   /// copy: an algorithm may read old boxes here rather than keep its own.
   /// Valid during update() only; other slots hold anything.
   std::span<const Box3> boxes{};
+  /// The frame's filters: an overlapping pair of slots a, b is reported
+  /// with PairManager::add() only if filter.accepts(a, b). (Removals need
+  /// no check: removing a pair that is not there does nothing.) A change of
+  /// filter is the BroadPhase's business, not the algorithm's.
+  PairFilter filter{};
 
   bool empty() const noexcept { return removed.empty() && moved.empty() && added.empty(); }
 };

@@ -38,6 +38,10 @@
 
 namespace sapling {
 
+namespace detail {
+class AabbTree;
+}
+
 /// The pairs that changed in one frame, each list sorted by (a, b). Valid
 /// until the next update().
 struct FrameDelta {
@@ -222,15 +226,34 @@ class BroadPhase {
   void debug_draw(DebugDraw& draw) const;
 
  private:
-  enum class SlotState : std::uint8_t { kFree, kPendingAdd, kLive };
+  // kPendingRemove: during update() only, a live object the frame removes.
+  enum class SlotState : std::uint8_t { kFree, kPendingAdd, kLive, kPendingRemove };
 
   BroadPhase(std::string name, AlgorithmFactory make, const Options& options, std::unique_ptr<ThreadPool> pool,
              std::unique_ptr<Algorithm> algorithm);
-  Status stage_add(std::span<const Id> ids, std::span<const Box3> boxes);
-  Status stage_change(Operation op, std::span<const Id> ids, std::span<const Box3> boxes);
+  Status stage_add(std::span<const Id> ids, std::span<const Box3> boxes, std::span<const Filter> filters,
+                   Motion motion);
+  Status stage_change(Operation op, std::span<const Id> ids, std::span<const Box3> boxes,
+                      std::span<const Filter> filters = {});
+  Status algorithm_accepts(Operation op, std::span<const Id> ids, std::span<const Box3> boxes,
+                           const FrameOps& staged) const;
   Slot allocate_slot();
   BoxCheck check_input_box(const Box3& box) const noexcept;
-  void apply_to_fresh_algorithm();
+  FrameOps dynamic_ops();
+  void swap_filters() noexcept;
+  void apply_geometry() noexcept;
+  void undo_geometry() noexcept;
+  void rebuild_from_live();
+  void pair_with_statics();
+  void pair_refiltered();
+  void set_pair(Slot a, Slot b, bool overlapping);
+  template <class Visit>
+  void for_each_dynamic_overlap(std::span<const Box3> boxes, Visit&& visit) const;
+  template <class Visit>
+  void for_each_dynamic_slot(Visit&& visit) const;
+  bool is_static(Slot s) const noexcept { return uses_statics_ && motion_of_slot_[s] == Motion::kStatic; }
+  Filter filter_of(Slot s) const noexcept { return uses_filters_ ? filter_of_slot_[s] : Filter{}; }
+  bool holds_the_pairs_there_are() const;
   void drop_staged();
   void commit_frame();
   void give_back_memory();
@@ -241,7 +264,9 @@ class BroadPhase {
   Options options_;                   // as given by the user
   std::unique_ptr<ThreadPool> pool_;  // Options::threads' pool; outlives algorithm_
   std::unique_ptr<Algorithm> algorithm_;
-  bool remake_algorithm_ = false;  // a frame failed part-way: the algorithm's state is lost
+  bool remake_algorithm_ = false;
+  bool geometry_applied_ = false;  // during update(): box_of_slot_ and state_ show the frame's end  // a frame failed
+                                   // part-way: the algorithm's state is lost
 
   detail::IdIndex slot_of_id_;        // live and pending-add ids -> slot
   std::vector<Id> id_of_slot_;        // slot -> user id
@@ -250,18 +275,34 @@ class BroadPhase {
   std::vector<Box3> box_of_slot_;     // slot -> box of a live object, as of the last update()
   std::vector<Slot> free_slots_;      // LIFO
 
+  // Filters and motion (filter.hpp), by slot; each stays empty (all
+  // defaults) until an object needs it, so a world without filters or
+  // static objects pays nothing for them.
+  std::vector<Filter> filter_of_slot_;
+  std::vector<Motion> motion_of_slot_;
+  bool uses_filters_ = false, uses_statics_ = false;  // whether the tables above are kept
+  // The live static objects, as of the last update(): the algorithm never
+  // sees them; they are paired with dynamic objects through this tree.
+  std::unique_ptr<detail::AabbTree> statics_;
+
   // This frame's staged operations.
-  std::vector<Slot> removed_, moved_, added_;
+  std::vector<Slot> removed_, moved_, added_, refiltered_;
   std::vector<Box3> moved_boxes_, added_boxes_;
+  std::vector<Filter> refilters_;  // parallel to refiltered_; the old filters while update() runs
+  // The frame's dynamic operations, for the algorithm, when there are static objects.
+  std::vector<Slot> dynamic_removed_, dynamic_moved_, dynamic_added_;
+  std::vector<Box3> dynamic_moved_boxes_, dynamic_added_boxes_;
 
   PairManager pairs_;
   std::vector<Pair> created_, deleted_;
   FrameDelta delta_;
 
-  void answer_query(const Box3& box, std::vector<Id>& out) const;
+  void answer_query(const Box3& box, std::vector<Id>& out, std::uint32_t mask) const;
+  void cast_ray(const Ray3& ray, std::vector<RayHit>& hits, std::uint32_t mask, bool closest) const;
 
   std::vector<Box3> lifted_;               // scratch: Box2 batches lifted to 3D
   mutable std::vector<Slot> query_slots_;  // scratch: a query's slots
+  mutable std::vector<Box3> query_boxes_;  // scratch: the boxes of a frame's static changes or refilters
   std::vector<std::uint64_t> old_stamps_;  // scratch: undo log of a refused batch
   std::uint64_t frame_ = 0;
   std::size_t live_ = 0;

@@ -74,15 +74,16 @@ class PairManager {
   /// order): a recomputation's frame in one call. The lists are sorted and
   /// merged instead of probing the hash table once per pair, which at a
   /// million pairs misses the cache on every probe; the hash index is then
-  /// rebuilt only if add(), remove() or the like come later. It must be the
-  /// frame's only change: after add() or remove() in the same frame it falls
-  /// back to remove_all() and add(); no add() or remove() may follow it in
-  /// that frame. `pairs` is taken (its storage swapped for the old set's).
+  /// rebuilt only if add(), remove() or the like come later (they may: the
+  /// frame's delta accounts for them). After add() or remove() in the same
+  /// frame it falls back to remove_all() and add(). `pairs` is taken (its
+  /// storage swapped for the old set's).
   void assign(std::vector<Pair>& pairs);
 
   /// Records that no pair overlaps any more: the start of a recomputation,
   /// after which add() re-asserts the pairs that still overlap.
   void remove_all() {
+    replaced_all_ = true;
     if (index_stale_) rebuild_index();
     for (std::uint32_t i = 0; i < pairs_.size(); ++i) mark_removed(i);
   }
@@ -95,6 +96,10 @@ class PairManager {
       if (involved(pairs_[i].a) || involved(pairs_[i].b)) mark_removed(i);
     }
   }
+
+  /// Whether this frame began anew (assign() or remove_all()): every pair
+  /// not asserted since is deleted.
+  bool replaced_all() const noexcept { return replaced_all_; }
 
   /// Whether {x, y} is a pair now (during a frame: as recorded so far).
   bool contains(Id x, Id y) const {
@@ -145,6 +150,7 @@ class PairManager {
   static constexpr std::uint8_t kTouched = 4;  // listed in touched_
 
   void rebuild_index();
+  void abandon_changes() noexcept;
   bool sorted_contains(Pair p) const;
   bool make_room(Pair p);  // false if p is a pair already (then recorded as present)
 
@@ -162,7 +168,9 @@ class PairManager {
   // assign(): pairs_ is sorted and index_ out of date until rebuild_index();
   // the frame's delta waits in assigned_created_ / assigned_deleted_.
   bool index_stale_ = false;
+  bool replaced_all_ = false;  // this frame: assign() or remove_all()
   std::vector<Pair> assigned_created_, assigned_deleted_;
+  std::vector<std::uint8_t> struck_;  // scratch of end_frame(): assign()'s pairs cancelled by later calls
   std::vector<std::uint64_t> sort_keys_, sort_scratch_;  // scratch of assign()
   std::vector<std::uint32_t> sort_counts_;
   std::size_t budget_ = 0;

@@ -9,6 +9,7 @@
 
 #include "sapling/box.hpp"
 #include "sapling/pair.hpp"
+#include "sapling/ray.hpp"
 
 namespace sapling {
 
@@ -22,6 +23,7 @@ enum class StatusCode : std::uint8_t {
   kUnsupported,      ///< the algorithm cannot take this input (see detail())
   kInvalidArgument,  ///< an option, a name or an argument out of range (see detail())
   kPairBudget,       ///< the frame would hold more pairs than Options::max_pairs
+  kInvalidRay,       ///< a ray that check_ray() refuses (see ray_check())
 };
 
 /// Which call a Status is about. kNone: a one-shot call on a span of boxes
@@ -76,6 +78,12 @@ class [[nodiscard]] Status {
     s.detail_ = detail;
     return s;
   }
+  /// A ray refused by check_ray() (ray.hpp).
+  static Status invalid_ray(Operation op, RayCheck check) {
+    Status s(StatusCode::kInvalidRay, op, 0, 0);
+    s.ray_ = check;
+    return s;
+  }
   /// A frame refused by the pair budget; `budget` is Options::max_pairs.
   static Status pair_budget(std::size_t budget) {
     Status s(StatusCode::kPairBudget, Operation::kUpdate, 0, 0);
@@ -92,6 +100,7 @@ class [[nodiscard]] Status {
   /// Position of the offending element in the batch (kSizeMismatch: the id count).
   constexpr std::size_t index() const noexcept { return index_; }
   constexpr BoxCheck box_check() const noexcept { return box_; }
+  constexpr RayCheck ray_check() const noexcept { return ray_; }
   constexpr const char* detail() const noexcept { return detail_; }
 
   /// A sentence for people, e.g. "add of id 7: min.x > max.x", or for a
@@ -106,6 +115,7 @@ class [[nodiscard]] Status {
   StatusCode code_ = StatusCode::kOk;
   Operation op_ = Operation::kNone;
   BoxCheck box_{};
+  RayCheck ray_{};
   Id id_ = 0;
   std::size_t index_ = 0;
   std::size_t count_ = 0;

@@ -189,7 +189,7 @@ void MultiSap::PairSink::starts(Slot a, Slot b) {
       return;
     }
   }
-  pairs.add(ids[a], ids[b]);
+  if (self.frame_ops_.filter.accepts(a, b)) pairs.add(ids[a], ids[b]);
 }
 
 void MultiSap::PairSink::ends(Slot a, Slot b) {
@@ -325,6 +325,8 @@ void MultiSap::outsized_pairs(std::span<const Id> ids, PairManager& pairs) const
       const Change* b_change = changed(b);
       if constexpr (kEnd) {
         if (!overlap_now(a, b_change, b_box)) pairs.remove(ids[a.slot], ids[b]);
+      } else if (!frame_ops_.filter.accepts(a.slot, b)) {
+        return;
       } else if (!overlapped(a, b_change, b_box)) {
         pairs.add(ids[a.slot], ids[b]);
       } else if (witness && a.had_old && !a.old_outsized &&

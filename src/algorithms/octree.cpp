@@ -91,6 +91,7 @@ Octree::Octree(const Options& options, OctreeConfig config) : config_(config), a
 }
 
 void Octree::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
+  filter_ = ops.filter;
   if (live_objects_ == 0 && !ops.added.empty()) size_from(ops.added_boxes);
   marks_.next_frame();
   collect_changes(ops);
@@ -165,7 +166,7 @@ void Octree::changed_pairs(std::span<const Id> ids, PairManager& pairs) {
     const bool was = overlapped(a, &b, b.old_box), now = overlap_now(a, &b, b.new_box);
     if (was == now) continue;
     if (now) {
-      pairs.add(ids[a.slot], ids[b.slot]);
+      if (filter_.accepts(a.slot, b.slot)) pairs.add(ids[a.slot], ids[b.slot]);
     } else {
       pairs.remove(ids[a.slot], ids[b.slot]);
     }
@@ -187,7 +188,7 @@ void Octree::unchanged_pairs(std::span<const Id> ids, PairManager& pairs) {
       const bool was = overlapped(a, nullptr, e.box), now = overlap_now(a, nullptr, e.box);
       if (was == now) return;
       if (now) {
-        pairs.add(ids[a.slot], ids[e.slot]);
+        if (filter_.accepts(a.slot, e.slot)) pairs.add(ids[a.slot], ids[e.slot]);
       } else {
         pairs.remove(ids[a.slot], ids[e.slot]);
       }

@@ -125,6 +125,7 @@ class Octree final : public Algorithm {
     return b == nullptr ? overlaps(a.new_box, b_box) : b->has_new && overlaps(a.new_box, b->new_box);
   }
   void changed_pairs(std::span<const Id> ids, PairManager& pairs);
+  PairFilter filter_;  // the frame's (FrameOps::filter)
   void unchanged_pairs(std::span<const Id> ids, PairManager& pairs);
   void apply_changes();
   template <class Hit>

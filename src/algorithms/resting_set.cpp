@@ -61,13 +61,15 @@ void RestingSet::pair_changed(std::span<const Slot> moved, std::span<const Slot>
   }
 
   const auto add_pairs = [&](std::span<const Slot> first, std::span<const Slot> second) {
-    for (const IndexPair& p : found) pairs.add(ids[first[p.i]], ids[second[p.j]]);
+    for (const IndexPair& p : found) {
+      if (filter_.accepts(first[p.i], second[p.j])) pairs.add(ids[first[p.i]], ids[second[p.j]]);
+    }
   };
   found.clear();
   if (pruner_.bipartite_prepared(query_boxes_, found)) {
     for (const IndexPair& p : found) {  // resting entries of boxes since moved or removed are stale
       const Slot t = resting_slot_[p.j];
-      if (state_[t] == kResting) pairs.add(ids[query_slots_[p.i]], ids[t]);
+      if (state_[t] == kResting && filter_.accepts(query_slots_[p.i], t)) pairs.add(ids[query_slots_[p.i]], ids[t]);
     }
   } else {
     // Boxes too large for the resting grid: pair them with everything the plain way.

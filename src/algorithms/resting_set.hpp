@@ -60,7 +60,11 @@ class RestingSet {
   /// Bytes held, the pruner's not included.
   std::size_t memory_bytes() const;
 
+  /// The frame's filters (FrameOps::filter), checked before a pair is added.
+  void set_filter(PairFilter filter) noexcept { filter_ = filter; }
+
  private:
+  PairFilter filter_;
   void prepare(const LiveBoxes& live);
 
   BoxPruner& pruner_;

@@ -87,6 +87,7 @@ class SweepAndPrune final : public Algorithm {
   bool walk_only_ = false;                        // set_walk_only()
   std::size_t stage_min_boxes_ = kStageMinBoxes;  // set_stage_min_boxes()
 
+  PairFilter filter_;              // the frame's (FrameOps::filter)
   PairManager* pairs_ = nullptr;   // the frame's pair manager (also read by validate())
   detail::HashIndex removed_ids_;  // scratch: the ids whose pairs are dropped this frame
   std::vector<IndexPair> found_;   // scratch: pairs from box pruning, as dense indices

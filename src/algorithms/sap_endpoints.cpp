@@ -185,7 +185,13 @@ std::uint32_t SapEndpoints::walk(Slot a, Entry moving, std::span<const Id> ids, 
     pos[pos_index(passed.word)] = i;
     if (kind_and_cross_overlap(passed, kOther, c_min, c_max)) [[unlikely]] {
       const Slot b = endpoint_owner(passed.word);
-      if (overlaps_r(b)) starts ? pairs.add(ids[a], ids[b]) : pairs.remove(ids[a], ids[b]);
+      if (overlaps_r(b)) {
+        if (!starts) {
+          pairs.remove(ids[a], ids[b]);
+        } else if (filter_.accepts(a, b)) {
+          pairs.add(ids[a], ids[b]);
+        }
+      }
     }
     i = at;
   };
@@ -371,7 +377,8 @@ void SapEndpoints::scan_pairs(const LiveBoxes& live, int k, std::size_t d, std::
     if (!kind_and_cross_overlap(arr[i], 0, c_min, c_max)) continue;
     const Slot b = endpoint_owner(arr[i].word);
     if (!overlaps_r(b) || pos[2 * b + 1] < a_max) continue;
-    if (live.index(b) < first_new) pairs.add(ids[a], ids[b]);  // new pairs come from complete pruning
+    if (live.index(b) < first_new && filter_.accepts(a, b))
+      pairs.add(ids[a], ids[b]);  // new pairs come from complete pruning
   }
   // Inside a's interval: any min, and the maxes of boxes whose min is below a's.
   for (std::uint32_t i = a_min + 1; i < a_max; ++i) {
@@ -379,7 +386,7 @@ void SapEndpoints::scan_pairs(const LiveBoxes& live, int k, std::size_t d, std::
     if (!cross_overlap(e, c_min, c_max)) continue;
     const Slot b = endpoint_owner(e.word);
     if (!overlaps_r(b) || (endpoint_kind(e.word) == 1 && pos[2 * b] > a_min)) continue;
-    if (live.index(b) < first_new) pairs.add(ids[a], ids[b]);
+    if (live.index(b) < first_new && filter_.accepts(a, b)) pairs.add(ids[a], ids[b]);
   }
 }
 

@@ -116,7 +116,11 @@ class SapEndpoints {
   /// box's id (`ids` by slot); nothing while the arrays are stale.
   void debug_draw(DebugDraw& draw, std::span<const Id> ids) const;
 
+  /// The frame's filters (FrameOps::filter), checked before a pair is added.
+  void set_filter(PairFilter filter) noexcept { filter_ = filter; }
+
  private:
+  PairFilter filter_;
   template <int K, int C>
   std::uint64_t move_on_axis(Slot a, const Box3& box, std::span<const Id> ids, PairManager& pairs);
   template <int K, int C, bool kMax>

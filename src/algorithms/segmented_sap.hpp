@@ -57,7 +57,7 @@ class SegmentedSap final : public Algorithm {
   std::size_t live_ = 0;
   std::size_t live_peak_ = 0;  // live objects at the last memory give-back, or most since
   std::vector<std::uint32_t> min_keys_, max_keys_, cross_mins_, cross_maxs_;  // scratch of build(), by slot
-  PairManager* pairs_ = nullptr;                                              // the last frame's (for validate())
+  PairFilter filter_;                                                         // the frame's (FrameOps::filter)
 };
 
 }  // namespace sapling::detail

@@ -47,7 +47,7 @@ class SortSweep final : public Algorithm {
     }
     refresh_order(ops);
     sort_order();
-    sweep(ids, pairs);
+    sweep(ids, pairs, ops.filter);
   }
 
   // Invariant after update(): order_ lists every live slot once, with its
@@ -108,7 +108,7 @@ class SortSweep final : public Algorithm {
     }
   }
 
-  void sweep(std::span<const Id> ids, PairManager& pairs) {
+  void sweep(std::span<const Id> ids, PairManager& pairs, PairFilter filter) {
     pairs.remove_all();
     active_.clear();
     for (const Entry& e : order_) {
@@ -120,7 +120,8 @@ class SortSweep final : public Algorithm {
           active_.pop_back();
           continue;
         }
-        if (o.min[1] <= b.max[1] && b.min[1] <= o.max[1] && o.min[2] <= b.max[2] && b.min[2] <= o.max[2]) {
+        if (o.min[1] <= b.max[1] && b.min[1] <= o.max[1] && o.min[2] <= b.max[2] && b.min[2] <= o.max[2] &&
+            filter.accepts(active_[k], e.slot)) {
           pairs.add(ids[active_[k]], ids[e.slot]);
         }
         ++k;

@@ -673,10 +673,16 @@ class Unisize final : public Algorithm {
 
     frame_pairs_.clear();
     const auto input = exact != 0 ? UnisizeSweep::Input::kExact : UnisizeSweep::Input::kWithin;
-    sweep_.run(boxes_, live_.slots(), ids, ref_, input, [&](Id a, Id b) {
-      const Id swap = (a ^ b) & (Id{0} - static_cast<Id>(b < a));  // make_pair without a branch on the order
-      frame_pairs_.push_back(Pair{a ^ swap, b ^ swap});
-    });
+    if (!ops.filter.active()) {
+      sweep_.run(boxes_, live_.slots(), ids, ref_, input, [&](Id a, Id b) {
+        const Id swap = (a ^ b) & (Id{0} - static_cast<Id>(b < a));  // make_pair without a branch on the order
+        frame_pairs_.push_back(Pair{a ^ swap, b ^ swap});
+      });
+    } else {  // by slot, for the filters
+      sweep_.run(boxes_, live_.slots(), {}, ref_, input, [&](Slot a, Slot b) {
+        if (ops.filter.accepts(a, b)) frame_pairs_.push_back(make_pair(ids[a], ids[b]));
+      });
+    }
     pairs.assign(frame_pairs_);  // sorted and diffed in bulk; frame_pairs_ gets the old set's storage
     exact_live_ = sweep_.exact();
     any_live_ = !live_.empty();  // last: a frame that fails leaves accepts() as it was

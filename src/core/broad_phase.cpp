@@ -5,10 +5,22 @@
 // - slot_of_id_ holds exactly the live and pending-add ids; state_ of their
 //   slots is kLive or kPendingAdd, and id_of_slot_ maps back;
 // - a slot is in free_slots_ iff its state is kFree;
-// - stamp_[s] == frame_ + 1 iff slot s has an operation staged this frame.
+// - stamp_[s] == frame_ + 1 iff slot s has an operation staged this frame;
+// - statics_ holds exactly the live static objects, with their boxes; the
+//   pair manager holds every pair of the pair rule (filter.hpp).
+//
+// A frame runs in three steps: the algorithm applies the dynamic objects'
+// operations (checking filters as it reports pairs); the dynamic objects
+// that moved, came or went are paired with the static tree, then the static
+// objects that changed with the dynamic objects; last, the objects whose
+// filter changed are paired anew with every object they overlap. Each step
+// sets a pair to what the frame's end state says (PairManager::add() and
+// remove() are idempotent), so their order within a step does not matter.
 #include "sapling/broad_phase.hpp"
 
+#include "detail/aabb_tree.hpp"
 #include "detail/reserve.hpp"
+#include "sapling/box_pruning.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -89,15 +101,33 @@ Slot BroadPhase::allocate_slot() {
   state_.push_back(SlotState::kFree);
   stamp_.push_back(0);
   box_of_slot_.push_back(Box3{});
+  if (uses_filters_) filter_of_slot_.push_back(Filter{});
+  if (uses_statics_) motion_of_slot_.push_back(Motion::kDynamic);
   return s;
 }
 
-Status BroadPhase::add(std::span<const Id> ids, std::span<const Box3> boxes) { return stage_add(ids, boxes); }
+Status BroadPhase::add(std::span<const Id> ids, std::span<const Box3> boxes) {
+  return stage_add(ids, boxes, {}, Motion::kDynamic);
+}
 
 Status BroadPhase::add(std::span<const Id> ids, std::span<const Box2> boxes) {
+  return add(ids, boxes, {}, Motion::kDynamic);
+}
+
+Status BroadPhase::add(std::span<const Id> ids, std::span<const Box3> boxes, std::span<const Filter> filters,
+                       Motion motion) {
+  return stage_add(ids, boxes, filters, motion);
+}
+
+Status BroadPhase::add(std::span<const Id> ids, std::span<const Box2> boxes, std::span<const Filter> filters,
+                       Motion motion) {
   lifted_.resize(boxes.size());
   std::transform(boxes.begin(), boxes.end(), lifted_.begin(), [](const Box2& b) { return lift(b); });
-  return stage_add(ids, lifted_);
+  return stage_add(ids, lifted_, filters, motion);
+}
+
+Status BroadPhase::set_filter(std::span<const Id> ids, std::span<const Filter> filters) {
+  return stage_change(Operation::kSetFilter, ids, {}, filters);
 }
 
 Status BroadPhase::move(std::span<const Id> ids, std::span<const Box3> boxes) {
@@ -118,8 +148,25 @@ inline BoxCheck BroadPhase::check_input_box(const Box3& box) const noexcept {
   return {};
 }
 
-Status BroadPhase::stage_add(std::span<const Id> ids, std::span<const Box3> boxes) {
+Status BroadPhase::stage_add(std::span<const Id> ids, std::span<const Box3> boxes, std::span<const Filter> filters,
+                             Motion motion) {
   if (ids.size() != boxes.size()) return Status::size_mismatch(Operation::kAdd, ids.size(), boxes.size());
+  if (!filters.empty() && filters.size() != ids.size()) {
+    return Status::invalid_argument(Operation::kAdd, "filters must be empty or hold one filter per id");
+  }
+  if (motion != Motion::kDynamic && motion != Motion::kStatic) {
+    return Status::invalid_argument(Operation::kAdd, "motion must be Motion::kDynamic or Motion::kStatic");
+  }
+  // The filter and motion tables come into being with the first object
+  // that needs them (all defaults until then).
+  if (!uses_filters_ && std::any_of(filters.begin(), filters.end(), [](Filter f) { return f != Filter{}; })) {
+    filter_of_slot_.assign(id_of_slot_.size(), Filter{});
+    uses_filters_ = true;
+  }
+  if (!uses_statics_ && motion == Motion::kStatic && !ids.empty()) {
+    motion_of_slot_.assign(id_of_slot_.size(), Motion::kDynamic);
+    uses_statics_ = true;
+  }
   const std::uint64_t stamp = frame_ + 1;
   const std::size_t staged_before = added_.size();
   // Room for the whole batch at once: a series of doublings would copy,
@@ -130,6 +177,8 @@ Status BroadPhase::stage_add(std::span<const Id> ids, std::span<const Box3> boxe
   detail::reserve_geometric(stamp_, slots);
   detail::reserve_geometric(box_of_slot_, slots);
   detail::reserve_geometric(id_of_slot_, slots);
+  if (uses_filters_) detail::reserve_geometric(filter_of_slot_, slots);
+  if (uses_statics_) detail::reserve_geometric(motion_of_slot_, slots);
   detail::reserve_geometric(added_, staged_before + ids.size());
   detail::reserve_geometric(added_boxes_, staged_before + ids.size());
   Status refusal;
@@ -151,13 +200,16 @@ Status BroadPhase::stage_add(std::span<const Id> ids, std::span<const Box3> boxe
     id_of_slot_[s] = id;
     state_[s] = SlotState::kPendingAdd;
     stamp_[s] = stamp;
+    if (uses_filters_) filter_of_slot_[s] = filters.empty() ? Filter{} : filters[i];
+    if (uses_statics_) motion_of_slot_[s] = motion;
     added_.push_back(s);
     added_boxes_.push_back(boxes[i]);
   }
-  if (refusal) {  // the algorithm's say comes last, on the whole batch
+  if (refusal) {  // the algorithm's say comes last, on the whole batch; static objects never reach it
     const FrameOps staged{removed_, moved_, moved_boxes_, std::span(added_).first(staged_before),
                           std::span(added_boxes_).first(staged_before)};
-    if (refusal = algorithm_->accepts(Operation::kAdd, ids, boxes, staged); refusal) return refusal;
+    if (motion == Motion::kStatic) return refusal;
+    if (refusal = algorithm_accepts(Operation::kAdd, ids, boxes, staged); refusal) return refusal;
   }
   // Undo the accepted part of the batch, newest first, so the free list is
   // restored to the exact order it had.
@@ -173,10 +225,17 @@ Status BroadPhase::stage_add(std::span<const Id> ids, std::span<const Box3> boxe
   return refusal;
 }
 
-Status BroadPhase::stage_change(Operation op, std::span<const Id> ids, std::span<const Box3> boxes) {
-  const bool is_move = op == Operation::kMove;
+Status BroadPhase::stage_change(Operation op, std::span<const Id> ids, std::span<const Box3> boxes,
+                                std::span<const Filter> filters) {
+  const bool is_move = op == Operation::kMove, is_filter = op == Operation::kSetFilter;
   if (is_move && ids.size() != boxes.size()) return Status::size_mismatch(op, ids.size(), boxes.size());
-  std::vector<Slot>& staged = is_move ? moved_ : removed_;
+  if (is_filter && ids.size() != filters.size()) return Status::size_mismatch(op, ids.size(), filters.size());
+  if (is_filter && !uses_filters_ &&
+      std::any_of(filters.begin(), filters.end(), [](Filter f) { return f != Filter{}; })) {
+    filter_of_slot_.assign(id_of_slot_.size(), Filter{});
+    uses_filters_ = true;
+  }
+  std::vector<Slot>& staged = is_move ? moved_ : is_filter ? refiltered_ : removed_;
   const std::uint64_t stamp = frame_ + 1;
   const std::size_t staged_before = staged.size();
   old_stamps_.clear();
@@ -194,11 +253,12 @@ Status BroadPhase::stage_change(Operation op, std::span<const Id> ids, std::span
       refusal = Status::id_error(StatusCode::kUnknownId, op, id, i);
       break;
     }
-    if (stamp_[s] == stamp) {  // added, moved or removed earlier this frame
+    if (stamp_[s] == stamp) {  // added, moved, removed or refiltered earlier this frame
       refusal = Status::id_error(StatusCode::kRepeatedId, op, id, i);
       break;
     }
     if (is_move) moved_boxes_.push_back(boxes[i]);
+    if (is_filter) refilters_.push_back(filters[i]);
     old_stamps_.push_back(stamp_[s]);
     stamp_[s] = stamp;
     staged.push_back(s);
@@ -206,44 +266,89 @@ Status BroadPhase::stage_change(Operation op, std::span<const Id> ids, std::span
   if (refusal && is_move) {  // the algorithm's say comes last, on the whole batch
     const FrameOps before{removed_, std::span(moved_).first(staged_before),
                           std::span(moved_boxes_).first(staged_before), added_, added_boxes_};
-    refusal = algorithm_->accepts(op, ids, boxes, before);
+    refusal = algorithm_accepts(op, ids, boxes, before);
   }
   if (refusal) return refusal;
   for (std::size_t k = staged.size(); k-- > staged_before;) stamp_[staged[k]] = old_stamps_[k - staged_before];
   staged.resize(staged_before);
   if (is_move) moved_boxes_.resize(staged_before);
+  if (is_filter) refilters_.resize(staged_before);
   return refusal;
+}
+
+// The algorithm is asked about its own objects only: the dynamic ones of
+// the batch (a refusal names the element by its index in the whole batch).
+Status BroadPhase::algorithm_accepts(Operation op, std::span<const Id> ids, std::span<const Box3> boxes,
+                                     const FrameOps& staged) const {
+  if (!uses_statics_) return algorithm_->accepts(op, ids, boxes, staged);
+  std::vector<Slot> removed, moved, added;
+  std::vector<Box3> moved_boxes, added_boxes;
+  for (const Slot s : staged.removed) {
+    if (!is_static(s)) removed.push_back(s);
+  }
+  for (std::size_t k = 0; k < staged.moved.size(); ++k) {
+    if (!is_static(staged.moved[k])) moved.push_back(staged.moved[k]), moved_boxes.push_back(staged.moved_boxes[k]);
+  }
+  for (std::size_t k = 0; k < staged.added.size(); ++k) {
+    if (!is_static(staged.added[k])) added.push_back(staged.added[k]), added_boxes.push_back(staged.added_boxes[k]);
+  }
+  const FrameOps dynamic_staged{removed, moved, moved_boxes, added, added_boxes};
+  std::vector<Id> dynamic_ids;
+  std::vector<Box3> dynamic_boxes;
+  std::vector<std::size_t> index_of;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const std::uint32_t s = slot_of_id_.find(ids[i]);
+    if (is_static(s)) continue;
+    dynamic_ids.push_back(ids[i]);
+    dynamic_boxes.push_back(boxes[i]);
+    index_of.push_back(i);
+  }
+  const Status refusal = algorithm_->accepts(op, dynamic_ids, dynamic_boxes, dynamic_staged);
+  if (refusal || refusal.code() != StatusCode::kUnsupported || refusal.index() >= index_of.size()) return refusal;
+  return Status::unsupported(op, refusal.id(), index_of[refusal.index()], refusal.detail());
 }
 
 const FrameDelta& BroadPhase::update() {
   created_.clear();
   deleted_.clear();
   delta_ = FrameDelta{};
-  const FrameOps ops{removed_, moved_, moved_boxes_, added_, added_boxes_, box_of_slot_};
-  if (!ops.empty()) {
+  if (!removed_.empty() || !moved_.empty() || !added_.empty() || !refiltered_.empty()) {
     // Whatever can fail comes before the first change to the broad phase's
-    // own state; a failure leaves the frame staged and the pairs as they
-    // were, and only the algorithm, whose state is then lost, is remade.
+    // own state, or is undone: a failure leaves the frame staged and the
+    // pairs as they were, and only the algorithm and the static tree, whose
+    // state is then lost, are remade.
     detail::reserve_geometric(free_slots_, free_slots_.size() + removed_.size() + added_.size());
+    bool filters_swapped = false;
+    const auto undo = [&]() noexcept {
+      pairs_.abandon_frame();
+      if (geometry_applied_) undo_geometry();
+      if (filters_swapped) swap_filters();
+      remake_algorithm_ = true;
+    };
     try {
+      const FrameOps ops = dynamic_ops();
+      swap_filters();  // the algorithm reports pairs under the frame's filters
+      filters_swapped = true;
       if (remake_algorithm_) {
-        apply_to_fresh_algorithm();
+        apply_geometry();
+        rebuild_from_live();
       } else {
-        algorithm_->update(ops, id_of_slot_, pairs_);
+        if (!ops.empty()) algorithm_->update(ops, id_of_slot_, pairs_);
+        apply_geometry();
+        pair_with_statics();
+        pair_refiltered();
       }
       pairs_.end_frame(created_, deleted_);
     } catch (const PairBudgetExceeded&) {
-      pairs_.abandon_frame();
-      remake_algorithm_ = true;
+      undo();
       drop_staged();
       ++frame_;
       delta_.status = Status::pair_budget(pairs_.budget());
       return delta_;
     } catch (...) {
-      pairs_.abandon_frame();
+      undo();
       created_.clear();
       deleted_.clear();
-      remake_algorithm_ = true;
       throw;
     }
     remake_algorithm_ = false;
@@ -271,8 +376,224 @@ const FrameDelta& BroadPhase::update() {
   return delta_;
 }
 
-// The frame's operations become the broad phase's state; nothing here
-// allocates (update() reserved the free list).
+// The frame's operations on dynamic objects, the algorithm's share: the
+// staged lists themselves while no object is static.
+FrameOps BroadPhase::dynamic_ops() {
+  const PairFilter filter(filter_of_slot_);
+  if (!uses_statics_) return FrameOps{removed_, moved_, moved_boxes_, added_, added_boxes_, box_of_slot_, filter};
+  dynamic_removed_.clear();
+  dynamic_moved_.clear();
+  dynamic_moved_boxes_.clear();
+  dynamic_added_.clear();
+  dynamic_added_boxes_.clear();
+  for (const Slot s : removed_) {
+    if (!is_static(s)) dynamic_removed_.push_back(s);
+  }
+  for (std::size_t k = 0; k < moved_.size(); ++k) {
+    if (is_static(moved_[k])) continue;
+    dynamic_moved_.push_back(moved_[k]);
+    dynamic_moved_boxes_.push_back(moved_boxes_[k]);
+  }
+  for (std::size_t k = 0; k < added_.size(); ++k) {
+    if (is_static(added_[k])) continue;
+    dynamic_added_.push_back(added_[k]);
+    dynamic_added_boxes_.push_back(added_boxes_[k]);
+  }
+  return FrameOps{dynamic_removed_, dynamic_moved_, dynamic_moved_boxes_, dynamic_added_, dynamic_added_boxes_,
+                  box_of_slot_,     filter};
+}
+
+// Staged filters and the table trade places: the table gets the frame's
+// filters and refilters_ the old ones (and back again, on failure).
+void BroadPhase::swap_filters() noexcept {
+  if (!uses_filters_) return;  // every filter, staged ones too, is the default
+  for (std::size_t k = 0; k < refiltered_.size(); ++k) std::swap(filter_of_slot_[refiltered_[k]], refilters_[k]);
+}
+
+// The frame's boxes go into box_of_slot_, the moved objects' old boxes into
+// moved_boxes_, and removed objects are marked, so that the static steps
+// see the frame's end state; undo_geometry() takes it back.
+void BroadPhase::apply_geometry() noexcept {
+  for (std::size_t k = 0; k < moved_.size(); ++k) std::swap(box_of_slot_[moved_[k]], moved_boxes_[k]);
+  for (std::size_t k = 0; k < added_.size(); ++k) box_of_slot_[added_[k]] = added_boxes_[k];
+  for (const Slot s : removed_) state_[s] = SlotState::kPendingRemove;
+  geometry_applied_ = true;
+}
+
+void BroadPhase::undo_geometry() noexcept {
+  for (std::size_t k = 0; k < moved_.size(); ++k) std::swap(box_of_slot_[moved_[k]], moved_boxes_[k]);
+  for (const Slot s : removed_) state_[s] = SlotState::kLive;
+  geometry_applied_ = false;
+}
+
+// A pair of a static and a dynamic object, or of two objects one of which
+// changed filter, set to what the frame's end state says.
+void BroadPhase::set_pair(Slot a, Slot b, bool overlapping) {
+  if (overlapping && filters_accept(filter_of(a), filter_of(b))) {
+    pairs_.add(id_of_slot_[a], id_of_slot_[b]);
+  } else {
+    pairs_.remove(id_of_slot_[a], id_of_slot_[b]);
+  }
+}
+
+namespace {
+
+Box3 enclosing(const Box3& a, const Box3& b) noexcept {
+  Box3 u;
+  for (int k = 0; k < 3; ++k) {
+    u.min[k] = std::min(a.min[k], b.min[k]);
+    u.max[k] = std::max(a.max[k], b.max[k]);
+  }
+  return u;
+}
+
+}  // namespace
+
+// Every dynamic object live now, or at the frame's end while update()
+// applies it (staged additions are seen then only).
+template <class Visit>
+void BroadPhase::for_each_dynamic_slot(Visit&& visit) const {
+  const SlotState added = geometry_applied_ ? SlotState::kPendingAdd : SlotState::kLive;
+  for (Slot s = 0; s < state_.size(); ++s) {
+    const SlotState state = state_[s];
+    if ((state == SlotState::kLive || state == added) && !is_static(s)) visit(s);
+  }
+}
+
+// visit(i, slot) for every dynamic object overlapping boxes[i], on the
+// algorithm's structure where it has one; else each box is tested against
+// every dynamic box, or, for more than a few boxes, every dynamic box is
+// looked up in a tree of the boxes.
+template <class Visit>
+void BroadPhase::for_each_dynamic_overlap(std::span<const Box3> boxes, Visit&& visit) const {
+  if (boxes.empty()) return;
+  if (!remake_algorithm_) {
+    query_slots_.clear();
+    if (algorithm_->query(boxes[0], query_slots_)) {
+      for (std::size_t i = 0; i < boxes.size(); ++i) {
+        if (i > 0) {
+          query_slots_.clear();
+          algorithm_->query(boxes[i], query_slots_);
+        }
+        for (const Slot s : query_slots_) visit(i, s);
+      }
+      return;
+    }
+  }
+  constexpr std::size_t kFewBoxes = 8;
+  if (boxes.size() <= kFewBoxes) {
+    for_each_dynamic_slot([&](Slot s) {
+      for (std::size_t i = 0; i < boxes.size(); ++i) {
+        if (overlaps(box_of_slot_[s], boxes[i])) visit(i, s);
+      }
+    });
+    return;
+  }
+  detail::AabbTree tree;
+  std::vector<detail::AabbTree::Slot> index(boxes.size());
+  for (std::size_t i = 0; i < boxes.size(); ++i) index[i] = static_cast<detail::AabbTree::Slot>(i);
+  tree.build(index, boxes);
+  for_each_dynamic_slot([&](Slot s) { tree.query(box_of_slot_[s], [&](detail::AabbTree::Slot i) { visit(i, s); }); });
+}
+
+// Static pairs, step by step (see the opening). First the dynamic objects
+// that went, moved or came, against the static tree as it was; a static
+// object that moves or goes this frame is set by its current box here and
+// set again in the second step. Then the static objects that went, moved
+// or came, against the dynamic objects at the frame's end; then the tree.
+void BroadPhase::pair_with_statics() {
+  if (!uses_statics_) return;
+  if (statics_ == nullptr) statics_ = std::make_unique<detail::AabbTree>();
+  detail::AabbTree& tree = *statics_;
+  const auto live_box_overlaps = [&](Slot s, const Box3& box) {
+    return state_[s] != SlotState::kPendingRemove && overlaps(box_of_slot_[s], box);
+  };
+  if (tree.size() > 0 && pairs_.replaced_all()) {
+    // The algorithm began the frame anew (a recomputation): every dynamic
+    // object meets the tree again.
+    for_each_dynamic_slot([&](Slot d) {
+      tree.query(box_of_slot_[d], [&](Slot s) { set_pair(d, s, live_box_overlaps(s, box_of_slot_[d])); });
+    });
+  } else if (tree.size() > 0) {
+    for (const Slot d : removed_) {
+      if (!is_static(d)) tree.query(box_of_slot_[d], [&](Slot s) { pairs_.remove(id_of_slot_[d], id_of_slot_[s]); });
+    }
+    for (std::size_t k = 0; k < moved_.size(); ++k) {
+      const Slot d = moved_[k];
+      if (is_static(d)) continue;
+      const Box3& now = box_of_slot_[d];
+      tree.query(enclosing(moved_boxes_[k], now), [&](Slot s) { set_pair(d, s, live_box_overlaps(s, now)); });
+    }
+    for (const Slot d : added_) {
+      if (!is_static(d))
+        tree.query(box_of_slot_[d], [&](Slot s) { set_pair(d, s, live_box_overlaps(s, box_of_slot_[d])); });
+    }
+  }
+  // The static objects that changed, and the region each touches.
+  query_slots_.clear();
+  query_boxes_.clear();
+  std::size_t added_statics = 0;
+  for (const Slot s : removed_) {
+    if (is_static(s)) query_slots_.push_back(s), query_boxes_.push_back(box_of_slot_[s]);
+  }
+  for (std::size_t k = 0; k < moved_.size(); ++k) {
+    const Slot s = moved_[k];
+    if (is_static(s)) query_slots_.push_back(s), query_boxes_.push_back(enclosing(moved_boxes_[k], box_of_slot_[s]));
+  }
+  for (const Slot s : added_) {
+    if (is_static(s)) query_slots_.push_back(s), query_boxes_.push_back(box_of_slot_[s]), ++added_statics;
+  }
+  if (query_slots_.empty()) return;
+  const std::vector<Slot> changed = query_slots_;  // for_each_dynamic_overlap() uses query_slots_
+  const std::vector<Box3> regions = query_boxes_;
+  for_each_dynamic_overlap(regions, [&](std::size_t i, Slot d) {
+    const Slot s = changed[i];
+    set_pair(s, d, state_[s] != SlotState::kPendingRemove && overlaps(box_of_slot_[s], box_of_slot_[d]));
+  });
+  // The tree follows: a mass insertion (a level loading) is laid out anew.
+  if (added_statics > tree.size()) {
+    std::vector<Slot> slots;
+    std::vector<Box3> boxes;
+    for (Slot s = 0; s < state_.size(); ++s) {
+      if ((state_[s] == SlotState::kLive || state_[s] == SlotState::kPendingAdd) && is_static(s)) {
+        slots.push_back(s);
+        boxes.push_back(box_of_slot_[s]);
+      }
+    }
+    tree.build(slots, boxes);
+    return;
+  }
+  for (const Slot s : changed) {
+    if (state_[s] == SlotState::kPendingRemove) {
+      tree.remove(s);
+    } else if (state_[s] == SlotState::kPendingAdd) {
+      tree.insert(s, box_of_slot_[s]);
+    } else {
+      tree.move(s, box_of_slot_[s]);
+    }
+  }
+}
+
+// Objects whose filter changed (they have no other operation this frame):
+// every object they overlap at the frame's end is paired anew.
+void BroadPhase::pair_refiltered() {
+  if (refiltered_.empty()) return;
+  if (statics_ != nullptr) {
+    for (const Slot x : refiltered_) {
+      if (!is_static(x)) statics_->query(box_of_slot_[x], [&](Slot s) { set_pair(x, s, true); });
+    }
+  }
+  query_boxes_.clear();
+  for (const Slot x : refiltered_) query_boxes_.push_back(box_of_slot_[x]);
+  const std::vector<Box3> regions = query_boxes_;
+  for_each_dynamic_overlap(regions, [&](std::size_t i, Slot d) {
+    if (d != refiltered_[i]) set_pair(refiltered_[i], d, true);
+  });
+}
+
+// The frame's operations become the broad phase's state (apply_geometry()
+// has placed the boxes); nothing here allocates (update() reserved the
+// free list).
 void BroadPhase::commit_frame() {
   // Removed slots are freed only now, so no slot is reused within the frame
   // that freed it.
@@ -281,17 +602,16 @@ void BroadPhase::commit_frame() {
     state_[s] = SlotState::kFree;
     free_slots_.push_back(s);
   }
-  for (std::size_t k = 0; k < moved_.size(); ++k) box_of_slot_[moved_[k]] = moved_boxes_[k];
-  for (std::size_t k = 0; k < added_.size(); ++k) {
-    state_[added_[k]] = SlotState::kLive;
-    box_of_slot_[added_[k]] = added_boxes_[k];
-  }
+  for (const Slot s : added_) state_[s] = SlotState::kLive;
+  geometry_applied_ = false;
   live_ = live_ + added_.size() - removed_.size();
   removed_.clear();
   moved_.clear();
   moved_boxes_.clear();
   added_.clear();
   added_boxes_.clear();
+  refiltered_.clear();
+  refilters_.clear();
   ++frame_;
 }
 
@@ -312,53 +632,64 @@ void BroadPhase::give_back_memory() {
   }
 }
 
-// Renumbers the live objects 0..live-1 (in slot order) and gives a fresh
-// algorithm every one of them as an addition. It reports the pairs there
-// are, so the pair manager's frame changes nothing; the pairs() order may.
+// Renumbers the live objects 0..live-1 (in slot order) and rebuilds the
+// algorithm and the static tree from them. The pairs found are the pairs
+// there are, so the pair manager's frame changes nothing; the pairs() order
+// may.
 void BroadPhase::compact_slots() {
   const std::size_t n = live_;
   std::vector<Id> ids;
   std::vector<Box3> boxes;
+  std::vector<Filter> filters;
+  std::vector<Motion> motions;
   ids.reserve(n);
   boxes.reserve(n);
+  if (uses_filters_) filters.reserve(n);
+  if (uses_statics_) motions.reserve(n);
   for (Slot s = 0; s < state_.size(); ++s) {
     if (state_[s] != SlotState::kLive) continue;
     ids.push_back(id_of_slot_[s]);
     boxes.push_back(box_of_slot_[s]);
+    if (uses_filters_) filters.push_back(filter_of_slot_[s]);
+    if (uses_statics_) motions.push_back(motion_of_slot_[s]);
   }
-  std::vector<Slot> slots(n);
-  for (std::size_t k = 0; k < n; ++k) slots[k] = static_cast<Slot>(k);
-  std::vector<SlotState> state;
-  state.resize(n, SlotState::kLive);
+  std::vector<SlotState> state(n, SlotState::kLive);
   std::vector<std::uint64_t> stamp(n, 0);
   detail::IdIndex slot_of_id;
   for (std::size_t k = 0; k < n; ++k) slot_of_id.insert(ids[k], static_cast<Slot>(k));
-  Options options = options_;
-  if (pool_ != nullptr) options.tasks = pool_.get();
-  std::unique_ptr<Algorithm> fresh = make_(options);
-  if (fresh == nullptr) return;
+  const auto trade = [&]() noexcept {
+    id_of_slot_.swap(ids);
+    box_of_slot_.swap(boxes);
+    filter_of_slot_.swap(filters);
+    motion_of_slot_.swap(motions);
+    state_.swap(state);
+  };
+  trade();
   std::vector<Pair> created, deleted;
-  pairs_.remove_all();
   try {
-    fresh->update(FrameOps{{}, {}, {}, slots, boxes}, ids, pairs_);
+    rebuild_from_live();
     pairs_.end_frame(created, deleted);
   } catch (...) {
     pairs_.abandon_frame();
+    trade();
     throw;
   }
-  id_of_slot_.swap(ids);
-  box_of_slot_.swap(boxes);
-  state_.swap(state);
   stamp_.swap(stamp);
   slot_of_id_ = std::move(slot_of_id);
-  algorithm_ = std::move(fresh);
   // The staging room of the large frames goes too (delta_ still needs created_ and deleted_).
   detail::free_storage(free_slots_);
   detail::free_storage(removed_);
   detail::free_storage(moved_);
   detail::free_storage(added_);
+  detail::free_storage(refiltered_);
   detail::free_storage(moved_boxes_);
   detail::free_storage(added_boxes_);
+  detail::free_storage(refilters_);
+  detail::free_storage(dynamic_removed_);
+  detail::free_storage(dynamic_moved_);
+  detail::free_storage(dynamic_added_);
+  detail::free_storage(dynamic_moved_boxes_);
+  detail::free_storage(dynamic_added_boxes_);
   detail::free_storage(lifted_);
   detail::free_storage(old_stamps_);
 }
@@ -371,6 +702,8 @@ void BroadPhase::reserve(std::size_t objects, std::size_t pairs) {
   free_slots_.reserve(objects);
   added_.reserve(objects);
   added_boxes_.reserve(objects);
+  if (uses_filters_) filter_of_slot_.reserve(objects);
+  if (uses_statics_) motion_of_slot_.reserve(objects);
   pairs_.reserve(pairs);
   algorithm_->reserve(objects);
 }
@@ -389,35 +722,39 @@ void BroadPhase::drop_staged() {
   moved_boxes_.clear();
   added_.clear();
   added_boxes_.clear();
+  refiltered_.clear();
+  refilters_.clear();
 }
 
-// After a failed frame: a new algorithm is given every object live after
-// this frame as an addition, and reports every pair; the pair manager turns
-// that into the exact delta against the previous frame.
-void BroadPhase::apply_to_fresh_algorithm() {
+// After a failed frame, or to renumber the slots: a new algorithm is given
+// every dynamic object live at the frame's end (apply_geometry() has placed
+// the boxes) as an addition, a new static tree every static one, and every
+// pair is reported; the pair manager turns that into the exact delta
+// against the previous frame. Both replace the old ones only once built:
+// until then the old algorithm's accepts() answers for the staged frame.
+void BroadPhase::rebuild_from_live() {
   Options options = options_;
   if (pool_ != nullptr) options.tasks = pool_.get();
   std::unique_ptr<Algorithm> fresh = make_(options);
   if (fresh == nullptr) throw std::bad_alloc();  // the factory worked at create(): only memory can be short
-  std::vector<Box3> boxes = box_of_slot_;
-  for (std::size_t k = 0; k < moved_.size(); ++k) boxes[moved_[k]] = moved_boxes_[k];
-  for (std::size_t k = 0; k < added_.size(); ++k) boxes[added_[k]] = added_boxes_[k];
-  std::vector<bool> removed(id_of_slot_.size(), false);
-  for (const Slot s : removed_) removed[s] = true;
-  std::vector<Slot> live;
-  std::vector<Box3> live_boxes;
-  live.reserve(live_ + added_.size());
-  live_boxes.reserve(live_ + added_.size());
+  std::vector<Slot> dynamics, statics;
+  std::vector<Box3> dynamic_boxes, static_boxes;
   for (Slot s = 0; s < state_.size(); ++s) {
-    if (state_[s] == SlotState::kFree || removed[s]) continue;
-    live.push_back(s);
-    live_boxes.push_back(boxes[s]);
+    if (state_[s] != SlotState::kLive && state_[s] != SlotState::kPendingAdd) continue;
+    (is_static(s) ? statics : dynamics).push_back(s);
+    (is_static(s) ? static_boxes : dynamic_boxes).push_back(box_of_slot_[s]);
   }
-  // The old algorithm stays until the new one has succeeded: its accepts()
-  // answers from its last successful update(), as the staged frame needs.
   pairs_.remove_all();
-  fresh->update(FrameOps{{}, {}, {}, live, live_boxes}, id_of_slot_, pairs_);
+  fresh->update(FrameOps{{}, {}, {}, dynamics, dynamic_boxes, box_of_slot_, PairFilter(filter_of_slot_)}, id_of_slot_,
+                pairs_);
+  std::unique_ptr<detail::AabbTree> tree;
+  if (uses_statics_) {
+    tree = std::make_unique<detail::AabbTree>();
+    tree->build(statics, static_boxes);
+    for (const Slot d : dynamics) tree->query(box_of_slot_[d], [&](Slot s) { set_pair(d, s, true); });
+  }
   algorithm_ = std::move(fresh);
+  statics_ = std::move(tree);
 }
 
 void BroadPhase::debug_draw(DebugDraw& draw) const {
@@ -439,6 +776,8 @@ bool BroadPhase::validate() const {
       case SlotState::kFree:
         ++free;
         break;
+      case SlotState::kPendingRemove:  // only while update() runs
+        return false;
     }
   }
   if (live != live_ || free != free_slots_.size() || slot_of_id_.size() != slots - free) return false;
@@ -449,8 +788,55 @@ bool BroadPhase::validate() const {
     if (!contains(p.a) || !contains(p.b)) return false;
   }
   if (box_of_slot_.size() != slots) return false;
+  if (uses_filters_ && filter_of_slot_.size() != slots) return false;
+  if (uses_statics_ && motion_of_slot_.size() != slots) return false;
+  if (refiltered_.size() != refilters_.size()) return false;
+  // The tree holds the live static objects; no pair joins two static
+  // objects or breaks a filter.
+  std::size_t statics = 0;
+  for (Slot s = 0; s < slots; ++s) statics += state_[s] == SlotState::kLive && is_static(s);
+  if (!remake_algorithm_ && statics != (statics_ == nullptr ? 0 : statics_->size())) return false;
+  if (statics_ != nullptr && !remake_algorithm_) {
+    if (!statics_->validate()) return false;
+    for (Slot s = 0; s < slots; ++s) {
+      if ((state_[s] == SlotState::kLive && is_static(s)) != statics_->contains(s)) return false;
+    }
+  }
+  if (!remake_algorithm_ && !holds_the_pairs_there_are()) return false;
   // After a failed frame the algorithm's state is lost until the next update().
   return pairs_.validate() && (remake_algorithm_ || algorithm_->validate());
+}
+
+// Whether the pair manager holds exactly the pairs of the pair rule among
+// the live objects (filter.hpp): by brute force up to 4096 objects, by box
+// pruning beyond.
+bool BroadPhase::holds_the_pairs_there_are() const {
+  std::vector<Slot> live;
+  std::vector<Box3> boxes;
+  for (Slot s = 0; s < state_.size(); ++s) {
+    if (state_[s] == SlotState::kLive) live.push_back(s), boxes.push_back(box_of_slot_[s]);
+  }
+  std::vector<Pair> expected;
+  const auto consider = [&](Slot a, Slot b) {
+    if (!(is_static(a) && is_static(b)) && filters_accept(filter_of(a), filter_of(b))) {
+      expected.push_back(make_pair(id_of_slot_[a], id_of_slot_[b]));
+    }
+  };
+  if (live.size() <= 4096) {
+    for (std::size_t i = 0; i < live.size(); ++i) {
+      for (std::size_t j = i + 1; j < live.size(); ++j) {
+        if (overlaps(boxes[i], boxes[j])) consider(live[i], live[j]);
+      }
+    }
+  } else {
+    std::vector<IndexPair> found;
+    complete_pairs(boxes, found);
+    for (const IndexPair& p : found) consider(live[p.i], live[p.j]);
+  }
+  std::vector<Pair> actual;
+  sorted_pairs(actual);
+  std::sort(expected.begin(), expected.end());
+  return expected == actual;
 }
 
 void BroadPhase::sorted_pairs(std::vector<Pair>& out) const {
@@ -467,19 +853,38 @@ std::size_t BroadPhase::memory_bytes() const noexcept {
   return sizeof(*this) + algorithm_->memory_bytes() + pairs_.memory_bytes() + slot_of_id_.memory_bytes() +
          id_of_slot_.capacity() * sizeof(Id) + state_.capacity() * sizeof(SlotState) +
          stamp_.capacity() * sizeof(std::uint64_t) + free_slots_.capacity() * sizeof(Slot) +
-         box_of_slot_.capacity() * sizeof(Box3);
+         box_of_slot_.capacity() * sizeof(Box3) + filter_of_slot_.capacity() * sizeof(Filter) +
+         motion_of_slot_.capacity() * sizeof(Motion) + (statics_ == nullptr ? 0 : statics_->memory_bytes());
 }
 
-Status BroadPhase::query(const Box3& box, std::vector<Id>& out) const {
+std::optional<Box3> BroadPhase::box(Id id) const noexcept {
+  if (!contains(id)) return std::nullopt;
+  return box_of_slot_[slot_of_id_.find(id)];
+}
+
+std::optional<Filter> BroadPhase::filter(Id id) const noexcept {
+  if (!contains(id)) return std::nullopt;
+  return filter_of(slot_of_id_.find(id));
+}
+
+std::optional<Motion> BroadPhase::motion(Id id) const noexcept {
+  if (!contains(id)) return std::nullopt;
+  return is_static(slot_of_id_.find(id)) ? Motion::kStatic : Motion::kDynamic;
+}
+
+Status BroadPhase::query(const Box3& box, std::vector<Id>& out, std::uint32_t mask) const {
   out.clear();
   if (const BoxCheck check = check_input_box(box); !check) return Status::invalid_box(Operation::kQuery, 0, 0, check);
-  answer_query(box, out);
+  answer_query(box, out, mask);
   return {};
 }
 
-Status BroadPhase::query(const Box2& box, std::vector<Id>& out) const { return query(lift(box), out); }
+Status BroadPhase::query(const Box2& box, std::vector<Id>& out, std::uint32_t mask) const {
+  return query(lift(box), out, mask);
+}
 
-Status BroadPhase::query(std::span<const Box3> boxes, std::vector<Id>& ids, std::vector<std::size_t>& offsets) const {
+Status BroadPhase::query(std::span<const Box3> boxes, std::vector<Id>& ids, std::vector<std::size_t>& offsets,
+                         std::uint32_t mask) const {
   ids.clear();
   offsets.clear();
   for (std::size_t i = 0; i < boxes.size(); ++i) {
@@ -491,27 +896,91 @@ Status BroadPhase::query(std::span<const Box3> boxes, std::vector<Id>& ids, std:
   offsets.push_back(0);
   std::vector<Id> one;
   for (const Box3& box : boxes) {
-    answer_query(box, one);
+    answer_query(box, one, mask);
     ids.insert(ids.end(), one.begin(), one.end());
     offsets.push_back(ids.size());
   }
   return {};
 }
 
-// The algorithm's answer, or every live box tested (also while a failed
-// frame awaits the algorithm's rebuild: the boxes are the last frame's).
-void BroadPhase::answer_query(const Box3& box, std::vector<Id>& out) const {
+// The static tree's answer and the algorithm's (or every dynamic box
+// tested, also while a failed frame awaits the algorithm's rebuild: the
+// boxes are the last frame's), kept by category.
+void BroadPhase::answer_query(const Box3& box, std::vector<Id>& out, std::uint32_t mask) const {
   out.clear();
-  query_slots_.clear();
-  if (remake_algorithm_ || !algorithm_->query(box, query_slots_)) {
-    query_slots_.clear();
-    for (Slot s = 0; s < state_.size(); ++s) {
-      if (state_[s] == SlotState::kLive && overlaps(box_of_slot_[s], box)) query_slots_.push_back(s);
-    }
-  }
-  out.reserve(query_slots_.size());
-  for (const Slot s : query_slots_) out.push_back(id_of_slot_[s]);
+  const auto keep = [&](Slot s) {
+    if ((filter_of(s).category & mask) != 0) out.push_back(id_of_slot_[s]);
+  };
+  if (statics_ != nullptr) statics_->query(box, keep);
+  for_each_dynamic_overlap(std::span(&box, 1), [&](std::size_t, Slot s) { keep(s); });
   std::sort(out.begin(), out.end());
+}
+
+Status BroadPhase::ray_cast(const Ray3& ray, std::vector<RayHit>& hits, std::uint32_t mask) const {
+  hits.clear();
+  if (const RayCheck check = check_ray(ray); !check) return Status::invalid_ray(Operation::kRayCast, check);
+  if (options_.dims == 2 && (ray.origin[2] != 0.0f || ray.direction[2] != 0.0f)) {
+    return Status::invalid_argument(Operation::kRayCast, "the ray leaves the plane z = 0 of a 2D broad phase");
+  }
+  cast_ray(ray, hits, mask, false);
+  return {};
+}
+
+Status BroadPhase::ray_cast(const Ray2& ray, std::vector<RayHit>& hits, std::uint32_t mask) const {
+  if (const RayCheck check = check_ray(ray); !check) {
+    hits.clear();
+    return Status::invalid_ray(Operation::kRayCast, check);
+  }
+  return ray_cast(lift(ray), hits, mask);
+}
+
+Status BroadPhase::ray_cast_closest(const Ray3& ray, std::optional<RayHit>& hit, std::uint32_t mask) const {
+  hit.reset();
+  if (const RayCheck check = check_ray(ray); !check) return Status::invalid_ray(Operation::kRayCast, check);
+  if (options_.dims == 2 && (ray.origin[2] != 0.0f || ray.direction[2] != 0.0f)) {
+    return Status::invalid_argument(Operation::kRayCast, "the ray leaves the plane z = 0 of a 2D broad phase");
+  }
+  std::vector<RayHit> hits;
+  cast_ray(ray, hits, mask, true);
+  if (!hits.empty()) hit = hits.front();
+  return {};
+}
+
+Status BroadPhase::ray_cast_closest(const Ray2& ray, std::optional<RayHit>& hit, std::uint32_t mask) const {
+  if (const RayCheck check = check_ray(ray); !check) {
+    hit.reset();
+    return Status::invalid_ray(Operation::kRayCast, check);
+  }
+  return ray_cast_closest(lift(ray), hit, mask);
+}
+
+// Static objects through the tree, which culls by node; dynamic ones box by
+// box. For the closest hit only the best so far is kept, and the tree skips
+// what lies beyond it.
+void BroadPhase::cast_ray(const Ray3& ray, std::vector<RayHit>& hits, std::uint32_t mask, bool closest) const {
+  const auto better = [](const RayHit& x, const RayHit& y) { return x < y; };
+  const auto consider = [&](Slot s, float t) {
+    if ((filter_of(s).category & mask) == 0) return;
+    const RayHit hit{id_of_slot_[s], t};
+    if (!closest) {
+      hits.push_back(hit);
+    } else if (hits.empty()) {
+      hits.push_back(hit);
+    } else if (better(hit, hits.front())) {
+      hits.front() = hit;
+    }
+  };
+  if (statics_ != nullptr) {
+    statics_->ray(ray, [&](Slot s, float t) {
+      consider(s, t);
+      return closest && !hits.empty() ? hits.front().t : ray.max_t;
+    });
+  }
+  for_each_dynamic_slot([&](Slot s) {
+    float t = 0.0f;
+    if (ray_entry(ray, box_of_slot_[s], t)) consider(s, t);
+  });
+  if (!closest) std::sort(hits.begin(), hits.end());
 }
 
 }  // namespace sapling

@@ -47,6 +47,7 @@ bool key_less(const Pair& x, const Pair& y) { return pair_key(x) < pair_key(y); 
 // Every allocation comes before the first change, so that a failure leaves
 // the manager as it was (the contract of abandon_frame()).
 void PairManager::assign(std::vector<Pair>& pairs) {
+  replaced_all_ = true;
   if (!touched_.empty()) {
     remove_all();  // not the frame's only change: the general way
     for (const Pair& p : pairs) add(p.a, p.b);
@@ -91,6 +92,8 @@ void PairManager::assign(std::vector<Pair>& pairs) {
 }
 
 void PairManager::abandon_frame() noexcept {
+  replaced_all_ = false;
+  abandon_changes();
   if (!assigned_created_.empty() || !assigned_deleted_.empty()) {
     // After assign(): pairs_ is the frame's set sorted by key, with room for
     // the old one, (pairs_ \ created) + deleted, all three sorted by key.
@@ -110,10 +113,13 @@ void PairManager::abandon_frame() noexcept {
     assigned_created_.clear();
     assigned_deleted_.clear();
     index_stale_ = true;
-    return;
   }
-  // Pairs new this frame were appended (removals wait for end_frame()):
-  // drop them from the end, and clear the flags of the others.
+}
+
+// Pairs new this frame were appended (removals wait for end_frame()): drop
+// them from the end, and clear the flags of the others. After an assign()
+// these are the calls that followed it.
+void PairManager::abandon_changes() noexcept {
   std::size_t added = 0;
   for (const std::uint32_t index : touched_) {
     if (flags_[index] & kNew) {
@@ -163,28 +169,45 @@ bool PairManager::sorted_contains(Pair p) const {
 
 void PairManager::end_frame(std::vector<Pair>& created, std::vector<Pair>& deleted) {
   // Room first: nothing below allocates.
+  replaced_all_ = false;
   detail::reserve_geometric(created, created.size() + assigned_created_.size() + touched_.size());
   detail::reserve_geometric(deleted, deleted.size() + assigned_deleted_.size() + touched_.size());
   detail::reserve_geometric(doomed_, touched_.size());
-  created.insert(created.end(), assigned_created_.begin(), assigned_created_.end());
-  deleted.insert(deleted.end(), assigned_deleted_.begin(), assigned_deleted_.end());
-  assigned_created_.clear();
-  assigned_deleted_.clear();
   // Terdiman's DumpPairs: report, then remove in a second pass, because a
   // removal moves the last pair into the hole and would invalidate the
-  // positions still to be read from touched_.
+  // positions still to be read from touched_. After an assign(), a pair it
+  // created and a later remove() deleted, or one it deleted and a later
+  // add() restored, cancels out: it is struck from assign()'s list (both
+  // sorted by key) rather than reported twice.
+  struck_.assign(assigned_created_.size() + assigned_deleted_.size(), 0);
+  const auto strike = [&](const std::vector<Pair>& sorted, std::size_t first_mark, const Pair& p) {
+    const auto it = std::lower_bound(sorted.begin(), sorted.end(), p, key_less);
+    if (it == sorted.end() || *it != p) return false;
+    struck_[first_mark + static_cast<std::size_t>(it - sorted.begin())] = 1;
+    return true;
+  };
+  const std::size_t created_marks = 0, deleted_marks = assigned_created_.size();
   doomed_.clear();
   for (const std::uint32_t index : touched_) {
     const std::uint8_t f = flags_[index];
     if (f & kRemoved) {
-      if (!(f & kNew)) deleted.push_back(pairs_[index]);
+      if (!(f & kNew) && !strike(assigned_created_, created_marks, pairs_[index])) deleted.push_back(pairs_[index]);
       doomed_.push_back(pair_key(pairs_[index]));
     } else {
-      if (f & kNew) created.push_back(pairs_[index]);
+      if ((f & kNew) && !strike(assigned_deleted_, deleted_marks, pairs_[index])) created.push_back(pairs_[index]);
       flags_[index] = 0;
     }
   }
   touched_.clear();
+  const auto report = [&](const std::vector<Pair>& from, std::size_t first_mark, std::vector<Pair>& to) {
+    for (std::size_t k = 0; k < from.size(); ++k) {
+      if (!struck_[first_mark + k]) to.push_back(from[k]);
+    }
+  };
+  report(assigned_created_, created_marks, created);
+  report(assigned_deleted_, deleted_marks, deleted);
+  assigned_created_.clear();
+  assigned_deleted_.clear();
   for (const std::uint64_t key : doomed_) {
     const std::uint32_t index = index_.find(key);
     index_.erase(key);
@@ -223,6 +246,7 @@ void PairManager::shrink_to_fit() {
   detail::free_storage(doomed_);
   detail::free_storage(assigned_created_);
   detail::free_storage(assigned_deleted_);
+  detail::free_storage(struck_);
   detail::free_storage(sort_keys_);
   detail::free_storage(sort_scratch_);
   detail::free_storage(sort_counts_);
@@ -241,7 +265,7 @@ void PairManager::clear() {
 std::size_t PairManager::memory_bytes() const noexcept {
   return pairs_.capacity() * sizeof(Pair) + flags_.capacity() + index_.memory_bytes() +
          touched_.capacity() * sizeof(std::uint32_t) + doomed_.capacity() * sizeof(std::uint64_t) +
-         (assigned_created_.capacity() + assigned_deleted_.capacity()) * sizeof(Pair) +
+         (assigned_created_.capacity() + assigned_deleted_.capacity()) * sizeof(Pair) + struck_.capacity() +
          (sort_keys_.capacity() + sort_scratch_.capacity()) * sizeof(std::uint64_t) +
          sort_counts_.capacity() * sizeof(std::uint32_t);
 }

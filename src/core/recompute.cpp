@@ -23,9 +23,12 @@ class Recompute final : public Algorithm {
     one_shot_->complete(live_.values<kBox>(), found_);
     frame_pairs_.resize(found_.size());
     const std::vector<Id>& ids_of = live_.values<kId>();
-    for (std::size_t k = 0; k < found_.size(); ++k) {
-      frame_pairs_[k] = make_pair(ids_of[found_[k].i], ids_of[found_[k].j]);
+    std::size_t kept = 0;
+    for (const IndexPair& p : found_) {
+      if (ops.filter.accepts(live_.slot(p.i), live_.slot(p.j)))
+        frame_pairs_[kept++] = make_pair(ids_of[p.i], ids_of[p.j]);
     }
+    frame_pairs_.resize(kept);
     pairs.assign(frame_pairs_);  // sorted and diffed in bulk
   }
 

@@ -12,16 +12,16 @@ const char* axis_name(int axis) { return axis == 0 ? "x" : axis == 1 ? "y" : "z"
 
 // Both tables in the order of the enumerators.
 const char* operation_name(Operation op) noexcept {
-  constexpr const char* kNames[] = {"call", "add", "move", "remove", "create", "register_algorithm",
+  constexpr const char* kNames[] = {"call",   "add",   "move",       "remove",  "create", "register_algorithm",
                                     "update", "query", "set_filter", "ray_cast"};
   const auto k = static_cast<std::size_t>(op);
   return k < std::size(kNames) ? kNames[k] : "call";
 }
 
 const char* status_code_name(StatusCode code) noexcept {
-  constexpr const char* kNames[] = {"ok",           "invalid_box",      "unknown_id",
-                                    "duplicate_id", "repeated_id",      "size_mismatch",
-                                    "unsupported",  "invalid_argument", "pair_budget"};
+  constexpr const char* kNames[] = {"ok",          "invalid_box",   "unknown_id",  "duplicate_id",
+                                    "repeated_id", "size_mismatch", "unsupported", "invalid_argument",
+                                    "pair_budget", "invalid_ray"};
   const auto k = static_cast<std::size_t>(code);
   return k < std::size(kNames) ? kNames[k] : "unknown";
 }
@@ -66,6 +66,22 @@ std::string Status::message() const {
       return subject + detail_;
     case StatusCode::kInvalidArgument:
       return std::string(operation_name(op_)) + ": " + detail_;
+    case StatusCode::kInvalidRay: {
+      const std::string axis = axis_name(ray_.axis);
+      switch (ray_.fault) {
+        case RayFault::kOrigin:
+          return "ray_cast: invalid ray: origin." + axis + " is NaN or infinite";
+        case RayFault::kDirection:
+          return "ray_cast: invalid ray: direction." + axis + " is NaN or infinite";
+        case RayFault::kZeroDirection:
+          return "ray_cast: invalid ray: the direction is zero";
+        case RayFault::kMaxT:
+          return "ray_cast: invalid ray: max_t is NaN or negative";
+        case RayFault::kNone:
+          break;
+      }
+      return "ray_cast: invalid ray";
+    }
     case StatusCode::kPairBudget:
       return "update: the frame would hold more than " + std::to_string(count_) +
              " pairs (Options::max_pairs); its operations were dropped";

@@ -1,0 +1,428 @@
+// AabbTree's building, changes and invariants (the lesson is in aabb_tree.hpp).
+#include "detail/aabb_tree.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cfloat>
+
+#include "detail/reserve.hpp"
+
+namespace sapling::detail {
+namespace {
+
+Box3 unite(const Box3& a, const Box3& b) noexcept {
+  Box3 u;
+  for (int k = 0; k < 3; ++k) {
+    u.min[k] = std::min(a.min[k], b.min[k]);
+    u.max[k] = std::max(a.max[k], b.max[k]);
+  }
+  return u;
+}
+
+// Extents above this count as this, so that areas of infinite boxes stay
+// finite (and comparable, if coarsely) in double: no cost is ever NaN.
+constexpr double kMaxExtent = 2.0 * FLT_MAX;
+
+double extent(float lo, float hi) noexcept {
+  if (lo == hi) return 0.0;  // also [inf, inf], where hi - lo is NaN
+  return std::min(static_cast<double>(hi) - static_cast<double>(lo), kMaxExtent);
+}
+
+// Half the surface area: the SAH's measure of how likely a node is entered.
+double area(const Box3& b) noexcept {
+  const double x = extent(b.min[0], b.max[0]), y = extent(b.min[1], b.max[1]), z = extent(b.min[2], b.max[2]);
+  return x * y + y * z + z * x;
+}
+
+// The middle of [lo, hi], 0 for [-inf, +inf], clamped to +-FLT_MAX: finite, never NaN.
+float centroid(float lo, float hi) noexcept {
+  const double c = 0.5 * (static_cast<double>(lo) + static_cast<double>(hi));
+  if (!(c == c)) return 0.0f;
+  return static_cast<float>(std::clamp(c, -static_cast<double>(FLT_MAX), static_cast<double>(FLT_MAX)));
+}
+
+// A box to build from, with its centroid and its index in the input (a copy:
+// the splits then read memory in order, not the input at random).
+struct Ref {
+  Box3 box;
+  std::array<float, 3> c;
+  std::uint32_t index;
+};
+
+// A range of refs still to split, and its node.
+struct BuildTask {
+  std::uint32_t begin, end;
+  std::uint32_t node;
+};
+
+constexpr int kBins = 32;
+
+// The axis along which the centroids of refs spread most, with their range on it.
+int widest_axis(std::span<const Ref> refs, double& lo, double& width) noexcept {
+  std::array<float, 3> cmin = refs[0].c, cmax = refs[0].c;
+  for (const Ref& r : refs) {
+    for (int k = 0; k < 3; ++k) {
+      cmin[k] = std::min(cmin[k], r.c[k]);
+      cmax[k] = std::max(cmax[k], r.c[k]);
+    }
+  }
+  int axis = 0;
+  width = -1.0;
+  for (int k = 0; k < 3; ++k) {
+    const double w = static_cast<double>(cmax[k]) - static_cast<double>(cmin[k]);  // finite: centroids are
+    if (w > width) width = w, axis = k, lo = cmin[k];
+  }
+  return axis;
+}
+
+// An empty box: the union with it of any box is that box.
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr Box3 kEmpty{{kInf, kInf, kInf}, {-kInf, -kInf, -kInf}};
+
+// Splits refs at the cheapest of the binned SAH planes along `axis` (kBins
+// bins, fewer for fewer refs: their setup would dominate small ranges); the
+// size of the left part, 0 if no plane separates anything.
+std::size_t sah_split(std::span<Ref> refs, int axis, double lo, double width) {
+  struct Bin {
+    Box3 box;
+    std::size_t count;
+  };
+  const int bin_count = static_cast<int>(std::min<std::size_t>(kBins, refs.size()));
+  std::array<Bin, kBins> bins;
+  for (int b = 0; b < bin_count; ++b) bins[b] = {kEmpty, 0};
+  const double scale = bin_count / width;
+  auto bin_of = [&](const Ref& r) {
+    const double b = (static_cast<double>(r.c[axis]) - lo) * scale;
+    return std::min(static_cast<int>(b), bin_count - 1);
+  };
+  for (const Ref& r : refs) {
+    Bin& bin = bins[bin_of(r)];
+    bin.box = unite(bin.box, r.box);
+    ++bin.count;
+  }
+  // Right-to-left sweep: the cost of each right part; then left to right.
+  std::array<double, kBins> right_cost;
+  Box3 acc = kEmpty;
+  std::size_t count = 0;
+  for (int b = bin_count - 1; b > 0; --b) {
+    acc = unite(acc, bins[b].box);
+    count += bins[b].count;
+    right_cost[b] = count == 0 ? 0.0 : area(acc) * static_cast<double>(count);
+  }
+  double best = std::numeric_limits<double>::infinity();
+  int best_plane = -1;
+  acc = kEmpty;
+  count = 0;
+  for (int b = 0; b < bin_count - 1; ++b) {
+    acc = unite(acc, bins[b].box);
+    count += bins[b].count;
+    if (count == 0 || count == refs.size()) continue;
+    const double cost = area(acc) * static_cast<double>(count) + right_cost[b + 1];
+    if (cost < best) best = cost, best_plane = b;
+  }
+  if (best_plane < 0) return 0;
+  const auto mid = std::partition(refs.begin(), refs.end(), [&](const Ref& r) { return bin_of(r) <= best_plane; });
+  return static_cast<std::size_t>(mid - refs.begin());
+}
+
+}  // namespace
+
+void AabbTree::build(std::span<const Slot> slots, std::span<const Box3> boxes, Split split) {
+  assert(slots.size() == boxes.size());
+  clear();
+  const std::size_t n = slots.size();
+  if (n == 0) return;
+  reserve(n);
+  Slot top = 0;
+  for (const Slot s : slots) top = std::max(top, s);
+  if (leaf_of_.size() <= top) leaf_of_.resize(std::size_t{top} + 1, kNull);
+
+  std::vector<Ref> refs(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Box3& b = boxes[i];
+    refs[i] = {b,
+               {centroid(b.min[0], b.max[0]), centroid(b.min[1], b.max[1]), centroid(b.min[2], b.max[2])},
+               static_cast<std::uint32_t>(i)};
+  }
+  // Top down, depth first, the left part next: a split numbers its two
+  // children side by side (a walk reads both at once), after their parent.
+  std::vector<BuildTask> tasks;
+  root_ = 0;
+  nodes_.emplace_back();
+  tasks.push_back({0, static_cast<std::uint32_t>(n), root_});
+  while (!tasks.empty()) {
+    const BuildTask task = tasks.back();
+    tasks.pop_back();
+    const std::uint32_t i = task.node;
+    if (task.end - task.begin == 1) {
+      const Ref& r = refs[task.begin];
+      nodes_[i].box = r.box;
+      nodes_[i].child[0] = slots[r.index];
+      leaf_of_[slots[r.index]] = i;
+      continue;
+    }
+    const std::span<Ref> range(refs.data() + task.begin, task.end - task.begin);
+    double lo = 0.0, width = 0.0;
+    const int axis = widest_axis(range, lo, width);
+    std::size_t left = 0;
+    if (split == Split::kBinnedSah && width > 0.0) left = sah_split(range, axis, lo, width);
+    if (left == 0) {  // the median: also where every centroid coincides
+      left = range.size() / 2;
+      if (width > 0.0) {
+        std::nth_element(range.begin(), range.begin() + static_cast<std::ptrdiff_t>(left), range.end(),
+                         [axis](const Ref& a, const Ref& b) { return a.c[axis] < b.c[axis]; });
+      }
+    }
+    const auto mid = task.begin + static_cast<std::uint32_t>(left);
+    const auto first = static_cast<std::uint32_t>(nodes_.size());
+    nodes_.resize(nodes_.size() + 2);
+    nodes_[first].parent = nodes_[first + 1].parent = i;
+    nodes_[i].child = {first, first + 1};
+    tasks.push_back({mid, task.end, first + 1});
+    tasks.push_back({task.begin, mid, first});
+  }
+  // Children follow their parents: refit from the last node back.
+  for (std::size_t i = nodes_.size(); i-- > 0;) {
+    if (nodes_[i].child[1] != kNull) refit(static_cast<std::uint32_t>(i));
+  }
+  leaves_ = n;
+  fit_stack();
+}
+
+std::uint32_t AabbTree::allocate_node() {
+  if (free_ != kNull) {
+    const std::uint32_t i = free_;
+    free_ = nodes_[i].parent;
+    nodes_[i] = Node{};
+    return i;
+  }
+  reserve_geometric(nodes_, nodes_.size() + 1);
+  nodes_.emplace_back();
+  return static_cast<std::uint32_t>(nodes_.size() - 1);
+}
+
+void AabbTree::free_node(std::uint32_t i) noexcept {
+  nodes_[i] = Node{};
+  nodes_[i].parent = free_;
+  free_ = i;
+}
+
+void AabbTree::refit(std::uint32_t i) noexcept {
+  Node& node = nodes_[i];
+  const Node& a = nodes_[node.child[0]];
+  const Node& b = nodes_[node.child[1]];
+  node.box = unite(a.box, b.box);
+  node.height = 1 + std::max(a.height, b.height);
+}
+
+// A rotation lifts the taller child c of a into a's place: a becomes c's
+// child in place of c's shorter child, which becomes a's child in place of c.
+// The heights of a's subtrees then differ by at most one more than c's did.
+std::uint32_t AabbTree::balance(std::uint32_t a) noexcept {
+  Node& node = nodes_[a];
+  if (node.height < 2) return a;
+  const std::uint32_t h0 = nodes_[node.child[0]].height, h1 = nodes_[node.child[1]].height;
+  if (h0 <= h1 + 1 && h1 <= h0 + 1) return a;
+  const int up = h1 > h0 ? 1 : 0;  // the side of the taller child
+  const std::uint32_t c = node.child[up];
+  Node& lifted = nodes_[c];
+  const int shorter = nodes_[lifted.child[0]].height < nodes_[lifted.child[1]].height ? 0 : 1;
+  const std::uint32_t moved = lifted.child[shorter];
+  // c takes a's place under a's parent.
+  lifted.parent = node.parent;
+  if (node.parent == kNull) {
+    root_ = c;
+  } else {
+    Node& p = nodes_[node.parent];
+    p.child[p.child[0] == a ? 0 : 1] = c;
+  }
+  // a goes under c; c's shorter child goes under a.
+  lifted.child[shorter] = a;
+  node.parent = c;
+  node.child[up] = moved;
+  nodes_[moved].parent = a;
+  refit(a);
+  refit(c);
+  return c;
+}
+
+void AabbTree::walk_up(std::uint32_t i) noexcept {
+  while (i != kNull) {
+    i = balance(i);
+    refit(i);
+    i = nodes_[i].parent;
+  }
+}
+
+void AabbTree::fit_stack() {
+  if (height() + 1 > kInlineStack && deep_stack_.size() < height() + 1) deep_stack_.resize(height() + 1);
+}
+
+// Greedy descent by SAH cost (the idea of Box2D's b2DynamicTree): at each
+// node, compare making the new leaf this node's sibling (a new parent of the
+// union's area) with descending into either child (the area that child's
+// box would gain, or the new parent's area at a leaf); every ancestor above
+// grows by the same amount whichever is chosen below it, the inherited cost.
+void AabbTree::insert(Slot slot, const Box3& box) {
+  assert(!contains(slot));
+  if (leaf_of_.size() <= slot) {
+    reserve_geometric(leaf_of_, std::size_t{slot} + 1);
+    leaf_of_.resize(std::size_t{slot} + 1, kNull);
+  }
+  const std::uint32_t leaf = allocate_node();
+  nodes_[leaf].box = box;
+  nodes_[leaf].child[0] = slot;
+  leaf_of_[slot] = leaf;
+  ++leaves_;
+  if (root_ == kNull) {
+    root_ = leaf;
+    return;
+  }
+  std::uint32_t at = root_;
+  while (nodes_[at].height != 0) {
+    const Node& node = nodes_[at];
+    const double here = area(unite(node.box, box));
+    const double inherited = here - area(node.box);
+    std::array<double, 2> cost{};
+    for (int s = 0; s < 2; ++s) {
+      const Node& c = nodes_[node.child[s]];
+      const double grown = area(unite(c.box, box));
+      cost[s] = (c.height == 0 ? grown : grown - area(c.box)) + inherited;
+    }
+    if (here <= cost[0] && here <= cost[1]) break;
+    at = node.child[cost[1] < cost[0] ? 1 : 0];
+  }
+  // A new parent for `at` and the leaf, in at's place.
+  const std::uint32_t parent = allocate_node();
+  const std::uint32_t above = nodes_[at].parent;
+  nodes_[parent].parent = above;
+  nodes_[parent].child = {at, leaf};
+  if (above == kNull) {
+    root_ = parent;
+  } else {
+    Node& p = nodes_[above];
+    p.child[p.child[0] == at ? 0 : 1] = parent;
+  }
+  nodes_[at].parent = parent;
+  nodes_[leaf].parent = parent;
+  walk_up(parent);
+  fit_stack();
+}
+
+void AabbTree::remove(Slot slot) {
+  assert(contains(slot));
+  const std::uint32_t leaf = leaf_of_[slot];
+  leaf_of_[slot] = kNull;
+  --leaves_;
+  const std::uint32_t parent = nodes_[leaf].parent;
+  free_node(leaf);
+  if (parent == kNull) {
+    root_ = kNull;
+    return;
+  }
+  // The sibling takes the parent's place.
+  const Node& p = nodes_[parent];
+  const std::uint32_t sibling = p.child[p.child[0] == leaf ? 1 : 0];
+  const std::uint32_t above = p.parent;
+  nodes_[sibling].parent = above;
+  free_node(parent);
+  if (above == kNull) {
+    root_ = sibling;
+    return;
+  }
+  Node& a = nodes_[above];
+  a.child[a.child[0] == parent ? 0 : 1] = sibling;
+  walk_up(above);
+}
+
+void AabbTree::move(Slot slot, const Box3& box) {
+  assert(contains(slot));
+  if (leaves_ == 1) {
+    nodes_[root_].box = box;
+    return;
+  }
+  remove(slot);
+  insert(slot, box);
+}
+
+void AabbTree::reserve(std::size_t leaves) {
+  nodes_.reserve(leaves == 0 ? 0 : 2 * leaves - 1);
+  leaf_of_.reserve(leaves);
+}
+
+void AabbTree::clear() noexcept {
+  nodes_.clear();
+  std::fill(leaf_of_.begin(), leaf_of_.end(), kNull);
+  root_ = kNull;
+  free_ = kNull;
+  leaves_ = 0;
+}
+
+std::size_t AabbTree::memory_bytes() const noexcept {
+  return nodes_.capacity() * sizeof(Node) + leaf_of_.capacity() * sizeof(std::uint32_t) +
+         deep_stack_.capacity() * sizeof(StackEntry);
+}
+
+double AabbTree::area_ratio() const noexcept {
+  if (root_ == kNull || nodes_[root_].height == 0) return 0.0;
+  const double root = area(nodes_[root_].box);
+  if (root == 0.0) return 0.0;
+  // Free nodes have height 0, as leaves do: neither counts.
+  double total = 0.0;
+  for (const Node& node : nodes_) {
+    if (node.height != 0) total += area(node.box);
+  }
+  return total / root;
+}
+
+bool AabbTree::validate() const {
+  const std::size_t count = nodes_.size();
+  if ((root_ == kNull) != (leaves_ == 0)) return false;
+  std::vector<std::uint8_t> seen(count, 0);
+  std::size_t reached = 0, leaves = 0;
+  if (root_ != kNull) {
+    if (root_ >= count || nodes_[root_].parent != kNull) return false;
+    std::vector<std::uint32_t> stack{root_};
+    while (!stack.empty()) {
+      const std::uint32_t i = stack.back();
+      stack.pop_back();
+      if (seen[i]) return false;  // reached twice: a cycle or a shared child
+      seen[i] = 1;
+      ++reached;
+      const Node& node = nodes_[i];
+      if (node.height == 0) {
+        const Slot s = node.child[0];
+        if (s >= leaf_of_.size() || leaf_of_[s] != i) return false;
+        if (check_box(node.box).fault != BoxFault::kNone) return false;
+        ++leaves;
+        continue;
+      }
+      for (const std::uint32_t c : node.child) {
+        if (c >= count || nodes_[c].parent != i) return false;
+        stack.push_back(c);
+      }
+      const Node& a = nodes_[node.child[0]];
+      const Node& b = nodes_[node.child[1]];
+      if (node.height != 1 + std::max(a.height, b.height)) return false;
+      if (!(node.box == unite(a.box, b.box))) return false;
+    }
+  }
+  if (leaves != leaves_) return false;
+  std::size_t mapped = 0;
+  for (const std::uint32_t leaf : leaf_of_) {
+    if (leaf == kNull) continue;
+    if (leaf >= count || !seen[leaf] || nodes_[leaf].height != 0) return false;
+    ++mapped;
+  }
+  if (mapped != leaves_) return false;
+  // Every other node is on the free list, once.
+  std::size_t free_count = 0;
+  for (std::uint32_t i = free_; i != kNull; i = nodes_[i].parent) {
+    if (i >= count || seen[i]) return false;
+    seen[i] = 2;
+    if (++free_count > count) return false;
+  }
+  return reached + free_count == count;
+}
+
+}  // namespace sapling::detail

@@ -1,0 +1,212 @@
+// AabbTree: a binary bounding-volume hierarchy over exact boxes, for the
+// static objects of a world (a level laid out once, changed rarely); it
+// answers region queries (every leaf overlapping a box) and ray casts.
+//
+// Structure. Every node holds a box; a leaf holds one caller's slot and the
+// box exactly as given (no fattening: static objects do not move); an
+// internal node has exactly two children and its box is the exact union of
+// theirs, so a box or ray that misses a node misses everything below it.
+// Nodes live in one array, linked by indices (parent, two children); freed
+// nodes form a free list; `leaf_of_[slot]` finds a slot's leaf. A node is 40
+// bytes and n leaves need 2n - 1 nodes: about 84 bytes per leaf with the map.
+//
+// Building. build() lays the tree out top-down: a range of boxes is split in
+// two by binned SAH (the surface area heuristic, MacDonald and Booth 1990,
+// binned as in Wald 2007: 32 bins along the longest axis of the centroids'
+// bounds) or at the median centroid of that axis (nth_element); both are
+// O(n log n). Nodes are numbered depth first, a node's two children side by
+// side, which a walk tests together. The median split's height is ceil(log2 n).
+//
+// Changing. insert() descends from the root towards the best sibling by the
+// greedy SAH cost of Box2D's b2DynamicTree (the area a new parent would add
+// at each level, plus what the ancestors would grow by), pairs the new leaf
+// with it under a new parent, and walks back up refitting boxes and heights;
+// on the way, a node whose children's heights differ by more than one is
+// rotated (its taller child takes its place, AVL style), as Box2D does: the
+// height stays logarithmic on ordinary layouts (boxes at exponentially
+// growing distances still grow it linearly). remove() replaces the leaf's
+// parent by its sibling and walks up the same way; move() is a removal and
+// an insertion. Each costs O(height).
+//
+// Queries walk an explicit stack, no recursion, no allocation: a depth-first
+// walk needs at most height + 1 entries, kept on the C++ stack up to
+// kInlineStack entries; a deeper tree (possible after adversarial inserts)
+// walks with a member scratch sized by the change that deepened it, so
+// queries are const but run one at a time: never on two threads at once,
+// nor from inside a visitor on the same tree. Rays walk the nearer child
+// first and skip what lies beyond the bound the visitor returns.
+//
+// Infinite bounds (a ground plane) and +-FLT_MAX are valid: a centroid
+// coordinate is taken in double, 0 for [-inf, +inf], clamped to +-FLT_MAX;
+// surface areas are taken in double with extents clamped, so no cost is NaN.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "sapling/box.hpp"
+#include "sapling/ray.hpp"
+
+namespace sapling::detail {
+
+class AabbTree {
+ public:
+  /// The caller's payload per leaf (sapling::Slot): a dense small integer.
+  using Slot = std::uint32_t;
+  /// How build() splits a range of boxes in two.
+  enum class Split : std::uint8_t {
+    kBinnedSah,  ///< the cheapest of 32 binned SAH splits along the centroids' longest axis
+    kMedian,     ///< at the median centroid along that axis
+  };
+
+  /// Replaces the content by `slots[i]` with `boxes[i]` (distinct slots, equal lengths): top-down, O(n log n).
+  void build(std::span<const Slot> slots, std::span<const Box3> boxes, Split split = Split::kBinnedSah);
+  /// Adds `slot` (not in the tree) with `box`: O(height).
+  void insert(Slot slot, const Box3& box);
+  /// Removes `slot`, which must be in the tree: O(height).
+  void remove(Slot slot);
+  /// Gives `slot`, which must be in the tree, the box `box`: O(height).
+  void move(Slot slot, const Box3& box);
+  /// Whether `slot` is in the tree.
+  bool contains(Slot slot) const noexcept { return slot < leaf_of_.size() && leaf_of_[slot] != kNull; }
+  /// The number of leaves.
+  std::size_t size() const noexcept { return leaves_; }
+  /// The box `slot` (in the tree) was given.
+  const Box3& box(Slot slot) const noexcept { return nodes_[leaf_of_[slot]].box; }
+  /// The tree's quality: the internal nodes' surface areas summed, over the root's (with extents clamped to
+  /// 2 FLT_MAX); the SAH's expected count of internal nodes a random ray entering the root enters. Lower is better.
+  double area_ratio() const noexcept;
+  /// The number of edges from the root to the deepest leaf (0 for one leaf or none).
+  std::uint32_t height() const noexcept { return root_ == kNull ? 0 : nodes_[root_].height; }
+
+  /// Calls visit(slot) for every leaf whose box overlaps `box` (closed, sapling::overlaps), each once, in no order.
+  template <class Visit>
+  void query(const Box3& box, Visit&& visit) const;
+  /// Calls visit(slot, t) for every leaf the valid ray `r` meets (sapling::ray_entry), t its entry, nearer
+  /// subtrees first. visit returns the largest t still of interest (r.max_t for every hit, the best t so far
+  /// for the closest); a subtree whose entry is greater is skipped, one at that bound still visited.
+  template <class Visit>
+  void ray(const Ray3& r, Visit&& visit) const;
+
+  /// Makes room for `leaves` leaves (slots below `leaves`).
+  void reserve(std::size_t leaves);
+  /// Empties the tree, keeping its room.
+  void clear() noexcept;
+  /// Bytes held: nodes, the slot map and the deep-walk scratch.
+  std::size_t memory_bytes() const noexcept;
+  /// Checks every invariant: parent and child links agree and reach every
+  /// live node once, node boxes are the exact union of their children's,
+  /// heights are 1 + the taller child's, leaves and the slot map agree, the
+  /// free list holds the other nodes; false on the first violation.
+  bool validate() const;
+
+ private:
+  static constexpr std::uint32_t kNull = ~std::uint32_t{0};
+  static constexpr std::size_t kInlineStack = 64;
+
+  // A leaf has height 0 and its slot in child[0]; an internal node two children.
+  // A free node links the next free one through `parent`.
+  struct Node {
+    Box3 box;
+    std::uint32_t parent = kNull;
+    std::array<std::uint32_t, 2> child{kNull, kNull};
+    std::uint32_t height = 0;
+  };
+  struct StackEntry {
+    std::uint32_t node;
+    float t;  // the node's ray entry (ray casts only)
+  };
+
+  std::uint32_t allocate_node();
+  void free_node(std::uint32_t i) noexcept;
+  // Box and height of internal node i from its children.
+  void refit(std::uint32_t i) noexcept;
+  // Rotates i if its children's heights differ by more than one; the subtree's root after.
+  std::uint32_t balance(std::uint32_t i) noexcept;
+  // Refits and balances from i up to the root.
+  void walk_up(std::uint32_t i) noexcept;
+  // Sizes the deep-walk scratch for the current height.
+  void fit_stack();
+  // The stack a walk uses: `local` when the tree is shallow enough, else the scratch.
+  StackEntry* walk_stack(std::array<StackEntry, kInlineStack>& local) const noexcept {
+    return height() + 1 <= kInlineStack ? local.data() : deep_stack_.data();
+  }
+
+  std::vector<Node> nodes_;
+  std::vector<std::uint32_t> leaf_of_;  // slot -> leaf node, kNull when absent
+  std::uint32_t root_ = kNull;
+  std::uint32_t free_ = kNull;
+  std::size_t leaves_ = 0;
+  // Written by queries on trees deeper than kInlineStack: one query at a time.
+  mutable std::vector<StackEntry> deep_stack_;
+};
+
+template <class Visit>
+void AabbTree::query(const Box3& box, Visit&& visit) const {
+  if (root_ == kNull || !overlaps(nodes_[root_].box, box)) return;
+  if (nodes_[root_].height == 0) {
+    visit(Slot{nodes_[root_].child[0]});
+    return;
+  }
+  std::array<StackEntry, kInlineStack> local;
+  StackEntry* stack = walk_stack(local);
+  std::size_t top = 0;
+  stack[top++] = {root_, 0.0f};
+  // Only internal nodes known to overlap are pushed: children are tested
+  // here, and a leaf that overlaps is visited at once.
+  while (top != 0) {
+    const Node& node = nodes_[stack[--top].node];
+    for (const std::uint32_t c : node.child) {
+      const Node& child = nodes_[c];
+      if (!overlaps(child.box, box)) continue;
+      if (child.height == 0) {
+        visit(Slot{child.child[0]});
+      } else {
+        stack[top++] = {c, 0.0f};
+      }
+    }
+  }
+}
+
+template <class Visit>
+void AabbTree::ray(const Ray3& r, Visit&& visit) const {
+  float t = 0.0f;
+  if (root_ == kNull || !ray_entry(r, nodes_[root_].box, t)) return;
+  std::array<StackEntry, kInlineStack> local;
+  StackEntry* stack = walk_stack(local);
+  std::size_t top = 0;
+  float bound = r.max_t;
+  stack[top++] = {root_, t};
+  while (top != 0) {
+    const StackEntry e = stack[--top];
+    if (e.t > bound) continue;  // the bound fell since it was pushed
+    const Node& node = nodes_[e.node];
+    if (node.height == 0) {
+      bound = visit(Slot{node.child[0]}, e.t);
+      continue;
+    }
+    // Both children tested here; the nearer pushed last, so walked first.
+    float t0 = 0.0f, t1 = 0.0f;
+    const bool hit0 = ray_entry(r, nodes_[node.child[0]].box, t0) && !(t0 > bound);
+    const bool hit1 = ray_entry(r, nodes_[node.child[1]].box, t1) && !(t1 > bound);
+    if (hit0 && hit1) {
+      if (t0 <= t1) {
+        stack[top++] = {node.child[1], t1};
+        stack[top++] = {node.child[0], t0};
+      } else {
+        stack[top++] = {node.child[0], t0};
+        stack[top++] = {node.child[1], t1};
+      }
+    } else if (hit0) {
+      stack[top++] = {node.child[0], t0};
+    } else if (hit1) {
+      stack[top++] = {node.child[1], t1};
+    }
+  }
+}
+
+}  // namespace sapling::detail

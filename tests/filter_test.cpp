@@ -1,0 +1,386 @@
+// Filters, static objects, region queries with masks and ray casts
+// (filter.hpp, ray.hpp, docs/trace-format.md "Version 2"), for every
+// registered algorithm, against an oracle that applies the pair rule to
+// every pair of live objects: random worlds of dynamic and static objects
+// whose filters change, frame after frame; the contract's example; frames
+// refused by the pair budget (the broad phase then rebuilds its algorithm
+// and its static tree); the renumbering after a mass removal; and every
+// refusal of a bad call, which must leave the broad phase as it was.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sapling/broad_phase.hpp"
+#include "sapling/registry.hpp"
+#include "trace_generators.hpp"
+
+namespace sapling {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+std::vector<std::string> algorithm_names() {
+  std::vector<std::string> names;
+  for (const AlgorithmInfo& info : algorithms()) {
+    names.push_back(info.name);
+    if (info.name == "multi-sap") names.push_back("multi-sap:mode=witness");
+  }
+  return names;
+}
+
+std::string identifier(std::string s) {
+  for (char& c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return s;
+}
+
+struct Object {
+  Box3 box;
+  Filter filter;
+  Motion motion = Motion::kDynamic;
+};
+
+// The semantics, object by object.
+class Oracle {
+ public:
+  std::map<Id, Object> live;
+
+  std::set<Pair> pairs() const {
+    std::set<Pair> out;
+    for (auto a = live.begin(); a != live.end(); ++a) {
+      for (auto b = std::next(a); b != live.end(); ++b) {
+        if (overlaps(a->second.box, b->second.box) &&
+            may_pair(a->second.filter, a->second.motion, b->second.filter, b->second.motion)) {
+          out.insert(make_pair(a->first, b->first));
+        }
+      }
+    }
+    return out;
+  }
+
+  std::vector<Id> query(const Box3& box, std::uint32_t mask) const {
+    std::vector<Id> out;
+    for (const auto& [id, o] : live) {
+      if (overlaps(o.box, box) && (o.filter.category & mask) != 0) out.push_back(id);
+    }
+    return out;
+  }
+
+  std::vector<RayHit> ray(const Ray3& ray, std::uint32_t mask) const {
+    std::vector<RayHit> out;
+    for (const auto& [id, o] : live) {
+      float t = 0;
+      if ((o.filter.category & mask) != 0 && ray_entry(ray, o.box, t)) out.push_back({id, t});
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+};
+
+// A few categories, so that filters reject some pairs and accept others.
+Filter random_filter(testgen::Rng& rng) {
+  if (rng.chance(0.4)) return Filter{};
+  const std::uint32_t category = 1u << rng.range(0, 3);
+  std::uint32_t mask = kAllCategories;
+  if (rng.chance(0.5)) mask &= ~(1u << rng.range(0, 3));
+  if (rng.chance(0.2)) mask = 0;
+  return Filter{category, mask};
+}
+
+// Coordinates on a coarse grid, so that boxes often touch exactly.
+float coordinate(testgen::Rng& rng) { return static_cast<float>(rng.range(0, 40)) * 0.5f; }
+
+// Dynamic boxes are unit cubes (every algorithm, unisize too, takes them);
+// static ones any size, now and then an infinite ground or a point.
+Box3 dynamic_box(testgen::Rng& rng) {
+  const float x = coordinate(rng), y = coordinate(rng), z = coordinate(rng) * 0.25f;
+  return Box3{{x, y, z}, {x + 1, y + 1, z + 1}};
+}
+
+Box3 static_box(testgen::Rng& rng) {
+  if (rng.chance(0.05)) return Box3{{-kInf, -kInf, -1}, {kInf, kInf, 0}};
+  const float x = coordinate(rng), y = coordinate(rng), z = coordinate(rng) * 0.25f;
+  if (rng.chance(0.1)) return Box3{{x, y, z}, {x, y, z}};
+  return Box3{{x, y, z}, {x + coordinate(rng) * 0.4f, y + coordinate(rng) * 0.4f, z + 1}};
+}
+
+Ray3 random_ray(testgen::Rng& rng) {
+  Ray3 r;
+  for (int k = 0; k < 3; ++k) {
+    r.origin[k] = coordinate(rng) - 2;
+    // Often zero or axis-parallel: rays along faces and edges.
+    r.direction[k] = rng.chance(0.4) ? 0.0f : static_cast<float>(rng.range(-4, 4)) * 0.5f;
+  }
+  if (r.direction == std::array<float, 3>{0, 0, 0}) r.direction[0] = 1;
+  r.max_t = rng.chance(0.3) ? kInf : static_cast<float>(rng.range(0, 40));
+  return r;
+}
+
+std::vector<Pair> sorted(std::span<const Pair> pairs) {
+  std::vector<Pair> out(pairs.begin(), pairs.end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class FilterWorld : public ::testing::TestWithParam<std::string> {};
+
+// One random world: adds (dynamic and static, with filters), moves,
+// removals and filter changes; each frame's delta, pairs(), queries and rays
+// against the oracle. With a pair budget, some frames are refused: their
+// operations are dropped and the next frame rebuilds.
+// Counts the frames refused in `refused`.
+void run_world(const std::string& algo, std::uint64_t seed, std::size_t max_pairs, int& refused) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  testgen::Rng rng(seed);
+  Options options;
+  options.max_pairs = max_pairs;
+  Status why;
+  auto bp = BroadPhase::create(algo, options, &why);
+  ASSERT_NE(bp, nullptr) << why.message();
+  Oracle oracle;
+  std::set<Pair> before;
+  constexpr Id kIds = 90;
+  for (int frame = 0; frame < 70; ++frame) {
+    SCOPED_TRACE("frame " + std::to_string(frame));
+    Oracle next = oracle;
+    std::set<Id> touched;
+    std::vector<Id> add_ids[2], move_ids, remove_ids, filter_ids;
+    std::vector<Box3> add_boxes[2], move_boxes;
+    std::vector<Filter> add_filters[2], filters;
+    const int ops = frame == 0 ? 50 : rng.range(0, 12);
+    for (int k = 0; k < ops; ++k) {
+      const Id id = static_cast<Id>(rng.below(kIds));
+      if (touched.count(id)) continue;
+      touched.insert(id);
+      const auto it = oracle.live.find(id);
+      if (it == oracle.live.end()) {
+        const int motion = rng.chance(0.35) ? 1 : 0;
+        const Box3 box = motion == 1 ? static_box(rng) : dynamic_box(rng);
+        const Filter f = random_filter(rng);
+        add_ids[motion].push_back(id);
+        add_boxes[motion].push_back(box);
+        add_filters[motion].push_back(f);
+        next.live[id] = Object{box, f, motion == 1 ? Motion::kStatic : Motion::kDynamic};
+        continue;
+      }
+      const double roll = rng.unit();
+      if (roll < 0.2) {
+        remove_ids.push_back(id);
+        next.live.erase(id);
+      } else if (roll < 0.45) {
+        const Filter f = random_filter(rng);
+        filter_ids.push_back(id);
+        filters.push_back(f);
+        next.live[id].filter = f;
+      } else if (it->second.motion == Motion::kDynamic || rng.chance(0.3)) {
+        const Box3 box = it->second.motion == Motion::kStatic ? static_box(rng) : dynamic_box(rng);
+        move_ids.push_back(id);
+        move_boxes.push_back(box);
+        next.live[id].box = box;
+      }
+    }
+    ASSERT_TRUE(bp->remove(remove_ids));
+    ASSERT_TRUE(bp->move(move_ids, move_boxes));
+    ASSERT_TRUE(bp->add(add_ids[0], add_boxes[0], add_filters[0], Motion::kDynamic));
+    ASSERT_TRUE(bp->add(add_ids[1], add_boxes[1], add_filters[1], Motion::kStatic));
+    ASSERT_TRUE(bp->set_filter(filter_ids, filters));
+    const FrameDelta& d = bp->update();
+    if (d.status.code() == StatusCode::kPairBudget) {
+      ASSERT_TRUE(d.created.empty() && d.deleted.empty());
+      EXPECT_EQ(sorted(bp->pairs()), std::vector<Pair>(before.begin(), before.end()));
+      ++refused;
+      continue;  // the frame's operations were dropped
+    }
+    ASSERT_TRUE(d.status) << d.status.message();
+    oracle = next;
+    const std::set<Pair> now = oracle.pairs();
+    std::vector<Pair> created, deleted;
+    std::set_difference(now.begin(), now.end(), before.begin(), before.end(), std::back_inserter(created));
+    std::set_difference(before.begin(), before.end(), now.begin(), now.end(), std::back_inserter(deleted));
+    ASSERT_EQ(std::vector<Pair>(d.created.begin(), d.created.end()), created);
+    ASSERT_EQ(std::vector<Pair>(d.deleted.begin(), d.deleted.end()), deleted);
+    ASSERT_EQ(sorted(bp->pairs()), std::vector<Pair>(now.begin(), now.end()));
+    ASSERT_TRUE(bp->validate());
+    before = now;
+    for (const auto& [id, o] : oracle.live) {
+      ASSERT_EQ(bp->filter(id), o.filter);
+      ASSERT_EQ(bp->motion(id), o.motion);
+    }
+    // Queries and rays on the frame's state.
+    std::vector<Id> got;
+    std::vector<RayHit> hits;
+    std::optional<RayHit> closest;
+    for (int q = 0; q < 4; ++q) {
+      const Box3 box = static_box(rng);
+      const std::uint32_t mask = rng.chance(0.5) ? kAllCategories : random_filter(rng).category;
+      ASSERT_TRUE(bp->query(box, got, mask));
+      ASSERT_EQ(got, oracle.query(box, mask));
+      const Ray3 ray = random_ray(rng);
+      ASSERT_TRUE(bp->ray_cast(ray, hits, mask));
+      const std::vector<RayHit> expected = oracle.ray(ray, mask);
+      ASSERT_EQ(hits, expected);
+      ASSERT_TRUE(bp->ray_cast_closest(ray, closest, mask));
+      ASSERT_EQ(closest, expected.empty() ? std::nullopt : std::optional<RayHit>(expected.front()));
+    }
+    std::vector<Box3> boxes;
+    for (int q = 0; q < 20; ++q) boxes.push_back(static_box(rng));
+    std::vector<std::size_t> offsets;
+    ASSERT_TRUE(bp->query(boxes, got, offsets, 2u));
+    ASSERT_EQ(offsets.size(), boxes.size() + 1);
+    for (std::size_t q = 0; q < boxes.size(); ++q) {
+      ASSERT_EQ(std::vector<Id>(got.begin() + static_cast<std::ptrdiff_t>(offsets[q]),
+                                got.begin() + static_cast<std::ptrdiff_t>(offsets[q + 1])),
+                oracle.query(boxes[q], 2u));
+    }
+  }
+}
+
+TEST_P(FilterWorld, MatchesOracle) {
+  int refused = 0;
+  for (std::uint64_t seed = 1; seed <= 4 && !HasFailure(); ++seed) run_world(GetParam(), seed, 0, refused);
+  EXPECT_EQ(refused, 0);
+}
+
+TEST_P(FilterWorld, RefusedFramesRebuild) {
+  int refused = 0;
+  for (std::uint64_t seed = 11; seed <= 12 && !HasFailure(); ++seed) run_world(GetParam(), seed, 12, refused);
+  EXPECT_GT(refused, 0);  // the budget did refuse frames
+}
+
+// The contract's version-2 example (docs/trace-format.md), through the API.
+TEST_P(FilterWorld, ContractExample) {
+  auto bp = BroadPhase::create(GetParam());
+  ASSERT_NE(bp, nullptr);
+  const Id statics[] = {1, 2};
+  const Box3 static_boxes[] = {{{-kInf, -kInf, -1}, {kInf, kInf, 0}}, {{5, 5, -1}, {6, 6, 0}}};
+  ASSERT_TRUE(bp->add(statics, static_boxes, {}, Motion::kStatic));
+  ASSERT_TRUE(bp->add(7, Box3{{0, 0, 0}, {1, 1, 1}}, Filter{2, 0xfffffffd}));
+  ASSERT_TRUE(bp->add(8, Box3{{0.5f, 0, 0}, {1.5f, 1, 1}}, Filter{2, 0xffffffff}));
+  if (GetParam() != "unisize") {
+    ASSERT_TRUE(bp->add(9, Box3{{0.5f, 0.5f, 0.5f}, {2, 2, 2}}));
+  } else {  // one size only: 9 is a unit cube there, with the same pairs
+    ASSERT_TRUE(bp->add(9, Box3{{0.5f, 0.5f, 0.5f}, {1.5f, 1.5f, 1.5f}}));
+  }
+  const FrameDelta& d0 = bp->update();
+  EXPECT_EQ(std::vector<Pair>(d0.created.begin(), d0.created.end()),
+            (std::vector<Pair>{{1, 7}, {1, 8}, {7, 9}, {8, 9}}));
+  ASSERT_TRUE(bp->set_filter(9, Filter{4, 0x1}));
+  const FrameDelta& d1 = bp->update();
+  EXPECT_TRUE(d1.created.empty());
+  EXPECT_EQ(std::vector<Pair>(d1.deleted.begin(), d1.deleted.end()), (std::vector<Pair>{{7, 9}, {8, 9}}));
+  EXPECT_EQ(sorted(bp->pairs()), (std::vector<Pair>{{1, 7}, {1, 8}}));
+  std::vector<Id> got;
+  ASSERT_TRUE(bp->query(Box3{{-1, -1, -1}, {0.75f, 0.75f, 0.75f}}, got));
+  EXPECT_EQ(got, (std::vector<Id>{1, 7, 8, 9}));
+  ASSERT_TRUE(bp->query(Box3{{0, 0, 0}, {3, 3, 3}}, got, 0x4));
+  EXPECT_EQ(got, (std::vector<Id>{9}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Algorithms, FilterWorld, ::testing::ValuesIn(algorithm_names()),
+                         [](const auto& param_info) { return identifier(param_info.param); });
+
+// A refused call changes nothing: the next frame is as if it never came.
+TEST(Filters, RefusalsLeaveNoTrace) {
+  auto bp = BroadPhase::create("sap");
+  ASSERT_NE(bp, nullptr);
+  ASSERT_TRUE(bp->add(1, Box3{{0, 0, 0}, {1, 1, 1}}, Filter{1, 1}));
+  ASSERT_TRUE(bp->add(2, Box3{{0, 0, 0}, {1, 1, 1}}, Filter{}, Motion::kStatic));
+  bp->update();
+  const Id ids[] = {1, 5};
+  const Filter two[] = {Filter{2, 2}, Filter{2, 2}};
+  Status s = bp->set_filter(ids, two);
+  EXPECT_EQ(s.code(), StatusCode::kUnknownId);
+  EXPECT_EQ(s.operation(), Operation::kSetFilter);
+  EXPECT_EQ(s.id(), 5u);
+  EXPECT_EQ(s.index(), 1u);
+  EXPECT_EQ(s.message(), "set_filter of id 5: id is not live");
+  s = bp->set_filter(std::span<const Id>(ids, 1), std::span<const Filter>(two, 2));
+  EXPECT_EQ(s.code(), StatusCode::kSizeMismatch);
+  const Id again[] = {1, 1};
+  EXPECT_EQ(bp->set_filter(again, two).code(), StatusCode::kRepeatedId);
+  const Id three[] = {3, 4};
+  const Box3 boxes[] = {Box3{{0, 0, 0}, {1, 1, 1}}, Box3{{0, 0, 0}, {1, 1, 1}}};
+  EXPECT_EQ(bp->add(three, boxes, std::span<const Filter>(two, 1)).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bp->add(three, boxes, two, static_cast<Motion>(7)).code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(bp->move(1, Box3{{0, 0, 0}, {2, 2, 2}}));
+  EXPECT_EQ(bp->set_filter(1, Filter{}).code(), StatusCode::kRepeatedId);  // one operation per id per frame
+  const FrameDelta& d = bp->update();
+  EXPECT_TRUE(d.created.empty() && d.deleted.empty());
+  EXPECT_EQ(bp->filter(1), (Filter{1, 1}));
+  EXPECT_EQ(bp->motion(2), Motion::kStatic);
+  EXPECT_EQ(bp->filter(5), std::nullopt);
+  EXPECT_EQ(sorted(bp->pairs()), (std::vector<Pair>{{1, 2}}));
+}
+
+TEST(Rays, RefusedRays) {
+  auto bp = BroadPhase::create("sap");
+  ASSERT_NE(bp, nullptr);
+  std::vector<RayHit> hits{{1, 0}};
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Status s = bp->ray_cast(Ray3{{0, nan, 0}, {1, 0, 0}, 1}, hits);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidRay);
+  EXPECT_TRUE(hits.empty());
+  EXPECT_EQ(s.message(), "ray_cast: invalid ray: origin.y is NaN or infinite");
+  EXPECT_EQ(bp->ray_cast(Ray3{{0, 0, 0}, {0, 0, 0}, 1}, hits).message(),
+            "ray_cast: invalid ray: the direction is zero");
+  EXPECT_EQ(bp->ray_cast(Ray3{{0, 0, 0}, {0, kInf, 0}, 1}, hits).message(),
+            "ray_cast: invalid ray: direction.y is NaN or infinite");
+  EXPECT_EQ(bp->ray_cast(Ray3{{0, 0, 0}, {1, 0, 0}, -1}, hits).message(),
+            "ray_cast: invalid ray: max_t is NaN or negative");
+  std::optional<RayHit> hit = RayHit{};
+  EXPECT_EQ(bp->ray_cast_closest(Ray2{{0, 0}, {0, 0}, 1}, hit).code(), StatusCode::kInvalidRay);
+  EXPECT_FALSE(hit.has_value());
+  auto flat = BroadPhase::create("sap", Options{.dims = 2});
+  ASSERT_NE(flat, nullptr);
+  EXPECT_EQ(flat->ray_cast(Ray3{{0, 0, 1}, {1, 0, 0}, 1}, hits).code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(flat->add(1, Box2{{1, -1}, {2, 1}}));
+  flat->update();
+  ASSERT_TRUE(flat->ray_cast(Ray2{{0, 0}, {2, 0}, kInf}, hits));
+  EXPECT_EQ(hits, (std::vector<RayHit>{{1, 0.5f}}));
+}
+
+// A mass removal renumbers the slots and rebuilds the algorithm and the
+// static tree (BroadPhase::reserve()): pairs, filters and queries survive.
+TEST(Filters, RenumberingKeepsStaticsAndFilters) {
+  auto bp = BroadPhase::create("sap");
+  ASSERT_NE(bp, nullptr);
+  constexpr Id kMany = 70000;
+  std::vector<Id> ids;
+  std::vector<Box3> boxes;
+  std::vector<Filter> filters;
+  for (Id i = 0; i < kMany; ++i) {
+    const float x = static_cast<float>(i % 300) * 2, y = static_cast<float>(i / 300) * 2;
+    ids.push_back(i);
+    boxes.push_back(Box3{{x, y, 0}, {x + 1, y + 1, 1}});
+    filters.push_back(Filter{1u << (i % 3), kAllCategories});
+  }
+  ASSERT_TRUE(bp->add(ids, boxes, filters, Motion::kStatic));
+  ASSERT_TRUE(bp->add(Id{kMany}, Box3{{0, 0, 0}, {3, 3, 1}}, Filter{1, 0x5}));
+  bp->update();
+  EXPECT_EQ(sorted(bp->pairs()), (std::vector<Pair>{{0, kMany}, {300, kMany}}));  // 1 and 301 are category 2
+  std::vector<Id> gone(ids.begin() + 10, ids.end());
+  ASSERT_TRUE(bp->remove(gone));
+  ASSERT_TRUE(bp->move(Id{kMany}, Box3{{0, 0, 0}, {5, 1, 1}}));
+  const FrameDelta& d = bp->update();
+  EXPECT_EQ(std::vector<Pair>(d.deleted.begin(), d.deleted.end()), (std::vector<Pair>{{300, kMany}}));
+  EXPECT_EQ(std::vector<Pair>(d.created.begin(), d.created.end()), (std::vector<Pair>{{2, kMany}}));
+  EXPECT_LT(bp->memory_bytes(), std::size_t{4} << 20);  // the room of 70,000 objects is given back
+  EXPECT_TRUE(bp->validate());
+  std::vector<Id> got;
+  ASSERT_TRUE(bp->query(Box3{{0, 0, 0}, {100, 100, 100}}, got, 0x4));
+  EXPECT_EQ(got, (std::vector<Id>{2, 5, 8}));
+  ASSERT_TRUE(bp->set_filter(Id{kMany}, Filter{}));
+  const FrameDelta& d2 = bp->update();
+  EXPECT_EQ(std::vector<Pair>(d2.created.begin(), d2.created.end()), (std::vector<Pair>{{1, kMany}}));
+}
+
+}  // namespace
+}  // namespace sapling

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "sapling/broad_phase.hpp"
 #include "sapling/trace.hpp"
 #include "trace_generators.hpp"
 
@@ -976,6 +977,35 @@ TEST(TraceRoundTripVersion2, RandomFiltersMotionsAndQueries) {
       EXPECT_EQ(write(r.trace), text);
     }
   }
+}
+
+// stage_frame: a frame mixing static and dynamic adds goes in as two
+// batches, every object with its filter and motion, then the filter changes.
+TEST(StageFrame, ContractExampleVersion2) {
+  const Trace t = example2_trace();
+  const auto broad_phase = BroadPhase::create("brute");
+  ASSERT_TRUE(broad_phase);
+  ASSERT_TRUE(stage_frame(*broad_phase, t.frames[0]));
+  (void)broad_phase->update();
+  for (std::size_t i = 0; i < t.frames[0].added.size(); ++i) {
+    const Id id = t.frames[0].added[i];
+    SCOPED_TRACE(id);
+    EXPECT_EQ(broad_phase->filter(id), t.frames[0].added_filter(i));
+    EXPECT_EQ(broad_phase->motion(id), t.frames[0].added_is_static(i) ? Motion::kStatic : Motion::kDynamic);
+  }
+  std::vector<Pair> pairs;
+  broad_phase->sorted_pairs(pairs);
+  EXPECT_EQ(pairs, (std::vector<Pair>{{1, 7}, {1, 8}, {7, 9}, {8, 9}}));
+  ASSERT_TRUE(stage_frame(*broad_phase, t.frames[1]));
+  (void)broad_phase->update();
+  EXPECT_EQ(broad_phase->filter(9), (Filter{4, 0x1}));
+  broad_phase->sorted_pairs(pairs);
+  EXPECT_EQ(pairs, (std::vector<Pair>{{1, 7}, {1, 8}}));
+  // A refused operation is returned: a filter of an id that is not live.
+  TraceFrame bad;
+  bad.filtered = {42};
+  bad.filters = {Filter{}};
+  EXPECT_EQ(stage_frame(*broad_phase, bad).code(), StatusCode::kUnknownId);
 }
 
 // ---------------------------------------------------------------------------

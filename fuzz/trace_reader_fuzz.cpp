@@ -5,10 +5,13 @@
 // - an error names a line of the input and a reason;
 // - the frames returned (all of them on success, those before the bad line
 //   on error) form a valid trace, checked against a plain model: only dead
-//   ids added, only live ids moved or removed, one operation per id per
-//   frame, valid boxes, z = [0, 0] in 2D;
+//   ids added, only live ids moved, removed or given a filter, one operation
+//   per id per frame, valid boxes and query boxes, z = [0, 0] in 2D,
+//   attribute vectors parallel to the adds or empty, nothing of version 2
+//   in a version-1 trace;
 // - writing those frames and reading them back gives the same trace, floats
-//   bit for bit, and writing that again gives the same text;
+//   bit for bit, filters, motions and queries included, and writing that
+//   again gives the same text;
 // - the stream overload gives the same result as the string one;
 // - an input that looks like one number token is read exactly as strtof
 //   reads it (the reader's fast path must never disagree with strtof).
@@ -31,6 +34,7 @@ using sapling::Box3;
 using sapling::Id;
 using sapling::Trace;
 using sapling::TraceFrame;
+using sapling::TraceQuery;
 using sapling::TraceReadResult;
 
 [[noreturn]] void fail(const char* what) {
@@ -58,13 +62,29 @@ bool same_boxes(const std::vector<Box3>& a, const std::vector<Box3>& b) {
   return true;
 }
 
+// Filters and motions of the adds (an empty vector standing for the
+// defaults), filter operations, queries with their boxes bit for bit.
+bool same_version_2_parts(const TraceFrame& x, const TraceFrame& y) {
+  for (std::size_t i = 0; i < x.added.size(); ++i) {
+    if (x.added_filter(i) != y.added_filter(i) || x.added_is_static(i) != y.added_is_static(i)) return false;
+  }
+  if (x.filtered != y.filtered || x.filters != y.filters || x.queries.size() != y.queries.size()) return false;
+  for (std::size_t q = 0; q < x.queries.size(); ++q) {
+    const TraceQuery& a = x.queries[q];
+    const TraceQuery& b = y.queries[q];
+    if (a.label != b.label || a.mask != b.mask || !same_box(a.box, b.box)) return false;
+  }
+  return true;
+}
+
 bool same_trace(const Trace& a, const Trace& b) {
-  if (a.dims != b.dims || a.frames.size() != b.frames.size()) return false;
+  if (a.dims != b.dims || a.version != b.version || a.frames.size() != b.frames.size()) return false;
   for (std::size_t f = 0; f < a.frames.size(); ++f) {
     const TraceFrame& x = a.frames[f];
     const TraceFrame& y = b.frames[f];
     if (x.removed != y.removed || x.moved != y.moved || x.added != y.added) return false;
     if (!same_boxes(x.moved_boxes, y.moved_boxes) || !same_boxes(x.added_boxes, y.added_boxes)) return false;
+    if (!same_version_2_parts(x, y)) return false;
   }
   return true;
 }
@@ -77,10 +97,16 @@ bool valid_box(const Box3& b, int dims) {
 // The frames against a model of the live set (independent of the reader's).
 void check_valid(const Trace& t) {
   check(t.dims == 2 || t.dims == 3, "dims not 2 or 3");
+  check(t.version == 1 || t.version == 2, "version not 1 or 2");
   std::unordered_map<Id, bool> live;
   for (std::size_t f = 0; f < t.frames.size(); ++f) {
     const TraceFrame& fr = t.frames[f];
     check(fr.moved.size() == fr.moved_boxes.size() && fr.added.size() == fr.added_boxes.size(), "sizes differ");
+    check(fr.added_filters.empty() || fr.added_filters.size() == fr.added.size(), "added_filters not parallel");
+    check(fr.added_static.empty() || fr.added_static.size() == fr.added.size(), "added_static not parallel");
+    check(fr.filtered.size() == fr.filters.size(), "filters not parallel");
+    check(t.version == 2 || !fr.uses_version_2(), "version 2 in a version-1 trace");
+    for (const TraceQuery& q : fr.queries) check(valid_box(q.box, t.dims), "invalid query box");
     std::unordered_map<Id, bool> touched;
     const auto touch = [&](Id id) { check(touched.emplace(id, true).second, "two operations on one id"); };
     for (const Id id : fr.removed) {
@@ -98,6 +124,10 @@ void check_valid(const Trace& t) {
       check(!live[fr.added[i]], "add of a live id");
       live[fr.added[i]] = true;
       check(valid_box(fr.added_boxes[i], t.dims), "invalid added box");
+    }
+    for (const Id id : fr.filtered) {
+      touch(id);
+      check(live[id], "filter of an id that is not live");
     }
   }
 }

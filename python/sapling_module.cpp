@@ -797,7 +797,8 @@ std::vector<Box3> trace_boxes(py::handle obj, int dims, Operation op, const Ids&
     if (ids.n != 0) check(Status::size_mismatch(op, ids.n, 0));
     return out;
   }
-  const Boxes boxes = as_boxes(obj, dims, op == Operation::kAdd ? "added_boxes" : "moved_boxes");
+  const char* what = op == Operation::kAdd ? "added_boxes" : op == Operation::kMove ? "moved_boxes" : "query_boxes";
+  const Boxes boxes = as_boxes(obj, dims, what);
   if (boxes.n != ids.n) check(Status::size_mismatch(op, ids.n, boxes.n));
   out.resize(boxes.n);
   for (std::size_t i = 0; i < boxes.n; ++i) {
@@ -814,15 +815,67 @@ std::vector<Id> trace_ids(py::handle obj, const char* what, Ids& ids) {
   return {ids.data, ids.data + ids.n};
 }
 
+// Filters from a (k, 2) array of (category, mask) rows, k == `n`; None: none.
+std::vector<Filter> trace_filters(py::handle obj, const char* what, std::size_t n) {
+  if (obj.is_none()) return {};
+  py::array a = to_array(obj, what);
+  if (!(a.ndim() == 2 && a.shape(1) == 2) && !(a.ndim() == 1 && a.shape(0) == 0)) {
+    throw py::value_error(std::string(what) + " must have shape (k, 2) (category, mask), not " + shape_text(a));
+  }
+  const Ids words = as_ids(py::array::ensure(a.attr("reshape")(-1)), what);
+  if (words.n != 2 * n) {
+    throw py::value_error(std::string(what) + ": " + std::to_string(words.n / 2) + " rows for " + std::to_string(n) +
+                          " ids");
+  }
+  std::vector<Filter> out(n);
+  for (std::size_t k = 0; k < n; ++k) out[k] = Filter{words.data[2 * k], words.data[2 * k + 1]};
+  return out;
+}
+
+// (k, 2) uint32 copy of `filters`: (category, mask) rows.
+py::array_t<std::uint32_t> filters_array(std::span<const Filter> filters) {
+  py::array_t<std::uint32_t> out({static_cast<py::ssize_t>(filters.size()), py::ssize_t{2}});
+  std::uint32_t* dst = out.mutable_data();
+  for (const Filter f : filters) {
+    *dst++ = f.category;
+    *dst++ = f.mask;
+  }
+  return out;
+}
+
 void trace_append(PyTrace& t, py::handle removed, py::handle moved, py::handle moved_boxes, py::handle added,
-                  py::handle added_boxes) {
+                  py::handle added_boxes, py::handle added_static, py::handle added_filters, py::handle filtered,
+                  py::handle filters, py::handle query_labels, py::handle query_boxes, py::handle query_masks) {
   TraceFrame frame;
-  Ids removed_ids, moved_ids, added_ids;
+  const int dims = t.trace->dims;
+  Ids removed_ids, moved_ids, added_ids, filtered_ids, label_ids;
   frame.removed = trace_ids(removed, "removed", removed_ids);
   frame.moved = trace_ids(moved, "moved", moved_ids);
-  frame.moved_boxes = trace_boxes(moved_boxes, t.trace->dims, Operation::kMove, moved_ids);
+  frame.moved_boxes = trace_boxes(moved_boxes, dims, Operation::kMove, moved_ids);
   frame.added = trace_ids(added, "added", added_ids);
-  frame.added_boxes = trace_boxes(added_boxes, t.trace->dims, Operation::kAdd, added_ids);
+  frame.added_boxes = trace_boxes(added_boxes, dims, Operation::kAdd, added_ids);
+  if (!added_static.is_none()) {
+    const auto flags = py::array_t<bool, py::array::c_style | py::array::forcecast>::ensure(added_static);
+    if (!flags || flags.ndim() != 1 || static_cast<std::size_t>(flags.shape(0)) != frame.added.size()) {
+      throw py::value_error("added_static must be 1-D, one flag per added id");
+    }
+    frame.added_static.assign(flags.data(), flags.data() + frame.added.size());
+  }
+  frame.added_filters = trace_filters(added_filters, "added_filters", frame.added.size());
+  frame.filtered = trace_ids(filtered, "filtered", filtered_ids);
+  frame.filters = trace_filters(filters, "filters", frame.filtered.size());
+  if (frame.filters.size() != frame.filtered.size()) throw py::value_error("filters: one row per filtered id");
+  // Query boxes are checked as BroadPhase.query() checks them.
+  const std::vector<Id> labels = trace_ids(query_labels, "query_labels", label_ids);
+  const std::vector<Box3> boxes = trace_boxes(query_boxes, dims, Operation::kQuery, label_ids);
+  Ids mask_ids;
+  const std::vector<Id> masks = trace_ids(query_masks, "query_masks", mask_ids);
+  if (!query_masks.is_none() && masks.size() != labels.size()) {
+    throw py::value_error("query_masks: one mask per query label");
+  }
+  for (std::size_t q = 0; q < labels.size(); ++q) {
+    frame.queries.push_back(TraceQuery{labels[q], boxes[q], masks.empty() ? kAllCategories : masks[q]});
+  }
   t.trace->frames.push_back(std::move(frame));
 }
 
@@ -837,6 +890,27 @@ py::dict trace_frame(const PyTrace& t, py::ssize_t index) {
   d["moved_boxes"] = boxes_array(f.moved_boxes, t.trace->dims);
   d["added"] = ids_array(f.added);
   d["added_boxes"] = boxes_array(f.added_boxes, t.trace->dims);
+  // Version 2, with the defaults spelt out where the frame has none.
+  py::array_t<bool> is_static(static_cast<py::ssize_t>(f.added.size()));
+  std::vector<Filter> added_filters(f.added.size());
+  for (std::size_t i = 0; i < f.added.size(); ++i) {
+    is_static.mutable_data()[i] = f.added_is_static(i);
+    added_filters[i] = f.added_filter(i);
+  }
+  d["added_static"] = is_static;
+  d["added_filters"] = filters_array(added_filters);
+  d["filtered"] = ids_array(f.filtered);
+  d["filters"] = filters_array(f.filters);
+  std::vector<Id> labels, masks;
+  std::vector<Box3> boxes;
+  for (const TraceQuery& q : f.queries) {
+    labels.push_back(q.label);
+    boxes.push_back(q.box);
+    masks.push_back(q.mask);
+  }
+  d["query_labels"] = ids_array(labels);
+  d["query_boxes"] = boxes_array(boxes, t.trace->dims);
+  d["query_masks"] = ids_array(masks);
   return d;
 }
 
@@ -901,10 +975,7 @@ py::object replay(const PyTrace& t, const std::string& algorithm, unsigned threa
     for (std::size_t f = 0; f < trace.frames.size() && !refused; ++f) {
       const TraceFrame& frame = trace.frames[f];
       const auto start = std::chrono::steady_clock::now();
-      Status s = broad_phase->remove(frame.removed);
-      if (s) s = broad_phase->move(frame.moved, frame.moved_boxes);
-      if (s) s = broad_phase->add(frame.added, frame.added_boxes);
-      if (!s) {
+      if (Status s = stage_frame(*broad_phase, frame); !s) {
         refused = StatusError{s, "frame " + std::to_string(f) + ": "};
         break;
       }
@@ -1076,12 +1147,22 @@ PYBIND11_MODULE(_sapling, m) {
   py::class_<PyTrace>(m, "Trace", "A scene trace (docs/trace-format.md): frames of remove, move and add.")
       .def(py::init(&make_trace), py::arg("dims") = 3)
       .def_property_readonly("dims", [](const PyTrace& t) { return t.trace->dims; })
+      .def_property_readonly(
+          "version", [](const PyTrace& t) { return t.trace->version; },
+          "The header's version, 1 or 2 (to_text() writes 2 when a frame uses filters, static objects or queries).")
       .def("__len__", [](const PyTrace& t) { return t.trace->frames.size(); })
       .def("__getitem__", &trace_frame, py::arg("index"),
-           "Frame `index` as a dict of removed, moved, moved_boxes, added, added_boxes (copies).")
+           "Frame `index` as a dict of removed, moved, moved_boxes, added, added_boxes, and version 2's "
+           "added_static (bool), added_filters ((n, 2) category, mask), filtered, filters, query_labels, "
+           "query_boxes, query_masks (copies).")
       .def("append", &trace_append, py::arg("removed") = py::none(), py::arg("moved") = py::none(),
            py::arg("moved_boxes") = py::none(), py::arg("added") = py::none(), py::arg("added_boxes") = py::none(),
-           "Appends a frame; boxes are checked as add() and move() check them.")
+           py::arg("added_static") = py::none(), py::arg("added_filters") = py::none(),
+           py::arg("filtered") = py::none(), py::arg("filters") = py::none(), py::arg("query_labels") = py::none(),
+           py::arg("query_boxes") = py::none(), py::arg("query_masks") = py::none(),
+           "Appends a frame; boxes are checked as add(), move() and query() check them. Version 2: "
+           "added_static and added_filters ((n, 2) category, mask) per added id, filtered ids with their filters, "
+           "queries as labels, boxes and masks (default every category).")
       .def("to_text", &format_trace, "The trace in the text format.")
       .def("__repr__", [](const PyTrace& t) {
         return "<sapling.Trace dims=" + std::to_string(t.trace->dims) + ": " + std::to_string(t.trace->frames.size()) +
@@ -1098,9 +1179,13 @@ PYBIND11_MODULE(_sapling, m) {
         py::arg("report") = "delta",
         "Runs a trace through a fresh broad phase: report='delta' -> [(created, deleted)] per frame, 'pairs' -> "
         "[sorted pairs], 'hash' -> uint64 array of pair-set hashes, 'time' -> float64 array of each frame's "
-        "seconds (staging and update(), timed in C++), 'none' -> None.");
+        "seconds (staging and update(), timed in C++), 'none' -> None. Version-2 frames are staged with their "
+        "filters and static objects; their queries are not answered here (BroadPhase.query answers them).");
   m.def("pair_set_hash", &hash_pairs, py::arg("pairs"),
         "FNV-1a 64-bit hash of a sorted (k, 2) pair list (the trace format's --report hash).");
+  m.def(
+      "id_list_hash", [](py::handle ids) { return id_list_hash(as_ids(ids, "ids").span()); }, py::arg("ids"),
+      "FNV-1a 64-bit hash of a query's ascending ids (the trace format's query Q K H).");
 
   m.def(
       "_time_complete_pairs",

@@ -45,6 +45,27 @@ struct ScenarioParams {
   std::optional<std::uint64_t> removes;
   /// cluster: frames of one converge-and-spread cycle; 0 = default 500.
   std::uint32_t cycle = 0;
+
+  // Version 2 of the trace format (filters, static objects, queries): sapling's
+  // own options, not in docs/scenarios.md; they change the frames' attributes
+  // (fill_frame()), never the scenario's motion. All 0: a version-1 scenario.
+
+  /// Per mille of the ids that are static: added with `static`, their moves
+  /// left out of the frames (they stay where they were added).
+  std::uint32_t static_pm = 0;
+  /// Filter groups, 0..32; 0 = default filters. An id is in group g (drawn
+  /// per id), with category bit g; objects of a group g >= 1 do not collide
+  /// with each other (mask: every bit but g), group 0 collides with all.
+  std::uint32_t groups = 0;
+  /// Per mille of the live ids without another operation in a step that go
+  /// to a new group (a `filter` operation); needs groups.
+  std::uint32_t regroup_pm = 0;
+  /// Region queries per frame, around live objects; with groups, every
+  /// second one is masked to one group.
+  std::uint32_t queries = 0;
+
+  /// Whether the frames use anything of version 2.
+  bool uses_version_2() const noexcept { return static_pm != 0 || groups != 0 || queries != 0; }
 };
 
 /// A running scenario: the current frame's boxes by id and what the last
@@ -113,9 +134,16 @@ struct ScenarioInfo {
 std::span<const ScenarioInfo> scenario_list() noexcept;
 
 /// Writes the scenario's current frame into `frame` (reusing its storage):
-/// removed, moved with boxes, added with boxes. For dims() == 2 the boxes are
-/// the squares lifted to z = [0, 0] (lift()), as a 2D trace holds them.
+/// removed, moved with boxes, added with boxes, and what the version-2
+/// parameters add (see fill_version_2()). For dims() == 2 the boxes are the
+/// squares lifted to z = [0, 0] (lift()), as a 2D trace holds them.
 void fill_frame(const Scenario& scenario, TraceFrame& frame);
+
+/// The version-2 part of fill_frame(): static and filter attributes of the
+/// adds, the moves of static ids dropped, regrouping `filter` operations and
+/// the queries, as params() asks (nothing when !uses_version_2()). Every
+/// draw hashes (seed, id) or (seed, frame, id), so frames need no state.
+void fill_version_2(const Scenario& scenario, TraceFrame& frame);
 
 /// The scenario's current frame as a new TraceFrame (see fill_frame()).
 TraceFrame scenario_frame(const Scenario& scenario);

@@ -440,6 +440,10 @@ std::string resolve_and_build(const ScenarioParams& in, std::unique_ptr<Simulati
     if (!p.removes) p.removes = p.n / 200;
   }
   if (kind == Kind::kCluster && p.cycle == 0) p.cycle = 500;
+  if (p.static_pm > 1000) return "static share must be at most 1000 per mille";
+  if (p.groups > 32) return "groups must be at most 32 (one category bit each)";
+  if (p.regroup_pm > 1000) return "regroup share must be at most 1000 per mille";
+  if (p.regroup_pm != 0 && p.groups == 0) return "regrouping needs groups";
   out = std::make_unique<Simulation>(kind, kind == Kind::kUnisize2d ? 2 : 3, p);
   switch (kind) {
     case Kind::kUnisize2d:
@@ -488,6 +492,7 @@ void fill_frame(const Scenario& scenario, TraceFrame& frame) {
   for (std::size_t i = 0; i < frame.moved.size(); ++i) frame.moved_boxes[i] = box_of(frame.moved[i]);
   frame.added_boxes.resize(frame.added.size());
   for (std::size_t i = 0; i < frame.added.size(); ++i) frame.added_boxes[i] = box_of(frame.added[i]);
+  fill_version_2(scenario, frame);
 }
 
 TraceFrame scenario_frame(const Scenario& scenario) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <numeric>
@@ -483,6 +484,81 @@ TEST(Scenario, FramesCarryValidBoxes) {
     const TraceFrame copy = scenario_frame(*s);
     EXPECT_EQ(copy.moved.size(), s->moved().size());
   }
+}
+
+// The version-2 options: static ids are added static and never moved,
+// groups give every add its group's filter, regrouping gives untouched live
+// ids new filters, queries come per frame with valid boxes; the motion is the
+// version-1 scenario's, and without the options the frames are version 1.
+TEST(Scenario, Version2Options) {
+  for (const auto& info : scenario_list()) {
+    SCOPED_TRACE(std::string(info.name));
+    ScenarioParams p = named(std::string(info.name), 600);
+    p.static_pm = 250;
+    p.groups = 3;
+    p.regroup_pm = 100;
+    p.queries = 5;
+    ASSERT_TRUE(p.uses_version_2());
+    auto s = make(p);
+    auto plain = make(named(std::string(info.name), 600));
+    ASSERT_TRUE(s && plain);
+    std::vector<std::uint8_t> is_static(s->capacity() + 4096, 0);
+    TraceFrame frame, plain_frame;
+    std::size_t statics = 0, adds = 0, regrouped = 0;
+    for (int f = 0; f < 6; ++f) {
+      fill_frame(*s, frame);
+      fill_frame(*plain, plain_frame);
+      EXPECT_FALSE(plain_frame.uses_version_2());
+      EXPECT_TRUE(plain_frame.added_filters.empty() && plain_frame.added_static.empty());
+      EXPECT_EQ(frame.added, plain_frame.added);
+      EXPECT_EQ(frame.removed, plain_frame.removed);
+      ASSERT_EQ(frame.added_static.size(), frame.added.size());
+      ASSERT_EQ(frame.added_filters.size(), frame.added.size());
+      if (is_static.size() < s->capacity()) is_static.resize(s->capacity(), 0);
+      for (std::size_t i = 0; i < frame.added.size(); ++i) {
+        is_static[frame.added[i]] = frame.added_static[i];
+        statics += frame.added_static[i];
+        ++adds;
+        const Filter filter = frame.added_filters[i];
+        ASSERT_EQ(std::popcount(filter.category), 1);
+        EXPECT_LT(std::countr_zero(filter.category), 3);
+        EXPECT_EQ(filter.mask, filter.category == 1 ? kAllCategories : kAllCategories & ~filter.category);
+      }
+      // The moves are the scenario's, less the static ids'.
+      std::vector<Id> expected_moves;
+      for (const Id id : plain_frame.moved) {
+        if (!is_static[id]) expected_moves.push_back(id);
+      }
+      EXPECT_EQ(frame.moved, expected_moves);
+      ASSERT_EQ(frame.filtered.size(), frame.filters.size());
+      for (const Id id : frame.filtered) {
+        EXPECT_EQ(std::ranges::count(frame.moved, id) + std::ranges::count(frame.added, id) +
+                      std::ranges::count(frame.removed, id),
+                  0);
+      }
+      regrouped += frame.filtered.size();
+      ASSERT_EQ(frame.queries.size(), 5u);
+      for (std::size_t q = 0; q < frame.queries.size(); ++q) {
+        EXPECT_EQ(frame.queries[q].label, static_cast<std::uint32_t>(f * 5 + q));
+        EXPECT_TRUE(check_box(frame.queries[q].box));
+        if (s->dims() == 2) {
+          EXPECT_TRUE(frame.queries[q].box.min[2] == 0.0f && frame.queries[q].box.max[2] == 0.0f);
+        }
+        EXPECT_EQ(frame.queries[q].mask == kAllCategories, q % 2 == 0);
+      }
+      s->step();
+      plain->step();
+    }
+    EXPECT_GT(statics, adds / 8);
+    EXPECT_LT(statics, adds / 2);
+    EXPECT_GT(regrouped, 0u);
+  }
+  ScenarioParams regroup_alone = named("tracy", 100);
+  regroup_alone.regroup_pm = 10;
+  EXPECT_EQ(make_scenario(regroup_alone), nullptr);
+  ScenarioParams too_many_groups = named("tracy", 100);
+  too_many_groups.groups = 33;
+  EXPECT_EQ(make_scenario(too_many_groups), nullptr);
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
-// The trace reader, writer and pair-set hash against their contract,
-// docs/trace-format.md: the example trace, every error with its line
-// and reason, the frames kept before an error, numbers exactly as strtof reads
-// them, a bit-exact writer/reader round trip, and the hash of the example.
+// The trace reader, writer and hashes against their contract,
+// docs/trace-format.md: the examples of versions 1 and 2, every error with
+// its line and reason, the frames kept before an error, numbers exactly as
+// strtof reads them, integers decimal and 0x-hexadecimal, a bit-exact
+// writer/reader round trip, and the hashes of the examples.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -14,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "sapling/broad_phase.hpp"
 #include "sapling/trace.hpp"
 #include "trace_generators.hpp"
 
@@ -44,9 +47,31 @@ std::uint32_t bits(float f) { return std::bit_cast<std::uint32_t>(f); }
   return ::testing::AssertionSuccess();
 }
 
+/// Equal version-2 parts of two frames: every added object's filter and
+/// motion (an empty attribute vector standing for the defaults), the filter
+/// operations, and the queries in order, boxes bit for bit.
+::testing::AssertionResult same_version_2_parts(const TraceFrame& x, const TraceFrame& y) {
+  for (std::size_t i = 0; i < x.added.size(); ++i) {
+    if (x.added_filter(i) != y.added_filter(i)) return ::testing::AssertionFailure() << "filter of add " << i;
+    if (x.added_is_static(i) != y.added_is_static(i)) return ::testing::AssertionFailure() << "motion of add " << i;
+  }
+  if (x.filtered != y.filtered || x.filters != y.filters) return ::testing::AssertionFailure() << "filter operations";
+  if (x.queries.size() != y.queries.size()) {
+    return ::testing::AssertionFailure() << x.queries.size() << " queries vs " << y.queries.size();
+  }
+  for (std::size_t q = 0; q < x.queries.size(); ++q) {
+    if (x.queries[q].label != y.queries[q].label || x.queries[q].mask != y.queries[q].mask) {
+      return ::testing::AssertionFailure() << "query " << q << ": label or mask";
+    }
+    if (auto r = same_box(x.queries[q].box, y.queries[q].box); !r) return r << " (query " << q << ")";
+  }
+  return ::testing::AssertionSuccess();
+}
+
 /// Equal traces, floats compared bit for bit.
 ::testing::AssertionResult same_trace(const Trace& a, const Trace& b) {
   if (a.dims != b.dims) return ::testing::AssertionFailure() << "dims " << a.dims << " vs " << b.dims;
+  if (a.version != b.version) return ::testing::AssertionFailure() << "version " << a.version << " vs " << b.version;
   if (a.frames.size() != b.frames.size()) {
     return ::testing::AssertionFailure() << a.frames.size() << " frames vs " << b.frames.size();
   }
@@ -58,6 +83,7 @@ std::uint32_t bits(float f) { return std::bit_cast<std::uint32_t>(f); }
     if (x.added != y.added) return ::testing::AssertionFailure() << "frame " << f << ": added differ";
     if (auto r = same_boxes(x.moved_boxes, y.moved_boxes); !r) return r << " (frame " << f << ", moved)";
     if (auto r = same_boxes(x.added_boxes, y.added_boxes); !r) return r << " (frame " << f << ", added)";
+    if (auto r = same_version_2_parts(x, y); !r) return r << " (frame " << f << ")";
   }
   return ::testing::AssertionSuccess();
 }
@@ -276,16 +302,25 @@ std::vector<ErrorCase> error_cases() {
   };
   return {
       // The header.
-      {"empty input", "", 1, "missing header: expected 'sapling-trace 1'", 0},
-      {"only comments and blanks", "# a\n\n  # b\n\t\n", 1, "missing header: expected 'sapling-trace 1'", 0},
-      {"no header", "# no header\nframe\nadd 1 0 0 0 1 1 1\n", 2, "expected header 'sapling-trace 1', got 'frame'", 0},
-      {"wrong version", "sapling-trace 2\nframe\n", 1, "unsupported trace version '2': expected 'sapling-trace 1'", 0},
+      {"empty input", "", 1, "missing header: expected 'sapling-trace 1' or 'sapling-trace 2'", 0},
+      {"only comments and blanks", "# a\n\n  # b\n\t\n", 1,
+       "missing header: expected 'sapling-trace 1' or 'sapling-trace 2'", 0},
+      {"no header", "# no header\nframe\nadd 1 0 0 0 1 1 1\n", 2,
+       "expected header 'sapling-trace 1' or 'sapling-trace 2', got 'frame'", 0},
+      {"version 3", "sapling-trace 3\nframe\n", 1,
+       "unsupported trace version '3': expected 'sapling-trace 1' or 'sapling-trace 2'", 0},
+      {"version 10", "sapling-trace 10\n", 1,
+       "unsupported trace version '10': expected 'sapling-trace 1' or 'sapling-trace 2'", 0},
+      {"version 0", "sapling-trace 0\n", 1,
+       "unsupported trace version '0': expected 'sapling-trace 1' or 'sapling-trace 2'", 0},
       {"version with a leading zero", "sapling-trace 01\n", 1,
-       "unsupported trace version '01': expected 'sapling-trace 1'", 0},
-      {"header without version", "sapling-trace\n", 1, "expected header 'sapling-trace 1', got 'sapling-trace'", 0},
+       "unsupported trace version '01': expected 'sapling-trace 1' or 'sapling-trace 2'", 0},
+      {"header without version", "sapling-trace\n", 1,
+       "expected header 'sapling-trace 1' or 'sapling-trace 2', got 'sapling-trace'", 0},
       {"header with an extra token", "sapling-trace 1 x\n", 1,
-       "expected header 'sapling-trace 1', got 'sapling-trace 1 x'", 0},
-      {"misspelt header", "sapling_trace 1\n", 1, "expected header 'sapling-trace 1', got 'sapling_trace 1'", 0},
+       "expected header 'sapling-trace 1' or 'sapling-trace 2', got 'sapling-trace 1 x'", 0},
+      {"misspelt header", "sapling_trace 1\n", 1,
+       "expected header 'sapling-trace 1' or 'sapling-trace 2', got 'sapling_trace 1'", 0},
       at11("a second header", "sapling-trace 1", "repeated header: 'sapling-trace' belongs on the first line only"),
       // dims.
       {"dims 4", "sapling-trace 1\ndims 4\nframe\n", 2, "bad dims '4': expected 2 or 3", 0},
@@ -524,6 +559,456 @@ TEST(TraceRoundTrip, EveryGeneratedKind) {
 }
 
 // ---------------------------------------------------------------------------
+// Version 2: filters, static objects and region queries.
+
+constexpr const char* kExample2 =
+    "sapling-trace 2\n"
+    "dims 3\n"
+    "frame\n"
+    "add 1 -inf -inf -1 inf inf 0 static           # a static ground\n"
+    "add 2 5 5 -1 6 6 0 static                     # static scenery touching the ground\n"
+    "add 7 0 0 0 1 1 1 filter 2 0xfffffffd         # category 2, does not collide with category 2\n"
+    "add 8 0.5 0 0 1.5 1 1 filter 2 0xffffffff\n"
+    "add 9 0.5 0.5 0.5 2 2 2\n"
+    "frame\n"
+    "filter 9 4 0x1                                # new category and mask for a live id\n"
+    "query 100 -1 -1 -1 0.75 0.75 0.75             # a region query labelled 100\n"
+    "query 101 0 0 0 3 3 3 mask 0x4\n";
+
+Trace example2_trace() {
+  Trace t;
+  t.version = 2;
+  t.frames.resize(2);
+  TraceFrame& f0 = t.frames[0];
+  f0.added = {1, 2, 7, 8, 9};
+  f0.added_boxes = {box(-kInf, -kInf, -1, kInf, kInf, 0), box(5, 5, -1, 6, 6, 0), box(0, 0, 0, 1, 1, 1),
+                    box(0.5f, 0, 0, 1.5f, 1, 1), box(0.5f, 0.5f, 0.5f, 2, 2, 2)};
+  f0.added_static = {1, 1, 0, 0, 0};
+  f0.added_filters = {Filter{}, Filter{}, Filter{2, 0xfffffffd}, Filter{2, 0xffffffff}, Filter{}};
+  TraceFrame& f1 = t.frames[1];
+  f1.filtered = {9};
+  f1.filters = {Filter{4, 0x1}};
+  f1.queries = {TraceQuery{100, box(-1, -1, -1, 0.75f, 0.75f, 0.75f)}, TraceQuery{101, box(0, 0, 0, 3, 3, 3), 0x4}};
+  return t;
+}
+
+TEST(TraceReaderVersion2, ContractExample) {
+  const TraceReadResult r = read_trace(kExample2);
+  ASSERT_FALSE(r.error) << r.error->line << ": " << r.error->reason;
+  EXPECT_TRUE(same_trace(r.trace, example2_trace()));
+  // The attribute vectors are filled from the first add that has one.
+  EXPECT_EQ(r.trace.frames[0].added_static, (std::vector<std::uint8_t>{1, 1, 0, 0, 0}));
+  EXPECT_EQ(r.trace.frames[0].added_filters.size(), 5u);
+  EXPECT_FALSE(r.trace.frames[1].empty());
+  EXPECT_TRUE(r.trace.frames[0].uses_version_2() && r.trace.frames[1].uses_version_2());
+}
+
+TEST(TraceReaderVersion2, VersionOneReadsAsBefore) {
+  const TraceReadResult r = read_trace(kExample);
+  ASSERT_FALSE(r.error);
+  EXPECT_EQ(r.trace.version, 1);
+  for (const TraceFrame& f : r.trace.frames) {
+    EXPECT_TRUE(f.added_filters.empty() && f.added_static.empty() && f.filtered.empty() && f.queries.empty());
+    EXPECT_FALSE(f.uses_version_2());
+  }
+}
+
+TEST(TraceReaderVersion2, VersionTwoWithoutItsKeywords) {
+  const TraceReadResult r = read_trace("sapling-trace 2\nframe\nadd 1 0 0 0 1 1 1\n");
+  ASSERT_FALSE(r.error) << r.error->reason;
+  EXPECT_EQ(r.trace.version, 2);
+  EXPECT_TRUE(r.trace.frames[0].added_filters.empty() && r.trace.frames[0].added_static.empty());
+}
+
+TEST(TraceReaderVersion2, AttributesInAnyOrder) {
+  const TraceReadResult r = read_trace(
+      "sapling-trace 2\nframe\n"
+      "add 1 0 0 0 1 1 1 static filter 3 5\n"
+      "add 2 0 0 0 1 1 1 filter 3 5 static\n"
+      "add 3 0 0 0 1 1 1 filter 3 5\n"
+      "add 4 0 0 0 1 1 1 static\n"
+      "add 5 0 0 0 1 1 1\n"
+      "add 6 0 0 0 1 1 1\tstatic\t filter\t1   0xffffffff  # the defaults, said\n");
+  ASSERT_FALSE(r.error) << r.error->line << ": " << r.error->reason;
+  const TraceFrame& f = r.trace.frames.at(0);
+  const Filter three_five{3, 5};
+  for (std::size_t i = 0; i < 6; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(f.added_filter(i), i < 3 ? three_five : Filter{});
+    EXPECT_EQ(f.added_is_static(i), i != 2 && i != 4);
+  }
+}
+
+TEST(TraceReaderVersion2, AttributesFromALaterAdd) {
+  // Adds before the first attribute get the defaults.
+  const TraceReadResult r =
+      read_trace("sapling-trace 2\nframe\nadd 1 0 0 0 1 1 1\nadd 2 0 0 0 1 1 1 filter 2 2\nadd 3 0 0 0 1 1 1 static\n");
+  ASSERT_FALSE(r.error) << r.error->reason;
+  const TraceFrame& f = r.trace.frames.at(0);
+  EXPECT_EQ(f.added_filters, (std::vector<Filter>{Filter{}, Filter{2, 2}, Filter{}}));
+  EXPECT_EQ(f.added_static, (std::vector<std::uint8_t>{0, 0, 1}));
+}
+
+TEST(TraceReaderVersion2, IntegersDecimalAndHexadecimal) {
+  const TraceReadResult r = read_trace(
+      "sapling-trace 2\nframe\n"
+      "add 1 0 0 0 1 1 1 filter 0 4294967295\n"
+      "add 2 0 0 0 1 1 1 filter 0x0 0xFFFFFFFF\n"
+      "add 3 0 0 0 1 1 1 filter 00012 0xdeadBEEF\n"
+      "add 4 0 0 0 1 1 1 filter 0x00000000000000001 0x80000000\n"
+      "query 0 0 0 0 1 1 1\n"
+      "query 4294967295 0 0 0 1 1 1 mask 0\n"
+      "query 0xffffffff 0 0 0 1 1 1 mask 0x10\n"
+      "query 007 0 0 0 1 1 1 mask 16\n");
+  ASSERT_FALSE(r.error) << r.error->line << ": " << r.error->reason;
+  const TraceFrame& f = r.trace.frames.at(0);
+  EXPECT_EQ(f.added_filters, (std::vector<Filter>{Filter{0, 0xffffffff}, Filter{0, 0xffffffff}, Filter{12, 0xdeadbeef},
+                                                  Filter{1, 0x80000000}}));
+  ASSERT_EQ(f.queries.size(), 4u);
+  EXPECT_EQ(f.queries[0].label, 0u);
+  EXPECT_EQ(f.queries[0].mask, kAllCategories);
+  EXPECT_EQ(f.queries[1].label, 4294967295u);
+  EXPECT_EQ(f.queries[1].mask, 0u);
+  EXPECT_EQ(f.queries[2].label, 4294967295u);
+  EXPECT_EQ(f.queries[2].mask, 16u);
+  EXPECT_EQ(f.queries[3].label, 7u);
+  EXPECT_EQ(f.queries[3].mask, 16u);
+}
+
+TEST(TraceReaderVersion2, QueriesIn2DAreLifted) {
+  const TraceReadResult r = read_trace(
+      "sapling-trace 2\ndims 2\nframe\nadd 1 0 0 1 1 filter 2 2 static\nquery 5 -inf 0.5 inf 0.5 mask 2\n"
+      "frame\nquery 5 0 0 0 0\nquery 5 1 1 2 2\n");
+  ASSERT_FALSE(r.error) << r.error->line << ": " << r.error->reason;
+  ASSERT_EQ(r.trace.frames.size(), 2u);
+  EXPECT_TRUE(same_box(r.trace.frames[0].added_boxes.at(0), box(0, 0, 0, 1, 1, 0)));
+  ASSERT_EQ(r.trace.frames[0].queries.size(), 1u);
+  EXPECT_TRUE(same_box(r.trace.frames[0].queries[0].box, box(-kInf, 0.5f, 0, kInf, 0.5f, 0)));
+  EXPECT_EQ(r.trace.frames[0].queries[0].mask, 2u);
+  // Queries are not operations: a frame of queries only is empty(), and
+  // labels repeat freely.
+  const TraceFrame& f1 = r.trace.frames[1];
+  EXPECT_TRUE(f1.empty());
+  ASSERT_EQ(f1.queries.size(), 2u);
+  EXPECT_TRUE(same_box(f1.queries[1].box, box(1, 1, 0, 2, 2, 0)));
+}
+
+TEST(TraceReaderVersion2, FilterIsAnOperation) {
+  const TraceReadResult r = read_trace(
+      "sapling-trace 2\nframe\nadd 1 0 0 0 1 1 1 static\nadd 2 0 0 0 1 1 1\n"
+      "frame\nfilter 1 2 3\nfilter 2 0x4 0x5\nadd 3 0 0 0 1 1 1\n"
+      "frame\nremove 1\nmove 2 1 1 1 2 2 2\nfilter 3 0 0\n");
+  ASSERT_FALSE(r.error) << r.error->line << ": " << r.error->reason;
+  ASSERT_EQ(r.trace.frames.size(), 3u);
+  EXPECT_EQ(r.trace.frames[1].filtered, (std::vector<Id>{1, 2}));
+  EXPECT_EQ(r.trace.frames[1].filters, (std::vector<Filter>{Filter{2, 3}, Filter{4, 5}}));
+  EXPECT_EQ(r.trace.frames[2].filtered, (std::vector<Id>{3}));
+  EXPECT_EQ(r.trace.frames[2].filters, (std::vector<Filter>{Filter{0, 0}}));
+  TraceFrame only_filter;
+  only_filter.filtered = {1};
+  only_filter.filters = {Filter{}};
+  EXPECT_FALSE(only_filter.empty());
+}
+
+// Version 2's frames 0 and 1 complete; frame 2 starts at line 9, line 10 is
+// fine, and each case's bad line is line 11.
+constexpr const char* kBase2 =
+    "sapling-trace 2\n"
+    "# two boxes that overlap, then part\n"
+    "frame\n"
+    "add 1 0 0 0 1 1 1 static\n"
+    "add 2 0.5 0.5 0.5 2 2 2 filter 1 0x3\n"
+    "\n"
+    "frame\n"
+    "move 1 3 3 3 4 4 4\n"
+    "frame\n"
+    "add 3 0 0 0 1 1 1\n";
+
+std::vector<ErrorCase> version_2_error_cases() {
+  const std::string base = kBase2;
+  const std::string v1 = kBase;
+  const auto at11 = [&](const char* what, const std::string& line, const std::string& reason) {
+    return ErrorCase{what, base + line + "\nremove 3\n", 11, reason, 2};
+  };
+  const auto v1_at11 = [&](const char* what, const std::string& line, const std::string& reason) {
+    return ErrorCase{what, v1 + line + "\nremove 3\n", 11, reason, 2};
+  };
+  const std::string integer = ": expected an integer 0..4294967295, decimal or 0x-hexadecimal";
+  return {
+      // Attributes of add.
+      at11("unknown attribute", "add 4 0 0 0 1 1 1 sticky", "add of id 4: unknown attribute 'sticky'"),
+      at11("unknown attribute after static", "add 4 0 0 0 1 1 1 static 5", "add of id 4: unknown attribute '5'"),
+      at11("attribute in capitals", "add 4 0 0 0 1 1 1 STATIC", "add of id 4: unknown attribute 'STATIC'"),
+      at11("repeated static", "add 4 0 0 0 1 1 1 static static", "add of id 4: repeated attribute 'static'"),
+      at11("repeated filter", "add 4 0 0 0 1 1 1 filter 1 2 static filter 1 2",
+           "add of id 4: repeated attribute 'filter'"),
+      at11("filter without values", "add 4 0 0 0 1 1 1 filter", "add of id 4: missing category"),
+      at11("filter without a mask", "add 4 0 0 0 1 1 1 filter 1", "add of id 4: missing mask"),
+      at11("filter with a word for its mask", "add 4 0 0 0 1 1 1 filter 1 static",
+           "add of id 4: bad mask 'static'" + integer),
+      at11("too few numbers before an attribute", "add 4 0 0 0 1 1 static",
+           "add of id 4: expected 6 numbers (3D box), got 5"),
+      at11("too many numbers before an attribute", "add 4 0 0 0 1 1 1 1 static",
+           "add of id 4: expected 6 numbers (3D box), got 7"),
+      at11("an attribute first", "add 4 static 0 0 0 1 1 1", "add of id 4: expected 6 numbers (3D box), got 0"),
+      at11("attribute of a move", "move 2 0 0 0 1 1 1 static",
+           "move of id 2: unexpected 'static': move keeps the object's filter and motion"),
+      at11("filter attribute of a move", "move 2 0 0 0 1 1 1 filter 1 1",
+           "move of id 2: unexpected 'filter': move keeps the object's filter and motion"),
+      at11("attribute of a remove", "remove 2 static", "remove of id 2: expected only an id, got 1 numbers"),
+      at11("invalid box with attributes", "add 4 0 0 2 1 1 1 static", "add of id 4: invalid box: min.z > max.z"),
+      // Bad integers.
+      at11("category out of range", "add 4 0 0 0 1 1 1 filter 4294967296 1",
+           "add of id 4: bad category '4294967296'" + integer),
+      at11("mask out of range in hex", "add 4 0 0 0 1 1 1 filter 1 0x100000000",
+           "add of id 4: bad mask '0x100000000'" + integer),
+      at11("negative category", "add 4 0 0 0 1 1 1 filter -1 1", "add of id 4: bad category '-1'" + integer),
+      at11("category with a plus", "add 4 0 0 0 1 1 1 filter +1 1", "add of id 4: bad category '+1'" + integer),
+      at11("hex prefix only", "add 4 0 0 0 1 1 1 filter 0x 1", "add of id 4: bad category '0x'" + integer),
+      at11("capital hex prefix", "add 4 0 0 0 1 1 1 filter 0X1 1", "add of id 4: bad category '0X1'" + integer),
+      at11("hex with a sign", "add 4 0 0 0 1 1 1 filter 0x-1 1", "add of id 4: bad category '0x-1'" + integer),
+      at11("hex digits without a prefix", "add 4 0 0 0 1 1 1 filter ff 1", "add of id 4: bad category 'ff'" + integer),
+      at11("a fraction", "add 4 0 0 0 1 1 1 filter 1.0 1", "add of id 4: bad category '1.0'" + integer),
+      at11("junk after digits", "filter 2 1 7z", "filter of id 2: bad mask '7z'" + integer),
+      at11("junk after hex digits", "filter 2 0x1g 1", "filter of id 2: bad category '0x1g'" + integer),
+      // The filter operation.
+      at11("filter of an id that is not live", "filter 9 1 1", "filter of id 9: id is not live"),
+      at11("filter of an id added in this frame", "filter 3 1 1",
+           "filter of id 3: id already has an operation in this frame"),
+      at11("filter with one value", "filter 2 1", "filter of id 2: expected CATEGORY MASK, got 1 value"),
+      at11("filter without values", "filter 2", "filter of id 2: expected CATEGORY MASK, got 0 values"),
+      at11("filter with three values", "filter 2 1 2 3", "filter of id 2: expected CATEGORY MASK, got 3 values"),
+      at11("filter without an id", "filter", "filter: missing id"),
+      at11("filter of a bad id", "filter x 1 1", "filter: bad id 'x': expected a decimal integer 0..4294967295"),
+      at11("filter of a hex id", "filter 0x2 1 1", "filter: bad id '0x2': expected a decimal integer 0..4294967295"),
+      {"filter after remove", base + "remove 2\nfilter 2 1 1\n", 12,
+       "filter of id 2: id already has an operation in this frame", 2},
+      {"move after filter", base + "filter 2 1 1\nmove 2 0 0 0 1 1 1\n", 12,
+       "move of id 2: id already has an operation in this frame", 2},
+      {"two filters of one id", base + "filter 2 1 1\nfilter 2 1 1\n", 12,
+       "filter of id 2: id already has an operation in this frame", 2},
+      {"filter of a removed id", base + "remove 2\nframe\nfilter 2 1 1\n", 13, "filter of id 2: id is not live", 3},
+      {"filter before the first frame", "sapling-trace 2\nfilter 1 1 1\n", 2, "filter before the first frame", 0},
+      // Queries.
+      at11("query with too few numbers", "query 5 0 0 0 1 1", "query 5: expected 6 numbers (3D box), got 5"),
+      at11("query with too many numbers", "query 5 0 0 0 1 1 1 1", "query 5: expected 6 numbers (3D box), got 7"),
+      at11("query with too few numbers and a mask", "query 5 0 0 0 1 1 mask 1",
+           "query 5: expected 6 numbers (3D box), got 5"),
+      at11("query with no box", "query 5", "query 5: expected 6 numbers (3D box), got 0"),
+      at11("query with min > max", "query 5 0 0 2 1 1 1", "query 5: invalid box: min.z > max.z"),
+      at11("query with a NaN", "query 5 nan 0 0 1 1 1", "query 5: invalid box: min.x is NaN"),
+      at11("query with a NaN max", "query 5 0 0 0 1 nan 1 mask 1", "query 5: invalid box: max.y is NaN"),
+      at11("query with a bad number", "query 5 0 0 0 1 1 q", "query 5: bad number 'q' for max.z"),
+      at11("query with a mask and no value", "query 5 0 0 0 1 1 1 mask", "query 5: missing mask"),
+      at11("query with a bad mask", "query 5 0 0 0 1 1 1 mask -4", "query 5: bad mask '-4'" + integer),
+      at11("query with two masks", "query 5 0 0 0 1 1 1 mask 1 mask 2", "query 5: repeated attribute 'mask'"),
+      at11("query with a filter", "query 5 0 0 0 1 1 1 filter 1 2", "query 5: unknown attribute 'filter'"),
+      at11("query with a word after the mask", "query 5 0 0 0 1 1 1 mask 1 static",
+           "query 5: unknown attribute 'static'"),
+      at11("query with static", "query 5 0 0 0 1 1 1 static", "query 5: unknown attribute 'static'"),
+      at11("query without a label", "query", "query: missing label"),
+      at11("query with a bad label", "query x 0 0 0 1 1 1", "query: bad label 'x'" + integer),
+      at11("query with a label out of range", "query 0x1ffffffff 0 0 0 1 1 1",
+           "query: bad label '0x1ffffffff'" + integer),
+      {"query before the first frame", "sapling-trace 2\nquery 1 0 0 0 1 1 1\n", 2, "query before the first frame", 0},
+      {"a 3D query in a 2D trace", "sapling-trace 2\ndims 2\nframe\nquery 1 0 0 0 1 1 1\n", 4,
+       "query 1: expected 4 numbers (2D box), got 6", 0},
+      {"an invalid 2D query", "sapling-trace 2\ndims 2\nframe\nframe\nquery 1 0 1 1 0\n", 5,
+       "query 1: invalid box: min.y > max.y", 1},
+      // Version-2 words in a version-1 trace.
+      v1_at11("static in version 1", "add 4 0 0 0 1 1 1 static",
+              "add of id 4: attribute 'static' needs version 2, and the header says 'sapling-trace 1'"),
+      v1_at11("a filter attribute in version 1", "add 4 0 0 0 1 1 1 filter 2 2",
+              "add of id 4: attribute 'filter' needs version 2, and the header says 'sapling-trace 1'"),
+      v1_at11("the filter operation in version 1", "filter 2 1 1",
+              "keyword 'filter' needs version 2, and the header says 'sapling-trace 1'"),
+      v1_at11("a query in version 1", "query 1 0 0 0 1 1 1",
+              "keyword 'query' needs version 2, and the header says 'sapling-trace 1'"),
+      {"a query before the first frame in version 1", "sapling-trace 1\nquery 1 0 0 0 1 1 1\n", 2,
+       "keyword 'query' needs version 2, and the header says 'sapling-trace 1'", 0},
+      // An error in version 2's own version-1 part.
+      at11("add of a live id", "add 2 0 0 0 1 1 1 static", "add of id 2: id is already live"),
+      at11("unknown keyword", "resize 1 0 0 0 1 1 1", "unknown keyword 'resize'"),
+      at11("a second header", "sapling-trace 2", "repeated header: 'sapling-trace' belongs on the first line only"),
+  };
+}
+
+TEST(TraceReaderVersion2, Errors) {
+  for (const ErrorCase& c : version_2_error_cases()) {
+    SCOPED_TRACE(c.what);
+    const TraceReadResult r = read_trace(c.text);
+    ASSERT_TRUE(r.error.has_value());
+    EXPECT_EQ(r.error->line, c.line);
+    EXPECT_EQ(r.error->reason, c.reason);
+    EXPECT_EQ(r.trace.frames.size(), c.frames);
+    std::istringstream in(c.text);
+    const TraceReadResult s = read_trace(in);
+    ASSERT_TRUE(s.error.has_value());
+    EXPECT_EQ(s.error->line, c.line);
+    EXPECT_EQ(s.error->reason, c.reason);
+  }
+}
+
+TEST(TraceReaderVersion2, FramesBeforeTheErrorAreComplete) {
+  const TraceReadResult r = read_trace(std::string(kBase2) + "filter 9 1 1\n");
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->line, 11u);
+  ASSERT_EQ(r.trace.frames.size(), 2u);
+  EXPECT_EQ(r.trace.version, 2);
+  const TraceFrame& f0 = r.trace.frames[0];
+  EXPECT_EQ(f0.added, (std::vector<Id>{1, 2}));
+  EXPECT_EQ(f0.added_static, (std::vector<std::uint8_t>{1, 0}));
+  EXPECT_EQ(f0.added_filters, (std::vector<Filter>{Filter{}, Filter{1, 3}}));
+  EXPECT_EQ(r.trace.frames[1].moved, (std::vector<Id>{1}));
+}
+
+TEST(TraceWriterVersion2, ContractExampleText) {
+  const std::string text = write(example2_trace());
+  EXPECT_EQ(text,
+            "sapling-trace 2\ndims 3\n"
+            "frame\n"
+            "add 1 -inf -inf -1 inf inf 0 static\n"
+            "add 2 5 5 -1 6 6 0 static\n"
+            "add 7 0 0 0 1 1 1 filter 0x2 0xfffffffd\n"
+            "add 8 0.5 0 0 1.5 1 1 filter 0x2 0xffffffff\n"
+            "add 9 0.5 0.5 0.5 2 2 2\n"
+            "frame\n"
+            "filter 9 0x4 0x1\n"
+            "query 100 -1 -1 -1 0.75 0.75 0.75\n"
+            "query 101 0 0 0 3 3 3 mask 0x4\n");
+  const TraceReadResult r = read_trace(text);
+  ASSERT_FALSE(r.error) << r.error->line << ": " << r.error->reason;
+  EXPECT_TRUE(same_trace(r.trace, example2_trace()));
+}
+
+TEST(TraceWriterVersion2, VersionFollowsTheContent) {
+  // Version 1 with nothing of version 2: written as before.
+  EXPECT_EQ(write(example_trace()).substr(0, 16), "sapling-trace 1\n");
+  // Asked for version 2: written as version 2 even without its keywords.
+  Trace asked = example_trace();
+  asked.version = 2;
+  EXPECT_EQ(write(asked).substr(0, 16), "sapling-trace 2\n");
+  // A query, a filter operation, a static or filtered add: version 2 whatever
+  // trace.version says; a filter attribute equal to the defaults is not
+  // written.
+  for (int k = 0; k < 5; ++k) {
+    SCOPED_TRACE(k);
+    Trace t = example_trace();
+    TraceFrame& f = t.frames[k == 3 ? 1 : 0];
+    if (k == 0) f.queries.push_back(TraceQuery{1, box(0, 0, 0, 1, 1, 1)});
+    if (k == 1) f.added_static = {0, 1};
+    if (k == 2) f.added_filters = {Filter{}, Filter{1, 2}};
+    if (k == 3) {
+      f.filtered = {9};
+      f.filters = {Filter{}};
+    }
+    if (k == 4) f.added_filters = {Filter{}, Filter{}};
+    const std::string text = write(t);
+    EXPECT_EQ(text.substr(0, 16), k == 4 ? "sapling-trace 1\n" : "sapling-trace 2\n");
+    const TraceReadResult r = read_trace(text);
+    ASSERT_FALSE(r.error) << r.error->line << ": " << r.error->reason;
+    t.version = k == 4 ? 1 : 2;
+    EXPECT_TRUE(same_trace(r.trace, t));
+  }
+}
+
+TEST(TraceWriterVersion2, TwoDimensions) {
+  Trace t;
+  t.dims = 2;
+  t.version = 2;
+  t.frames.resize(1);
+  t.frames[0].added = {1};
+  t.frames[0].added_boxes = {box(0, 0, 0, 1, 1, 0)};
+  t.frames[0].added_static = {1};
+  t.frames[0].queries = {TraceQuery{3, box(-kInf, 0, 0, 0.5f, 1, 0), 0}};
+  const std::string text = write(t);
+  EXPECT_EQ(text, "sapling-trace 2\ndims 2\nframe\nadd 1 0 0 1 1 static\nquery 3 -inf 0 0.5 1 mask 0x0\n");
+  const TraceReadResult r = read_trace(text);
+  ASSERT_FALSE(r.error) << r.error->reason;
+  EXPECT_TRUE(same_trace(r.trace, t));
+}
+
+/// Version 2 on a valid trace: random filters and motions on its adds,
+/// filter operations on ids live before the frame and untouched in it, and
+/// random queries (some with masks), all with random bit patterns.
+void add_version_2(Trace& t, std::uint64_t seed) {
+  testgen::Rng rng(seed);
+  t.version = 2;
+  const auto random_filter = [&] {
+    return Filter{static_cast<std::uint32_t>(rng.next()), rng.chance(0.3) ? kAllCategories : std::uint32_t(rng.next())};
+  };
+  std::vector<Id> live;
+  for (TraceFrame& f : t.frames) {
+    std::vector<Id> touched(f.removed);
+    touched.insert(touched.end(), f.moved.begin(), f.moved.end());
+    for (const Id id : live) {
+      if (std::find(touched.begin(), touched.end(), id) == touched.end() && rng.chance(0.2)) {
+        f.filtered.push_back(id);
+        f.filters.push_back(random_filter());
+      }
+    }
+    if (rng.chance(0.7)) {
+      for (std::size_t i = 0; i < f.added.size(); ++i) {
+        f.added_static.push_back(rng.chance(0.3) ? 1 : 0);
+        f.added_filters.push_back(rng.chance(0.5) ? Filter{} : random_filter());
+      }
+    }
+    const int queries = rng.range(0, 3);
+    for (int q = 0; q < queries; ++q) {
+      const Box3 b = f.added_boxes.empty() ? box(0, 0, 0, 0, 0, 0) : f.added_boxes[rng.below(f.added_boxes.size())];
+      f.queries.push_back(TraceQuery{static_cast<std::uint32_t>(rng.next()), b,
+                                     rng.chance(0.5) ? kAllCategories : static_cast<std::uint32_t>(rng.next())});
+    }
+    for (const Id id : f.removed) live.erase(std::find(live.begin(), live.end(), id));
+    live.insert(live.end(), f.added.begin(), f.added.end());
+  }
+}
+
+TEST(TraceRoundTripVersion2, RandomFiltersMotionsAndQueries) {
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    for (const int dims : {2, 3}) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + ", dims " + std::to_string(dims));
+      Trace t = random_bits_trace(seed, dims);
+      add_version_2(t, seed);
+      const std::string text = write(t);
+      const TraceReadResult r = read_trace(text);
+      ASSERT_FALSE(r.error) << r.error->line << ": " << r.error->reason;
+      EXPECT_TRUE(same_trace(r.trace, t));
+      EXPECT_EQ(write(r.trace), text);
+    }
+  }
+}
+
+// stage_frame: a frame mixing static and dynamic adds goes in as two
+// batches, every object with its filter and motion, then the filter changes.
+TEST(StageFrame, ContractExampleVersion2) {
+  const Trace t = example2_trace();
+  const auto broad_phase = BroadPhase::create("brute");
+  ASSERT_TRUE(broad_phase);
+  ASSERT_TRUE(stage_frame(*broad_phase, t.frames[0]));
+  (void)broad_phase->update();
+  for (std::size_t i = 0; i < t.frames[0].added.size(); ++i) {
+    const Id id = t.frames[0].added[i];
+    SCOPED_TRACE(id);
+    EXPECT_EQ(broad_phase->filter(id), t.frames[0].added_filter(i));
+    EXPECT_EQ(broad_phase->motion(id), t.frames[0].added_is_static(i) ? Motion::kStatic : Motion::kDynamic);
+  }
+  std::vector<Pair> pairs;
+  broad_phase->sorted_pairs(pairs);
+  EXPECT_EQ(pairs, (std::vector<Pair>{{1, 7}, {1, 8}, {7, 9}, {8, 9}}));
+  ASSERT_TRUE(stage_frame(*broad_phase, t.frames[1]));
+  (void)broad_phase->update();
+  EXPECT_EQ(broad_phase->filter(9), (Filter{4, 0x1}));
+  broad_phase->sorted_pairs(pairs);
+  EXPECT_EQ(pairs, (std::vector<Pair>{{1, 7}, {1, 8}}));
+  // A refused operation is returned: a filter of an id that is not live.
+  TraceFrame bad;
+  bad.filtered = {42};
+  bad.filters = {Filter{}};
+  EXPECT_EQ(stage_frame(*broad_phase, bad).code(), StatusCode::kUnknownId);
+}
+
+// ---------------------------------------------------------------------------
 // The pair-set hash.
 
 std::uint64_t reference_fnv(const std::vector<Pair>& pairs) {
@@ -545,6 +1030,32 @@ TEST(PairSetHash, ContractValues) {
   EXPECT_EQ(pair_set_hash({}), 0xcbf29ce484222325ull);
   const std::vector<Pair> example = {{7, 9}};
   EXPECT_EQ(pair_set_hash(example), 0xeba7af620f2ffc7bull);
+}
+
+TEST(PairSetHash, VersionTwoExample) {
+  const std::vector<Pair> frame0 = {{1, 7}, {1, 8}, {7, 9}, {8, 9}};
+  const std::vector<Pair> frame1 = {{1, 7}, {1, 8}};
+  EXPECT_EQ(pair_set_hash(frame0), 0x80bcb38805b607f5ull);
+  EXPECT_EQ(pair_set_hash(frame1), 0x24b91f8a99daadda);
+}
+
+TEST(IdListHash, ContractValues) {
+  EXPECT_EQ(id_list_hash({}), 0xcbf29ce484222325ull);
+  const std::vector<Id> query100 = {1, 7, 8, 9};
+  const std::vector<Id> query101 = {9};
+  EXPECT_EQ(id_list_hash(query100), 0x9be4b24e42b2c362ull);
+  EXPECT_EQ(id_list_hash(query101), 0xad002ab9f9463becull);
+}
+
+TEST(IdListHash, IsThePairHashOfTheSameWords) {
+  // Both hash 32-bit words in order: ids a, b hash as the pair (a, b).
+  testgen::Rng rng(11);
+  for (int i = 0; i < 100; ++i) {
+    const Id a = static_cast<Id>(rng.next()), b = static_cast<Id>(rng.next());
+    const std::vector<Id> ids = {a, b};
+    const std::vector<Pair> pair = {{a, b}};
+    EXPECT_EQ(id_list_hash(ids), pair_set_hash(pair));
+  }
 }
 
 TEST(PairSetHash, MatchesBytewiseFnv) {

@@ -87,6 +87,64 @@ def test_trace_errors(tmp_path):
         sapling.Trace(4)
 
 
+EXAMPLE2 = """sapling-trace 2
+dims 3
+frame
+add 1 -inf -inf -1 inf inf 0 static
+add 2 5 5 -1 6 6 0 static
+add 7 0 0 0 1 1 1 filter 2 0xfffffffd
+add 8 0.5 0 0 1.5 1 1 filter 2 0xffffffff
+add 9 0.5 0.5 0.5 2 2 2
+frame
+filter 9 4 0x1
+query 100 -1 -1 -1 0.75 0.75 0.75
+query 101 0 0 0 3 3 3 mask 0x4
+"""
+
+
+def test_version_2_frames():
+    t = sapling.parse_trace(EXAMPLE2)
+    assert t.version == 2 and len(t) == 2
+    f0, f1 = t[0], t[1]
+    assert f0["added_static"].tolist() == [True, True, False, False, False]
+    assert f0["added_filters"].tolist() == [[1, 0xffffffff], [1, 0xffffffff], [2, 0xfffffffd], [2, 0xffffffff],
+                                            [1, 0xffffffff]]
+    assert f1["filtered"].tolist() == [9] and f1["filters"].tolist() == [[4, 1]]
+    assert f1["query_labels"].tolist() == [100, 101] and f1["query_masks"].tolist() == [0xffffffff, 4]
+    assert np.array_equal(f1["query_boxes"], [[-1, -1, -1, 0.75, 0.75, 0.75], [0, 0, 0, 3, 3, 3]])
+    assert f0["query_boxes"].shape == (0, 6) and f0["filters"].shape == (0, 2)
+    back = sapling.parse_trace(t.to_text())
+    assert back.to_text() == t.to_text() and back.version == 2
+    # The contract's hashes: filters and static objects are staged by replay.
+    assert list(sapling.replay(t, "brute", report="hash")) == [0x80bcb38805b607f5, 0x24b91f8a99daadda]
+    assert sapling.id_list_hash(np.array([1, 7, 8, 9], dtype=np.uint32)) == 0x9be4b24e42b2c362
+    assert sapling.id_list_hash([9]) == 0xad002ab9f9463bec and sapling.id_list_hash([]) == 0xcbf29ce484222325
+
+
+def test_version_2_append():
+    t = sapling.Trace(2)
+    t.append(added=[1, 2], added_boxes=[[0, 0, 1, 1], [0.5, 0.5, 2, 2]], added_static=[True, False],
+             added_filters=[[1, 3], [2, 0xffffffff]], query_labels=[5], query_boxes=[[0, 0, 0.25, 0.25]])
+    t.append(filtered=[2], filters=[[4, 4]], query_labels=[6, 7], query_boxes=[[0, 0, 3, 3], [0, 0, 3, 3]],
+             query_masks=[4, 1])
+    assert t.version == 1  # the header it was made with; to_text() writes what the frames need
+    text = t.to_text()
+    assert text.startswith("sapling-trace 2\n")
+    assert "add 1 0 0 1 1 static filter 0x1 0x3\n" in text and "query 7 0 0 3 3 mask 0x1\n" in text
+    back = sapling.parse_trace(text)
+    for i in range(len(t)):
+        for key in ["added_static", "added_filters", "filtered", "filters", "query_labels", "query_boxes",
+                    "query_masks"]:
+            assert np.array_equal(t[i][key], back[i][key]), key
+    with pytest.raises(sapling.Error, match=r"^query box 0: invalid box: min.y > max.y$"):
+        t.append(query_labels=[1], query_boxes=[[0, 1, 1, 0]])
+    with pytest.raises(ValueError, match="added_static"):
+        t.append(added=[3], added_boxes=[[0, 0, 1, 1]], added_static=[True, False])
+    with pytest.raises(ValueError, match="filters"):
+        t.append(filtered=[1, 2], filters=[[1, 1]])
+    assert len(t) == 2
+
+
 @pytest.mark.parametrize("algorithm", ["sap", "box-pruning", "dual-axis"])
 def test_replay_matches_the_command(cli, tmp_path, algorithm):
     """Hashes from Python's replay and from a Python loop equal `sapling replay --report hash`."""

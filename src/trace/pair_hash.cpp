@@ -1,6 +1,7 @@
-// The pair-set hash of `sapling replay --report hash`: FNV-1a 64 over the
-// sorted pair list as bytes, each pair `a` then `b`, each a little-endian
-// uint32 (docs/trace-format.md, "Command line").
+// The hashes of `sapling replay --report hash`: FNV-1a 64 over the sorted
+// pair list as bytes, each pair `a` then `b`, each a little-endian uint32
+// (docs/trace-format.md, "Command line"), and over a query's ascending ids,
+// each a little-endian uint32 ("Version 2", "Reports").
 //
 // FNV-1a is a chain of one multiply per byte, so its speed is the multiply
 // latency; the bytes are taken with shifts rather than by reinterpreting
@@ -27,6 +28,12 @@ constexpr std::uint64_t mix_u32(std::uint64_t h, std::uint32_t v) noexcept {
 std::uint64_t pair_set_hash(std::span<const Pair> sorted_pairs) noexcept {
   std::uint64_t h = kFnvOffset;
   for (const Pair& p : sorted_pairs) h = mix_u32(mix_u32(h, p.a), p.b);
+  return h;
+}
+
+std::uint64_t id_list_hash(std::span<const Id> sorted_ids) noexcept {
+  std::uint64_t h = kFnvOffset;
+  for (const Id id : sorted_ids) h = mix_u32(h, id);
   return h;
 }
 

@@ -1,5 +1,6 @@
-// The trace reader: parses and checks a whole version-1 text trace, the format
-// of docs/trace-format.md ("Text format, version 1" and its errors).
+// The trace reader: parses and checks a whole text trace, version 1 or 2, the
+// format of docs/trace-format.md ("Text format, version 1", "Version 2" and
+// their errors).
 //
 // Choices the contract leaves open, fixed here:
 // - A carriage return just before a line feed (or at the very end of the
@@ -10,11 +11,16 @@
 //   A value out of float range reads as strtof rounds it: `1e39` is inf,
 //   `1e-50` is 0 (both accepted, since strtof reads them in full).
 // - Ids are one or more decimal digits (leading zeros allowed) whose value
-//   fits in 32 bits; no sign.
+//   fits in 32 bits; no sign. Categories, masks and query labels are the
+//   same, or `0x` and one or more hexadecimal digits (either case).
 // - An input with no header at all (empty, or only blank and comment lines)
 //   is rejected at line 1.
 // - The header's keyword on a later line is an error of its own ("repeated
 //   header"), not an unknown keyword.
+// - In version 2, the numbers of a box run to the first attribute keyword
+//   (`static`, `filter`; `mask` for a query) or the end of the line; a word
+//   where an attribute is due that is no number is an unknown attribute.
+//   `move` takes no attribute: it keeps the object's filter and motion.
 //
 // Speed: the input is parsed in place from one buffer; ids go through
 // std::from_chars, numbers through std::from_chars<float> first (exact, fast,
@@ -44,11 +50,17 @@ namespace sapling {
 namespace {
 
 constexpr std::string_view kHeaderKeyword = "sapling-trace";
-constexpr std::string_view kHeaderVersion = "1";
+constexpr std::string_view kExpectedHeader = "'sapling-trace 1' or 'sapling-trace 2'";
 
-// A data line has at most a keyword, an id and six numbers; one more slot
-// tells "too many" apart without storing the rest.
-constexpr std::size_t kMaxTokens = 9;
+// A data line has at most 12 tokens (`add ID`, six numbers, `static filter
+// C M`). Tokens beyond kMaxTokens are counted, not stored: a line that has
+// them is refused before any of them would be read (after at most 4
+// attribute tokens, an attribute is unknown or repeated).
+constexpr std::size_t kMaxTokens = 16;
+
+// The header's tokens quoted in its error message: a data line of version 1
+// has at most a keyword, an id and six numbers, and one more tells "too many".
+constexpr std::size_t kHeaderQuoteTokens = 9;
 
 // Tokens quoted in messages are cut to this many bytes.
 constexpr std::size_t kQuoteLimit = 40;
@@ -99,27 +111,61 @@ bool parse_number(std::string_view token, float& value, std::string& scratch) {
 }
 
 /// A decimal unsigned 32-bit integer: digits only, no sign, no overflow.
-bool parse_id(std::string_view token, Id& id) {
+
+/// An unsigned 32-bit integer: decimal digits, or with `hex_allowed` also
+/// `0x` and hexadecimal digits; no sign, no overflow, nothing after.
+bool parse_uint32(std::string_view token, std::uint32_t& value, bool hex_allowed) {
+  int base = 10;
+  if (hex_allowed && token.size() > 2 && token[0] == '0' && token[1] == 'x') {
+    token.remove_prefix(2);
+    base = 16;
+  }
   const char* first = token.data();
   const char* last = first + token.size();
-  if (first == last || *first < '0' || *first > '9') return false;
-  const auto [ptr, ec] = std::from_chars(first, last, id, 10);
+  // from_chars takes no '+', and no '-' for an unsigned type; checked anyway.
+  if (first == last || *first == '-' || *first == '+') return false;
+  const auto [ptr, ec] = std::from_chars(first, last, value, base);
   return ec == std::errc{} && ptr == last;
 }
 
 const char* const kCoordinateNames3[] = {"min.x", "min.y", "min.z", "max.x", "max.y", "max.z"};
 const char* const kCoordinateNames2[] = {"min.x", "min.y", "max.x", "max.y"};
 
-enum class Keyword { kUnknown, kHeader, kDims, kFrame, kAdd, kMove, kRemove };
+enum class Keyword { kUnknown, kHeader, kDims, kFrame, kAdd, kMove, kRemove, kFilter, kQuery };
 
 Keyword keyword_of(std::string_view token) {
   if (token == "add") return Keyword::kAdd;
   if (token == "move") return Keyword::kMove;
   if (token == "remove") return Keyword::kRemove;
   if (token == "frame") return Keyword::kFrame;
+  if (token == "filter") return Keyword::kFilter;
+  if (token == "query") return Keyword::kQuery;
   if (token == "dims") return Keyword::kDims;
   if (token == kHeaderKeyword) return Keyword::kHeader;
   return Keyword::kUnknown;
+}
+
+// The attributes of version 2: after the numbers of `add`, and of `query`.
+constexpr std::string_view kStatic = "static";
+constexpr std::string_view kFilter = "filter";
+constexpr std::string_view kMask = "mask";
+constexpr std::string_view kAddAttributes[] = {kStatic, kFilter};
+constexpr std::string_view kQueryAttributes[] = {kMask};
+
+bool is_one_of(std::string_view token, std::span<const std::string_view> words) {
+  for (const std::string_view w : words) {
+    if (token == w) return true;
+  }
+  return false;
+}
+
+/// A refusal's reason without its subject: "id is not live" of
+/// "set_filter of id 9: id is not live". The reader names the line's
+/// subject itself, in the trace's words.
+std::string reason_of(const Status& status) {
+  const std::string message = status.message();
+  const std::size_t colon = message.find(": ");
+  return colon == std::string::npos ? message : message.substr(colon + 2);
 }
 
 class Parser {
@@ -146,7 +192,7 @@ class Parser {
     }
     if (!header_seen_) {
       line_ = 1;
-      return fail("missing header: expected 'sapling-trace 1'");
+      return fail("missing header: expected " + std::string(kExpectedHeader));
     }
     if (in_frame_) trace_.frames.push_back(std::move(frame_));
     return TraceReadResult{std::move(trace_), std::nullopt};
@@ -167,15 +213,18 @@ class Parser {
     }
   }
 
+  /// Tokens stored in tokens_.
+  std::size_t stored() const noexcept { return count_ < kMaxTokens ? count_ : kMaxTokens; }
+
   /// The tokens of the line joined by single spaces (for the header message).
   std::string joined_tokens() const {
     std::string s;
-    const std::size_t n = count_ < kMaxTokens ? count_ : kMaxTokens;
+    const std::size_t n = count_ < kHeaderQuoteTokens ? count_ : kHeaderQuoteTokens;
     for (std::size_t i = 0; i < n; ++i) {
       if (i) s += ' ';
       s += tokens_[i];
     }
-    if (count_ > kMaxTokens) s += " ...";
+    if (count_ > kHeaderQuoteTokens) s += " ...";
     return s;
   }
 
@@ -203,6 +252,10 @@ class Parser {
         return parse_operation(Operation::kMove);
       case Keyword::kRemove:
         return parse_operation(Operation::kRemove);
+      case Keyword::kFilter:
+        return parse_filter();
+      case Keyword::kQuery:
+        return parse_query();
       case Keyword::kFrame:
         if (count_ != 1) return error("unexpected " + quote(tokens_[1]) + " after 'frame'");
         if (in_frame_) {
@@ -223,14 +276,21 @@ class Parser {
   }
 
   bool parse_header() {
-    if (tokens_[0] == kHeaderKeyword && count_ == 2 && tokens_[1] != kHeaderVersion) {
-      return error("unsupported trace version " + quote(tokens_[1]) + ": expected 'sapling-trace 1'");
+    if (tokens_[0] == kHeaderKeyword && count_ == 2) {
+      if (tokens_[1] == "1" || tokens_[1] == "2") {
+        trace_.version = tokens_[1] == "1" ? 1 : 2;
+        header_seen_ = true;
+        return true;
+      }
+      return error("unsupported trace version " + quote(tokens_[1]) + ": expected " + std::string(kExpectedHeader));
     }
-    if (tokens_[0] != kHeaderKeyword || count_ != 2) {
-      return error("expected header 'sapling-trace 1', got " + quote(joined_tokens()));
-    }
-    header_seen_ = true;
-    return true;
+    return error("expected header " + std::string(kExpectedHeader) + ", got " + quote(joined_tokens()));
+  }
+
+  /// False, with the reason, for a version-2 word (`what`) in a version-1 trace.
+  bool require_version_2(const std::string& what) {
+    if (trace_.version >= 2) return true;
+    return error(what + " needs version 2, and the header says 'sapling-trace 1'");
   }
 
   bool parse_dims() {
@@ -248,35 +308,114 @@ class Parser {
     return true;
   }
 
-  bool parse_operation(Operation op) {
-    const std::string_view name = tokens_[0];
-    if (!in_frame_) return error(std::string(name) + " before the first frame");
-    if (count_ < 2) return error(std::string(name) + ": missing id");
-    Id id = 0;
-    if (!parse_id(tokens_[1], id)) {
-      return error(std::string(name) + ": bad id " + quote(tokens_[1]) + ": expected a decimal integer 0..4294967295");
+  // The subject of the line's messages: "add of id 7: ", "query 100: ".
+  // Built only on the error path: allocating per line would dominate the
+  // reading time.
+  std::string subject() const {
+    return std::string(tokens_[0]) + (subject_is_label_ ? " " : " of id ") + std::to_string(subject_) + ": ";
+  }
+
+  /// Reads tokens_[1] as the line's id (decimal) or, for a query, its label.
+  bool parse_subject(bool is_label) {
+    subject_is_label_ = is_label;
+    if (in_frame_ && count_ >= 2 && parse_uint32(tokens_[1], subject_, is_label)) return true;
+    const std::string name(tokens_[0]);
+    if (!in_frame_) return error(name + " before the first frame");
+    if (count_ < 2) return error(name + (is_label ? ": missing label" : ": missing id"));
+    return error(name + (is_label ? ": bad label " + quote(tokens_[1]) +
+                                        ": expected an integer 0..4294967295, decimal or 0x-hexadecimal"
+                                  : ": bad id " + quote(tokens_[1]) + ": expected a decimal integer 0..4294967295"));
+  }
+
+  /// tokens_[index] as a category, mask or label (`what`).
+  bool parse_integer(std::size_t index, const char* what, std::uint32_t& value) {
+    if (index >= count_) return error(subject() + "missing " + what);
+    if (parse_uint32(tokens_[index], value, true)) return true;
+    return error(subject() + "bad " + what + " " + quote(tokens_[index]) +
+                 ": expected an integer 0..4294967295, decimal or 0x-hexadecimal");
+  }
+
+  /// The box of tokens_[2..] (2 * dims numbers) and where the attributes
+  /// after it begin (count_ if none). `attributes` are the words that end
+  /// the numbers; none in version 1, where every token after the id is a
+  /// number.
+  bool parse_box_operand(Operation op, std::span<const std::string_view> attributes, Box3& box,
+                         std::size_t& attributes_begin) {
+    const auto expected = static_cast<std::size_t>(2 * trace_.dims);
+    // An attribute among the tokens not stored would follow too many numbers anyway.
+    std::size_t end = count_;
+    if (!attributes.empty()) {
+      end = 2;
+      while (end < stored() && !is_one_of(tokens_[end], attributes)) ++end;
+      if (end == stored()) end = count_;
     }
-    // The message prefix is built only on the error path: allocating per line
-    // would dominate the reading time.
-    const auto subject = [&] { return std::string(name) + " of id " + std::to_string(id) + ": "; };
-    const std::size_t numbers = count_ - 2;
+    // A word that is no number where an attribute is due: an unknown attribute.
+    float unused = 0;
+    if (!attributes.empty() && end > 2 + expected && !parse_number(tokens_[2 + expected], unused, scratch_)) {
+      return error(subject() + "unknown attribute " + quote(tokens_[2 + expected]));
+    }
+    const std::size_t numbers = end - 2;
+    if (numbers != expected) {
+      return error(subject() + "expected " + std::to_string(expected) + " numbers (" +
+                   (trace_.dims == 2 ? "2D" : "3D") + " box), got " + std::to_string(numbers));
+    }
+    int bad = -1;
+    const BoxCheck check = parse_box(box, bad);
+    if (bad >= 0) {
+      const std::string_view token = tokens_[2 + static_cast<std::size_t>(bad)];
+      return error(subject() + "bad number " + quote(token) + " for " +
+                   (trace_.dims == 2 ? kCoordinateNames2[bad] : kCoordinateNames3[bad]));
+    }
+    if (!check) return error(subject() + reason_of(Status::invalid_box(op, subject_, 0, check)));
+    attributes_begin = end;
+    return true;
+  }
+
+  bool parse_operation(Operation op) {
+    if (!parse_subject(false)) return false;
+    const Id id = subject_;
     Box3 box{};
+    Filter filter{};
+    bool is_static = false;
+    bool has_filter = false;
     if (op == Operation::kRemove) {
+      const std::size_t numbers = count_ - 2;
       if (numbers != 0) return error(subject() + "expected only an id, got " + std::to_string(numbers) + " numbers");
+    } else if (trace_.version == 1) {
+      std::size_t end = 0;
+      if (!parse_box_operand(op, {}, box, end)) {
+        // A version-2 attribute on the line breaks its count or a number;
+        // it is the better reason. Looked for only on this error path.
+        for (std::size_t i = 2; op == Operation::kAdd && i < stored(); ++i) {
+          if (is_one_of(tokens_[i], kAddAttributes)) {
+            return require_version_2(subject() + "attribute " + quote(tokens_[i]));
+          }
+        }
+        return false;
+      }
     } else {
-      const auto expected = static_cast<std::size_t>(2 * trace_.dims);
-      if (numbers != expected) {
-        return error(subject() + "expected " + std::to_string(expected) + " numbers (" +
-                     (trace_.dims == 2 ? "2D" : "3D") + " box), got " + std::to_string(numbers));
+      std::size_t i = 0;
+      if (!parse_box_operand(op, kAddAttributes, box, i)) return false;
+      while (i < count_) {
+        const std::string_view word = tokens_[i];
+        if (op != Operation::kAdd) {
+          return error(subject() + "unexpected " + quote(word) + ": move keeps the object's filter and motion");
+        }
+        const bool repeated = word == kStatic ? is_static : word == kFilter ? has_filter : false;
+        if (repeated) return error(subject() + "repeated attribute " + quote(word));
+        if (word == kStatic) {
+          is_static = true;
+          ++i;
+        } else if (word == kFilter) {
+          if (!parse_integer(i + 1, "category", filter.category) || !parse_integer(i + 2, "mask", filter.mask)) {
+            return false;
+          }
+          has_filter = true;
+          i += 3;
+        } else {
+          return error(subject() + "unknown attribute " + quote(word));
+        }
       }
-      int bad = -1;
-      const BoxCheck check = parse_box(box, bad);
-      if (bad >= 0) {
-        const std::string_view token = tokens_[2 + static_cast<std::size_t>(bad)];
-        return error(subject() + "bad number " + quote(token) + " for " +
-                     (trace_.dims == 2 ? kCoordinateNames2[bad] : kCoordinateNames3[bad]));
-      }
-      if (!check) return error(Status::invalid_box(op, id, 0, check).message());
     }
 
     IdState& slot = state_of(id);
@@ -294,6 +433,15 @@ class Parser {
         slot.live = true;
         frame_.added.push_back(id);
         frame_.added_boxes.push_back(box);
+        // The attribute vectors stay empty until an add has the attribute.
+        if (has_filter || !frame_.added_filters.empty()) {
+          frame_.added_filters.resize(frame_.added.size() - 1);
+          frame_.added_filters.push_back(filter);
+        }
+        if (is_static || !frame_.added_static.empty()) {
+          frame_.added_static.resize(frame_.added.size() - 1);
+          frame_.added_static.push_back(is_static ? 1 : 0);
+        }
         break;
       case Operation::kMove:
         frame_.moved.push_back(id);
@@ -304,6 +452,48 @@ class Parser {
         frame_.removed.push_back(id);
         break;
     }
+    return true;
+  }
+
+  // `filter ID CATEGORY MASK`: an operation on a live id.
+  bool parse_filter() {
+    if (!require_version_2("keyword 'filter'") || !parse_subject(false)) return false;
+    const Id id = subject_;
+    if (count_ != 4) {
+      return error(subject() + "expected CATEGORY MASK, got " + std::to_string(count_ - 2) +
+                   (count_ == 3 ? " value" : " values"));
+    }
+    Filter filter{};
+    if (!parse_integer(2, "category", filter.category) || !parse_integer(3, "mask", filter.mask)) return false;
+    IdState& slot = state_of(id);
+    const StatusCode code = slot.stamp == stamp_ ? StatusCode::kRepeatedId
+                            : !slot.live         ? StatusCode::kUnknownId
+                                                 : StatusCode::kOk;
+    if (code != StatusCode::kOk)
+      return error(subject() + reason_of(Status::id_error(code, Operation::kSetFilter, id, 0)));
+    slot.stamp = stamp_;
+    frame_.filtered.push_back(id);
+    frame_.filters.push_back(filter);
+    return true;
+  }
+
+  // `query Q box [mask M]`: not an operation, so any number per frame.
+  bool parse_query() {
+    if (!require_version_2("keyword 'query'") || !parse_subject(true)) return false;
+    TraceQuery query;
+    query.label = subject_;
+    std::size_t i = 0;
+    if (!parse_box_operand(Operation::kQuery, kQueryAttributes, query.box, i)) return false;
+    bool has_mask = false;
+    while (i < count_) {
+      const std::string_view word = tokens_[i];
+      if (word != kMask) return error(subject() + "unknown attribute " + quote(word));
+      if (has_mask) return error(subject() + "repeated attribute " + quote(word));
+      if (!parse_integer(i + 1, "mask", query.mask)) return false;
+      has_mask = true;
+      i += 2;
+    }
+    frame_.queries.push_back(query);
     return true;
   }
 
@@ -331,7 +521,9 @@ class Parser {
   std::string_view text_;
   std::size_t line_ = 0;
   std::string_view tokens_[kMaxTokens];
-  std::size_t count_ = 0;  // tokens on the line, including any beyond kMaxTokens
+  std::size_t count_ = 0;          // tokens on the line, including any beyond kMaxTokens
+  std::uint32_t subject_ = 0;      // the line's id, or a query's label
+  bool subject_is_label_ = false;  // subject_ is a query's label
 
   Trace trace_;
   TraceFrame frame_;  // the open frame, if in_frame_

@@ -124,7 +124,7 @@ test_contract() {
 
   local algo trace report
   for algo in $ALGOS; do
-    for trace in example example2d edge; do
+    for trace in example example2d edge example2; do
       refuses "$algo" "$DATA/$trace.trace" && continue
       local expected_name=$trace
       [ "$trace" = example2d ] && expected_name=example
@@ -152,6 +152,20 @@ test_contract() {
     cli_in "$DATA/example.trace" replay - --algo="$algo" --out=- --report=delta
     expect_rc 0 "replay - --algo=$algo --out=-"
     expect_file "$TMP/out" "$DATA/example.delta" "replay - --algo=$algo --out=-"
+  done
+
+  # Version 2 (filters, static objects, queries): the same bytes on any
+  # number of threads, and from standard input.
+  for algo in $ALGOS; do
+    refuses "$algo" "$DATA/example2.trace" && continue
+    for report in delta hash; do
+      cli replay "$DATA/example2.trace" --algo "$algo" --report "$report" --threads 2
+      expect_rc 0 "replay example2.trace --algo $algo --report $report --threads 2"
+      expect_file "$TMP/out" "$DATA/example2.$report" "replay example2.trace --algo $algo --report $report --threads 2"
+    done
+    cli_in "$DATA/example2.trace" replay - --algo "$algo" --report pairs
+    expect_rc 0 "replay - (stdin, version 2) --algo $algo"
+    expect_file "$TMP/out" "$DATA/example2.pairs" "replay - (stdin, version 2) --algo $algo"
   done
 }
 
@@ -245,8 +259,12 @@ EOF
   # Errors before any frame: nothing written.
   printf 'sapling-trace 1\nadd 1 0 0 0 1 1 1\n' >"$TMP/bad.trace"
   bad_trace "operation before the first frame" 2 ''
-  printf 'sapling-trace 2\nframe\n' >"$TMP/bad.trace"
-  bad_trace "wrong version" 1 ''
+  printf 'sapling-trace 3\nframe\n' >"$TMP/bad.trace"
+  bad_trace "version 3" 1 ''
+  printf 'sapling-trace 10\ndims 3\nframe\nadd 1 0 0 0 1 1 1\n' >"$TMP/bad.trace"
+  bad_trace "version 10" 1 ''
+  printf 'sapling-trace 0\nframe\n' >"$TMP/bad.trace"
+  bad_trace "version 0" 1 ''
   printf '# no header\nframe\nadd 1 0 0 0 1 1 1\n' >"$TMP/bad.trace"
   bad_trace "no header" 2 ''
   printf 'sapling-trace 1\ndims 4\nframe\n' >"$TMP/bad.trace"
@@ -276,6 +294,110 @@ EOF
     # shellcheck disable=SC2059
     printf "$BASE_DELTA" >"$TMP/expected"
     expect_file "$TMP/file.out" "$TMP/expected" "malformed trace with --out FILE ($algo)"
+  done
+}
+
+# ---------------------------------------------------------------------------
+# Malformed version-2 traces, as above.
+
+# Frames 0 and 1 are complete (frame 1 with a query); frame 2 starts at line
+# 10 with a query (never answered), its line 12 is fine, and line 13 is
+# replaced by each bad line in turn.
+write_base2() {
+  cat >"$1" <<'EOF'
+sapling-trace 2
+# a static box and a filtered one that overlap, then part
+frame
+add 1 0 0 0 1 1 1 static
+add 2 0.5 0.5 0.5 2 2 2 filter 1 0x3
+
+frame
+move 1 3 3 3 4 4 4
+query 7 0 0 0 5 5 5 mask 0x1
+frame
+query 8 0 0 0 1 1 1
+add 3 0 0 0 1 1 1 filter 0x2 0xffffffff
+EOF
+}
+BASE2_DELTA='frame 0 +1 -0\n+ 1 2\nframe 1 +0 -1\n- 1 2\nquery 7 2\n1\n2\n'
+
+test_errors_version_2() {
+  local bad
+  # name|bad line 13
+  while IFS='|' read -r what bad; do
+    write_base2 "$TMP/bad.trace"
+    printf '%s\n' "$bad" >>"$TMP/bad.trace"
+    printf 'remove 3\n' >>"$TMP/bad.trace"  # never reached
+    bad_trace "version 2: $what" 13 "$BASE2_DELTA"
+  done <<'EOF'
+unknown attribute|add 4 0 0 0 1 1 1 sticky
+unknown attribute after filter|add 4 0 0 0 1 1 1 filter 1 1 heavy
+repeated static|add 4 0 0 0 1 1 1 static static
+repeated filter|add 4 0 0 0 1 1 1 filter 1 1 static filter 1 1
+filter attribute without a mask|add 4 0 0 0 1 1 1 filter 1
+attribute of a move|move 2 0 0 0 1 1 1 static
+category not an integer|add 4 0 0 0 1 1 1 filter 1x 1
+category out of range|add 4 0 0 0 1 1 1 filter 4294967296 1
+mask out of range in hexadecimal|filter 2 1 0x100000000
+negative category|filter 2 -1 1
+category with a plus|filter 2 +1 1
+hexadecimal prefix alone|filter 2 0x 1
+mask with a fraction|filter 2 1 1.5
+filter of an id that is not live|filter 9 1 1
+filter of an id added in this frame|filter 3 1 1
+filter with one value|filter 2 1
+filter with three values|filter 2 1 1 1
+filter with a bad id|filter x 1 1
+query with too few numbers|query 5 0 0 0 1 1
+query with too many numbers|query 5 0 0 0 1 1 1 1
+query with min > max|query 5 0 0 2 1 1 1
+query with a NaN|query 5 nan 0 0 1 1 1
+query with a bad number|query 5 0 0 0 1 1 z
+query with a bad label|query -5 0 0 0 1 1 1
+query with a bad mask|query 5 0 0 0 1 1 1 mask 0xg
+query with a mask twice|query 5 0 0 0 1 1 1 mask 1 mask 1
+query with an unknown attribute|query 5 0 0 0 1 1 1 static
+a version-1 header line|sapling-trace 1
+EOF
+
+  # An operation after a filter of the same id, on the line after it.
+  write_base2 "$TMP/bad.trace"
+  printf 'filter 2 0x1 0x1\nmove 2 0 0 0 1 1 1\n' >>"$TMP/bad.trace"
+  bad_trace "version 2: move after filter of one id in one frame" 14 "$BASE2_DELTA"
+  write_base2 "$TMP/bad.trace"
+  printf 'remove 2\nfilter 2 0x1 0x1\n' >>"$TMP/bad.trace"
+  bad_trace "version 2: filter after remove of one id in one frame" 14 "$BASE2_DELTA"
+  printf 'sapling-trace 2\nfilter 1 1 1\n' >"$TMP/bad.trace"
+  bad_trace "version 2: filter before the first frame" 2 ''
+  printf 'sapling-trace 2\nquery 1 0 0 0 1 1 1\n' >"$TMP/bad.trace"
+  bad_trace "version 2: query before the first frame" 2 ''
+  printf 'sapling-trace 2\ndims 2\nframe\nadd 1 0 0 1 1 static\nframe\nquery 1 0 0 0 1 1 1\n' >"$TMP/bad.trace"
+  bad_trace "version 2: a 3D query in a 2D trace" 6 'frame 0 +0 -0\n'
+
+  # Any version-2 keyword in a version-1 trace, at line 11 of the version-1 base.
+  while IFS='|' read -r what bad; do
+    write_base "$TMP/bad.trace"
+    printf '%s\n' "$bad" >>"$TMP/bad.trace"
+    printf 'remove 3\n' >>"$TMP/bad.trace"  # never reached
+    bad_trace "version 1: $what" 11 "$BASE_DELTA"
+  done <<'EOF'
+the static attribute|add 4 0 0 0 1 1 1 static
+the filter attribute|add 4 0 0 0 1 1 1 filter 1 1
+the filter operation|filter 2 1 1
+a query|query 1 0 0 0 1 1 1
+a query with a mask|query 1 0 0 0 1 1 1 mask 1
+EOF
+
+  # The hash report stops at the same frame, query lines included.
+  local algo
+  write_base2 "$TMP/bad.trace"
+  printf 'filter 9 1 1\n' >>"$TMP/bad.trace"
+  for algo in $ALGOS; do
+    refuses "$algo" "$TMP/bad.trace" && continue
+    cli replay "$TMP/bad.trace" --algo "$algo" --report hash
+    expect_rc 2 "version 2: filter of an id that is not live, --report hash ($algo)"
+    expect_text 'frame 0 1 c9c28939c99668c6\nframe 1 0 cbf29ce484222325\nquery 7 2 c9c28939c99668c6\n' \
+      "version 2: filter of an id that is not live, --report hash ($algo)"
   done
 }
 
@@ -389,6 +511,52 @@ test_gen() {
   done
   cli gen unisize2d --n 50 --frames 1 --out -
   expect_grep '^dims 2' "$TMP/out" "gen unisize2d writes a 2D trace"
+
+  # Version 2: static objects, filter groups, regrouping and queries, through
+  # every algorithm: the same bytes as brute, queries included, and brute's
+  # the same as tests/cli/reference_replay.py's.
+  for scene in "tracy --n 400 --static 300 --groups 3 --regroup 50 --queries 4" \
+    "unisize2d --n 300 --static 500 --queries 3" "allmoving3d --n 300 --groups 2" \
+    "cluster --n 400 --cycle 6 --static 1000 --queries 2" "small --groups 32 --regroup 1000" \
+    "tracy --n 500 --moving 500 --inserts 20 --removes 5 --density 300 --static 100 --groups 4 --regroup 20 --queries 5"; do
+    # shellcheck disable=SC2086
+    cli gen $scene --frames 8 --out "$TMP/scene.trace"
+    expect_rc 0 "gen $scene"
+    expect_grep '^sapling-trace 2$' "$TMP/scene.trace" "gen $scene writes version 2"
+    "$SAPLING" replay "$TMP/scene.trace" --algo brute --report pairs >"$TMP/brute.pairs"
+    # brute's filtering is every algorithm's: checked against a reference of its own.
+    python3 "$SRC/reference_replay.py" "$TMP/scene.trace" pairs >"$TMP/reference.pairs"
+    expect_file "$TMP/brute.pairs" "$TMP/reference.pairs" "replay gen $scene --algo brute against reference_replay.py"
+    for algo in $ALGOS; do
+      refuses "$algo" "$TMP/scene.trace" && continue
+      cli replay "$TMP/scene.trace" --algo "$algo" --report pairs --out "$TMP/$algo.pairs"
+      expect_rc 0 "replay gen $scene ($algo)"
+      expect_file "$TMP/$algo.pairs" "$TMP/brute.pairs" "replay gen $scene --report pairs ($algo) against brute"
+    done
+  done
+  cli gen tracy --n 400 --static 300 --groups 3 --regroup 50 --queries 4 --frames 8 --out "$TMP/v2.trace"
+  for report in delta hash; do
+    "$SAPLING" replay "$TMP/v2.trace" --algo brute --report "$report" >"$TMP/brute.$report"
+    python3 "$SRC/reference_replay.py" "$TMP/v2.trace" "$report" >"$TMP/reference.$report"
+    expect_file "$TMP/brute.$report" "$TMP/reference.$report" "replay of a version-2 gen --report $report against the reference"
+  done
+  for what in ' static' ' filter 0x' '^filter [0-9]+ 0x' '^query [0-9]+ .* mask 0x'; do
+    expect_grep "$what" "$TMP/v2.trace" "gen with the version-2 options writes /$what/"
+  done
+  expect_grep '^# sapling gen tracy .* static=300pm groups=3 regroup=50pm queries=4 frames=8$' "$TMP/v2.trace" \
+    "gen names the version-2 options in its first line"
+  checks=$((checks + 1))
+  if [ "$(grep -c '^query ' "$TMP/v2.trace")" -ne 32 ]; then fail "gen --queries 4 --frames 8 does not write 32 queries"; fi
+  # Without them, version 1 as before.
+  cli gen tracy --n 400 --frames 3 --static 0 --queries 0 --out -
+  expect_grep '^sapling-trace 1$' "$TMP/out" "gen with --static 0 --queries 0 writes version 1"
+  usage_case "gen: --regroup without --groups" gen tracy --regroup 5 --out -
+  usage_case "gen: --groups 33" gen tracy --groups 33 --out -
+  usage_case "gen: --static 1001" gen tracy --static 1001 --out -
+  cli run --n 500 --frames 3 --static 200 --groups 2 --regroup 10 --queries 3
+  expect_rc 0 "run with the version-2 options"
+  expect_grep '^  scenario +tracy  n=500 .*static=200pm groups=2 regroup=10pm queries=3' "$TMP/out" \
+    "run names the version-2 options"
 
   # More output than replay holds back: the frames still come out whole.
   cli gen tracy --n 10000 --density 200 --frames 80 --out "$TMP/big.trace"
@@ -542,7 +710,10 @@ test_bench() {
 
 case $AREA in
   contract) test_contract ;;
-  errors) test_errors ;;
+  errors)
+    test_errors
+    test_errors_version_2
+    ;;
   usage) test_usage ;;
   gen) test_gen ;;
   counts) test_counts ;;

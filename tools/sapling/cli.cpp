@@ -55,7 +55,9 @@ multi-sap:mode=witness,cell_size=4 (each algorithm's settings:
 docs/algorithms/NAME.md).
 
 TRACE and FILE may be - for standard input and output. Trace format and
-outputs: docs/trace-format.md (version 1).
+outputs: docs/trace-format.md (versions 1 and 2: version 2 adds filters,
+static objects and region queries, answered after each frame's lines:
+query Q K and K ids, or query Q K H with --report hash).
 
 scenario options (each scenario ignores those it does not use):
   --n N          initial boxes
@@ -66,6 +68,16 @@ scenario options (each scenario ignores those it does not use):
   --inserts K    tracy: boxes inserted per frame (default n/200)
   --removes K    tracy: boxes removed per frame (default n/200)
   --cycle C      cluster: frames of one converge-and-spread cycle (default 500)
+
+version-2 scenario options (any of these makes gen write a version-2 trace;
+each defaults to 0, none):
+  --static PM    per mille of the ids static: added with 'static', never moved
+  --groups G     filter groups, up to 32: each id in one group g (category bit g);
+                 a group g >= 1 does not collide with itself, group 0 with all
+  --regroup PM   per mille of the untouched live ids given a new group each
+                 step (a 'filter' operation); needs --groups
+  --queries Q    region queries per frame around live boxes (with --groups,
+                 every second one masked to one group)
 
 exit status (every subcommand):
   0  success: every frame was processed
@@ -173,6 +185,7 @@ bool parse_uint(std::string_view flag, std::string_view text, std::uint64_t max,
 bool apply_scenario_options(const Args& args, ScenarioParams& params, std::string& error) {
   constexpr std::uint64_t kU32 = std::numeric_limits<std::uint32_t>::max();
   constexpr std::uint64_t kU64 = std::numeric_limits<std::uint64_t>::max();
+  constexpr std::uint64_t kMaxQueries = 1000000;
   std::uint64_t v = 0;
   // Options whose 0 would mean "default" in ScenarioParams must be positive.
   auto positive = [&](std::string_view flag, std::uint64_t max, auto&& set) {
@@ -200,7 +213,11 @@ bool apply_scenario_options(const Args& args, ScenarioParams& params, std::strin
          any("--moving", kU32, [&](std::uint64_t x) { params.moving = x; }) &&
          any("--inserts", kU32, [&](std::uint64_t x) { params.inserts = x; }) &&
          any("--removes", kU32, [&](std::uint64_t x) { params.removes = x; }) &&
-         positive("--cycle", kU32, [&](std::uint64_t x) { params.cycle = static_cast<std::uint32_t>(x); });
+         positive("--cycle", kU32, [&](std::uint64_t x) { params.cycle = static_cast<std::uint32_t>(x); }) &&
+         any("--static", 1000, [&](std::uint64_t x) { params.static_pm = static_cast<std::uint32_t>(x); }) &&
+         any("--groups", 32, [&](std::uint64_t x) { params.groups = static_cast<std::uint32_t>(x); }) &&
+         any("--regroup", 1000, [&](std::uint64_t x) { params.regroup_pm = static_cast<std::uint32_t>(x); }) &&
+         any("--queries", kMaxQueries, [&](std::uint64_t x) { params.queries = static_cast<std::uint32_t>(x); });
 }
 
 bool is_scenario(std::string_view name) {
@@ -232,6 +249,10 @@ std::string describe_params(const ScenarioParams& p) {
     if (p.removes) s += " removes=" + std::to_string(*p.removes);
   }
   if (cluster) s += " cycle=" + std::to_string(p.cycle);
+  if (p.static_pm) s += " static=" + std::to_string(p.static_pm) + "pm";
+  if (p.groups) s += " groups=" + std::to_string(p.groups);
+  if (p.regroup_pm) s += " regroup=" + std::to_string(p.regroup_pm) + "pm";
+  if (p.queries) s += " queries=" + std::to_string(p.queries);
   return s;
 }
 

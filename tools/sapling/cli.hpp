@@ -63,9 +63,10 @@ class Args {
 bool parse_uint(std::string_view flag, std::string_view text, std::uint64_t max, std::uint64_t& out,
                 std::string& error);
 
-/// The scenario options shared by `gen` and `run`.
+/// The scenario options shared by `gen` and `run`; the last four are version 2's.
 inline constexpr std::string_view kScenarioFlags[] = {"--n",      "--seed",    "--density", "--speed",
-                                                      "--moving", "--inserts", "--removes", "--cycle"};
+                                                      "--moving", "--inserts", "--removes", "--cycle",
+                                                      "--static", "--groups",  "--regroup", "--queries"};
 
 /// Applies the scenario options found in `args` to `params`. False (and
 /// `error` set) on a bad number.

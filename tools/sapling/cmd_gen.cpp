@@ -1,6 +1,7 @@
 // `sapling gen SCENARIO [--n N] [--frames F] [--seed S] [options] --out FILE`:
 // writes a scenario of docs/scenarios.md as a trace, frame 0 (every
-// box added) then F-1 steps, one frame at a time.
+// box added) then F-1 steps, one frame at a time; with the version-2 options
+// (--static, --groups, --regroup, --queries) a version-2 trace.
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -56,7 +57,7 @@ int cmd_gen(std::span<char* const> argv) {
   }
 
   *out << "# sapling gen " << params.name << ' ' << describe_params(scenario->params()) << " frames=" << frames << '\n';
-  TraceWriter writer(*out, scenario->dims());
+  TraceWriter writer(*out, scenario->dims(), params.uses_version_2() ? 2 : 1);
   TraceFrame frame;
   for (std::uint64_t f = 0; f < frames && *out; ++f) {
     if (f > 0) scenario->step();

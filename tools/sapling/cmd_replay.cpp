@@ -1,6 +1,7 @@
 // `sapling replay TRACE --algo NAME [--report delta|pairs|hash] [--out FILE]`:
 // runs a trace through one algorithm and writes every frame's delta, pairs or
-// pair-set hash, byte for byte as docs/trace-format.md says.
+// pair-set hash, then the answers to the frame's region queries (version 2),
+// byte for byte as docs/trace-format.md says.
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -21,12 +22,6 @@ enum class Report { kDelta, kPairs, kHash };
 // the trace must do so before anything is written, so a replay whose output
 // outgrows this first proves, by a dry run, that the whole trace is accepted.
 constexpr std::size_t kHoldBytes = std::size_t{4} << 20;
-
-Status stage_frame(BroadPhase& broad_phase, const TraceFrame& frame) {
-  if (Status s = broad_phase.remove(frame.removed); !s) return s;
-  if (Status s = broad_phase.move(frame.moved, frame.moved_boxes); !s) return s;
-  return broad_phase.add(frame.added, frame.added_boxes);
-}
 
 struct Refusal {
   Status status;
@@ -60,6 +55,25 @@ void append_pair(std::string& out, Pair p) {
 void append_frame_head(std::string& out, std::size_t frame) {
   out += "frame ";
   append_uint(out, frame);
+}
+
+// One block per query: `query Q K` and K ids (delta, pairs), or `query Q K H`.
+void append_query(std::string& out, Report report, const TraceQuery& query, std::span<const Id> ids) {
+  out += "query ";
+  append_uint(out, query.label);
+  out += ' ';
+  append_uint(out, ids.size());
+  if (report == Report::kHash) {
+    out += ' ';
+    append_hex64(out, id_list_hash(ids));
+    out += '\n';
+    return;
+  }
+  out += '\n';
+  for (const Id id : ids) {
+    append_uint(out, id);
+    out += '\n';
+  }
 }
 
 }  // namespace
@@ -103,6 +117,7 @@ int cmd_replay(std::span<char* const> argv) {
   Output out(std::string(args->get("--out").value_or("-")));
   std::string& buffer = out.buffer();
   std::vector<Pair> sorted;
+  std::vector<Id> hits;
   std::uint64_t hash = 0;
   bool sorted_current = false;  // `sorted` and `hash` hold the current pairs
   bool proven = false;          // the dry run found every frame accepted
@@ -122,6 +137,7 @@ int cmd_replay(std::span<char* const> argv) {
       if (report == Report::kHash) hash = pair_set_hash(sorted);
       sorted_current = true;
     }
+    const std::size_t frame_start = buffer.size();
     append_frame_head(buffer, f);
     switch (report) {
       case Report::kDelta:
@@ -152,6 +168,16 @@ int cmd_replay(std::span<char* const> argv) {
         append_hex64(buffer, hash);
         buffer += '\n';
         break;
+    }
+    for (const TraceQuery& query : frame.queries) {
+      if (Status s = broad_phase->query(query.box, hits, query.mask); !s) {
+        // read_trace checked every query box, so this is not expected.
+        buffer.resize(frame_start);
+        if (!out.close()) return fail(kExitUsage, out.error());
+        std::fprintf(stderr, "%s:?: frame %zu: %s\n", trace_name.c_str(), f, s.message().c_str());
+        return kExitTraceError;
+      }
+      append_query(buffer, report, query, hits);
     }
     if (buffer.size() >= kHoldBytes) {
       if (!proven) {

@@ -1,6 +1,7 @@
 // `sapling run`: the main job. Steps a scenario in memory, feeds each frame to
-// a broad phase (removes, moves, adds, update), times only the broad-phase
-// calls, and prints a summary table on stdout.
+// a broad phase (stage_frame(): removes, moves, adds, filter changes; update;
+// the frame's queries, with the version-2 options), times only the
+// broad-phase calls, and prints a summary table on stdout.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -88,7 +89,8 @@ int cmd_run(std::span<char* const> argv) {
 
   using Clock = std::chrono::steady_clock;
   Progress progress(frames);
-  TraceFrame frame;  // this frame's operations, gathered outside the timed part
+  TraceFrame frame;      // this frame's operations, gathered outside the timed part
+  std::vector<Id> hits;  // a query's answer
   std::vector<double> step_ms;
   step_ms.reserve(frames);
   double first_ms = 0;
@@ -98,15 +100,14 @@ int cmd_run(std::span<char* const> argv) {
     if (f > 0) scenario->step();
     fill_frame(*scenario, frame);
     const Clock::time_point start = Clock::now();
-    Status s = broad_phase->remove(frame.removed);
-    if (s) s = broad_phase->move(frame.moved, frame.moved_boxes);
-    if (s) s = broad_phase->add(frame.added, frame.added_boxes);
+    Status s = stage_frame(*broad_phase, frame);
     if (!s) {
       progress.finish();
       const int status = s.code() == StatusCode::kUnsupported ? kExitUnsupported : kExitTraceError;
       return fail(status, "run: " + algo + " refused frame " + std::to_string(f) + ": " + s.message());
     }
     const FrameDelta& delta = broad_phase->update();
+    for (const TraceQuery& query : frame.queries) (void)broad_phase->query(query.box, hits, query.mask);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     if (f == 0) {
       first_ms = ms;

@@ -347,6 +347,58 @@ TEST(Rays, RefusedRays) {
   EXPECT_EQ(hits, (std::vector<RayHit>{{1, 0.5f}}));
 }
 
+// The query tree of dynamic objects (made by the first ray) follows the
+// frames: a few changes one by one, many by building it anew; removals and
+// slots reused by new ids included.
+TEST(Rays, QueryTreeFollowsTheFrames) {
+  for (const char* algo : {"sap", "multi-sap", "box-pruning"}) {
+    SCOPED_TRACE(algo);
+    auto bp = BroadPhase::create(algo);
+    ASSERT_NE(bp, nullptr);
+    testgen::Rng rng(5);
+    Oracle oracle;
+    Id next_id = 0;
+    for (int frame = 0; frame < 30; ++frame) {
+      const int changes = frame % 3 == 0 ? 250 : rng.range(0, 5);
+      std::vector<Id> moved, removed, added;
+      std::vector<Box3> moved_boxes, added_boxes;
+      std::set<Id> touched;
+      for (int k = 0; k < changes && !oracle.live.empty(); ++k) {
+        auto it = oracle.live.begin();
+        std::advance(it, static_cast<std::ptrdiff_t>(rng.below(oracle.live.size())));
+        if (!touched.insert(it->first).second) continue;
+        if (rng.chance(0.2)) {
+          removed.push_back(it->first);
+        } else {
+          moved.push_back(it->first);
+          moved_boxes.push_back(dynamic_box(rng));
+        }
+      }
+      for (int k = 0; k < (frame == 0 ? 300 : rng.range(0, 20)); ++k) {
+        added.push_back(next_id++);
+        added_boxes.push_back(dynamic_box(rng));
+      }
+      ASSERT_TRUE(bp->remove(removed));
+      ASSERT_TRUE(bp->move(moved, moved_boxes));
+      ASSERT_TRUE(bp->add(added, added_boxes));
+      ASSERT_TRUE(bp->update().status);
+      for (const Id id : removed) oracle.live.erase(id);
+      for (std::size_t k = 0; k < moved.size(); ++k) oracle.live[moved[k]].box = moved_boxes[k];
+      for (std::size_t k = 0; k < added.size(); ++k) oracle.live[added[k]] = Object{added_boxes[k], {}, {}};
+      std::vector<RayHit> hits;
+      std::vector<Id> got;
+      for (int q = 0; q < 5; ++q) {
+        const Ray3 ray = random_ray(rng);
+        ASSERT_TRUE(bp->ray_cast(ray, hits));
+        ASSERT_EQ(hits, oracle.ray(ray, kAllCategories));
+        const Box3 box = static_box(rng);
+        ASSERT_TRUE(bp->query(box, got));
+        ASSERT_EQ(got, oracle.query(box, kAllCategories));
+      }
+    }
+  }
+}
+
 // A mass removal renumbers the slots and rebuilds the algorithm and the
 // static tree (BroadPhase::reserve()): pairs, filters and queries survive.
 TEST(Filters, RenumberingKeepsStaticsAndFilters) {

@@ -284,6 +284,13 @@ class BroadPhase {
   // The live static objects, as of the last update(): the algorithm never
   // sees them; they are paired with dynamic objects through this tree.
   std::unique_ptr<detail::AabbTree> statics_;
+  // For queries and rays, the live dynamic objects, made by the first ray
+  // (or region query the algorithm cannot answer) and brought up to date by
+  // the next one: the slots changed since wait in tree_changes_ (each once,
+  // marked in tree_change_mark_).
+  mutable std::unique_ptr<detail::AabbTree> dynamic_tree_;
+  mutable std::vector<Slot> tree_changes_;
+  mutable std::vector<std::uint8_t> tree_change_mark_;
 
   // This frame's staged operations.
   std::vector<Slot> removed_, moved_, added_, refiltered_;
@@ -298,6 +305,7 @@ class BroadPhase {
   FrameDelta delta_;
 
   void answer_query(const Box3& box, std::vector<Id>& out, std::uint32_t mask) const;
+  const detail::AabbTree& dynamic_tree() const;
   void cast_ray(const Ray3& ray, std::vector<RayHit>& hits, std::uint32_t mask, bool closest) const;
 
   std::vector<Box3> lifted_;               // scratch: Box2 batches lifted to 3D

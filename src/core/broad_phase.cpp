@@ -318,6 +318,10 @@ const FrameDelta& BroadPhase::update() {
     // pairs as they were, and only the algorithm and the static tree, whose
     // state is then lost, are remade.
     detail::reserve_geometric(free_slots_, free_slots_.size() + removed_.size() + added_.size());
+    if (dynamic_tree_ != nullptr) {
+      detail::reserve_geometric(tree_changes_, tree_changes_.size() + removed_.size() + moved_.size() + added_.size());
+      if (tree_change_mark_.size() < id_of_slot_.size()) tree_change_mark_.resize(id_of_slot_.size(), 0);
+    }
     bool filters_swapped = false;
     const auto undo = [&]() noexcept {
       pairs_.abandon_frame();
@@ -604,6 +608,16 @@ void BroadPhase::commit_frame() {
   }
   for (const Slot s : added_) state_[s] = SlotState::kLive;
   geometry_applied_ = false;
+  if (dynamic_tree_ != nullptr) {  // the slots the query tree must see again (room reserved by update())
+    for (const std::span<const Slot> list :
+         {std::span<const Slot>(removed_), std::span<const Slot>(moved_), std::span<const Slot>(added_)}) {
+      for (const Slot s : list) {
+        if (is_static(s) || tree_change_mark_[s]) continue;
+        tree_change_mark_[s] = 1;
+        tree_changes_.push_back(s);
+      }
+    }
+  }
   live_ = live_ + added_.size() - removed_.size();
   removed_.clear();
   moved_.clear();
@@ -755,6 +769,9 @@ void BroadPhase::rebuild_from_live() {
   }
   algorithm_ = std::move(fresh);
   statics_ = std::move(tree);
+  dynamic_tree_.reset();  // slots may have been renumbered: made again by the next query that needs it
+  detail::free_storage(tree_changes_);
+  detail::free_storage(tree_change_mark_);
 }
 
 void BroadPhase::debug_draw(DebugDraw& draw) const {
@@ -854,7 +871,10 @@ std::size_t BroadPhase::memory_bytes() const noexcept {
          id_of_slot_.capacity() * sizeof(Id) + state_.capacity() * sizeof(SlotState) +
          stamp_.capacity() * sizeof(std::uint64_t) + free_slots_.capacity() * sizeof(Slot) +
          box_of_slot_.capacity() * sizeof(Box3) + filter_of_slot_.capacity() * sizeof(Filter) +
-         motion_of_slot_.capacity() * sizeof(Motion) + (statics_ == nullptr ? 0 : statics_->memory_bytes());
+         motion_of_slot_.capacity() * sizeof(Motion) + (statics_ == nullptr ? 0 : statics_->memory_bytes()) +
+         (dynamic_tree_ == nullptr
+              ? 0
+              : dynamic_tree_->memory_bytes() + tree_changes_.capacity() * sizeof(Slot) + tree_change_mark_.capacity());
 }
 
 std::optional<Box3> BroadPhase::box(Id id) const noexcept {
@@ -912,8 +932,47 @@ void BroadPhase::answer_query(const Box3& box, std::vector<Id>& out, std::uint32
     if ((filter_of(s).category & mask) != 0) out.push_back(id_of_slot_[s]);
   };
   if (statics_ != nullptr) statics_->query(box, keep);
-  for_each_dynamic_overlap(std::span(&box, 1), [&](std::size_t, Slot s) { keep(s); });
+  query_slots_.clear();
+  if (!remake_algorithm_ && algorithm_->query(box, query_slots_)) {
+    for (const Slot s : query_slots_) keep(s);
+  } else {
+    dynamic_tree().query(box, keep);
+  }
   std::sort(out.begin(), out.end());
+}
+
+// The query tree of the dynamic objects, up to date: a few changes are
+// applied one by one, many by building it anew.
+const detail::AabbTree& BroadPhase::dynamic_tree() const {
+  const auto rebuild = [&] {
+    std::vector<Slot> slots;
+    std::vector<Box3> boxes;
+    for_each_dynamic_slot([&](Slot s) { slots.push_back(s), boxes.push_back(box_of_slot_[s]); });
+    dynamic_tree_->build(slots, boxes);
+  };
+  if (dynamic_tree_ == nullptr) {
+    dynamic_tree_ = std::make_unique<detail::AabbTree>();
+    tree_change_mark_.assign(id_of_slot_.size(), 0);
+    rebuild();
+  } else if (!tree_changes_.empty()) {
+    if (tree_changes_.size() > dynamic_tree_->size() / 8 + 64) {
+      rebuild();
+    } else {
+      for (const Slot s : tree_changes_) {
+        const bool live = state_[s] == SlotState::kLive && !is_static(s);
+        if (!live) {
+          if (dynamic_tree_->contains(s)) dynamic_tree_->remove(s);
+        } else if (dynamic_tree_->contains(s)) {
+          dynamic_tree_->move(s, box_of_slot_[s]);
+        } else {
+          dynamic_tree_->insert(s, box_of_slot_[s]);
+        }
+      }
+    }
+  }
+  for (const Slot s : tree_changes_) tree_change_mark_[s] = 0;
+  tree_changes_.clear();
+  return *dynamic_tree_;
 }
 
 Status BroadPhase::ray_cast(const Ray3& ray, std::vector<RayHit>& hits, std::uint32_t mask) const {
@@ -976,9 +1035,9 @@ void BroadPhase::cast_ray(const Ray3& ray, std::vector<RayHit>& hits, std::uint3
       return closest && !hits.empty() ? hits.front().t : ray.max_t;
     });
   }
-  for_each_dynamic_slot([&](Slot s) {
-    float t = 0.0f;
-    if (ray_entry(ray, box_of_slot_[s], t)) consider(s, t);
+  dynamic_tree().ray(ray, [&](Slot s, float t) {
+    consider(s, t);
+    return closest && !hits.empty() ? hits.front().t : ray.max_t;
   });
   if (!closest) std::sort(hits.begin(), hits.end());
 }

@@ -1,8 +1,10 @@
-// libFuzzer target: random sequences of add / move / remove / update calls,
-// valid and invalid (NaN, min > max, unknown, duplicate and repeated ids,
-// mismatched span sizes), driven through every registered algorithm and
-// "brute" in lockstep, against a model written here from the contract
-// (docs/trace-format.md, include/sapling/broad_phase.hpp).
+// libFuzzer target: random sequences of add / move / remove / set_filter /
+// update calls, valid and invalid (NaN, min > max, unknown, duplicate and
+// repeated ids, mismatched span sizes), with collision filters and static
+// objects (version 2 of the contract), driven through every registered
+// algorithm and "brute" in lockstep, against a model written here from the
+// contract (docs/trace-format.md, include/sapling/broad_phase.hpp); and
+// region queries and ray casts between frames, against the model's boxes.
 //
 // It traps when an algorithm's Status differs from brute's, when brute's
 // Status is not what the model expects, when a refused call changed anything
@@ -33,12 +35,14 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "sapling/broad_phase.hpp"
+#include "sapling/ray.hpp"
 #include "sapling/registry.hpp"
 
 namespace {
@@ -48,9 +52,13 @@ using sapling::Box3;
 using sapling::BoxCheck;
 using sapling::BoxFault;
 using sapling::BroadPhase;
+using sapling::Filter;
 using sapling::Id;
+using sapling::Motion;
 using sapling::Operation;
 using sapling::Pair;
+using sapling::Ray3;
+using sapling::RayHit;
 using sapling::Status;
 using sapling::StatusCode;
 
@@ -68,6 +76,15 @@ constexpr std::array<Id, 32> kIds = {0,  1,  2,  3,  4,           5,           6
                                      22, 23, 24, 25, 4294967295u, 4294967294u, 2147483648u, 2147483647u, 1000, 1001};
 
 constexpr int kMaxSteps = 500;
+
+// Filters: the default, and categories and masks that let some pairs through.
+constexpr std::array<Filter, 8> kFilters = {Filter{},     Filter{1, 1}, Filter{2, 0xffffffffu}, Filter{2, 0xfffffffdu},
+                                            Filter{4, 1}, Filter{1, 0}, Filter{0xffffffffu, 2}, Filter{6, 6}};
+
+// The pair rule, written from the contract.
+bool may_pair(const Filter& a, bool a_static, const Filter& b, bool b_static) {
+  return (a.category & b.mask) != 0 && (b.category & a.mask) != 0 && !(a_static && b_static);
+}
 
 [[noreturn]] void fail(const std::string& what) {
   std::fprintf(stderr, "ops_fuzz: %s\n", what.c_str());
@@ -131,13 +148,28 @@ class Model {
     BoxCheck check;                 // if kInvalidBox
   };
 
-  // `as_box3`: the boxes go in as Box3 (in 2D, with any z).
-  Expect expect(Operation op, std::span<const Id> ids, std::span<const Box3> boxes, int dims, bool as_box3) const {
+  struct Object {
+    Box3 box;
+    Filter filter;
+    bool is_static = false;
+  };
+
+  // `as_box3`: the boxes go in as Box3 (in 2D, with any z). For kSetFilter,
+  // `filters` stands where the boxes do; for kAdd it is empty or one per id.
+  Expect expect(Operation op, std::span<const Id> ids, std::span<const Box3> boxes, std::span<const Filter> filters,
+                int dims, bool as_box3) const {
     Expect e;
-    if (op != Operation::kRemove && ids.size() != boxes.size()) {
+    const std::size_t given = op == Operation::kSetFilter ? filters.size() : boxes.size();
+    if (op != Operation::kRemove && ids.size() != given) {
       e.ok = false;
       e.index = ids.size();
       e.codes = {StatusCode::kSizeMismatch};
+      return e;
+    }
+    if (op == Operation::kAdd && !filters.empty() && filters.size() != ids.size()) {
+      e.ok = false;
+      e.index = 0;
+      e.codes = {StatusCode::kInvalidArgument};
       return e;
     }
     std::set<Id> batch;
@@ -145,13 +177,14 @@ class Model {
       const Id id = ids[i];
       std::vector<StatusCode> codes;
       BoxCheck check;
-      if (op != Operation::kRemove) {
+      if (op == Operation::kAdd || op == Operation::kMove) {
         check = as_box3 ? first_fault(boxes[i], 3, dims == 2) : first_fault(boxes[i], dims, false);
         if (!check) codes.push_back(StatusCode::kInvalidBox);
       }
       const bool live = live_.count(id) != 0;
       const bool pending = added_.count(id) != 0 || (op == Operation::kAdd && batch.count(id) != 0);
-      const bool touched = added_.count(id) || moved_.count(id) || removed_.count(id) || batch.count(id);
+      const bool touched =
+          added_.count(id) || moved_.count(id) || removed_.count(id) || refiltered_.count(id) || batch.count(id);
       if (touched) codes.push_back(StatusCode::kRepeatedId);
       if (op == Operation::kAdd) {
         if (live || pending) codes.push_back(StatusCode::kDuplicateId);
@@ -170,26 +203,33 @@ class Model {
     return e;
   }
 
-  void apply(Operation op, std::span<const Id> ids, std::span<const Box3> boxes) {
+  void apply(Operation op, std::span<const Id> ids, std::span<const Box3> boxes, std::span<const Filter> filters,
+             bool is_static) {
     for (std::size_t i = 0; i < ids.size(); ++i) {
-      if (op == Operation::kAdd) added_[ids[i]] = boxes[i];
+      if (op == Operation::kAdd) added_[ids[i]] = Object{boxes[i], filters.empty() ? Filter{} : filters[i], is_static};
       if (op == Operation::kMove) moved_[ids[i]] = boxes[i];
       if (op == Operation::kRemove) removed_.insert(ids[i]);
+      if (op == Operation::kSetFilter) refiltered_[ids[i]] = filters[i];
     }
   }
 
   // Ends the frame; returns the expected created and deleted lists.
   void update(std::vector<Pair>& created, std::vector<Pair>& deleted) {
     for (const Id id : removed_) live_.erase(id);
-    for (const auto& [id, box] : moved_) live_[id] = box;
-    for (const auto& [id, box] : added_) live_[id] = box;
+    for (const auto& [id, box] : moved_) live_[id].box = box;
+    for (const auto& [id, object] : added_) live_[id] = object;
+    for (const auto& [id, filter] : refiltered_) live_[id].filter = filter;
     added_.clear();
     moved_.clear();
     removed_.clear();
+    refiltered_.clear();
     std::vector<Pair> now;
     for (auto i = live_.begin(); i != live_.end(); ++i) {
       for (auto j = std::next(i); j != live_.end(); ++j) {
-        if (overlap(i->second, j->second)) now.push_back(Pair{i->first, j->first});
+        const Object &a = i->second, &b = j->second;
+        if (overlap(a.box, b.box) && may_pair(a.filter, a.is_static, b.filter, b.is_static)) {
+          now.push_back(Pair{i->first, j->first});
+        }
       }
     }
     created.clear();
@@ -200,11 +240,31 @@ class Model {
   }
 
   const std::vector<Pair>& pairs() const { return pairs_; }
-  const std::map<Id, Box3>& live() const { return live_; }
+  const std::map<Id, Object>& live() const { return live_; }
+
+  // The ids a region query finds, ascending, and a ray's hits, sorted.
+  std::vector<Id> query(const Box3& box, std::uint32_t mask) const {
+    std::vector<Id> out;
+    for (const auto& [id, o] : live_) {
+      if (overlap(o.box, box) && (o.filter.category & mask) != 0) out.push_back(id);
+    }
+    return out;
+  }
+  std::vector<RayHit> ray(const Ray3& ray, std::uint32_t mask) const {
+    std::vector<RayHit> out;
+    for (const auto& [id, o] : live_) {
+      float t = 0;
+      if ((o.filter.category & mask) != 0 && sapling::ray_entry(ray, o.box, t)) out.push_back({id, t});
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
 
  private:
-  std::map<Id, Box3> live_;
-  std::map<Id, Box3> added_, moved_;
+  std::map<Id, Object> live_;
+  std::map<Id, Object> added_;
+  std::map<Id, Box3> moved_;
+  std::map<Id, Filter> refiltered_;
   std::set<Id> removed_;
   std::vector<Pair> pairs_;  // sorted
 };
@@ -217,13 +277,23 @@ struct Runner {
   bool off_model = false;  // refused input brute takes (unsupported): compared with its twin only
 };
 
-Status call(BroadPhase& bp, int dims, bool as_box3, Operation op, std::span<const Id> ids,
-            std::span<const Box3> boxes) {
+// An add with `filters` or `is_static` goes through the filtered add();
+// without, through the plain one.
+Status call(BroadPhase& bp, int dims, bool as_box3, Operation op, std::span<const Id> ids, std::span<const Box3> boxes,
+            std::span<const Filter> filters, bool is_static) {
   if (op == Operation::kRemove) return bp.remove(ids);
-  if (dims == 3 || as_box3) return op == Operation::kAdd ? bp.add(ids, boxes) : bp.move(ids, boxes);
+  if (op == Operation::kSetFilter) return bp.set_filter(ids, filters);
+  const Motion motion = is_static ? Motion::kStatic : Motion::kDynamic;
+  const bool plain = filters.empty() && !is_static;
+  if (dims == 3 || as_box3) {
+    if (op == Operation::kMove) return bp.move(ids, boxes);
+    return plain ? bp.add(ids, boxes) : bp.add(ids, boxes, filters, motion);
+  }
   std::vector<Box2> flat;
   for (const Box3& b : boxes) flat.push_back(Box2{{b.min[0], b.min[1]}, {b.max[0], b.max[1]}});
-  return op == Operation::kAdd ? bp.add(ids, std::span<const Box2>(flat)) : bp.move(ids, std::span<const Box2>(flat));
+  const std::span<const Box2> boxes2(flat);
+  if (op == Operation::kMove) return bp.move(ids, boxes2);
+  return plain ? bp.add(ids, boxes2) : bp.add(ids, boxes2, filters, motion);
 }
 
 bool same_status(const Status& a, const Status& b) {
@@ -262,13 +332,50 @@ void run(const std::uint8_t* data, std::size_t size) {
   Model model;
   Operation last_op = Operation::kAdd;
   bool as_box3 = false;
+  bool is_static = false;
   std::vector<Id> ids;
   std::vector<Box3> boxes;
+  std::vector<Filter> filters;
   std::vector<Pair> created, deleted, sorted;
 
   for (int step = 0; step < kMaxSteps && !in.done(); ++step) {
     const std::string at = "step " + std::to_string(step) + ", dims " + std::to_string(dims) + ": ";
-    const std::uint8_t kind = in.next() % 11;
+    const std::uint8_t kind = in.next() % 13;
+
+    if (kind == 12) {  // a region query and a ray on the last frame's state
+      Box3 box;
+      for (int k = 0; k < 3; ++k) {
+        box.min[k] = static_cast<float>(in.next() % 16) * 0.5f - 2.0f;
+        box.max[k] = box.min[k] + static_cast<float>(in.next() % 8);
+      }
+      Ray3 ray;
+      for (int k = 0; k < 3; ++k) {
+        ray.origin[k] = static_cast<float>(in.next() % 16) * 0.5f - 2.0f;
+        ray.direction[k] = static_cast<float>(static_cast<int>(in.next() % 9) - 4) * 0.5f;
+      }
+      ray.max_t = (in.next() & 1) ? kInf : static_cast<float>(in.next() % 16);
+      if (dims == 2) box.min[2] = box.max[2] = ray.origin[2] = ray.direction[2] = 0.0f;
+      const bool moving = ray.direction[0] != 0 || ray.direction[1] != 0 || ray.direction[2] != 0;
+      const std::uint32_t mask = kFilters[in.next() % kFilters.size()].mask | (in.next() & 1 ? 0 : 1u);
+      const std::vector<Id> expected = model.query(box, mask);
+      const std::vector<RayHit> expected_hits = model.ray(ray, mask);
+      std::vector<Id> got;
+      std::vector<RayHit> hits;
+      std::optional<RayHit> closest;
+      for (Runner& r : runners) {
+        if (r.off_model) continue;
+        const std::string who = at + r.name + ": ";
+        if (!r.first->query(box, got, mask) || got != expected) fail(who + "region query differs from the model");
+        const Status s = r.first->ray_cast(ray, hits, mask);
+        if (s.ok() != moving) fail(who + "ray_cast status: " + s.message());
+        if (moving && hits != expected_hits) fail(who + "ray_cast differs from the model");
+        if (r.first->ray_cast_closest(ray, closest, mask).ok() != moving) fail(who + "ray_cast_closest status");
+        if (moving && closest != (expected_hits.empty() ? std::nullopt : std::optional(expected_hits.front()))) {
+          fail(who + "ray_cast_closest differs from the model");
+        }
+      }
+      continue;
+    }
 
     if (kind >= 8 && kind <= 9) {  // update
       model.update(created, deleted);
@@ -307,12 +414,25 @@ void run(const std::uint8_t* data, std::size_t size) {
 
     // A batch call. 10 repeats the previous batch as is.
     if (kind != 10) {
-      last_op = kind < 4 ? Operation::kAdd : kind < 6 ? Operation::kMove : Operation::kRemove;
+      last_op = kind < 4   ? Operation::kAdd
+                : kind < 6 ? Operation::kMove
+                : kind < 8 ? Operation::kRemove
+                           : Operation::kSetFilter;
       const std::uint8_t shape = in.next();
       as_box3 = dims == 2 && (shape & 0x20) != 0;
       const std::size_t n = shape % 6;
-      std::size_t n_boxes = last_op == Operation::kRemove ? 0 : n;
-      if (last_op != Operation::kRemove && (shape & 0xC0) == 0xC0) n_boxes = in.next() % 6;  // maybe a mismatch
+      const bool with_boxes = last_op == Operation::kAdd || last_op == Operation::kMove;
+      std::size_t n_boxes = with_boxes ? n : 0;
+      if (with_boxes && (shape & 0xC0) == 0xC0) n_boxes = in.next() % 6;  // maybe a mismatch
+      // Adds: static now and then, and filters (one per id, or a wrong count);
+      // filter changes: one per id, or a wrong count.
+      const std::uint8_t extras = last_op == Operation::kAdd || last_op == Operation::kSetFilter ? in.next() : 0;
+      is_static = last_op == Operation::kAdd && (extras & 0x10) != 0;
+      std::size_t n_filters = 0;
+      if (last_op == Operation::kSetFilter || (extras & 0x08) != 0)
+        n_filters = (extras & 0x60) == 0x60 ? extras % 4 : n;
+      filters.clear();
+      for (std::size_t i = 0; i < n_filters; ++i) filters.push_back(kFilters[in.next() % kFilters.size()]);
       ids.clear();
       boxes.clear();
       for (std::size_t i = 0; i < n; ++i) {
@@ -344,8 +464,8 @@ void run(const std::uint8_t* data, std::size_t size) {
       size_before.push_back(r.first->size());
     }
 
-    const Model::Expect e = model.expect(last_op, ids, boxes, dims, as_box3);
-    const Status ref = call(*runners[0].first, dims, as_box3, last_op, ids, boxes);
+    const Model::Expect e = model.expect(last_op, ids, boxes, filters, dims, as_box3);
+    const Status ref = call(*runners[0].first, dims, as_box3, last_op, ids, boxes, filters, is_static);
     const std::string what = at + "op " + std::to_string(static_cast<int>(last_op)) + " of " +
                              std::to_string(ids.size()) + " ids: brute says '" + ref.message() + "'";
     if (ref.ok() != e.ok) fail(what + (e.ok ? ", expected ok" : ", expected a refusal"));
@@ -353,19 +473,22 @@ void run(const std::uint8_t* data, std::size_t size) {
       if (std::find(e.codes.begin(), e.codes.end(), ref.code()) == e.codes.end()) fail(what + ": wrong code");
       if (ref.index() != e.index) fail(what + ": wrong index, expected " + std::to_string(e.index));
       if (ref.operation() != last_op) fail(what + ": wrong operation");
-      if (ref.code() != StatusCode::kSizeMismatch && ref.id() != ids[e.index]) fail(what + ": wrong id");
+      if (ref.code() != StatusCode::kSizeMismatch && ref.code() != StatusCode::kInvalidArgument &&
+          ref.id() != ids[e.index]) {
+        fail(what + ": wrong id");
+      }
       if (ref.code() == StatusCode::kInvalidBox &&
           (ref.box_check().fault != e.check.fault || ref.box_check().axis != e.check.axis)) {
         fail(what + ": wrong box fault");
       }
     }
-    if (ref.ok()) model.apply(last_op, ids, boxes);
+    if (ref.ok()) model.apply(last_op, ids, boxes, filters, is_static);
 
     for (std::size_t k = 0; k < runners.size(); ++k) {
       Runner& r = runners[k];
-      const Status s = k == 0 ? ref : call(*r.first, dims, as_box3, last_op, ids, boxes);
+      const Status s = k == 0 ? ref : call(*r.first, dims, as_box3, last_op, ids, boxes, filters, is_static);
       if (s.ok()) {  // the twin sees accepted calls only, and must accept them too
-        const Status t = call(*r.twin, dims, as_box3, last_op, ids, boxes);
+        const Status t = call(*r.twin, dims, as_box3, last_op, ids, boxes, filters, is_static);
         if (!t.ok()) fail(what + "; " + r.name + " accepted, its twin says '" + t.message() + "'");
       }
       if (!r.off_model && k != 0) {

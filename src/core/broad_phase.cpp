@@ -825,7 +825,7 @@ bool BroadPhase::validate() const {
 }
 
 // Whether the pair manager holds exactly the pairs of the pair rule among
-// the live objects (filter.hpp): by brute force up to 4096 objects, by box
+// the live objects (filter.hpp): by brute force up to 256 objects, by box
 // pruning beyond.
 bool BroadPhase::holds_the_pairs_there_are() const {
   std::vector<Slot> live;
@@ -839,7 +839,7 @@ bool BroadPhase::holds_the_pairs_there_are() const {
       expected.push_back(make_pair(id_of_slot_[a], id_of_slot_[b]));
     }
   };
-  if (live.size() <= 4096) {
+  if (live.size() <= 256) {
     for (std::size_t i = 0; i < live.size(); ++i) {
       for (std::size_t j = i + 1; j < live.size(); ++j) {
         if (overlaps(boxes[i], boxes[j])) consider(live[i], live[j]);

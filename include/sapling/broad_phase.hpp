@@ -40,7 +40,8 @@ namespace sapling {
 
 namespace detail {
 class AabbTree;
-}
+class NeighbourCache;
+}  // namespace detail
 
 /// The pairs that changed in one frame, each list sorted by (a, b). Valid
 /// until the next update().
@@ -284,6 +285,9 @@ class BroadPhase {
   // The live static objects, as of the last update(): the algorithm never
   // sees them; they are paired with dynamic objects through this tree.
   std::unique_ptr<detail::AabbTree> statics_;
+  // By dynamic slot, the static objects near it (detail/neighbour_cache.hpp).
+  std::unique_ptr<detail::NeighbourCache> static_neighbours_;
+  std::vector<Slot> neighbour_scratch_;
   // For queries and rays, the live dynamic objects, made by the first ray
   // (or region query the algorithm cannot answer) and brought up to date by
   // the next one: the slots changed since wait in tree_changes_ (each once,

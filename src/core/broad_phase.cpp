@@ -19,6 +19,7 @@
 #include "sapling/broad_phase.hpp"
 
 #include "detail/aabb_tree.hpp"
+#include "detail/neighbour_cache.hpp"
 #include "detail/reserve.hpp"
 #include "sapling/box_pruning.hpp"
 
@@ -508,29 +509,68 @@ void BroadPhase::for_each_dynamic_overlap(std::span<const Box3> boxes, Visit&& v
 void BroadPhase::pair_with_statics() {
   if (!uses_statics_) return;
   if (statics_ == nullptr) statics_ = std::make_unique<detail::AabbTree>();
+  if (static_neighbours_ == nullptr) static_neighbours_ = std::make_unique<detail::NeighbourCache>();
   detail::AabbTree& tree = *statics_;
+  detail::NeighbourCache& cache = *static_neighbours_;
   const auto live_box_overlaps = [&](Slot s, const Box3& box) {
     return state_[s] != SlotState::kPendingRemove && overlaps(box_of_slot_[s], box);
   };
+  // A dynamic object's static neighbours: its cached list while it stays
+  // in its fat box, else the tree's answer around the new fat box (and the
+  // old box), kept as the new list. A pair changes where the exact boxes
+  // say so: was (the old box) against now (the new one).
+  const auto neighbours = [&](Slot d, const Box3* old, const Box3& now, auto&& visit) {
+    bool cached = false;
+    for (const Slot s : cache.lookup(d, now, cached)) visit(s);
+    if (cached) return;
+    const Box3 fat = detail::NeighbourCache::fat_box(now);
+    neighbour_scratch_.clear();
+    tree.query(old != nullptr ? enclosing(*old, fat) : fat, [&](Slot s) {
+      visit(s);
+      if (overlaps(box_of_slot_[s], fat)) neighbour_scratch_.push_back(s);
+    });
+    cache.store(d, fat, neighbour_scratch_);
+  };
+  // A pair that goes on is asserted again: the algorithm may have dropped
+  // every pair of an object it moved (PairManager::remove_if_involves()).
+  const auto change = [&](Slot d, Slot s, bool was, bool now) {
+    if (now) {
+      if (filters_accept(filter_of(d), filter_of(s))) pairs_.add(id_of_slot_[d], id_of_slot_[s]);
+    } else if (was) {
+      pairs_.remove(id_of_slot_[d], id_of_slot_[s]);
+    }
+  };
   if (tree.size() > 0 && pairs_.replaced_all()) {
     // The algorithm began the frame anew (a recomputation): every dynamic
-    // object meets the tree again.
+    // object meets its static neighbours again.
     for_each_dynamic_slot([&](Slot d) {
-      tree.query(box_of_slot_[d], [&](Slot s) { set_pair(d, s, live_box_overlaps(s, box_of_slot_[d])); });
+      const Box3& now = box_of_slot_[d];
+      neighbours(d, nullptr, now, [&](Slot s) { change(d, s, false, live_box_overlaps(s, now)); });
     });
   } else if (tree.size() > 0) {
     for (const Slot d : removed_) {
-      if (!is_static(d)) tree.query(box_of_slot_[d], [&](Slot s) { pairs_.remove(id_of_slot_[d], id_of_slot_[s]); });
+      if (is_static(d)) continue;
+      const Box3& old = box_of_slot_[d];
+      bool cached = false;
+      for (const Slot s : cache.lookup(d, old, cached)) pairs_.remove(id_of_slot_[d], id_of_slot_[s]);
+      if (!cached) tree.query(old, [&](Slot s) { pairs_.remove(id_of_slot_[d], id_of_slot_[s]); });
+      cache.forget(d);
     }
     for (std::size_t k = 0; k < moved_.size(); ++k) {
       const Slot d = moved_[k];
       if (is_static(d)) continue;
-      const Box3& now = box_of_slot_[d];
-      tree.query(enclosing(moved_boxes_[k], now), [&](Slot s) { set_pair(d, s, live_box_overlaps(s, now)); });
+      const Box3 &old = moved_boxes_[k], &now = box_of_slot_[d];
+      neighbours(d, &old, now, [&](Slot s) {
+        // A static object the frame moves or removes is set by its current
+        // box here, whatever the pair manager holds, and again in step two.
+        const bool changing = stamp_[s] == frame_ + 1;
+        change(d, s, changing ? !live_box_overlaps(s, now) : overlaps(old, box_of_slot_[s]), live_box_overlaps(s, now));
+      });
     }
     for (const Slot d : added_) {
-      if (!is_static(d))
-        tree.query(box_of_slot_[d], [&](Slot s) { set_pair(d, s, live_box_overlaps(s, box_of_slot_[d])); });
+      if (is_static(d)) continue;
+      const Box3& now = box_of_slot_[d];
+      neighbours(d, nullptr, now, [&](Slot s) { change(d, s, false, live_box_overlaps(s, now)); });
     }
   }
   // The static objects that changed, and the region each touches.
@@ -550,12 +590,28 @@ void BroadPhase::pair_with_statics() {
   if (query_slots_.empty()) return;
   const std::vector<Slot> changed = query_slots_;  // for_each_dynamic_overlap() uses query_slots_
   const std::vector<Box3> regions = query_boxes_;
-  for_each_dynamic_overlap(regions, [&](std::size_t i, Slot d) {
-    const Slot s = changed[i];
-    set_pair(s, d, state_[s] != SlotState::kPendingRemove && overlaps(box_of_slot_[s], box_of_slot_[d]));
-  });
-  // The tree follows: a mass insertion (a level loading) is laid out anew.
-  if (added_statics > tree.size()) {
+  // Few changes: each asks the dynamic objects around it. Many (a level
+  // loading or streamed out): every dynamic object asks the tree instead,
+  // before the tree changes for the pairs that go, after for those that come.
+  const std::size_t statics_before = tree.size();
+  const std::size_t dynamics = live_ + added_.size() - removed_.size() - (statics_before + added_statics);
+  const bool many = changed.size() > dynamics;
+  const auto changing = [&](Slot s) { return stamp_[s] == frame_ + 1 && is_static(s); };
+  if (many) {
+    for_each_dynamic_slot([&](Slot d) {
+      tree.query(box_of_slot_[d], [&](Slot s) {
+        if (changing(s)) pairs_.remove(id_of_slot_[d], id_of_slot_[s]);
+      });
+    });
+  } else {
+    for_each_dynamic_overlap(regions, [&](std::size_t i, Slot d) {
+      const Slot s = changed[i];
+      set_pair(s, d, state_[s] != SlotState::kPendingRemove && overlaps(box_of_slot_[s], box_of_slot_[d]));
+    });
+  }
+  // The tree follows: a mass insertion is laid out anew.
+  cache.invalidate_all();
+  if (added_statics > statics_before) {
     std::vector<Slot> slots;
     std::vector<Box3> boxes;
     for (Slot s = 0; s < state_.size(); ++s) {
@@ -565,16 +621,23 @@ void BroadPhase::pair_with_statics() {
       }
     }
     tree.build(slots, boxes);
-    return;
-  }
-  for (const Slot s : changed) {
-    if (state_[s] == SlotState::kPendingRemove) {
-      tree.remove(s);
-    } else if (state_[s] == SlotState::kPendingAdd) {
-      tree.insert(s, box_of_slot_[s]);
-    } else {
-      tree.move(s, box_of_slot_[s]);
+  } else {
+    for (const Slot s : changed) {
+      if (state_[s] == SlotState::kPendingRemove) {
+        tree.remove(s);
+      } else if (state_[s] == SlotState::kPendingAdd) {
+        tree.insert(s, box_of_slot_[s]);
+      } else {
+        tree.move(s, box_of_slot_[s]);
+      }
     }
+  }
+  if (many) {
+    for_each_dynamic_slot([&](Slot d) {
+      tree.query(box_of_slot_[d], [&](Slot s) {
+        if (changing(s)) set_pair(d, s, true);
+      });
+    });
   }
 }
 
@@ -769,6 +832,7 @@ void BroadPhase::rebuild_from_live() {
   }
   algorithm_ = std::move(fresh);
   statics_ = std::move(tree);
+  if (static_neighbours_ != nullptr) static_neighbours_->clear();
   dynamic_tree_.reset();  // slots may have been renumbered: made again by the next query that needs it
   detail::free_storage(tree_changes_);
   detail::free_storage(tree_change_mark_);
@@ -872,6 +936,8 @@ std::size_t BroadPhase::memory_bytes() const noexcept {
          stamp_.capacity() * sizeof(std::uint64_t) + free_slots_.capacity() * sizeof(Slot) +
          box_of_slot_.capacity() * sizeof(Box3) + filter_of_slot_.capacity() * sizeof(Filter) +
          motion_of_slot_.capacity() * sizeof(Motion) + (statics_ == nullptr ? 0 : statics_->memory_bytes()) +
+         (static_neighbours_ == nullptr ? 0 : static_neighbours_->memory_bytes()) +
+         neighbour_scratch_.capacity() * sizeof(Slot) +
          (dynamic_tree_ == nullptr
               ? 0
               : dynamic_tree_->memory_bytes() + tree_changes_.capacity() * sizeof(Slot) + tree_change_mark_.capacity());

@@ -287,7 +287,6 @@ class BroadPhase {
   std::unique_ptr<detail::AabbTree> statics_;
   // By dynamic slot, the static objects near it (detail/neighbour_cache.hpp).
   std::unique_ptr<detail::NeighbourCache> static_neighbours_;
-  std::vector<Slot> neighbour_scratch_;
   // For queries and rays, the live dynamic objects, made by the first ray
   // (or region query the algorithm cannot answer) and brought up to date by
   // the next one: the slots changed since wait in tree_changes_ (each once,

@@ -521,16 +521,25 @@ void BroadPhase::pair_with_statics() {
   // say so: was (the old box) against now (the new one).
   const auto neighbours = [&](Slot d, const Box3* old, const Box3& now, auto&& visit) {
     bool cached = false;
-    for (const Slot s : cache.lookup(d, now, cached)) visit(s);
+    for (const detail::NeighbourCache::Neighbour& n : cache.lookup(d, now, cached)) visit(n.slot, n.box);
     if (cached) return;
     const Box3 fat = detail::NeighbourCache::fat_box(now);
-    neighbour_scratch_.clear();
+    cache.scratch().clear();
     tree.query(old != nullptr ? enclosing(*old, fat) : fat, [&](Slot s) {
-      visit(s);
-      if (overlaps(box_of_slot_[s], fat)) neighbour_scratch_.push_back(s);
+      const Box3& box = box_of_slot_[s];
+      visit(s, box);
+      if (overlaps(box, fat)) cache.scratch().push_back({box, s});
     });
-    cache.store(d, fat, neighbour_scratch_);
+    cache.store(d, fat, cache.scratch());
   };
+  // Whether a static object changes this frame (then its pairs are set in
+  // the second step whatever this one finds); none in most frames.
+  bool statics_change = false;
+  for (const std::span<const Slot> list :
+       {std::span<const Slot>(removed_), std::span<const Slot>(moved_), std::span<const Slot>(added_)}) {
+    for (const Slot s : list) statics_change |= is_static(s);
+  }
+  const auto changing = [&](Slot s) { return statics_change && stamp_[s] == frame_ + 1 && is_static(s); };
   // A pair that goes on is asserted again: the algorithm may have dropped
   // every pair of an object it moved (PairManager::remove_if_involves()).
   const auto change = [&](Slot d, Slot s, bool was, bool now) {
@@ -545,14 +554,18 @@ void BroadPhase::pair_with_statics() {
     // object meets its static neighbours again.
     for_each_dynamic_slot([&](Slot d) {
       const Box3& now = box_of_slot_[d];
-      neighbours(d, nullptr, now, [&](Slot s) { change(d, s, false, live_box_overlaps(s, now)); });
+      neighbours(d, nullptr, now, [&](Slot s, const Box3& s_box) {
+        change(d, s, false, overlaps(s_box, now) && state_[s] != SlotState::kPendingRemove);
+      });
     });
   } else if (tree.size() > 0) {
     for (const Slot d : removed_) {
       if (is_static(d)) continue;
       const Box3& old = box_of_slot_[d];
       bool cached = false;
-      for (const Slot s : cache.lookup(d, old, cached)) pairs_.remove(id_of_slot_[d], id_of_slot_[s]);
+      for (const detail::NeighbourCache::Neighbour& n : cache.lookup(d, old, cached)) {
+        pairs_.remove(id_of_slot_[d], id_of_slot_[n.slot]);
+      }
       if (!cached) tree.query(old, [&](Slot s) { pairs_.remove(id_of_slot_[d], id_of_slot_[s]); });
       cache.forget(d);
     }
@@ -560,17 +573,19 @@ void BroadPhase::pair_with_statics() {
       const Slot d = moved_[k];
       if (is_static(d)) continue;
       const Box3 &old = moved_boxes_[k], &now = box_of_slot_[d];
-      neighbours(d, &old, now, [&](Slot s) {
-        // A static object the frame moves or removes is set by its current
-        // box here, whatever the pair manager holds, and again in step two.
-        const bool changing = stamp_[s] == frame_ + 1;
-        change(d, s, changing ? !live_box_overlaps(s, now) : overlaps(old, box_of_slot_[s]), live_box_overlaps(s, now));
+      neighbours(d, &old, now, [&](Slot s, const Box3& s_box) {
+        // A static object the frame changes is set by its current box here,
+        // whatever the pair manager holds, and again in step two.
+        if (changing(s)) return set_pair(d, s, live_box_overlaps(s, now));
+        change(d, s, overlaps(old, s_box), overlaps(now, s_box));
       });
     }
     for (const Slot d : added_) {
       if (is_static(d)) continue;
       const Box3& now = box_of_slot_[d];
-      neighbours(d, nullptr, now, [&](Slot s) { change(d, s, false, live_box_overlaps(s, now)); });
+      neighbours(d, nullptr, now, [&](Slot s, const Box3& s_box) {
+        change(d, s, false, overlaps(s_box, now) && state_[s] != SlotState::kPendingRemove);
+      });
     }
   }
   // The static objects that changed, and the region each touches.
@@ -596,7 +611,6 @@ void BroadPhase::pair_with_statics() {
   const std::size_t statics_before = tree.size();
   const std::size_t dynamics = live_ + added_.size() - removed_.size() - (statics_before + added_statics);
   const bool many = changed.size() > dynamics;
-  const auto changing = [&](Slot s) { return stamp_[s] == frame_ + 1 && is_static(s); };
   if (many) {
     for_each_dynamic_slot([&](Slot d) {
       tree.query(box_of_slot_[d], [&](Slot s) {
@@ -609,8 +623,9 @@ void BroadPhase::pair_with_statics() {
       set_pair(s, d, state_[s] != SlotState::kPendingRemove && overlaps(box_of_slot_[s], box_of_slot_[d]));
     });
   }
-  // The tree follows: a mass insertion is laid out anew.
-  cache.invalidate_all();
+  // The tree follows: a mass insertion is laid out anew. The neighbour
+  // lists around the changes go stale.
+  cache.invalidate_around(regions);
   if (added_statics > statics_before) {
     std::vector<Slot> slots;
     std::vector<Box3> boxes;
@@ -632,11 +647,16 @@ void BroadPhase::pair_with_statics() {
       }
     }
   }
-  if (many) {
+  if (many) {  // each dynamic object's neighbour list is made anew on the way
     for_each_dynamic_slot([&](Slot d) {
-      tree.query(box_of_slot_[d], [&](Slot s) {
-        if (changing(s)) set_pair(d, s, true);
+      const Box3& box = box_of_slot_[d];
+      const Box3 fat = detail::NeighbourCache::fat_box(box);
+      cache.scratch().clear();
+      tree.query(fat, [&](Slot s) {
+        cache.scratch().push_back({box_of_slot_[s], s});
+        if (changing(s) && overlaps(box, box_of_slot_[s])) set_pair(d, s, true);
       });
+      cache.store(d, fat, cache.scratch());
     });
   }
 }
@@ -937,7 +957,6 @@ std::size_t BroadPhase::memory_bytes() const noexcept {
          box_of_slot_.capacity() * sizeof(Box3) + filter_of_slot_.capacity() * sizeof(Filter) +
          motion_of_slot_.capacity() * sizeof(Motion) + (statics_ == nullptr ? 0 : statics_->memory_bytes()) +
          (static_neighbours_ == nullptr ? 0 : static_neighbours_->memory_bytes()) +
-         neighbour_scratch_.capacity() * sizeof(Slot) +
          (dynamic_tree_ == nullptr
               ? 0
               : dynamic_tree_->memory_bytes() + tree_changes_.capacity() * sizeof(Slot) + tree_change_mark_.capacity());

@@ -7,10 +7,12 @@
 // tree stay exact, the margin lives with the mover, and the test on the
 // list is exact, so nothing about the pairs changes, only the cost.
 //
-// Lists live in one pool (no allocation per object); a list that is
-// replaced leaves a hole, and the pool is compacted when holes outweigh the
-// lists. A change of the static objects makes every list stale at once
-// (invalidate_all(), a generation count).
+// Lists live in one pool (no allocation per object once warm), found by
+// slot through a slot map (4 bytes per slot of the world, the rest per
+// listed object); a list that is replaced leaves a hole, and the pool is
+// compacted when holes outweigh the lists. A change of static objects makes the lists around it stale
+// (invalidate_around()), or all of them at once (invalidate_all(), a
+// generation count).
 #pragma once
 
 #include <cstddef>
@@ -18,6 +20,7 @@
 #include <span>
 #include <vector>
 
+#include "detail/slot_map.hpp"
 #include "sapling/box.hpp"
 
 namespace sapling::detail {
@@ -44,40 +47,64 @@ class NeighbourCache {
     return fat;
   }
 
+  /// A neighbour: its slot and its box, copied so that a move reads one
+  /// contiguous list rather than the boxes of the world at random.
+  struct Neighbour {
+    Box3 box;
+    Slot slot;
+  };
+
   /// The neighbours of `slot` if its list is current and `box` lies inside
   /// its fat box; else nothing (`found` false).
-  std::span<const Slot> lookup(Slot slot, const Box3& box, bool& found) const noexcept {
+  std::span<const Neighbour> lookup(Slot slot, const Box3& box, bool& found) const noexcept {
     found = false;
-    if (slot >= entries_.size()) return {};
-    const Entry& e = entries_[slot];
-    if (e.generation != generation_) return {};
+    if (!lists_.contains(slot)) return {};
+    const List& list = lists_.values<0>()[lists_.index(slot)];
+    if (list.generation != generation_) return {};
     for (int k = 0; k < 3; ++k) {
-      if (!(e.fat.min[k] <= box.min[k] && box.max[k] <= e.fat.max[k])) return {};
+      if (!(list.fat.min[k] <= box.min[k] && box.max[k] <= list.fat.max[k])) return {};
     }
     found = true;
-    return std::span<const Slot>(pool_).subspan(e.first, e.count);
+    return std::span<const Neighbour>(pool_).subspan(list.first, list.count);
   }
 
+  /// Room for the caller to gather a list before store().
+  std::vector<Neighbour>& scratch() noexcept { return scratch_; }
+
   /// Makes `neighbours` the list of `slot` around `fat`.
-  void store(Slot slot, const Box3& fat, std::span<const Slot> neighbours) {
-    if (slot >= entries_.size()) entries_.resize(slot + 1);
+  void store(Slot slot, const Box3& fat, std::span<const Neighbour> neighbours) {
     forget(slot);
     if (pool_.size() + neighbours.size() > 2 * listed_ + 4096) compact();
-    Entry& e = entries_[slot];
-    e.fat = fat;
-    e.first = static_cast<std::uint32_t>(pool_.size());
-    e.count = static_cast<std::uint32_t>(neighbours.size());
-    e.generation = generation_;
+    const List list{fat, static_cast<std::uint32_t>(pool_.size()), static_cast<std::uint32_t>(neighbours.size()),
+                    generation_};
     pool_.insert(pool_.end(), neighbours.begin(), neighbours.end());
+    lists_.insert(slot, list);
     listed_ += neighbours.size();
   }
 
   /// Drops the list of `slot`, if any.
   void forget(Slot slot) noexcept {
-    if (slot >= entries_.size()) return;
-    Entry& e = entries_[slot];
-    if (e.generation == generation_) listed_ -= e.count;
-    e.generation = 0;
+    if (!lists_.contains(slot)) return;
+    const List& list = lists_.values<0>()[lists_.index(slot)];
+    if (list.generation == generation_) listed_ -= list.count;
+    lists_.erase(slot);
+  }
+
+  /// The lists whose fat box overlaps one of `regions` become stale (the
+  /// static objects there changed); all of them for many regions.
+  void invalidate_around(std::span<const Box3> regions) noexcept {
+    constexpr std::size_t kFewRegions = 16;
+    if (regions.size() > kFewRegions) return invalidate_all();
+    for (List& list : lists_.values<0>()) {
+      if (list.generation != generation_) continue;
+      for (const Box3& region : regions) {
+        if (overlaps(list.fat, region)) {
+          list.generation = 0;
+          listed_ -= list.count;
+          break;
+        }
+      }
+    }
   }
 
   /// Every list becomes stale (the static objects changed).
@@ -87,20 +114,20 @@ class NeighbourCache {
   }
 
   void clear() noexcept {
-    entries_.clear();
+    lists_ = {};
     pool_.clear();
     listed_ = 0;
     ++generation_;
   }
 
   std::size_t memory_bytes() const noexcept {
-    return entries_.capacity() * sizeof(Entry) + pool_.capacity() * sizeof(Slot);
+    return lists_.memory_bytes() + (pool_.capacity() + scratch_.capacity()) * sizeof(Neighbour);
   }
 
  private:
   static constexpr float kHuge = 3.0e38f;
 
-  struct Entry {
+  struct List {
     Box3 fat;
     std::uint32_t first = 0, count = 0;
     std::uint32_t generation = 0;  // current iff equal to generation_ (which is never 0)
@@ -108,19 +135,20 @@ class NeighbourCache {
 
   // Copies the current lists to the front of a new pool.
   void compact() {
-    std::vector<Slot> pool;
+    std::vector<Neighbour> pool;
     pool.reserve(2 * listed_ + 4096);
-    for (Entry& e : entries_) {
-      if (e.generation != generation_) continue;
-      const std::uint32_t first = static_cast<std::uint32_t>(pool.size());
-      pool.insert(pool.end(), pool_.begin() + e.first, pool_.begin() + e.first + e.count);
-      e.first = first;
+    for (List& list : lists_.values<0>()) {
+      if (list.generation != generation_) continue;
+      const auto first = static_cast<std::uint32_t>(pool.size());
+      pool.insert(pool.end(), pool_.begin() + list.first, pool_.begin() + list.first + list.count);
+      list.first = first;
     }
     pool_.swap(pool);
   }
 
-  std::vector<Entry> entries_;  // by slot
-  std::vector<Slot> pool_;
+  SlotMap<List> lists_;  // by slot, the objects that have a list
+  std::vector<Neighbour> pool_;
+  std::vector<Neighbour> scratch_;
   std::size_t listed_ = 0;  // neighbours in current lists
   std::uint32_t generation_ = 1;
 };

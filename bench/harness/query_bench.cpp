@@ -19,6 +19,7 @@
 #include <stdexcept>
 
 #include "harness/scenes.hpp"
+#include "sapling/box_pruning.hpp"
 #include "sapling/broad_phase.hpp"
 #include "scenarios/scenario.hpp"
 
@@ -339,7 +340,7 @@ void write_tables(std::ostream& out, const std::vector<WorldResult>& results) {
 int run_query_bench(const QueryBenchOptions& options) {
   const std::size_t side = options.quick ? 100 : 1000;
   const std::size_t queries = options.quick ? 1000 : 10'000;
-  const int frames = options.frames >= 0 ? options.frames : (options.quick ? 2 : 5);
+  const int frames = options.frames >= 0 ? options.frames : (options.quick ? 2 : 3);
   const std::vector<Box3> tiles = make_level_tiles(side, true, kLevelSeed);
   // Rays against dynamic objects test every box (BroadPhase::cast_ray): 100 of them.
   constexpr std::size_t kDynamicRays = 100;
@@ -355,7 +356,14 @@ int run_query_bench(const QueryBenchOptions& options) {
   }
   std::ostringstream tables;
   tables << "## Queries and rays (" << side * side << " tiles of the dense static level, " << frames
-         << " frames, median ns per query)\n";
+         << " frames, median ns per query)\n\n";
+  // The level's static-static overlaps (what the static suite's scenes never pair), dense and spread.
+  for (const bool dense : {true, false}) {
+    std::vector<IndexPair> overlaps;
+    BoxPruner().complete(dense ? tiles : make_level_tiles(side, false, kLevelSeed), overlaps);
+    tables << "Static-static overlaps among the " << (dense ? "dense" : "spread")
+           << " level's tiles: " << overlaps.size() << "\n\n";
+  }
   write_tables(tables, results);
   std::cout << tables.str();
   int status = 0;

@@ -173,6 +173,7 @@ int run(const std::vector<std::string>& args, const std::string& command) {
     query_options.progress = options.progress;
     query_options.md_path = md_path;
     query_options.command = command;
+    query_options.excluded = excluded;
     try {
       return run_query_bench(query_options);
     } catch (const std::exception& e) {

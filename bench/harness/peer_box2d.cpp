@@ -140,7 +140,7 @@ class Box2dContender final : public Contender {
 // walk before a tie at t = 0 with a smaller id is seen).
 class Box2dQueryPeer final : public QueryPeer {
  public:
-  std::string name() const override { return "box2d-tree"; }
+  std::string name() const override { return "box2d"; }
   std::string note() const override {
     return "b2DynamicTree::Query / RayCast (candidates: fattened boxes met), exact filter timed";
   }

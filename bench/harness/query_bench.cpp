@@ -18,6 +18,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "detail/aabb_tree.hpp"
 #include "harness/scenes.hpp"
 #include "sapling/box_pruning.hpp"
 #include "sapling/broad_phase.hpp"
@@ -98,8 +99,18 @@ struct Operation {
   std::function<std::size_t(const Answers* reference, std::size_t* wrong)> run;
   std::vector<double> ns_per_query;  // one per frame
   std::size_t answers = 0, wrong = 0;
+  std::vector<std::size_t> first_wrong;  // the first few queries answered differently
   bool checked = false;
+  bool is_query = true;  // region queries (else rays)
 };
+
+// The checking pass counts differences in *wrong and keeps the first few
+// query indices in wrong_queries (set before the pass).
+std::vector<std::size_t>* wrong_queries = nullptr;
+void note_wrong(std::size_t* wrong, std::size_t k) {
+  ++*wrong;
+  if (wrong_queries && wrong_queries->size() < 5) wrong_queries->push_back(k);
+}
 
 Operation make_op(std::string contender, std::string call, std::string note, std::size_t batch_size,
                   std::function<std::size_t(const Answers*, std::size_t*)> run) {
@@ -150,10 +161,11 @@ struct WorldResult {
   std::size_t boxes = 0, queries = 0, rays = 0;
   std::vector<std::string> build_lines;
   std::vector<Operation> operations;
+  bool sapling_wrong = false;  // a sapling answer differed from another's, or from brute force
 };
 
 WorldResult run_world(const World& world, const std::vector<Box3>& tiles, std::size_t side, std::size_t queries,
-                      int frames, bool progress) {
+                      int frames, bool progress, const std::vector<std::string>& excluded) {
   WorldResult result;
   result.name = world.name;
   result.boxes = tiles.size();
@@ -227,7 +239,7 @@ WorldResult run_world(const World& world, const std::vector<Box3>& tiles, std::s
                                       ? bp->query(Box2{{box.min[0], box.min[1]}, {box.max[0], box.max[1]}}, out)
                                       : bp->query(box, out));
                             total += out.size();
-                            if (r && !same_ids(out, *r, k)) ++*wrong;
+                            if (r && !same_ids(out, *r, k)) note_wrong(wrong, k);
                           }
                           return total;
                         }));
@@ -238,7 +250,7 @@ WorldResult run_world(const World& world, const std::vector<Box3>& tiles, std::s
                           for (std::size_t k = 0; k < batch.rays.size(); ++k) {
                             check(bp->ray_cast(batch.rays[k], hits));
                             total += hits.size();
-                            if (r && !same_hits(hits, *r, k)) ++*wrong;
+                            if (r && !same_hits(hits, *r, k)) note_wrong(wrong, k);
                           }
                           return total;
                         }));
@@ -249,13 +261,78 @@ WorldResult run_world(const World& world, const std::vector<Box3>& tiles, std::s
                           for (std::size_t k = 0; k < batch.rays.size(); ++k) {
                             check(bp->ray_cast_closest(batch.rays[k], hit));
                             total += hit.has_value();
-                            if (r && !same_closest(hit.has_value(), hit.value_or(RayHit{}), *r, k)) ++*wrong;
+                            if (r && !same_closest(hit.has_value(), hit.value_or(RayHit{}), *r, k))
+                              note_wrong(wrong, k);
                           }
                           return total;
                         }));
 
+  // Diagnosis, not a public API: the static objects' tree alone
+  // (sapling::detail::AabbTree, as the BroadPhase builds it), answering as
+  // answer_query and cast_ray do but without their pass over the dynamic
+  // slots: what the BroadPhase's static queries cost without that pass.
+  sapling::detail::AabbTree tree;
+  if (world.as_static) {
+    std::vector<sapling::detail::AabbTree::Slot> slots(tiles.size());
+    std::vector<Box3> lifted(tiles.begin(), tiles.end());
+    for (std::size_t k = 0; k < slots.size(); ++k) {
+      slots[k] = static_cast<sapling::detail::AabbTree::Slot>(k);
+      if (world.dims == 2) lifted[k].min[2] = lifted[k].max[2] = 0.0f;
+    }
+    tree.build(slots, lifted);
+    const std::string tree_name = "sapling AabbTree alone (diagnosis)";
+    ops.push_back(make_op(tree_name, "query", "sapling::detail::AabbTree::query, ids sorted", batch.boxes.size(),
+                          [&](const Answers* r, std::size_t* wrong) {
+                            std::vector<Id> out;
+                            std::size_t total = 0;
+                            for (std::size_t k = 0; k < batch.boxes.size(); ++k) {
+                              out.clear();
+                              tree.query(batch.boxes[k], [&](sapling::detail::AabbTree::Slot s) { out.push_back(s); });
+                              std::sort(out.begin(), out.end());
+                              total += out.size();
+                              if (r && !same_ids(out, *r, k)) note_wrong(wrong, k);
+                            }
+                            return total;
+                          }));
+    ops.push_back(make_op(tree_name, "ray (all hits)", "sapling::detail::AabbTree::ray, hits sorted", batch.rays.size(),
+                          [&](const Answers* r, std::size_t* wrong) {
+                            std::vector<RayHit> hits;
+                            std::size_t total = 0;
+                            for (std::size_t k = 0; k < batch.rays.size(); ++k) {
+                              hits.clear();
+                              const Ray3& ray = batch.rays[k];
+                              tree.ray(ray, [&](sapling::detail::AabbTree::Slot s, float t) {
+                                hits.push_back({s, t});
+                                return ray.max_t;
+                              });
+                              std::sort(hits.begin(), hits.end());
+                              total += hits.size();
+                              if (r && !same_hits(hits, *r, k)) note_wrong(wrong, k);
+                            }
+                            return total;
+                          }));
+    ops.push_back(make_op(tree_name, "ray (closest)", "sapling::detail::AabbTree::ray, bound lowered",
+                          batch.rays.size(), [&](const Answers* r, std::size_t* wrong) {
+                            std::size_t total = 0;
+                            for (std::size_t k = 0; k < batch.rays.size(); ++k) {
+                              bool found = false;
+                              RayHit best;
+                              tree.ray(batch.rays[k], [&](sapling::detail::AabbTree::Slot s, float t) {
+                                const RayHit hit{s, t};
+                                if (!found || hit < best) best = hit;
+                                found = true;
+                                return best.t;
+                              });
+                              total += found;
+                              if (r && !same_closest(found, best, *r, k)) note_wrong(wrong, k);
+                            }
+                            return total;
+                          }));
+  }
+
   // The peer.
   std::unique_ptr<QueryPeer> peer = world.peer ? world.peer() : nullptr;
+  if (peer && std::find(excluded.begin(), excluded.end(), peer->name()) != excluded.end()) peer = nullptr;
   if (peer) {
     start = Clock::now();
     peer->build(tiles, world.as_static);
@@ -268,7 +345,7 @@ WorldResult run_world(const World& world, const std::vector<Box3>& tiles, std::s
                             for (std::size_t k = 0; k < batch.boxes.size(); ++k) {
                               p->query(batch.boxes[k], out);
                               total += out.size();
-                              if (r && !same_ids(out, *r, k)) ++*wrong;
+                              if (r && !same_ids(out, *r, k)) note_wrong(wrong, k);
                             }
                             return total;
                           }));
@@ -279,7 +356,7 @@ WorldResult run_world(const World& world, const std::vector<Box3>& tiles, std::s
                             for (std::size_t k = 0; k < batch.rays.size(); ++k) {
                               p->ray(batch.rays[k], hits);
                               total += hits.size();
-                              if (r && !same_hits(hits, *r, k)) ++*wrong;
+                              if (r && !same_hits(hits, *r, k)) note_wrong(wrong, k);
                             }
                             return total;
                           }));
@@ -290,17 +367,42 @@ WorldResult run_world(const World& world, const std::vector<Box3>& tiles, std::s
                             for (std::size_t k = 0; k < batch.rays.size(); ++k) {
                               const bool found = p->ray_closest(batch.rays[k], hit);
                               total += found;
-                              if (r && !same_closest(found, hit, *r, k)) ++*wrong;
+                              if (r && !same_closest(found, hit, *r, k)) note_wrong(wrong, k);
                             }
                             return total;
                           }));
   }
 
+  for (Operation& op : ops) op.is_query = op.call.rfind("query", 0) == 0;
   // Frames: every operation over the whole batch, the order rotating; the
   // first frame also checks the answers (that pass is not timed).
   for (Operation& op : ops) {
+    wrong_queries = &op.first_wrong;
     op.answers = op.run(&ref, &op.wrong);
+    wrong_queries = nullptr;
     op.checked = true;
+  }
+  // Where a contender differs from sapling, brute force arbitrates: every
+  // box tested (overlaps(), ray_entry()) for the first differing queries.
+  for (const Operation& op : ops) {
+    for (const std::size_t k : op.first_wrong) {
+      std::vector<Id> brute_ids;
+      std::vector<RayHit> brute_hits;
+      for (std::size_t b = 0; b < tiles.size(); ++b) {
+        Box3 box = tiles[b];
+        if (world.dims == 2) box.min[2] = box.max[2] = 0.0f;
+        float t = 0.0f;
+        if (op.is_query && overlaps(box, batch.boxes[k])) brute_ids.push_back(static_cast<Id>(b));
+        if (!op.is_query && ray_entry(batch.rays[k], box, t)) brute_hits.push_back({static_cast<Id>(b), t});
+      }
+      std::sort(brute_hits.begin(), brute_hits.end());
+      const bool sapling_right = op.is_query ? same_ids(brute_ids, ref, k) : same_hits(brute_hits, ref, k);
+      result.build_lines.push_back(op.contender + " " + op.call + " differs on " + (op.is_query ? "query " : "ray ") +
+                                   std::to_string(k) + ": brute force " +
+                                   (sapling_right ? "agrees with sapling" : "DISAGREES with sapling"));
+      if (!sapling_right && op.contender.rfind("sapling", 0) != 0) result.sapling_wrong = true;
+    }
+    if (op.contender.rfind("sapling", 0) == 0 && op.wrong != 0) result.sapling_wrong = true;
   }
   for (int f = 0; f < frames; ++f) {
     for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -352,7 +454,7 @@ int run_query_bench(const QueryBenchOptions& options) {
   std::vector<WorldResult> results;
   for (const World& world : worlds) {
     if (options.progress) std::fprintf(stderr, "sapling bench --suite queries: %s\n", world.name.c_str());
-    results.push_back(run_world(world, tiles, side, queries, frames, options.progress));
+    results.push_back(run_world(world, tiles, side, queries, frames, options.progress, options.excluded));
   }
   std::ostringstream tables;
   tables << "## Queries and rays (" << side * side << " tiles of the dense static level, " << frames
@@ -367,9 +469,7 @@ int run_query_bench(const QueryBenchOptions& options) {
   write_tables(tables, results);
   std::cout << tables.str();
   int status = 0;
-  for (const WorldResult& w : results) {
-    for (const Operation& op : w.operations) status = op.wrong != 0 ? 4 : status;
-  }
+  for (const WorldResult& w : results) status = w.sapling_wrong ? 4 : status;
   if (!options.md_path.empty()) {
     std::ofstream md(options.md_path);
     md << "`" << options.command << "`\n\n" << tables.str();

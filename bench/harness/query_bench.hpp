@@ -52,11 +52,12 @@ std::unique_ptr<QueryPeer> make_bullet_query_peer();
 std::unique_ptr<QueryPeer> make_box2d_query_peer();
 
 struct QueryBenchOptions {
-  bool quick = false;    ///< a 100 x 100 level, 1000 queries and rays
-  int frames = -1;       ///< frames (batches) per world; -1 = 3 (quick: 2)
-  bool progress = true;  ///< progress lines on stderr
-  std::string md_path;   ///< also write the tables as Markdown here
-  std::string command;   ///< the command line, quoted in the Markdown
+  bool quick = false;                 ///< a 100 x 100 level, 1000 queries and rays
+  int frames = -1;                    ///< frames (batches) per world; -1 = 3 (quick: 2)
+  bool progress = true;               ///< progress lines on stderr
+  std::string md_path;                ///< also write the tables as Markdown here
+  std::string command;                ///< the command line, quoted in the Markdown
+  std::vector<std::string> excluded;  ///< peers left out, by name ("bullet-dbvt", "box2d")
 };
 
 /// Runs the benchmark, prints its tables on stdout; 0, or 4 when an answer

@@ -78,7 +78,7 @@ bool parse_int(const std::string& text, long min, long& value) {
 void list_everything() {
   std::cout << "suites:";
   for (const std::string& s : suite_names()) std::cout << " " << s;
-  std::cout << " all\n\nscenes:\n";
+  std::cout << " all (and queries: region queries and rays, not a scene suite)\n\nscenes:\n";
   for (const SceneSpec& s : all_scenes()) std::printf("  %-28s %s\n", s.name.c_str(), s.description.c_str());
   std::cout << "\ncontenders:\n";
   for (const ContenderInfo& c : contender_catalogue()) {

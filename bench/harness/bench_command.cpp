@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/contender.hpp"
+#include "harness/query_bench.hpp"
 #include "harness/report.hpp"
 #include "harness/runner.hpp"
 #include "harness/scenes.hpp"
@@ -33,7 +34,10 @@ times come in bursts), frame 0 apart, pairs, bytes per object and per pair,
 ratio to the fastest, and verification of the pair sets against a reference.
 
   --suite NAME          one-shot (default), persistent, persistent-large, unisize,
-                        cluster, tracy, or all
+                        cluster, tracy, static, or all; or queries: region queries
+                        and rays per query on a million boxes, sapling against
+                        Bullet's dbvt and Box2D's tree (takes --quick, --frames,
+                        --md, --quiet)
   --scene A,B,...       these scenes instead of a suite (see --list)
   --contenders A,B,...  these contenders only (default: all that apply); a sapling
                         algorithm may carry settings, NAME:SETTINGS (e.g. multi-sap:regrid=off)
@@ -74,7 +78,7 @@ bool parse_int(const std::string& text, long min, long& value) {
 void list_everything() {
   std::cout << "suites:";
   for (const std::string& s : suite_names()) std::cout << " " << s;
-  std::cout << " all\n\nscenes:\n";
+  std::cout << " all (and queries: region queries and rays, not a scene suite)\n\nscenes:\n";
   for (const SceneSpec& s : all_scenes()) std::printf("  %-28s %s\n", s.name.c_str(), s.description.c_str());
   std::cout << "\ncontenders:\n";
   for (const ContenderInfo& c : contender_catalogue()) {
@@ -162,6 +166,21 @@ int run(const std::vector<std::string>& args, const std::string& command) {
     }
   }
 
+  if (suite == "queries" && scene_names.empty()) {
+    QueryBenchOptions query_options;
+    query_options.quick = quick;
+    query_options.frames = options.frames;
+    query_options.progress = options.progress;
+    query_options.md_path = md_path;
+    query_options.command = command;
+    query_options.excluded = excluded;
+    try {
+      return run_query_bench(query_options);
+    } catch (const std::exception& e) {
+      std::cerr << "sapling bench --suite queries: " << e.what() << "\n";
+      return kExitUsage;
+    }
+  }
   // Scenes.
   std::vector<SceneSpec> scenes;
   if (!scene_names.empty()) {

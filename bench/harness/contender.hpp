@@ -29,7 +29,12 @@ struct SceneShape {
   Id split = 0;               ///< > 0: bipartite scene, ids < split against ids >= split
   bool is_static = false;     ///< one frame only: each repetition rebuilds from scratch
   bool one_size = false;      ///< at frame 0 every box is a translate of the first (max == min + size)
+  /// > 0: ids < static_below are static objects (filter.hpp's pair rule: two
+  /// static objects never form a pair, however they overlap; static ones never move).
+  Id static_below = 0;
   bool bipartite() const noexcept { return split > 0; }
+  bool has_statics() const noexcept { return static_below > 0; }
+  bool is_static_id(Id id) const noexcept { return id < static_below; }
 };
 
 /// How a contender's pair set relates to the exact one.
@@ -55,6 +60,9 @@ class Contender {
   virtual std::string note() const { return {}; }
   /// False, with the reason in `why`, for a scene this contender cannot or should not run.
   virtual bool supports(const SceneShape& /*shape*/, std::string* /*why*/) const { return true; }
+  /// Whether it applies the static pair rule (SceneShape::static_below): the
+  /// runner runs scenes with static objects only with contenders that do.
+  virtual bool handles_statics() const { return false; }
 
   /// Forgets everything and prepares for a new run of `shape`.
   virtual void reset(const SceneShape& shape) = 0;

@@ -14,12 +14,16 @@
 // 2D scenes only (the z extent is dropped).
 #include <box2d/b2_broad_phase.h>
 #include <box2d/b2_common.h>
+#include <box2d/b2_dynamic_tree.h>
 
+#include <algorithm>
+#include <limits>
 #include <unordered_set>
 #include <vector>
 
 #include "harness/contender.hpp"
 #include "harness/peers.hpp"
+#include "harness/query_bench.hpp"
 
 namespace sapling::bench {
 namespace {
@@ -124,7 +128,98 @@ class Box2dContender final : public Contender {
   std::unordered_set<std::uint64_t> known_;
 };
 
+// The query benchmark's peer (query_bench.hpp): a b2DynamicTree holding the
+// world's boxes in the plane. CreateProxy fattens each box by
+// b2_aabbExtension (0.1) on every side, so Query calls back every proxy
+// whose fattened box overlaps the query, and RayCast every proxy whose
+// fattened box the segment p1..p2 meets (a slab and separating-axis test);
+// both are filtered here by the exact tests (ray_entry in 2D, which gives
+// the same t as sapling's lifted 3D ray). For the closest hit the callback
+// returns the hit's fraction, so the tree clips the segment there, as
+// b2World::RayCast's closest-hit callbacks do (never 0, which would stop the
+// walk before a tie at t = 0 with a smaller id is seen).
+class Box2dQueryPeer final : public QueryPeer {
+ public:
+  std::string name() const override { return "box2d"; }
+  std::string note() const override {
+    return "b2DynamicTree::Query / RayCast (candidates: fattened boxes met), exact filter timed";
+  }
+  void build(std::span<const Box3> boxes, bool /*as_static*/) override {
+    tree_ = std::make_unique<b2DynamicTree>();
+    boxes_.resize(boxes.size());
+    for (std::size_t k = 0; k < boxes.size(); ++k) {
+      boxes_[k] = Box2{{boxes[k].min[0], boxes[k].min[1]}, {boxes[k].max[0], boxes[k].max[1]}};
+      tree_->CreateProxy(to_b2(boxes[k]), as_user_pointer(static_cast<Id>(k)));
+    }
+  }
+  void query(const Box3& box, std::vector<Id>& out) override {
+    out.clear();
+    out_ids_ = &out;
+    query_ = Box2{{box.min[0], box.min[1]}, {box.max[0], box.max[1]}};
+    tree_->Query(this, to_b2(box));
+  }
+  void ray(const Ray3& ray, std::vector<RayHit>& out) override {
+    out.clear();
+    out_hits_ = &out;
+    closest_ = false;
+    cast(ray);
+  }
+  bool ray_closest(const Ray3& ray, RayHit& hit) override {
+    closest_ = true;
+    found_ = false;
+    cast(ray);
+    if (found_) hit = best_;
+    return found_;
+  }
+  std::size_t candidates() const override { return candidates_; }
+
+  /// b2DynamicTree::Query's callback.
+  bool QueryCallback(int32 proxy) {
+    ++candidates_;
+    const Id id = from_user_pointer(tree_->GetUserData(proxy));
+    if (overlaps(boxes_[id], query_)) out_ids_->push_back(id);
+    return true;
+  }
+  /// b2DynamicTree::RayCast's callback: the new maxFraction.
+  float RayCastCallback(const b2RayCastInput& input, int32 proxy) {
+    ++candidates_;
+    const Id id = from_user_pointer(tree_->GetUserData(proxy));
+    float t = 0.0f;
+    if (!ray_entry(ray_, boxes_[id], t)) return input.maxFraction;
+    const RayHit hit{id, t};
+    if (!closest_) {
+      out_hits_->push_back(hit);
+      return input.maxFraction;
+    }
+    if (!found_ || hit < best_) best_ = hit;
+    found_ = true;
+    return std::max(best_.t / ray_.max_t, std::numeric_limits<float>::denorm_min());
+  }
+
+ private:
+  void cast(const Ray3& ray) {
+    ray_ = Ray2{{ray.origin[0], ray.origin[1]}, {ray.direction[0], ray.direction[1]}, ray.max_t};
+    b2RayCastInput input;
+    input.p1.Set(ray.origin[0], ray.origin[1]);
+    input.p2.Set(ray.origin[0] + ray.direction[0] * ray.max_t, ray.origin[1] + ray.direction[1] * ray.max_t);
+    input.maxFraction = 1.0f;
+    tree_->RayCast(this, input);
+  }
+
+  std::unique_ptr<b2DynamicTree> tree_;
+  std::vector<Box2> boxes_;
+  Box2 query_;
+  Ray2 ray_;
+  std::vector<Id>* out_ids_ = nullptr;
+  std::vector<RayHit>* out_hits_ = nullptr;
+  bool closest_ = false, found_ = false;
+  RayHit best_;
+  std::size_t candidates_ = 0;
+};
+
 }  // namespace
+
+std::unique_ptr<QueryPeer> make_box2d_query_peer() { return std::make_unique<Box2dQueryPeer>(); }
 
 std::string box2d_version() {
   // The Debian 2.4.1 library's b2_version says 2.4.0: quote the package's CMake version when known.

@@ -129,6 +129,10 @@ void build_runners(SceneRun& run, const std::vector<const ContenderInfo*>& conte
       result.skipped = why.empty() ? "not supported" : why;
       continue;
     }
+    if (run.scene.shape.has_statics() && !c->handles_statics()) {
+      result.skipped = "no static objects (would pair statics with statics)";
+      continue;
+    }
     run.runners.push_back({std::move(c), &result, true, 0});
   }
 }

@@ -76,6 +76,7 @@ class BroadPhaseContender final : public Contender {
     }
     return algorithm_ != "brute" || brute_fits(shape, why);
   }
+  bool handles_statics() const override { return !one_by_one_; }
 
   void reset(const SceneShape& shape) override {
     Options options;
@@ -84,6 +85,7 @@ class BroadPhaseContender final : public Contender {
     bp_ = BroadPhase::create(algorithm_, options);
     if (!bp_) throw std::runtime_error("no algorithm named " + algorithm_);
     dims_ = shape.dims;
+    static_below_ = shape.static_below;
   }
 
   void frame(const Scenario& s) override {
@@ -98,7 +100,17 @@ class BroadPhaseContender final : public Contender {
       }
       return;
     }
-    stage(s, s.added(), true);
+    if (static_below_ == 0) {
+      stage(s, s.added(), true);
+    } else {
+      // Static objects (ids below static_below_) go in as Motion::kStatic:
+      // the broad phase keeps them in its tree and never pairs two of them.
+      static_ids_.clear();
+      dynamic_ids_.clear();
+      for (const Id id : s.added()) (id < static_below_ ? static_ids_ : dynamic_ids_).push_back(id);
+      stage(s, static_ids_, true, Motion::kStatic);
+      stage(s, dynamic_ids_, true);
+    }
     bp_->update();
   }
 
@@ -111,16 +123,16 @@ class BroadPhaseContender final : public Contender {
   }
 
  private:
-  void stage(const Scenario& s, std::span<const Id> ids, bool add) {
+  void stage(const Scenario& s, std::span<const Id> ids, bool add, Motion motion = Motion::kDynamic) {
     if (ids.empty()) return;
     const std::span<const Box3> all = s.boxes();
     if (dims_ == 2) {
       boxes2_.resize(ids.size());
       for (std::size_t k = 0; k < ids.size(); ++k) boxes2_[k] = flat(all[ids[k]]);
-      check(add ? bp_->add(ids, boxes2_) : bp_->move(ids, boxes2_));
+      check(add ? bp_->add(ids, boxes2_, {}, motion) : bp_->move(ids, boxes2_));
     } else {
       detail::gather(s, ids, boxes3_);
-      check(add ? bp_->add(ids, boxes3_) : bp_->move(ids, boxes3_));
+      check(add ? bp_->add(ids, boxes3_, {}, motion) : bp_->move(ids, boxes3_));
     }
   }
   static void check(const Status& status) {
@@ -132,9 +144,11 @@ class BroadPhaseContender final : public Contender {
   unsigned threads_;
   bool one_by_one_;
   int dims_ = 3;
+  Id static_below_ = 0;
   std::unique_ptr<BroadPhase> bp_;
   std::vector<Box3> boxes3_;
   std::vector<Box2> boxes2_;
+  std::vector<Id> static_ids_, dynamic_ids_;
 };
 
 // Tracy, Buss and Woods' Figure 2: the plain sweep-and-prune's swaps. A "sap"
@@ -243,9 +257,24 @@ class BoxPruningOneShot final : public OneShotContender {
            std::to_string(pool_ ? pool_->concurrency() : 1) + " thread(s)";
   }
 
+  bool handles_statics() const override { return query_ == Query::kComplete; }
+
   void frame(const Scenario& s) override {
     found_.clear();
-    if (query_ == Query::kComplete) {
+    if (query_ == Query::kComplete && shape_.has_statics()) {
+      // The pair rule in one shot: the dynamic boxes among themselves, then
+      // (bipartite) against the static ones; statics are never swept together.
+      gather_bipartite(s, shape_.static_below, ids_b_, boxes_b_, ids_, boxes_);
+      pruner_.complete(boxes_, found_);
+      to_id_pairs(found_, ids_, ids_);
+      found_.clear();
+      pruner_.bipartite(boxes_, boxes_b_, found_);
+      const std::size_t dynamic_pairs = pairs_.size();
+      pairs_.resize(dynamic_pairs + found_.size());
+      for (std::size_t k = 0; k < found_.size(); ++k) {
+        pairs_[dynamic_pairs + k] = make_pair(ids_[found_[k].i], ids_b_[found_[k].j]);
+      }
+    } else if (query_ == Query::kComplete) {
       gather_live(s, ids_, boxes_);
       pruner_.complete(boxes_, found_);
       to_id_pairs(found_, ids_, ids_);
@@ -330,6 +359,7 @@ class BruteOneShot final : public OneShotContender {
   std::string name() const override { return query_ == Query::kComplete ? "brute-oneshot" : "brute-bipartite"; }
   Query query() const override { return query_; }
   std::string note() const override { return "all pairs tested, O(n^2)"; }
+  bool handles_statics() const override { return query_ == Query::kComplete; }
   bool supports(const SceneShape& shape, std::string* why) const override {
     if (query_ == Query::kComplete) return brute_fits(shape, why);
     // Bipartite: |A| * |B| tests, with |A| ~ split.
@@ -345,7 +375,8 @@ class BruteOneShot final : public OneShotContender {
       gather_live(s, ids_, boxes_);
       for (std::size_t i = 0; i < boxes_.size(); ++i) {
         for (std::size_t j = i + 1; j < boxes_.size(); ++j) {
-          if (overlaps(boxes_[i], boxes_[j])) pairs_.push_back(make_pair(ids_[i], ids_[j]));
+          const bool both_static = shape_.is_static_id(ids_[i]) && shape_.is_static_id(ids_[j]);
+          if (!both_static && overlaps(boxes_[i], boxes_[j])) pairs_.push_back(make_pair(ids_[i], ids_[j]));
         }
       }
     } else {

@@ -12,6 +12,8 @@
 // published counts, so the MSVC generator is reproduced here.
 #include "harness/scenes.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <span>
 #include <stdexcept>
@@ -127,6 +129,84 @@ class FlatScene final : public Scenario {
     world_ = source_->world();
   }
   std::unique_ptr<Scenario> source_;
+};
+
+// Issue 15's static level: side x side static floor tiles (ids 0 .. side^2 - 1)
+// and `dynamics` cubes wandering over them (the ids after), which all move
+// every frame. make_level_tiles() says how the tiles are laid out; each cube
+// (edge 0.5) starts at a random point over the floor at a height in
+// [0.3, 2], with a velocity of up to 0.1 per frame on x and y and 0.05 on z,
+// and bounces off the world's walls and off z = 0.3 and z = 2: at any time
+// about half of them touch the floor, each overlapping ~2.3 tiles. The
+// random numbers come from scenario_math::Stream(seed, id), so a seed gives
+// the same frames on every platform. Nothing is removed or added after
+// frame 0; moved() is every dynamic id, ascending.
+class LevelScene final : public Scenario {
+ public:
+  LevelScene(std::size_t side, std::size_t dynamics, bool dense, std::uint64_t seed)
+      : Scenario(3, make_params(side * side + dynamics, seed)), side_(static_cast<double>(side)) {
+    boxes_ = make_level_tiles(side, dense, seed);
+    const auto statics = static_cast<Id>(boxes_.size());
+    const auto n = static_cast<Id>(statics + dynamics);
+    boxes_.resize(n);
+    state_.resize(dynamics);
+    for (std::size_t k = 0; k < dynamics; ++k) {
+      scenario_math::Stream rng(seed, statics + k);
+      Body& b = state_[k];
+      b.p = {rng.u01() * (side_ - kEdge), rng.u01() * (side_ - kEdge), kLowZ + rng.u01() * (kHighZ - kLowZ)};
+      b.v = {(rng.u01() * 2 - 1) * 0.1, (rng.u01() * 2 - 1) * 0.1, (rng.u01() * 2 - 1) * 0.05};
+      boxes_[statics + k] = box_of(b);
+    }
+    alive_.assign(n, 1);
+    alive_ids_.resize(n);
+    for (Id id = 0; id < n; ++id) alive_ids_[id] = id;
+    added_ = alive_ids_;
+    world_ = Box3{{0.0f, 0.0f, 0.0f}, {static_cast<float>(side_ + 1.0), static_cast<float>(side_ + 1.0), 2.5f}};
+  }
+  void step() override {
+    ++frame_;
+    added_.clear();
+    const std::size_t statics = boxes_.size() - state_.size();
+    moved_.resize(state_.size());
+    for (std::size_t k = 0; k < state_.size(); ++k) moved_[k] = static_cast<Id>(statics + k);
+    const double high[3] = {side_ - kEdge, side_ - kEdge, kHighZ};
+    const double low[3] = {0.0, 0.0, kLowZ};
+    for (std::size_t k = 0; k < state_.size(); ++k) {
+      Body& b = state_[k];
+      for (int a = 0; a < 3; ++a) {
+        b.p[a] += b.v[a];
+        if (b.p[a] < low[a] || b.p[a] > high[a]) {
+          b.v[a] = -b.v[a];
+          b.p[a] = std::clamp(b.p[a], low[a], high[a]);
+        }
+      }
+      boxes_[statics + k] = box_of(b);
+    }
+  }
+
+ private:
+  static constexpr double kEdge = 0.5, kLowZ = 0.3, kHighZ = 2.0;
+  struct Body {
+    std::array<double, 3> p, v;  // min corner, velocity per frame
+  };
+  static Box3 box_of(const Body& b) {
+    Box3 box;
+    for (int a = 0; a < 3; ++a) {
+      box.min[a] = static_cast<float>(b.p[a]);
+      box.max[a] = static_cast<float>(b.p[a] + kEdge);
+    }
+    return box;
+  }
+  static ScenarioParams make_params(std::size_t n, std::uint64_t seed) {
+    ScenarioParams p;
+    p.name = "static-level";
+    p.n = n;
+    p.seed = seed;
+    p.speed_pm = 100;
+    return p;
+  }
+  double side_;
+  std::vector<Body> state_;
 };
 
 std::string count_name(std::size_t n) {
@@ -286,6 +366,28 @@ SceneSpec huge(SceneSpec s) {
 SceneSpec warm(SceneSpec s, int warmup) {
   s.warmup = warmup;
   return s;
+}
+
+// Issue 15's static level (LevelScene): side^2 static tiles, dense (each
+// overlapping its 8 neighbours: ~4 static-static overlaps per tile) or spread
+// (none overlapping), and `dynamics` wandering cubes. Warm-up frames let
+// Bullet's dbvt move the resting proxies into its fixed tree.
+SceneSpec static_level(std::size_t side, std::size_t dynamics, bool dense, int frames) {
+  const std::size_t statics = side * side;
+  SceneSpec s = spec(
+      "static-level-" + count_name(statics) + (dense ? "" : "-spread"),
+      "static level: " + std::to_string(statics) + " static floor tiles " +
+          (dense ? "overlapping their 8 neighbours (~4 static-static overlaps each)" : "spread apart (no overlap)") +
+          ", " + std::to_string(dynamics) + " cubes wandering over them, all moving",
+      [side, dynamics, dense] { return std::make_unique<LevelScene>(side, dynamics, dense, kLevelSeed); }, frames);
+  s.static_below = static_cast<Id>(statics);
+  s.warmup = 3;
+  return s;
+}
+
+std::vector<SceneSpec> static_suite(bool quick) {
+  if (quick) return {static_level(100, 200, true, 5), static_level(100, 200, false, 5)};
+  return {static_level(1000, 10'000, true, 30), static_level(1000, 10'000, false, 30)};
 }
 
 std::vector<SceneSpec> one_shot(bool quick) {
@@ -461,6 +563,25 @@ void append_new(std::vector<SceneSpec>& out, std::vector<SceneSpec> more) {
 
 }  // namespace
 
+std::vector<Box3> make_level_tiles(std::size_t side, bool dense, std::uint64_t seed) {
+  // Pitch 1; a tile's footprint is 1.02 (dense: it overlaps the tiles beside
+  // and diagonally beside it) or 0.98 (spread: a gap of 0.02 between tiles);
+  // its height, from 0, is 0.5 + u01 (stream of its id, Stream(seed ^ 1, id)).
+  const double width = dense ? 1.02 : 0.98;
+  std::vector<Box3> tiles(side * side);
+  for (std::size_t j = 0; j < side; ++j) {
+    for (std::size_t i = 0; i < side; ++i) {
+      const std::size_t id = j * side + i;
+      scenario_math::Stream rng(seed ^ 1u, id);
+      const auto x = static_cast<double>(i), y = static_cast<double>(j);
+      tiles[id] =
+          Box3{{static_cast<float>(x), static_cast<float>(y), 0.0f},
+               {static_cast<float>(x + width), static_cast<float>(y + width), static_cast<float>(0.5 + rng.u01())}};
+    }
+  }
+  return tiles;
+}
+
 std::unique_ptr<Scenario> make_terdiman_scene(std::size_t n) {
   MsvcRand rng(42);
   std::vector<Box3> boxes(n);
@@ -486,6 +607,7 @@ SceneShape shape_of(const SceneSpec& spec, const Scenario& scenario) {
   shape.world = scenario.world();
   shape.split = spec.split;
   shape.is_static = spec.is_static;
+  shape.static_below = spec.static_below;
   const std::span<const Id> ids = scenario.alive_ids();
   shape.one_size = !ids.empty();
   if (shape.one_size) {
@@ -499,7 +621,7 @@ SceneShape shape_of(const SceneSpec& spec, const Scenario& scenario) {
 }
 
 std::vector<std::string> suite_names() {
-  return {"one-shot", "persistent", "persistent-large", "unisize", "cluster", "tracy"};
+  return {"one-shot", "persistent", "persistent-large", "unisize", "cluster", "tracy", "static"};
 }
 
 std::vector<SceneSpec> suite_scenes(const std::string& suite, bool quick) {
@@ -509,6 +631,7 @@ std::vector<SceneSpec> suite_scenes(const std::string& suite, bool quick) {
   if (suite == "unisize") return unisize_grid(quick);
   if (suite == "cluster") return cluster_run(quick);
   if (suite == "tracy") return tracy_paper(quick);
+  if (suite == "static") return static_suite(quick);
   if (suite == "all") {
     std::vector<SceneSpec> scenes;
     for (const std::string& name : suite_names()) append_new(scenes, suite_scenes(name, quick));

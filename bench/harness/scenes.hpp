@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -26,6 +27,7 @@ struct SceneSpec {
   int warmup = 0;                                   ///< frames run before the measured ones, not counted
   int reps = 1;                                     ///< repetitions (static scenes: rebuilds)
   Id split = 0;                                     ///< > 0: bipartite, ids < split against the others
+  Id static_below = 0;                              ///< > 0: ids < static_below are static (SceneShape)
   bool is_static = false;                           ///< nothing moves: only frame 0 is timed, reps times
   std::optional<std::size_t> expected_pairs;        ///< published pair count at frame 0, if any
   /// Contenders left out unless named explicitly (--contenders): too slow at this size.
@@ -45,7 +47,8 @@ SceneShape shape_of(const SceneSpec& spec, const Scenario& scenario);
 /// Suites: "one-shot", "persistent", "persistent-large" (up to a million
 /// objects: worst frames and memory), "unisize" (the unisize paper's Table 1),
 /// "cluster" (its Figure 4), "tracy" (Tracy, Buss and Woods 2009: Figures 2,
-/// 8, 9, 10, 11); "all" is their union.
+/// 8, 9, 10, 11), "static" (issue 15's static level, dense and spread);
+/// "all" is their union.
 /// `quick` gives small scenes of the same kinds for smoke tests.
 std::vector<SceneSpec> suite_scenes(const std::string& suite, bool quick);
 
@@ -63,5 +66,15 @@ std::optional<SceneSpec> find_scene(const std::string& name);
 /// x, y, z = (rand() & 4095) - 2048, then half-extents x, y, z = rand() & 127;
 /// box = centre -+ extent. 10k boxes: 11,811 pairs; 100k: 1,144,045.
 std::unique_ptr<Scenario> make_terdiman_scene(std::size_t n);
+
+/// The seed of the static level's scenes and of the query benchmark's worlds.
+inline constexpr std::uint64_t kLevelSeed = 15;
+
+/// Issue 15's static level: side x side floor tiles on a grid of pitch 1,
+/// tile (i, j) at index j * side + i, x = [i, i + w], y = [j, j + w],
+/// z = [0, 0.5 + u) with u in [0, 1) drawn per tile from `seed`; w = 1.02
+/// (`dense`: each tile overlaps its 8 neighbours, 4 static-static overlaps
+/// per inner tile) or 0.98 (spread: no two tiles overlap).
+std::vector<Box3> make_level_tiles(std::size_t side, bool dense, std::uint64_t seed);
 
 }  // namespace sapling::bench

@@ -673,6 +673,7 @@ test_bench() {
   cli bench --suite all --quick --quiet --budget 1000 --json "$TMP/bench.json" --md "$TMP/bench.md"
   expect_rc 0 "bench --suite all --quick"
   expect_grep "^== tracy-5k: " "$TMP/out" "bench: the table names each scene"
+  expect_grep "^== static-level-10k: " "$TMP/out" "bench --suite all: the static level's scene"
   expect_grep " exact [(]" "$TMP/out" "bench: pair sets verified"
   checks=$((checks + 1))
   if grep -E "MISSES|PHANTOM|ERROR|unverified" "$TMP/out" >"$TMP/bad"; then
@@ -697,6 +698,13 @@ test_bench() {
   expect_rc 0 "bench --suite unisize --quick"
   expect_grep '^## Table 1 of the unisize paper' "$TMP/uni.md" "bench --suite unisize: Table 1 in the Markdown"
   expect_grep '^\| 4096 +\| 0.2 ' "$TMP/uni.md" "bench --suite unisize: a Table 1 row per n and d"
+  # Issue 15: the static level (static-static pairs never reported, verified
+  # against the one-shot reference that applies the same rule) and the query
+  # benchmark (every answer checked against sapling's; status 4 if one differs).
+  cli bench --suite queries --quick --quiet --md "$TMP/queries.md"
+  expect_rc 0 "bench --suite queries --quick"
+  expect_grep '^### level-3d-static' "$TMP/queries.md" "bench --suite queries: the 3D static world's table"
+  expect_grep '\| sapling sap \(static\) \| ray \(closest\) \| [0-9]+ ' "$TMP/out" "bench --suite queries: per-query ns"
   # A bad command line is status 1 in every subcommand (the contract's one table).
   cli bench --suite no-such-suite
   expect_rc 1 "bench: unknown suite"

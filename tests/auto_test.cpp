@@ -93,7 +93,8 @@ class World {
       EXPECT_TRUE(bp->add(added_, added_boxes_).ok());
     }
     const FrameDelta& r = reference_->update();
-    const std::vector<Pair> r_created(r.created.begin(), r.created.end()), r_deleted(r.deleted.begin(), r.deleted.end());
+    const std::vector<Pair> r_created(r.created.begin(), r.created.end()),
+        r_deleted(r.deleted.begin(), r.deleted.end());
     const FrameDelta& d = auto_->update();
     EXPECT_EQ(std::vector<Pair>(d.created.begin(), d.created.end()), r_created) << "frame " << frame_;
     EXPECT_EQ(std::vector<Pair>(d.deleted.begin(), d.deleted.end()), r_deleted) << "frame " << frame_;

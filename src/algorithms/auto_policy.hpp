@@ -28,13 +28,13 @@ namespace sapling::detail {
 
 /// What `auto` knows of the workload after a frame's operations.
 struct Workload {
-  std::size_t live = 0;        ///< live objects after the frame
-  double moved_share = 0;      ///< moved / live before, averaged over recent frames
-  double churn_share = 0;      ///< (added + removed) / live before, averaged likewise
-  bool one_size = false;       ///< every live box has the size of the reference box
-  bool flat = false;           ///< every live box has a zero extent on z (a plane)
-  bool first_frame = false;    ///< nothing was live before (no motion seen yet)
-  bool mass_insertion = false; ///< this frame adds at least as many objects as were live
+  std::size_t live = 0;         ///< live objects after the frame
+  double moved_share = 0;       ///< moved / live before, averaged over recent frames
+  double churn_share = 0;       ///< (added + removed) / live before, averaged likewise
+  bool one_size = false;        ///< every live box has the size of the reference box
+  bool flat = false;            ///< every live box has a zero extent on z (a plane)
+  bool first_frame = false;     ///< nothing was live before (no motion seen yet)
+  bool mass_insertion = false;  ///< this frame adds at least as many objects as were live
 };
 
 /// The algorithm to run, why, and whether to switch without waiting for the
@@ -46,12 +46,12 @@ struct Choice {
 };
 
 /// Thresholds of the rule (the measurements behind them: docs/algorithms/auto.md).
-inline constexpr double kMostMove = 0.5;        // this share changing each frame: recompute
-inline constexpr double kStillMostMove = 0.3;   // ... and stay recomputing down to this share
-inline constexpr double kFewMove = 0.02;        // this share moving in a large world: multi-sap
-inline constexpr double kLittleChurn = 0.01;    // ... with at most this share coming and going
+inline constexpr double kMostMove = 0.5;       // this share changing each frame: recompute
+inline constexpr double kStillMostMove = 0.3;  // ... and stay recomputing down to this share
+inline constexpr double kFewMove = 0.02;       // this share moving in a large world: multi-sap
+inline constexpr double kLittleChurn = 0.01;   // ... with at most this share coming and going
 inline constexpr std::size_t kLargeWorld = 50'000;
-inline constexpr std::size_t kUnisizeWorld = 1024;  // below, one size is no reason to leave sap
+inline constexpr std::size_t kUnisizeWorld = 1024;   // below, one size is no reason to leave sap
 inline constexpr std::size_t kMassInsertion = 4096;  // the smallest mass insertion recomputed
 
 /// A choice must hold this many frames in a row before auto switches (but
@@ -66,8 +66,7 @@ inline constexpr std::size_t kMinSlice = 4096;
 /// remove_all), so that it can take over a world at once, without being
 /// handed the objects over several frames first.
 inline bool recomputes(std::string_view name) {
-  return name == "brute" || name == "sort-sweep" || name == "box-pruning" || name == "dual-axis" ||
-         name == "unisize";
+  return name == "brute" || name == "sort-sweep" || name == "box-pruning" || name == "dual-axis" || name == "unisize";
 }
 
 /// The algorithm for workload `w`, the one running now being `current`.

@@ -217,6 +217,7 @@ class Auto final : public Algorithm {
   // drops the handover.
   bool decide(const Choice& choice) {
     if (choice.name == (next_ != nullptr ? std::string_view(next_name_) : std::string_view(current_name_))) {
+      if (next_ == nullptr) reason_ = choice.reason;  // the rule's latest word on the running one
       wanted_ = {};
       return false;
     }
@@ -352,7 +353,7 @@ class Auto final : public Algorithm {
   std::size_t live_ = 0, odd_ = 0, raised_ = 0;
   Box3 reference_{};
   double moved_share_ = 0, churn_share_ = 0;  // averages over recent frames
-  bool seen_motion_ = false;                   // the averages hold a frame
+  bool seen_motion_ = false;                  // the averages hold a frame
   std::uint32_t frame_ = 0;
 
   std::string_view wanted_;  // the choice holding, not yet switched to (a literal of auto_policy.hpp)

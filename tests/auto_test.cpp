@@ -208,5 +208,25 @@ TEST(Auto, GrowthHandsTheWorldOverInSlices) {
   EXPECT_GE(handover_frames, 4);
 }
 
+// A large new world: sap runs, multi-sap is kept in step beside it (a
+// spare) until the motion is seen; few movers promote the spare with no
+// handover, many keep sap and drop it.
+void run_large_world(double moving, const std::string& expected) {
+  World w("box-pruning", 1, 5);
+  w.set_extent(400.0f);
+  w.add(60'000, 1.0f, false);
+  EXPECT_EQ(w.step().algorithm, "sap");
+  AutoState state;
+  for (int f = 0; f < 6; ++f) {
+    w.move(moving);
+    state = w.step();
+  }
+  EXPECT_EQ(state.algorithm, expected);
+  EXPECT_EQ(state.handed_over, 0u);  // the spare was given the world with the first frame
+}
+
+TEST(Auto, LargeWorldAtRestPromotesTheSpare) { run_large_world(0.01, "multi-sap"); }
+TEST(Auto, LargeWorldMovingKeepsSap) { run_large_world(0.1, "sap"); }
+
 }  // namespace
 }  // namespace sapling

@@ -6,7 +6,10 @@
 //
 // - the first frame knows only its boxes: one size in a plane is unisize's
 //   world (particles, crowds), anything else starts on sap, which is never
-//   far from the best of a persistent world;
+//   far from the best of a persistent world; a large world also gets
+//   multi-sap in step beside it (a spare), for the rule may pick it once
+//   the motion is seen, and handing it the world later costs as much as
+//   that first frame;
 // - half of the world or more changing every frame: a recomputation wins
 //   (unisize for one size in a plane, dual-axis for other flat worlds,
 //   box-pruning in 3D); it is left again only below 30% (hysteresis);
@@ -37,12 +40,14 @@ struct Workload {
   bool mass_insertion = false;  ///< this frame adds at least as many objects as were live
 };
 
-/// The algorithm to run, why, and whether to switch without waiting for the
-/// choice to hold several frames.
+/// The algorithm to run, why, whether to switch without waiting for the
+/// choice to hold several frames, and (a new world only) a tracking
+/// algorithm to keep in step beside it until the motion is seen.
 struct Choice {
   std::string_view name;
   std::string_view reason;
   bool urgent = false;
+  std::string_view spare{};
 };
 
 /// Thresholds of the rule (the measurements behind them: docs/algorithms/auto.md).
@@ -74,6 +79,10 @@ inline Choice choose(const Workload& w, std::string_view current) {
   const bool particles = w.one_size && w.flat && w.live >= kUnisizeWorld;
   if (w.first_frame) {
     if (particles) return {"unisize", "boxes of one size in a plane (particles, crowds, tiles)"};
+    if (w.live >= kLargeWorld) {
+      return {"sap", "a large world to begin with: sap, multi-sap in step beside it until motion is seen", false,
+              "multi-sap"};
+    }
     return {"sap", "a persistent world to begin with: sap until motion is seen"};
   }
   if (w.mass_insertion && w.live >= kMassInsertion) {

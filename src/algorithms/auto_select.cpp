@@ -81,6 +81,7 @@ class Auto final : public Algorithm {
     const Choice choice = choose(w, current_name_);
     if (current_ == nullptr || (first && choice.name != current_name_)) {
       switch_at_once(choice.name, choice.reason, ops, ids, pairs);
+      if (!choice.spare.empty()) keep_spare(choice.spare, ops, ids);
       return;
     }
     if (decide(choice) && recomputes(choice.name)) {
@@ -124,7 +125,7 @@ class Auto final : public Algorithm {
     if (current_ != nullptr) current_->debug_draw(draw);
     draw.text("algorithm", current_name_);
     draw.text("reason", reason_);
-    if (next_ != nullptr) draw.text("next", next_name_);
+    if (next_ != nullptr) draw.text(spare_ ? "spare" : "next", next_name_);
     draw.count("switches", switches_);
     draw.count("handed over", handed_over_);
   }
@@ -132,11 +133,12 @@ class Auto final : public Algorithm {
  private:
   // What auto keeps per slot: whether it is live, whether its box is off
   // the reference size or off the plane, in which generation of the next
-  // algorithm it joined it, and where this frame moved it.
+  // algorithm it joined it, and where this frame moved or added it.
   struct SlotInfo {
-    std::uint32_t joined = 0;    // == epoch_: held by the next algorithm
-    std::uint32_t moved_at = 0;  // the frame that last moved it ...
-    std::uint32_t moved_k = 0;   // ... and its index in that frame's moves
+    std::uint32_t joined = 0;      // == epoch_: held by the next algorithm
+    std::uint32_t changed_at = 0;  // the frame that last moved or added it ...
+    std::uint32_t changed_k = 0;   // ... and its index in that frame's moves or adds
+    bool added = false;            // changed by an add (else a move)
     bool live = false, odd = false, raised = false;
   };
 
@@ -154,15 +156,15 @@ class Auto final : public Algorithm {
     for (std::size_t k = 0; k < ops.moved.size(); ++k) {
       SlotInfo& info = slots_[ops.moved[k]];
       set_shape(info, ops.moved_boxes[k]);
-      info.moved_at = frame_;
-      info.moved_k = static_cast<std::uint32_t>(k);
+      info.changed_at = frame_;
+      info.changed_k = static_cast<std::uint32_t>(k);
+      info.added = false;
     }
     for (std::size_t k = 0; k < ops.added.size(); ++k) {
       const Slot s = ops.added[k];
       if (s >= slots_.size()) slots_.resize(std::size_t{s} + 1);
       SlotInfo& info = slots_[s];
-      info = SlotInfo{};
-      info.live = true;
+      info = SlotInfo{.changed_at = frame_, .changed_k = static_cast<std::uint32_t>(k), .added = true, .live = true};
       set_shape(info, ops.added_boxes[k]);
     }
     live_ = live_before - ops.removed.size() + ops.added.size();
@@ -212,12 +214,16 @@ class Auto final : public Algorithm {
 
   // Hysteresis: true when `choice` is to be switched to at once. A choice
   // other than the algorithm running (or being handed the world) must hold
-  // kHoldFrames frames; a tracking algorithm then starts being handed the
-  // world, replacing an earlier handover, and a return to the running one
-  // drops the handover.
+  // kHoldFrames frames. Then a spare of that name is promoted; a tracking
+  // algorithm starts being handed the world, replacing an earlier handover
+  // or spare; the running one, chosen again, drops them.
   bool decide(const Choice& choice) {
-    if (choice.name == (next_ != nullptr ? std::string_view(next_name_) : std::string_view(current_name_))) {
-      if (next_ == nullptr) reason_ = choice.reason;  // the rule's latest word on the running one
+    if (choice.name == current_name_ && next_ == nullptr) {
+      reason_ = choice.reason;  // the rule's latest word on the running one
+      wanted_ = {};
+      return false;
+    }
+    if (next_ != nullptr && !spare_ && choice.name == next_name_) {  // its handover is under way
       wanted_ = {};
       return false;
     }
@@ -227,13 +233,35 @@ class Auto final : public Algorithm {
     }
     if (++wanted_frames_ < kHoldFrames && !choice.urgent) return false;
     wanted_ = {};
-    if (choice.name == current_name_) {  // back to the running one: the handover is dropped
+    if (choice.name == current_name_) {
+      reason_ = choice.reason;
       next_.reset();
+      return false;
+    }
+    if (next_ != nullptr && choice.name == next_name_) {  // the spare: hand_over() promotes it this frame
+      spare_ = false;
+      next_reason_ = choice.reason;
       return false;
     }
     if (recomputes(choice.name)) return true;
     start_handover(choice);
     return false;
+  }
+
+  // While the motion of a new world is unknown, a second tracking algorithm
+  // is given the world in the same frame (a mass insertion, already a frame
+  // of O(n) work) and kept in step, so that the rule can pick it a few
+  // frames later without a handover; it reports to the sink meanwhile.
+  void keep_spare(std::string_view name, const FrameOps& ops, std::span<const Id> ids) {
+    next_ = make(name);
+    if (next_ == nullptr) throw std::bad_alloc();
+    next_name_ = name;
+    spare_ = true;
+    ++epoch_;
+    for (const Slot s : moved_in_) slots_[s].joined = epoch_;  // switch_at_once() listed the live objects
+    next_->update(FrameOps{{}, {}, {}, moved_in_, boxes_in_, ops.boxes, ops.filter}, ids, sink_);
+    sink_.abandon_frame();
+    scan_ = scan_end_ = static_cast<Slot>(slots_.size());
   }
 
   std::unique_ptr<Algorithm> make(std::string_view name) const {
@@ -258,7 +286,6 @@ class Auto final : public Algorithm {
       moved_in_.push_back(s);
       boxes_in_.push_back(current_box(s, ops));
     }
-    for (std::size_t k = 0; k < ops.added.size(); ++k) boxes_in_[position(ops.added[k])] = ops.added_boxes[k];
     if (name == "unisize" && !fresh->accepts(Operation::kAdd, {}, boxes_in_, FrameOps{{}, {}, {}, {}, {}, {}, {}})) {
       fresh = make("sap");  // the reference rule differs from unisize's on this world: sap takes it
       name = "sap";
@@ -274,15 +301,11 @@ class Auto final : public Algorithm {
     next_.reset();
   }
 
-  // The index in moved_in_ (ascending slots) of slot s.
-  std::size_t position(Slot s) const {
-    return static_cast<std::size_t>(std::lower_bound(moved_in_.begin(), moved_in_.end(), s) - moved_in_.begin());
-  }
-
-  // The box of a live object as of the frame's end, added ones aside.
+  // The box of a live object as of the frame's end.
   const Box3& current_box(Slot s, const FrameOps& ops) const {
     const SlotInfo& info = slots_[s];
-    return info.moved_at == frame_ ? ops.moved_boxes[info.moved_k] : ops.boxes[s];
+    if (info.changed_at != frame_) return ops.boxes[s];
+    return info.added ? ops.added_boxes[info.changed_k] : ops.moved_boxes[info.changed_k];
   }
 
   void start_handover(const Choice& choice) {
@@ -290,6 +313,7 @@ class Auto final : public Algorithm {
     if (next_ == nullptr) throw std::bad_alloc();
     next_name_ = choice.name;
     next_reason_ = choice.reason;
+    spare_ = false;
     ++epoch_;
     scan_ = 0;
     scan_end_ = static_cast<Slot>(slots_.size());
@@ -333,7 +357,7 @@ class Auto final : public Algorithm {
     next_->update(FrameOps{removed_in_, moved_in_, boxes_in_, added_in_, added_boxes_in_, ops.boxes, ops.filter}, ids,
                   sink_);
     sink_.abandon_frame();
-    if (scan_ < scan_end_) return;
+    if (spare_ || scan_ < scan_end_) return;
     current_ = std::move(next_);
     current_name_ = next_name_;
     reason_ = next_reason_;
@@ -345,7 +369,8 @@ class Auto final : public Algorithm {
 
   std::unique_ptr<Algorithm> current_;  // reports to the broad phase's pairs
   std::string current_name_, reason_;
-  std::unique_ptr<Algorithm> next_;  // being handed the world; reports to sink_
+  std::unique_ptr<Algorithm> next_;  // being handed the world, or a spare; reports to sink_
+  bool spare_ = false;               // next_ holds the world but waits for the rule to pick it
   std::string next_name_, next_reason_;
   PairManager sink_;
 

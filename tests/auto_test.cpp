@@ -129,7 +129,10 @@ TEST(AutoPolicy, ChoosesByTheWorkload) {
   using detail::choose;
   using detail::Workload;
   EXPECT_EQ(choose(Workload{.live = 5000, .one_size = true, .flat = true, .first_frame = true}, "").name, "unisize");
-  EXPECT_EQ(choose(Workload{.live = 5000, .one_size = true, .first_frame = true}, "").name, "sap");
+  EXPECT_EQ(choose(Workload{.live = 5000, .one_size = true, .first_frame = true}, "").name, "box-pruning");
+  const detail::Choice seen = choose(Workload{.live = 5000, .moved_share = 0.1, .new_world = true}, "box-pruning");
+  EXPECT_EQ(seen.name, "sap");
+  EXPECT_TRUE(seen.urgent);
   EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.9}, "sap").name, "box-pruning");
   EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.9, .flat = true}, "sap").name, "dual-axis");
   EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.1}, "sap").name, "sap");
@@ -188,7 +191,7 @@ TEST(Auto, GrowthHandsTheWorldOverInSlices) {
   World w("box-pruning", 1, 11);
   w.set_extent(400.0f);
   w.add(2000, 1.0f, false);
-  EXPECT_EQ(w.step().algorithm, "sap");
+  EXPECT_EQ(w.step().algorithm, "box-pruning");
   std::uint64_t handed = 0;
   int handover_frames = 0;
   std::string seen;
@@ -208,24 +211,23 @@ TEST(Auto, GrowthHandsTheWorldOverInSlices) {
   EXPECT_GE(handover_frames, 4);
 }
 
-// A large new world: sap runs, multi-sap is kept in step beside it (a
-// spare) until the motion is seen; few movers promote the spare with no
-// handover, many keep sap and drop it.
+// A large new world: box pruning builds it; the next frame shows the
+// motion and hands the whole world at once to multi-sap (few movers) or sap.
 void run_large_world(double moving, const std::string& expected) {
   World w("box-pruning", 1, 5);
   w.set_extent(400.0f);
   w.add(60'000, 1.0f, false);
-  EXPECT_EQ(w.step().algorithm, "sap");
+  EXPECT_EQ(w.step().algorithm, "box-pruning");
   AutoState state;
   for (int f = 0; f < 6; ++f) {
     w.move(moving);
     state = w.step();
   }
   EXPECT_EQ(state.algorithm, expected);
-  EXPECT_EQ(state.handed_over, 0u);  // the spare was given the world with the first frame
+  EXPECT_EQ(state.handed_over, 60'000u);  // in the second frame, whole
 }
 
-TEST(Auto, LargeWorldAtRestPromotesTheSpare) { run_large_world(0.01, "multi-sap"); }
+TEST(Auto, LargeWorldAtRestGoesToMultiSap) { run_large_world(0.01, "multi-sap"); }
 TEST(Auto, LargeWorldMovingKeepsSap) { run_large_world(0.1, "sap"); }
 
 }  // namespace

@@ -4,12 +4,12 @@
 // on its own. The thresholds come from the measurements of
 // docs/algorithms/auto.md (and bench/results/persistent*.md, unisize*.md):
 //
-// - the first frame knows only its boxes: one size in a plane is unisize's
-//   world (particles, crowds), anything else starts on sap, which is never
-//   far from the best of a persistent world; a large world also gets
-//   multi-sap in step beside it (a spare), for the rule may pick it once
-//   the motion is seen, and handing it the world later costs as much as
-//   that first frame;
+// - the first frame of a new world knows only its boxes: one size in a
+//   plane is unisize's world (particles, crowds), anything else is built by
+//   box pruning, the fastest from scratch (a world built once and queried,
+//   a one-shot use, pays nothing more); the next frame shows the motion,
+//   and its choice is made at once (a tracking algorithm is then handed
+//   the whole world in that frame: the rest of the load);
 // - half of the world or more changing every frame: a recomputation wins
 //   (unisize for one size in a plane, dual-axis for other flat worlds,
 //   box-pruning in 3D); it is left again only below 30% (hysteresis);
@@ -38,16 +38,16 @@ struct Workload {
   bool flat = false;            ///< every live box has a zero extent on z (a plane)
   bool first_frame = false;     ///< nothing was live before (no motion seen yet)
   bool mass_insertion = false;  ///< this frame adds at least as many objects as were live
+  bool new_world = false;       ///< the frame after the first: motion seen for the first time
 };
 
-/// The algorithm to run, why, whether to switch without waiting for the
-/// choice to hold several frames, and (a new world only) a tracking
-/// algorithm to keep in step beside it until the motion is seen.
+/// The algorithm to run, why, and whether to switch now, without waiting
+/// for the choice to hold several frames (a tracking algorithm is then
+/// handed the whole world in the frame).
 struct Choice {
   std::string_view name;
   std::string_view reason;
   bool urgent = false;
-  std::string_view spare{};
 };
 
 /// Thresholds of the rule (the measurements behind them: docs/algorithms/auto.md).
@@ -56,7 +56,7 @@ inline constexpr double kStillMostMove = 0.3;  // ... and stay recomputing down 
 inline constexpr double kFewMove = 0.02;       // this share moving in a large world: multi-sap
 inline constexpr double kLittleChurn = 0.01;   // ... with at most this share coming and going
 inline constexpr std::size_t kLargeWorld = 50'000;
-inline constexpr std::size_t kUnisizeWorld = 1024;   // below, one size is no reason to leave sap
+inline constexpr std::size_t kUnisizeWorld = 1024;   // below, one size is no reason for unisize
 inline constexpr std::size_t kMassInsertion = 4096;  // the smallest mass insertion recomputed
 
 /// A choice must hold this many frames in a row before auto switches (but
@@ -74,16 +74,13 @@ inline bool recomputes(std::string_view name) {
   return name == "brute" || name == "sort-sweep" || name == "box-pruning" || name == "dual-axis" || name == "unisize";
 }
 
-/// The algorithm for workload `w`, the one running now being `current`.
-inline Choice choose(const Workload& w, std::string_view current) {
+/// The algorithm for workload `w`, the one running now being `current`,
+/// before the urgency of a new world (choose(), below).
+inline Choice choose_by_figures(const Workload& w, std::string_view current) {
   const bool particles = w.one_size && w.flat && w.live >= kUnisizeWorld;
   if (w.first_frame) {
     if (particles) return {"unisize", "boxes of one size in a plane (particles, crowds, tiles)"};
-    if (w.live >= kLargeWorld) {
-      return {"sap", "a large world to begin with: sap, multi-sap in step beside it until motion is seen", false,
-              "multi-sap"};
-    }
-    return {"sap", "a persistent world to begin with: sap until motion is seen"};
+    return {"box-pruning", "a new world: box pruning builds it fastest, until motion is seen"};
   }
   if (w.mass_insertion && w.live >= kMassInsertion) {
     if (particles) return {"unisize", "a mass insertion of boxes of one size in a plane", true};
@@ -100,6 +97,15 @@ inline Choice choose(const Workload& w, std::string_view current) {
     return {"multi-sap", "a large world where few objects move: the cost follows the movers"};
   }
   return {"sap", "a persistent world where a part of the objects moves"};
+}
+
+/// The algorithm for workload `w`: the frame after a new world's first
+/// decides at once, so that the world is not left on the algorithm that
+/// merely built it.
+inline Choice choose(const Workload& w, std::string_view current) {
+  Choice choice = choose_by_figures(w, current);
+  choice.urgent = choice.urgent || w.new_world;
+  return choice;
 }
 
 }  // namespace sapling::detail

@@ -70,6 +70,7 @@ class Auto final : public Algorithm {
     ++frame_;
     const std::size_t live_before = live_;
     const bool first = current_ == nullptr || live_before == 0;
+    age_ = first ? 0 : age_ + 1;
     record(ops, live_before);
     const Workload w = workload(ops, live_before, first);
 
@@ -81,7 +82,6 @@ class Auto final : public Algorithm {
     const Choice choice = choose(w, current_name_);
     if (current_ == nullptr || (first && choice.name != current_name_)) {
       switch_at_once(choice.name, choice.reason, ops, ids, pairs);
-      if (!choice.spare.empty()) keep_spare(choice.spare, ops, ids);
       return;
     }
     if (decide(choice) && recomputes(choice.name)) {
@@ -125,7 +125,7 @@ class Auto final : public Algorithm {
     if (current_ != nullptr) current_->debug_draw(draw);
     draw.text("algorithm", current_name_);
     draw.text("reason", reason_);
-    if (next_ != nullptr) draw.text(spare_ ? "spare" : "next", next_name_);
+    if (next_ != nullptr) draw.text("next", next_name_);
     draw.count("switches", switches_);
     draw.count("handed over", handed_over_);
   }
@@ -184,6 +184,7 @@ class Auto final : public Algorithm {
     Workload w;
     w.live = live_;
     w.first_frame = first;
+    w.new_world = age_ == 1;
     w.one_size = live_ > 0 && odd_ == 0;
     w.flat = live_ > 0 && raised_ == 0;
     if (live_before > 0) {
@@ -214,16 +215,16 @@ class Auto final : public Algorithm {
 
   // Hysteresis: true when `choice` is to be switched to at once. A choice
   // other than the algorithm running (or being handed the world) must hold
-  // kHoldFrames frames. Then a spare of that name is promoted; a tracking
-  // algorithm starts being handed the world, replacing an earlier handover
-  // or spare; the running one, chosen again, drops them.
+  // kHoldFrames frames, unless urgent. Then a tracking algorithm starts
+  // being handed the world (all of it this frame if urgent), replacing an
+  // earlier handover; the running one, chosen again, drops it.
   bool decide(const Choice& choice) {
     if (choice.name == current_name_ && next_ == nullptr) {
       reason_ = choice.reason;  // the rule's latest word on the running one
       wanted_ = {};
       return false;
     }
-    if (next_ != nullptr && !spare_ && choice.name == next_name_) {  // its handover is under way
+    if (next_ != nullptr && choice.name == next_name_) {  // its handover is under way
       wanted_ = {};
       return false;
     }
@@ -238,30 +239,9 @@ class Auto final : public Algorithm {
       next_.reset();
       return false;
     }
-    if (next_ != nullptr && choice.name == next_name_) {  // the spare: hand_over() promotes it this frame
-      spare_ = false;
-      next_reason_ = choice.reason;
-      return false;
-    }
     if (recomputes(choice.name)) return true;
     start_handover(choice);
     return false;
-  }
-
-  // While the motion of a new world is unknown, a second tracking algorithm
-  // is given the world in the same frame (a mass insertion, already a frame
-  // of O(n) work) and kept in step, so that the rule can pick it a few
-  // frames later without a handover; it reports to the sink meanwhile.
-  void keep_spare(std::string_view name, const FrameOps& ops, std::span<const Id> ids) {
-    next_ = make(name);
-    if (next_ == nullptr) throw std::bad_alloc();
-    next_name_ = name;
-    spare_ = true;
-    ++epoch_;
-    for (const Slot s : moved_in_) slots_[s].joined = epoch_;  // switch_at_once() listed the live objects
-    next_->update(FrameOps{{}, {}, {}, moved_in_, boxes_in_, ops.boxes, ops.filter}, ids, sink_);
-    sink_.abandon_frame();
-    scan_ = scan_end_ = static_cast<Slot>(slots_.size());
   }
 
   std::unique_ptr<Algorithm> make(std::string_view name) const {
@@ -313,11 +293,10 @@ class Auto final : public Algorithm {
     if (next_ == nullptr) throw std::bad_alloc();
     next_name_ = choice.name;
     next_reason_ = choice.reason;
-    spare_ = false;
     ++epoch_;
     scan_ = 0;
     scan_end_ = static_cast<Slot>(slots_.size());
-    slice_ = std::max(kMinSlice, (live_ + kHandoverFrames - 1) / kHandoverFrames);
+    slice_ = choice.urgent ? live_ : std::max(kMinSlice, (live_ + kHandoverFrames - 1) / kHandoverFrames);
   }
 
   // One frame of the handover: the next algorithm gets the frame's
@@ -357,7 +336,7 @@ class Auto final : public Algorithm {
     next_->update(FrameOps{removed_in_, moved_in_, boxes_in_, added_in_, added_boxes_in_, ops.boxes, ops.filter}, ids,
                   sink_);
     sink_.abandon_frame();
-    if (spare_ || scan_ < scan_end_) return;
+    if (scan_ < scan_end_) return;
     current_ = std::move(next_);
     current_name_ = next_name_;
     reason_ = next_reason_;
@@ -369,8 +348,7 @@ class Auto final : public Algorithm {
 
   std::unique_ptr<Algorithm> current_;  // reports to the broad phase's pairs
   std::string current_name_, reason_;
-  std::unique_ptr<Algorithm> next_;  // being handed the world, or a spare; reports to sink_
-  bool spare_ = false;               // next_ holds the world but waits for the rule to pick it
+  std::unique_ptr<Algorithm> next_;  // being handed the world; reports to sink_
   std::string next_name_, next_reason_;
   PairManager sink_;
 
@@ -380,6 +358,7 @@ class Auto final : public Algorithm {
   double moved_share_ = 0, churn_share_ = 0;  // averages over recent frames
   bool seen_motion_ = false;                  // the averages hold a frame
   std::uint32_t frame_ = 0;
+  std::uint32_t age_ = 0;  // frames since the world was last empty
 
   std::string_view wanted_;  // the choice holding, not yet switched to (a literal of auto_policy.hpp)
   int wanted_frames_ = 0;

@@ -5,11 +5,10 @@
 // docs/algorithms/auto.md (and bench/results/persistent*.md, unisize*.md):
 //
 // - the first frame of a new world knows only its boxes: one size in a
-//   plane is unisize's world (particles, crowds), anything else is built by
-//   box pruning, the fastest from scratch (a world built once and queried,
-//   a one-shot use, pays nothing more); the next frame shows the motion,
-//   and its choice is made at once (a tracking algorithm is then handed
-//   the whole world in that frame: the rest of the load);
+//   plane is unisize's world (particles, crowds), anything else starts on
+//   sap, the best start for a persistent world (a tracking algorithm built
+//   later costs a handover); the next frame shows the motion, and a
+//   recomputing choice is taken at once;
 // - half of the world or more changing every frame: a recomputation wins
 //   (unisize for one size in a plane, dual-axis for other flat worlds,
 //   box-pruning in 3D); it is left again only below 30% (hysteresis);
@@ -42,8 +41,7 @@ struct Workload {
 };
 
 /// The algorithm to run, why, and whether to switch now, without waiting
-/// for the choice to hold several frames (a tracking algorithm is then
-/// handed the whole world in the frame).
+/// for the choice to hold several frames (only ever to a recomputing one).
 struct Choice {
   std::string_view name;
   std::string_view reason;
@@ -60,8 +58,13 @@ inline constexpr std::size_t kUnisizeWorld = 1024;   // below, one size is no re
 inline constexpr std::size_t kMassInsertion = 4096;  // the smallest mass insertion recomputed
 
 /// A choice must hold this many frames in a row before auto switches (but
-/// an urgent one, or the first frame's).
+/// an urgent one, or the first frame's) to a recomputing algorithm ...
 inline constexpr int kHoldFrames = 2;
+/// ... and this many to a tracking one: handing it the world costs about
+/// one insertion of the world (50 ms at 100k cubes), which its savings pay
+/// back only over tens of frames (multi-sap saves 0.5-1 ms a frame on sap
+/// there), so a short-lived workload is not worth it.
+inline constexpr int kTrackingHoldFrames = 16;
 /// A tracking algorithm is handed the world in this many slices at most ...
 inline constexpr std::size_t kHandoverFrames = 8;
 /// ... of at least this many objects (a small world moves over in a frame).
@@ -80,7 +83,7 @@ inline Choice choose_by_figures(const Workload& w, std::string_view current) {
   const bool particles = w.one_size && w.flat && w.live >= kUnisizeWorld;
   if (w.first_frame) {
     if (particles) return {"unisize", "boxes of one size in a plane (particles, crowds, tiles)"};
-    return {"box-pruning", "a new world: box pruning builds it fastest, until motion is seen"};
+    return {"sap", "a new world: sap, the best start for a persistent world, until motion is seen"};
   }
   if (w.mass_insertion && w.live >= kMassInsertion) {
     if (particles) return {"unisize", "a mass insertion of boxes of one size in a plane", true};
@@ -100,11 +103,10 @@ inline Choice choose_by_figures(const Workload& w, std::string_view current) {
 }
 
 /// The algorithm for workload `w`: the frame after a new world's first
-/// decides at once, so that the world is not left on the algorithm that
-/// merely built it.
+/// takes a recomputing choice at once (switching to one costs nothing).
 inline Choice choose(const Workload& w, std::string_view current) {
   Choice choice = choose_by_figures(w, current);
-  choice.urgent = choice.urgent || w.new_world;
+  choice.urgent = choice.urgent || (w.new_world && recomputes(choice.name));
   return choice;
 }
 

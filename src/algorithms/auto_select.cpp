@@ -3,8 +3,8 @@
 // keeps a few figures of the workload (live objects, the share moving, the
 // churn, whether every box has one size, whether the world is a plane); a
 // rule over those figures (auto_policy.hpp) names the algorithm that suits
-// them, and once the same name has held for kHoldFrames frames, auto
-// switches to it. The output is the current algorithm's, so it is exactly
+// them, and once the same name has held for a few frames, auto switches to
+// it. The output is the current algorithm's, so it is exactly
 // every other algorithm's.
 //
 // Switching without a spike: a recomputing algorithm (unisize, box-pruning,
@@ -15,7 +15,9 @@
 // to the objects it holds and a slice of the others as additions, and
 // reporting into a private pair manager whose pairs are dropped. Once it
 // holds every live object, it knows every pair the broad phase's pair
-// manager holds, and replaces the current one.
+// manager holds, and replaces the current one. A handover costs about one
+// insertion of the world, so a tracking choice must hold longer
+// (kTrackingHoldFrames) than a recomputing one (kHoldFrames).
 //
 // Invariants after update(): slots_ marks exactly the live slots, live_
 // counts them, odd_ and raised_ count the live boxes off the reference size
@@ -215,9 +217,9 @@ class Auto final : public Algorithm {
 
   // Hysteresis: true when `choice` is to be switched to at once. A choice
   // other than the algorithm running (or being handed the world) must hold
-  // kHoldFrames frames, unless urgent. Then a tracking algorithm starts
-  // being handed the world (all of it this frame if urgent), replacing an
-  // earlier handover; the running one, chosen again, drops it.
+  // kHoldFrames frames (kTrackingHoldFrames for a tracking one), unless
+  // urgent. Then a tracking algorithm starts being handed the world,
+  // replacing an earlier handover; the running one, chosen again, drops it.
   bool decide(const Choice& choice) {
     if (choice.name == current_name_ && next_ == nullptr) {
       reason_ = choice.reason;  // the rule's latest word on the running one
@@ -232,7 +234,8 @@ class Auto final : public Algorithm {
       wanted_ = choice.name;
       wanted_frames_ = 0;
     }
-    if (++wanted_frames_ < kHoldFrames && !choice.urgent) return false;
+    const int hold = recomputes(choice.name) ? kHoldFrames : kTrackingHoldFrames;
+    if (++wanted_frames_ < hold && !choice.urgent) return false;
     wanted_ = {};
     if (choice.name == current_name_) {
       reason_ = choice.reason;
@@ -296,7 +299,7 @@ class Auto final : public Algorithm {
     ++epoch_;
     scan_ = 0;
     scan_end_ = static_cast<Slot>(slots_.size());
-    slice_ = choice.urgent ? live_ : std::max(kMinSlice, (live_ + kHandoverFrames - 1) / kHandoverFrames);
+    slice_ = std::max(kMinSlice, (live_ + kHandoverFrames - 1) / kHandoverFrames);
   }
 
   // One frame of the handover: the next algorithm gets the frame's

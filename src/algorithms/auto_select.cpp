@@ -52,6 +52,10 @@ bool flat_box(const Box3& b) { return b.min[2] == b.max[2]; }
 // 2^-12 and the rounding of its coordinates (2^-20 of their magnitude), so
 // that boxes moved by float arithmetic keep their size.
 bool same_size(const Box3& b, const Box3& size) {
+  // The common case first: the extents equal in float arithmetic.
+  int exact = 1;
+  for (int k = 0; k < 3; ++k) exact &= int(b.max[k] - b.min[k] == size.max[k] - size.min[k]);
+  if (exact != 0) return true;
   for (int k = 0; k < 3; ++k) {
     const double extent = double(b.max[k]) - double(b.min[k]);
     const double want = double(size.max[k]) - double(size.min[k]);

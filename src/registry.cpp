@@ -44,6 +44,11 @@ std::vector<AlgorithmInfo>& registry() {
        "chunks with checkpoints, so an insertion or removal touches one chunk and the objects around it, not the "
        "whole axis; for large worlds at rest with a trickle of objects coming and going",
        detail::make_segmented_sap},
+      {"auto",
+       "the default: watches the workload (objects, share moving, churn, one size, flatness) and runs the "
+       "algorithm that suits it, switching as it changes; a tracking algorithm is handed the world over several "
+       "frames, so a switch costs no frame spike",
+       detail::make_auto},
   };
   return list;
 }

@@ -65,6 +65,10 @@ class BroadPhase {
   /// ThreadPool::kMaxThreads threads), or a factory that made nothing.
   /// All algorithms report the same pairs; they differ in speed, and
   /// unisize in the boxes it takes. Which to choose:
+  /// - "auto", the default: watches the workload (objects, share moving,
+  ///   churn, one size, flatness) and runs the algorithm below that suits
+  ///   it, switching as the workload changes without a frame spike; takes
+  ///   every box. Name one of the others to run exactly that one.
   /// - "brute": tests and scenes of a few hundred boxes; the reference every
   ///   other algorithm is checked against.
   /// - "sort-sweep": a simple baseline, for small scenes spread along x.
@@ -88,7 +92,8 @@ class BroadPhase {
   /// Each one's method and measurements: docs/algorithms/. `name` may carry
   /// the algorithm's settings after a colon, "multi-sap:mode=witness",
   /// standing for Options::settings (which must then be empty).
-  static std::unique_ptr<BroadPhase> create(std::string_view name, const Options& options = {}, Status* why = nullptr);
+  static std::unique_ptr<BroadPhase> create(std::string_view name = "auto", const Options& options = {},
+                                            Status* why = nullptr);
   /// The same with an algorithm of your own that is not registered.
   static std::unique_ptr<BroadPhase> create(std::string name, AlgorithmFactory make, const Options& options,
                                             Status* why = nullptr);

@@ -56,6 +56,9 @@ struct DebugDraw {
   /// A named running total of the algorithm's work since it was created
   /// (sap: "swaps"); a viewer shows the differences between two frames.
   virtual void count(std::string_view /*name*/, std::uint64_t /*value*/) {}
+  /// A named state of the algorithm in words (auto: "algorithm", the one it
+  /// runs, and "reason", why); a viewer may print it.
+  virtual void text(std::string_view /*name*/, std::string_view /*value*/) {}
 };
 
 }  // namespace sapling

@@ -43,8 +43,8 @@ commands:
   run      the main job: step a scenario in memory through an algorithm, time the
            broad phase frame by frame and print a summary (progress on stderr
            when it is a terminal). Defaults: --scenario tracy --n 100000
-           (small: 10) --frames 100 (frame 0 included), --algo the first of
-           sap, box-pruning, sort-sweep that is registered.
+           (small: 10) --frames 100 (frame 0 included), --algo auto (which
+           chooses by the workload; the summary says what it ran and why).
   bench    the benchmark suites: scenes run by several contenders (sapling's
            algorithms and, when built with SAPLING_BENCH_PEERS, CGAL, Bullet,
            FCL, Box2D) side by side, timed and verified; a table, and JSON

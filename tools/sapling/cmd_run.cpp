@@ -20,7 +20,21 @@ namespace sapling::cli {
 namespace {
 
 // The default algorithm: the first of these that is registered.
-constexpr std::string_view kPreferred[] = {"sap", "box-pruning", "sort-sweep"};
+constexpr std::string_view kPreferred[] = {"auto", "sap", "box-pruning", "sort-sweep"};
+
+// What `auto` says of itself through the debug draw: the algorithm it runs,
+// why, and how many times it switched.
+struct AutoState : DebugDraw {
+  std::string algorithm, reason;
+  std::uint64_t switches = 0;
+  void text(std::string_view name, std::string_view value) override {
+    if (name == "algorithm") algorithm = value;
+    if (name == "reason") reason = value;
+  }
+  void count(std::string_view name, std::uint64_t value) override {
+    if (name == "switches") switches = value;
+  }
+};
 
 std::string best_algorithm() {
   for (const std::string_view name : kPreferred) {
@@ -132,6 +146,13 @@ int cmd_run(std::span<char* const> argv) {
   std::string& text = out.buffer();
   text += "sapling run\n";
   row(text, "algorithm", algo + (threads == 1 ? "" : "  (threads " + std::to_string(threads) + ")"));
+  if (algo == "auto") {
+    AutoState state;
+    broad_phase->debug_draw(state);
+    row(text, "auto runs",
+        state.algorithm + " (" + state.reason + "), after " + std::to_string(state.switches) + " switch" +
+            (state.switches == 1 ? "" : "es"));
+  }
   row(text, "scenario", params.name + "  " + describe_params(scenario->params()));
   row(text, "frames", std::to_string(frames) + " (frame 0 + " + std::to_string(steps) + " steps)");
   row(text, "boxes", std::to_string(broad_phase->size()) + " live at the end");

@@ -1,0 +1,390 @@
+// auto: the algorithm that chooses the algorithm. It runs one registered
+// algorithm (the "current" one) and forwards every frame to it, while it
+// keeps a few figures of the workload (live objects, the share moving, the
+// churn, whether every box has one size, whether the world is a plane); a
+// rule over those figures (auto_policy.hpp) names the algorithm that suits
+// them, and once the same name has held for a few frames, auto switches to
+// it. The output is the current algorithm's, so it is exactly
+// every other algorithm's.
+//
+// Switching without a spike: a recomputing algorithm (unisize, box-pruning,
+// dual-axis) finds every pair again each frame, so it takes over at once,
+// its first frame costing one of its ordinary frames. A tracking one (sap,
+// multi-sap) must first hold every object: it is built beside the current
+// one over kHandoverFrames frames, each frame getting the frame's changes
+// to the objects it holds and a slice of the others as additions, and
+// reporting into a private pair manager whose pairs are dropped. Once it
+// holds every live object, it knows every pair the broad phase's pair
+// manager holds, and replaces the current one. A handover costs about one
+// insertion of the world, so a tracking choice must hold longer
+// (kTrackingHoldFrames) than a recomputing one (kHoldFrames).
+//
+// Invariants after update(): slots_ marks exactly the live slots, live_
+// counts them, odd_ and raised_ count the live boxes off the reference size
+// and off the plane; the next algorithm, while built, holds exactly the live
+// objects whose `joined` is epoch_, with their current boxes, and the scan
+// has not passed any live object it does not hold.
+//
+// The one forced switch: when unisize runs and a box of another size comes,
+// the frame goes to sap built from every live box at once (a spike, the
+// price of a world that stops being one size). Cost besides the current
+// algorithm's: O(changes) per frame, and O(n / kHandoverFrames) during a
+// handover. Method and measurements: docs/algorithms/auto.md.
+#include <algorithm>
+#include <cmath>
+#include <new>
+#include <string>
+
+#include "algorithms/auto_policy.hpp"
+#include "algorithms/builtin.hpp"
+#include "detail/settings.hpp"
+#include "sapling/registry.hpp"
+
+namespace sapling::detail {
+namespace {
+
+// The weight of a new frame in the averages of the shares.
+constexpr double kNewWeight = 0.5;
+
+bool flat_box(const Box3& b) { return b.min[2] == b.max[2]; }
+
+// Whether box `b` has the size `size` (extents per axis), up to a relative
+// 2^-12 and the rounding of its coordinates (2^-20 of their magnitude), so
+// that boxes moved by float arithmetic keep their size.
+bool same_size(const Box3& b, const Box3& size) {
+  // The common case first: the extents equal in float arithmetic.
+  int exact = 1;
+  for (int k = 0; k < 3; ++k) exact &= int(b.max[k] - b.min[k] == size.max[k] - size.min[k]);
+  if (exact != 0) return true;
+  for (int k = 0; k < 3; ++k) {
+    const double extent = double(b.max[k]) - double(b.min[k]);
+    const double want = double(size.max[k]) - double(size.min[k]);
+    const double magnitude = std::max(std::abs(double(b.min[k])), std::abs(double(b.max[k])));
+    if (!(std::abs(extent - want) <= 0x1p-12 * want + 0x1p-20 * magnitude)) return false;
+  }
+  return true;
+}
+
+class Auto final : public Algorithm {
+ public:
+  explicit Auto(const Options& options) : tasks_(options), inner_options_(options) {
+    inner_options_.tasks = tasks_.get();  // one pool for the current algorithm and the next
+    inner_options_.settings.clear();
+  }
+
+  void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override {
+    ++frame_;
+    const std::size_t live_before = live_;
+    const bool first = current_ == nullptr || live_before == 0;
+    age_ = first ? 0 : age_ + 1;
+    record(ops, live_before);
+    const Workload w = workload(ops, live_before, first);
+
+    // A box unisize would refuse: sap takes the whole world now.
+    if (current_ != nullptr && !takes(ops)) {
+      switch_at_once("sap", "a box of another size came: sap takes boxes of any size", ops, ids, pairs);
+      return;
+    }
+    const Choice choice = choose(w, current_name_);
+    if (current_ == nullptr || (first && choice.name != current_name_)) {
+      switch_at_once(choice.name, choice.reason, ops, ids, pairs);
+      return;
+    }
+    if (decide(choice) && recomputes(choice.name)) {
+      switch_at_once(choice.name, choice.reason, ops, ids, pairs);
+      return;
+    }
+    current_->update(ops, ids, pairs);
+    if (next_ != nullptr) hand_over(ops, ids);
+  }
+
+  bool query(const Box3& box, std::vector<Slot>& out) const override {
+    return current_ != nullptr && current_->query(box, out);
+  }
+
+  void reserve(std::size_t objects) override {
+    if (objects > slots_.size()) slots_.reserve(objects);
+    if (current_ != nullptr) current_->reserve(objects);
+  }
+
+  std::size_t memory_bytes() const override {
+    std::size_t bytes = slots_.capacity() * sizeof(SlotInfo) + moved_in_.capacity() * sizeof(Slot) +
+                        boxes_in_.capacity() * sizeof(Box3) + sink_.memory_bytes();
+    if (current_ != nullptr) bytes += current_->memory_bytes();
+    if (next_ != nullptr) bytes += next_->memory_bytes();
+    return bytes;
+  }
+
+  bool validate() const override {
+    std::size_t live = 0, odd = 0, raised = 0;
+    for (const SlotInfo& info : slots_) {
+      live += info.live;
+      odd += info.live && info.odd;
+      raised += info.live && info.raised;
+    }
+    if (live != live_ || odd != odd_ || raised != raised_) return false;
+    if (current_ != nullptr && !current_->validate()) return false;
+    return next_ == nullptr || next_->validate();
+  }
+
+  void debug_draw(DebugDraw& draw) const override {
+    if (current_ != nullptr) current_->debug_draw(draw);
+    draw.text("algorithm", current_name_);
+    draw.text("reason", reason_);
+    if (next_ != nullptr) draw.text("next", next_name_);
+    draw.count("switches", switches_);
+    draw.count("handed over", handed_over_);
+  }
+
+ private:
+  // What auto keeps per slot: whether it is live, whether its box is off
+  // the reference size or off the plane, in which generation of the next
+  // algorithm it joined it, and where this frame moved or added it.
+  struct SlotInfo {
+    std::uint32_t joined = 0;      // == epoch_: held by the next algorithm
+    std::uint32_t changed_at = 0;  // the frame that last moved or added it ...
+    std::uint32_t changed_k = 0;   // ... and its index in that frame's moves or adds
+    bool added = false;            // changed by an add (else a move)
+    bool live = false, odd = false, raised = false;
+  };
+
+  // The frame's operations into slots_ and the counts of live, odd and
+  // raised boxes; the size reference is the first box added to an empty
+  // world (unisize's own rule, so that "one size" means what it takes).
+  void record(const FrameOps& ops, std::size_t live_before) {
+    if (live_before == 0 && !ops.added.empty()) reference_ = ops.added_boxes[0];
+    for (const Slot s : ops.removed) {
+      SlotInfo& info = slots_[s];
+      info.live = false;
+      odd_ -= info.odd;
+      raised_ -= info.raised;
+    }
+    for (std::size_t k = 0; k < ops.moved.size(); ++k) {
+      SlotInfo& info = slots_[ops.moved[k]];
+      set_shape(info, ops.moved_boxes[k]);
+      info.changed_at = frame_;
+      info.changed_k = static_cast<std::uint32_t>(k);
+      info.added = false;
+    }
+    for (std::size_t k = 0; k < ops.added.size(); ++k) {
+      const Slot s = ops.added[k];
+      if (s >= slots_.size()) slots_.resize(std::size_t{s} + 1);
+      SlotInfo& info = slots_[s];
+      info = SlotInfo{.changed_at = frame_, .changed_k = static_cast<std::uint32_t>(k), .added = true, .live = true};
+      set_shape(info, ops.added_boxes[k]);
+    }
+    live_ = live_before - ops.removed.size() + ops.added.size();
+  }
+
+  // A live box's odd and raised flags, and the counts, for its new box.
+  void set_shape(SlotInfo& info, const Box3& box) {
+    odd_ -= info.odd;
+    raised_ -= info.raised;
+    info.odd = !same_size(box, reference_);
+    info.raised = !flat_box(box);
+    odd_ += info.odd;
+    raised_ += info.raised;
+  }
+
+  Workload workload(const FrameOps& ops, std::size_t live_before, bool first) {
+    Workload w;
+    w.live = live_;
+    w.first_frame = first;
+    w.new_world = age_ == 1;
+    w.one_size = live_ > 0 && odd_ == 0;
+    w.flat = live_ > 0 && raised_ == 0;
+    if (live_before > 0) {
+      const double before = static_cast<double>(live_before);
+      const double moved = static_cast<double>(ops.moved.size()) / before;
+      const double churn = static_cast<double>(ops.added.size() + ops.removed.size()) / before;
+      // The first frame with a world before it sets the averages.
+      const double keep = seen_motion_ ? 1 - kNewWeight : 0.0;
+      moved_share_ = (1 - keep) * moved + keep * moved_share_;
+      churn_share_ = (1 - keep) * churn + keep * churn_share_;
+      seen_motion_ = true;
+      w.mass_insertion = ops.added.size() >= live_before;
+    }
+    w.moved_share = moved_share_;
+    w.churn_share = churn_share_;
+    return w;
+  }
+
+  // Whether the current algorithm takes the frame's boxes (only unisize
+  // may refuse some); asked the way the BroadPhase asks it, batch by batch.
+  bool takes(const FrameOps& ops) const {
+    if (current_name_ != "unisize") return true;
+    const FrameOps before_moves{ops.removed, {}, {}, {}, {}, ops.boxes, ops.filter};
+    if (!current_->accepts(Operation::kMove, {}, ops.moved_boxes, before_moves)) return false;
+    const FrameOps before_adds{ops.removed, ops.moved, ops.moved_boxes, {}, {}, ops.boxes, ops.filter};
+    return static_cast<bool>(current_->accepts(Operation::kAdd, {}, ops.added_boxes, before_adds));
+  }
+
+  // Hysteresis: true when `choice` is to be switched to at once. A choice
+  // other than the algorithm running (or being handed the world) must hold
+  // kHoldFrames frames (kTrackingHoldFrames for a tracking one), unless
+  // urgent. Then a tracking algorithm starts being handed the world,
+  // replacing an earlier handover; the running one, chosen again, drops it.
+  bool decide(const Choice& choice) {
+    if (choice.name == current_name_ && next_ == nullptr) {
+      reason_ = choice.reason;  // the rule's latest word on the running one
+      wanted_ = {};
+      return false;
+    }
+    if (next_ != nullptr && choice.name == next_name_) {  // its handover is under way
+      wanted_ = {};
+      return false;
+    }
+    if (choice.name != wanted_) {
+      wanted_ = choice.name;
+      wanted_frames_ = 0;
+    }
+    const int hold = recomputes(choice.name) ? kHoldFrames : kTrackingHoldFrames;
+    if (++wanted_frames_ < hold && !choice.urgent) return false;
+    wanted_ = {};
+    if (choice.name == current_name_) {
+      reason_ = choice.reason;
+      next_.reset();
+      return false;
+    }
+    if (recomputes(choice.name)) return true;
+    start_handover(choice);
+    return false;
+  }
+
+  std::unique_ptr<Algorithm> make(std::string_view name) const {
+    for (const AlgorithmInfo& info : algorithms()) {
+      if (info.name == name) return info.make(inner_options_);
+    }
+    return nullptr;
+  }
+
+  // The frame goes to a new algorithm `name`, given every live object (as
+  // of the frame's end) as an addition, into the broad phase's pairs: a
+  // recomputing one replaces the pair set itself; a tracking one reports
+  // only additions, so the pair set is first emptied.
+  void switch_at_once(std::string_view name, std::string_view reason, const FrameOps& ops, std::span<const Id> ids,
+                      PairManager& pairs) {
+    std::unique_ptr<Algorithm> fresh = make(name);
+    if (fresh == nullptr) throw std::bad_alloc();  // a built-in factory fails only for want of memory
+    moved_in_.clear();
+    boxes_in_.clear();
+    for (Slot s = 0; s < slots_.size(); ++s) {
+      if (!slots_[s].live) continue;
+      moved_in_.push_back(s);
+      boxes_in_.push_back(current_box(s, ops));
+    }
+    if (name == "unisize" && !fresh->accepts(Operation::kAdd, {}, boxes_in_, FrameOps{{}, {}, {}, {}, {}, {}, {}})) {
+      fresh = make("sap");  // the reference rule differs from unisize's on this world: sap takes it
+      name = "sap";
+      reason = "boxes of nearly one size that unisize refuses: sap takes boxes of any size";
+      if (fresh == nullptr) throw std::bad_alloc();
+    }
+    if (!recomputes(name)) pairs.remove_all();
+    fresh->update(FrameOps{{}, {}, {}, moved_in_, boxes_in_, ops.boxes, ops.filter}, ids, pairs);
+    if (current_ != nullptr) ++switches_;
+    current_ = std::move(fresh);
+    current_name_ = name;
+    reason_ = reason;
+    next_.reset();
+  }
+
+  // The box of a live object as of the frame's end.
+  const Box3& current_box(Slot s, const FrameOps& ops) const {
+    const SlotInfo& info = slots_[s];
+    if (info.changed_at != frame_) return ops.boxes[s];
+    return info.added ? ops.added_boxes[info.changed_k] : ops.moved_boxes[info.changed_k];
+  }
+
+  void start_handover(const Choice& choice) {
+    next_ = make(choice.name);
+    if (next_ == nullptr) throw std::bad_alloc();
+    next_name_ = choice.name;
+    next_reason_ = choice.reason;
+    ++epoch_;
+    scan_ = 0;
+    scan_end_ = static_cast<Slot>(slots_.size());
+    slice_ = std::max(kMinSlice, (live_ + kHandoverFrames - 1) / kHandoverFrames);
+  }
+
+  // One frame of the handover: the next algorithm gets the frame's
+  // operations on the objects it holds, the frame's new objects, and a
+  // slice of the live objects it does not hold yet; its pairs go to the
+  // sink and are dropped. Once the scan has passed every slot, it holds
+  // the world and becomes the current algorithm.
+  void hand_over(const FrameOps& ops, std::span<const Id> ids) {
+    removed_in_.clear();
+    moved_in_.clear();
+    boxes_in_.clear();
+    added_in_.clear();
+    added_boxes_in_.clear();
+    for (const Slot s : ops.removed) {
+      if (slots_[s].joined == epoch_) removed_in_.push_back(s);
+    }
+    for (std::size_t k = 0; k < ops.moved.size(); ++k) {
+      if (slots_[ops.moved[k]].joined != epoch_) continue;
+      moved_in_.push_back(ops.moved[k]);
+      boxes_in_.push_back(ops.moved_boxes[k]);
+    }
+    for (std::size_t k = 0; k < ops.added.size(); ++k) {
+      slots_[ops.added[k]].joined = epoch_;
+      added_in_.push_back(ops.added[k]);
+      added_boxes_in_.push_back(ops.added_boxes[k]);
+    }
+    std::size_t taken = 0;
+    for (; scan_ < scan_end_ && taken < slice_; ++scan_) {
+      SlotInfo& info = slots_[scan_];
+      if (!info.live || info.joined == epoch_) continue;
+      info.joined = epoch_;
+      added_in_.push_back(scan_);
+      added_boxes_in_.push_back(current_box(scan_, ops));
+      ++taken;
+    }
+    handed_over_ += taken;
+    next_->update(FrameOps{removed_in_, moved_in_, boxes_in_, added_in_, added_boxes_in_, ops.boxes, ops.filter}, ids,
+                  sink_);
+    sink_.abandon_frame();
+    if (scan_ < scan_end_) return;
+    current_ = std::move(next_);
+    current_name_ = next_name_;
+    reason_ = next_reason_;
+    ++switches_;
+  }
+
+  OptionTasks tasks_;
+  Options inner_options_;  // the user's, on auto's task system, without settings
+
+  std::unique_ptr<Algorithm> current_;  // reports to the broad phase's pairs
+  std::string current_name_, reason_;
+  std::unique_ptr<Algorithm> next_;  // being handed the world; reports to sink_
+  std::string next_name_, next_reason_;
+  PairManager sink_;
+
+  std::vector<SlotInfo> slots_;
+  std::size_t live_ = 0, odd_ = 0, raised_ = 0;
+  Box3 reference_{};
+  double moved_share_ = 0, churn_share_ = 0;  // averages over recent frames
+  bool seen_motion_ = false;                  // the averages hold a frame
+  std::uint32_t frame_ = 0;
+  std::uint32_t age_ = 0;  // frames since the world was last empty
+
+  std::string_view wanted_;  // the choice holding, not yet switched to (a literal of auto_policy.hpp)
+  int wanted_frames_ = 0;
+
+  std::uint32_t epoch_ = 0;  // generation of the next algorithm
+  Slot scan_ = 0, scan_end_ = 0;
+  std::size_t slice_ = 0;
+  std::uint64_t switches_ = 0, handed_over_ = 0;
+
+  // Scratch: the operations handed to an inner algorithm.
+  std::vector<Slot> removed_in_, moved_in_, added_in_;
+  std::vector<Box3> boxes_in_, added_boxes_in_;
+};
+
+}  // namespace
+
+std::unique_ptr<Algorithm> make_auto(const Options& options) {
+  no_settings(options);
+  return std::make_unique<Auto>(options);
+}
+
+}  // namespace sapling::detail

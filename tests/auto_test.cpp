@@ -1,0 +1,235 @@
+// `auto` (src/algorithms/auto_select.cpp): workloads that force it to switch
+// (all moving, few moving, one size, a box of another size, growth to a
+// large world), checked every frame against a reference (delta and whole
+// pair set), with the algorithm it runs, its switches and the objects it
+// hands over per frame read through its debug draw. The rule alone
+// (auto_policy.hpp) is tested as a function.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "algorithms/auto_policy.hpp"
+#include "sapling/broad_phase.hpp"
+
+namespace sapling {
+namespace {
+
+// What auto says of itself through the debug draw.
+struct AutoState : DebugDraw {
+  std::string algorithm;
+  std::uint64_t switches = 0, handed_over = 0;
+  void text(std::string_view name, std::string_view value) override {
+    if (name == "algorithm") algorithm = value;
+  }
+  void count(std::string_view name, std::uint64_t value) override {
+    if (name == "switches") switches = value;
+    if (name == "handed over") handed_over = value;
+  }
+};
+
+AutoState state_of(const BroadPhase& bp) {
+  AutoState state;
+  bp.debug_draw(state);
+  return state;
+}
+
+// A world of boxes driven frame by frame; every frame goes to `auto` and to
+// the reference, which must agree.
+class World {
+ public:
+  World(std::string reference, unsigned threads, std::uint32_t seed)
+      : rng_(seed),
+        auto_(BroadPhase::create("auto", Options{.threads = threads})),
+        reference_(BroadPhase::create(reference)) {}
+
+  // A box of side `size` at a random place; flat: z = [0, 0].
+  Box3 random_box(float size, bool flat) {
+    std::uniform_real_distribution<float> at(0.0f, extent_);
+    const float x = at(rng_), y = at(rng_), z = flat ? 0.0f : at(rng_);
+    return Box3{{x, y, z}, {x + size, y + size, flat ? 0.0f : z + size}};
+  }
+
+  void add(std::size_t count, float size, bool flat) {
+    for (std::size_t i = 0; i < count; ++i) {
+      added_.push_back(next_id_++);
+      added_boxes_.push_back(random_box(size, flat));
+    }
+  }
+
+  // Moves `share` of the live objects by a small step, keeping their size
+  // (or setting it to `size` when given).
+  void move(double share, float size = 0) {
+    std::uniform_real_distribution<float> step(-0.5f, 0.5f);
+    std::bernoulli_distribution moves(share);
+    for (std::size_t i = 0; i < live_.size(); ++i) {
+      if (!moves(rng_)) continue;
+      Box3 b = boxes_[i];
+      const float dx = step(rng_), dy = step(rng_);
+      b.min[0] += dx, b.max[0] += dx, b.min[1] += dy, b.max[1] += dy;
+      if (size > 0) b.max[0] = b.min[0] + size;
+      boxes_[i] = b;
+      moved_.push_back(live_[i]);
+      moved_boxes_.push_back(b);
+    }
+  }
+
+  // Stages one box to a new size (a move; the only one of the frame).
+  void resize(std::size_t index, float side) {
+    Box3 b = boxes_[index];
+    b.max[0] = b.min[0] + side;
+    b.max[1] = b.min[1] + side;
+    boxes_[index] = b;
+    moved_.push_back(live_[index]);
+    moved_boxes_.push_back(b);
+  }
+
+  // Runs the staged frame on both and compares; returns auto's state.
+  AutoState step() {
+    for (BroadPhase* bp : {auto_.get(), reference_.get()}) {
+      EXPECT_TRUE(bp->move(moved_, moved_boxes_).ok());
+      EXPECT_TRUE(bp->add(added_, added_boxes_).ok());
+    }
+    const FrameDelta& r = reference_->update();
+    const std::vector<Pair> r_created(r.created.begin(), r.created.end()),
+        r_deleted(r.deleted.begin(), r.deleted.end());
+    const FrameDelta& d = auto_->update();
+    EXPECT_EQ(std::vector<Pair>(d.created.begin(), d.created.end()), r_created) << "frame " << frame_;
+    EXPECT_EQ(std::vector<Pair>(d.deleted.begin(), d.deleted.end()), r_deleted) << "frame " << frame_;
+    std::vector<Pair> got, expected;
+    auto_->sorted_pairs(got);
+    reference_->sorted_pairs(expected);
+    EXPECT_EQ(got, expected) << "frame " << frame_;
+    EXPECT_TRUE(auto_->validate()) << "frame " << frame_;
+    live_.insert(live_.end(), added_.begin(), added_.end());
+    boxes_.insert(boxes_.end(), added_boxes_.begin(), added_boxes_.end());
+    moved_.clear(), moved_boxes_.clear(), added_.clear(), added_boxes_.clear();
+    ++frame_;
+    return state_of(*auto_);
+  }
+
+  std::size_t size() const { return live_.size(); }
+  void set_extent(float extent) { extent_ = extent; }
+
+ private:
+  std::mt19937 rng_;
+  std::unique_ptr<BroadPhase> auto_, reference_;
+  std::vector<Id> live_;
+  std::vector<Box3> boxes_;
+  std::vector<Id> moved_, added_;
+  std::vector<Box3> moved_boxes_, added_boxes_;
+  Id next_id_ = 1;
+  float extent_ = 100.0f;
+  int frame_ = 0;
+};
+
+TEST(AutoPolicy, ChoosesByTheWorkload) {
+  using detail::choose;
+  using detail::Workload;
+  EXPECT_EQ(choose(Workload{.live = 5000, .one_size = true, .flat = true, .first_frame = true}, "").name, "unisize");
+  EXPECT_EQ(choose(Workload{.live = 5000, .one_size = true, .first_frame = true}, "").name, "sap");
+  const detail::Choice seen = choose(Workload{.live = 5000, .moved_share = 0.9, .new_world = true}, "sap");
+  EXPECT_EQ(seen.name, "box-pruning");
+  EXPECT_TRUE(seen.urgent);  // recomputing: at once
+  EXPECT_FALSE(choose(Workload{.live = 90'000, .moved_share = 0.01, .new_world = true}, "sap").urgent);
+  EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.9}, "sap").name, "box-pruning");
+  EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.9, .flat = true}, "sap").name, "dual-axis");
+  EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.1}, "sap").name, "sap");
+  // Hysteresis: a recomputing algorithm stays down to kStillMostMove.
+  EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.4}, "box-pruning").name, "box-pruning");
+  EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.4}, "sap").name, "sap");
+  EXPECT_EQ(choose(Workload{.live = 200'000, .moved_share = 0.01}, "sap").name, "multi-sap");
+  const detail::Choice mass = choose(Workload{.live = 20'000, .mass_insertion = true}, "sap");
+  EXPECT_EQ(mass.name, "box-pruning");
+  EXPECT_TRUE(mass.urgent);
+}
+
+// One size in a plane, then a box of another size, then one size again,
+// then few moving: unisize, sap (forced), dual-axis, unisize, sap.
+void run_switches(unsigned threads) {
+  World w("brute", threads, 7);
+  w.add(3000, 1.0f, true);
+  EXPECT_EQ(w.step().algorithm, "unisize");
+  for (int f = 0; f < 3; ++f) {
+    w.move(1.0);
+    EXPECT_EQ(w.step().algorithm, "unisize");
+  }
+  w.resize(17, 3.0f);  // unisize would refuse it: sap at once
+  EXPECT_EQ(w.step().algorithm, "sap");
+  std::string seen;
+  for (int f = 0; f < 4; ++f) {
+    w.move(1.0);
+    seen = w.step().algorithm;
+  }
+  EXPECT_EQ(seen, "dual-axis");  // all moving, flat, two sizes
+  w.resize(17, 1.0f);
+  w.step();
+  for (int f = 0; f < 4; ++f) {
+    w.move(1.0);
+    seen = w.step().algorithm;
+  }
+  EXPECT_EQ(seen, "unisize");  // one size again
+  AutoState state;
+  for (int f = 0; f < detail::kTrackingHoldFrames + 2; ++f) {
+    w.move(0.02);
+    state = w.step();
+  }
+  EXPECT_EQ(state.algorithm, "sap");  // few moving: handed over to sap
+  EXPECT_GE(state.switches, 4u);
+}
+
+TEST(Auto, SwitchesAndAgreesWithBrute) { run_switches(1); }
+TEST(Auto, SwitchesAndAgreesWithBruteOnTwoThreads) { run_switches(2); }
+
+// Growth to a large world at rest with a few movers: recomputation while
+// the world doubles, then multi-sap, handed the world a slice per frame:
+// no frame hands over more than max(kMinSlice, n / kHandoverFrames), and
+// the handover takes several frames. box-pruning is the reference (brute
+// is too slow at this size; box-pruning is checked against it elsewhere).
+TEST(Auto, GrowthHandsTheWorldOverInSlices) {
+  World w("box-pruning", 1, 11);
+  w.set_extent(400.0f);
+  w.add(2000, 1.0f, false);
+  EXPECT_EQ(w.step().algorithm, "sap");
+  std::uint64_t handed = 0;
+  int handover_frames = 0;
+  std::string seen;
+  for (int f = 0; f < 50; ++f) {
+    if (w.size() < 60'000) w.add(std::min<std::size_t>(w.size(), 60'000 - w.size()), 1.0f, false);
+    w.move(0.01);
+    const std::size_t n = w.size();
+    const AutoState state = w.step();
+    const std::uint64_t now = state.handed_over - handed;
+    handed = state.handed_over;
+    const std::size_t bound = std::max(detail::kMinSlice, (n + detail::kHandoverFrames - 1) / detail::kHandoverFrames);
+    EXPECT_LE(now, bound) << "frame " << f;
+    handover_frames += now > 0;
+    seen = state.algorithm;
+  }
+  EXPECT_EQ(seen, "multi-sap");
+  EXPECT_GE(handover_frames, 4);
+}
+
+// A large new world starts on sap; few movers call for multi-sap, which,
+// once the choice has held, is handed the world a slice per frame.
+void run_large_world(double moving, const std::string& expected) {
+  World w("box-pruning", 1, 5);
+  w.set_extent(400.0f);
+  w.add(60'000, 1.0f, false);
+  EXPECT_EQ(w.step().algorithm, "sap");
+  AutoState state;
+  for (int f = 0; f < detail::kTrackingHoldFrames + 10; ++f) {
+    w.move(moving);
+    state = w.step();
+  }
+  EXPECT_EQ(state.algorithm, expected);
+  EXPECT_EQ(state.handed_over, expected == "sap" ? 0u : 60'000u);
+}
+
+TEST(Auto, LargeWorldAtRestGoesToMultiSap) { run_large_world(0.01, "multi-sap"); }
+TEST(Auto, LargeWorldMovingKeepsSap) { run_large_world(0.1, "sap"); }
+
+}  // namespace
+}  // namespace sapling

@@ -1076,7 +1076,7 @@ PYBIND11_MODULE(_sapling, m) {
 
   py::class_<PyBroadPhase>(m, "BroadPhase",
                            "The persistent broad phase: stage add/move/remove batches, then update() each frame.")
-      .def(py::init<const std::string&, int, unsigned, std::size_t>(), py::arg("algorithm") = "sap",
+      .def(py::init<const std::string&, int, unsigned, std::size_t>(), py::arg("algorithm") = "auto",
            py::arg("dims") = 3, py::arg("threads") = 1, py::arg("max_pairs") = 0,
            "A broad phase running `algorithm` (see algorithms()) on boxes of `dims` (2 or 3) dimensions, on "
            "`threads` threads (0: all hardware threads); max_pairs > 0 refuses a frame holding more pairs.")
@@ -1175,7 +1175,7 @@ PYBIND11_MODULE(_sapling, m) {
       "Reads and checks a trace from a string.");
   m.def("write_trace", &write_trace_file, py::arg("path"), py::arg("trace"),
         "Writes a trace file; floats in the shortest form that reads back exactly.");
-  m.def("replay", &replay, py::arg("trace"), py::arg("algorithm") = "sap", py::arg("threads") = 1,
+  m.def("replay", &replay, py::arg("trace"), py::arg("algorithm") = "auto", py::arg("threads") = 1,
         py::arg("report") = "delta",
         "Runs a trace through a fresh broad phase: report='delta' -> [(created, deleted)] per frame, 'pairs' -> "
         "[sorted pairs], 'hash' -> uint64 array of pair-set hashes, 'time' -> float64 array of each frame's "

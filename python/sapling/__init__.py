@@ -1,7 +1,7 @@
 """sapling: exact broad-phase collision detection, numpy in, numpy out.
 
     import numpy as np, sapling
-    bp = sapling.BroadPhase("sap", dims=3)
+    bp = sapling.BroadPhase(dims=3)   # algorithm "auto" unless named
     bp.add(np.array([7, 9], np.uint32),
            np.array([[0, 0, 0, 1, 1, 1], [0.5, 0.5, 0.5, 2, 2, 2]], np.float32))
     created, deleted = bp.update()      # (k, 2) uint32 id pairs, a < b, sorted

@@ -957,8 +957,9 @@ void write_trace_file(const std::string& path, const PyTrace& t) {
 // "hash" -> uint64 array of pair-set hashes, "time" -> float64 array of each
 // frame's seconds (staging and update(), timed in C++), "none" -> None.
 py::object replay(const PyTrace& t, const std::string& algorithm, unsigned threads, const std::string& report) {
-  if (report != "delta" && report != "pairs" && report != "hash" && report != "time" && report != "none") {
-    throw py::value_error("report must be 'delta', 'pairs', 'hash', 'time' or 'none', not '" + report + "'");
+  if (report != "delta" && report != "pairs" && report != "hash" && report != "time" && report != "queries" &&
+      report != "none") {
+    throw py::value_error("report must be 'delta', 'pairs', 'hash', 'time', 'queries' or 'none', not '" + report + "'");
   }
   Status why;
   auto broad_phase = BroadPhase::create(algorithm, Options{.dims = t.trace->dims, .threads = threads}, &why);
@@ -967,6 +968,7 @@ py::object replay(const PyTrace& t, const std::string& algorithm, unsigned threa
   std::vector<std::vector<Pair>> pair_sets;
   std::vector<std::uint64_t> hashes;
   std::vector<double> seconds;
+  std::vector<std::vector<std::pair<std::uint32_t, std::vector<Id>>>> answers;  // per frame: (label, ids)
   std::optional<StatusError> refused;
   {
     py::gil_scoped_release release;
@@ -995,6 +997,13 @@ py::object replay(const PyTrace& t, const std::string& algorithm, unsigned threa
       } else if (report == "hash") {
         broad_phase->sorted_pairs(sorted);
         hashes.push_back(pair_set_hash(sorted));
+      } else if (report == "queries") {  // the trace checked every query box: none is refused
+        auto& frame_answers = answers.emplace_back();
+        for (const TraceQuery& q : frame.queries) {
+          std::vector<Id> ids;
+          (void)broad_phase->query(q.box, ids, q.mask);
+          frame_answers.emplace_back(q.label, std::move(ids));
+        }
       }
     }
   }
@@ -1008,6 +1017,15 @@ py::object replay(const PyTrace& t, const std::string& algorithm, unsigned threa
   if (report == "pairs") {
     py::list out;
     for (auto& pairs : pair_sets) out.append(take_pairs(std::move(pairs)));
+    return out;
+  }
+  if (report == "queries") {
+    py::list out;
+    for (auto& frame_answers : answers) {
+      py::list frame;
+      for (auto& [label, ids] : frame_answers) frame.append(py::make_tuple(label, ids_array(ids)));
+      out.append(frame);
+    }
     return out;
   }
   if (report == "time") {
@@ -1179,8 +1197,9 @@ PYBIND11_MODULE(_sapling, m) {
         py::arg("report") = "delta",
         "Runs a trace through a fresh broad phase: report='delta' -> [(created, deleted)] per frame, 'pairs' -> "
         "[sorted pairs], 'hash' -> uint64 array of pair-set hashes, 'time' -> float64 array of each frame's "
-        "seconds (staging and update(), timed in C++), 'none' -> None. Version-2 frames are staged with their "
-        "filters and static objects; their queries are not answered here (BroadPhase.query answers them).");
+        "seconds (staging and update(), timed in C++), 'queries' -> per frame the list of its region queries' "
+        "(label, ids) in trace order (ids ascending, as `sapling replay` reports them), 'none' -> None. "
+        "Version-2 frames are staged with their filters and static objects.");
   m.def("pair_set_hash", &hash_pairs, py::arg("pairs"),
         "FNV-1a 64-bit hash of a sorted (k, 2) pair list (the trace format's --report hash).");
   m.def(

@@ -2,6 +2,7 @@
 (docs/trace-format.md, version 2; include/sapling/ray.hpp)."""
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -66,3 +67,17 @@ def test_refusals_change_nothing():
     assert created.size == 0 and deleted.size == 0
     assert bp.filter(1) == (1, 1)
     assert 2 not in bp
+
+
+def test_replay_answers_the_contract_queries():
+    """The contract's version-2 example: replay(report='queries') gives each
+    frame's region queries, (label, ids), as `sapling replay` writes them."""
+    text = open(os.path.join(os.path.dirname(__file__), "..", "..", "tests", "cli", "data", "example2.trace")).read()
+    trace = sapling.parse_trace(text)
+    answers = sapling.replay(trace, "sap", report="queries")
+    assert len(answers) == 2 and answers[0] == []
+    assert [(label, ids.tolist()) for label, ids in answers[1]] == [(100, [1, 7, 8, 9]), (101, [9])]
+    deltas = sapling.replay(trace, report="delta")
+    assert deltas[1][1].tolist() == [[7, 9], [8, 9]]
+    with pytest.raises(ValueError, match="'queries'"):
+        sapling.replay(trace, report="nope")

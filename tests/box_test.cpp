@@ -78,5 +78,14 @@ TEST(Status, MessagesNameWhatAndWhy) {
   EXPECT_TRUE(Status().ok());
 }
 
+TEST(Box, EnclosingIsTheSmallestBoxHoldingBoth) {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  const Box3 a{{0, -1, 2}, {1, 0, 3}}, b{{-inf, 0.5f, 2.5f}, {0.5f, 4, inf}};
+  EXPECT_EQ(enclosing(a, b), (Box3{{-inf, -1, 2}, {1, 4, inf}}));
+  EXPECT_EQ(enclosing(a, b), enclosing(b, a));
+  EXPECT_EQ(enclosing(a, a), a);
+  EXPECT_EQ(enclosing(Box2{{0, 0}, {1, 1}}, Box2{{2, -3}, {2, -3}}), (Box2{{0, -3}, {2, 1}}));
+}
+
 }  // namespace
 }  // namespace sapling

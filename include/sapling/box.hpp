@@ -38,6 +38,17 @@ constexpr bool overlaps(const Box<D>& a, const Box<D>& b) noexcept {
   return result != 0;
 }
 
+/// The smallest box that contains both `a` and `b`.
+template <int D>
+constexpr Box<D> enclosing(const Box<D>& a, const Box<D>& b) noexcept {
+  Box<D> u;
+  for (int k = 0; k < D; ++k) {
+    u.min[k] = b.min[k] < a.min[k] ? b.min[k] : a.min[k];  // std::min and std::max, without <algorithm>
+    u.max[k] = a.max[k] < b.max[k] ? b.max[k] : a.max[k];
+  }
+  return u;
+}
+
 /// A 2D box seen as a 3D box of zero thickness at z = 0. Lifting keeps every
 /// overlap relation exactly, so algorithms work on 3D boxes only.
 constexpr Box3 lift(const Box2& b) noexcept { return Box3{{b.min[0], b.min[1], 0.0f}, {b.max[0], b.max[1], 0.0f}}; }

@@ -441,19 +441,6 @@ void BroadPhase::set_pair(Slot a, Slot b, bool overlapping) {
   }
 }
 
-namespace {
-
-Box3 enclosing(const Box3& a, const Box3& b) noexcept {
-  Box3 u;
-  for (int k = 0; k < 3; ++k) {
-    u.min[k] = std::min(a.min[k], b.min[k]);
-    u.max[k] = std::max(a.max[k], b.max[k]);
-  }
-  return u;
-}
-
-}  // namespace
-
 // Every dynamic object live now, or at the frame's end while update()
 // applies it (staged additions are seen then only).
 template <class Visit>

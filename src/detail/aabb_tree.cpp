@@ -10,15 +10,6 @@
 namespace sapling::detail {
 namespace {
 
-Box3 unite(const Box3& a, const Box3& b) noexcept {
-  Box3 u;
-  for (int k = 0; k < 3; ++k) {
-    u.min[k] = std::min(a.min[k], b.min[k]);
-    u.max[k] = std::max(a.max[k], b.max[k]);
-  }
-  return u;
-}
-
 // Extents above this count as this, so that areas of infinite boxes stay
 // finite (and comparable, if coarsely) in double: no cost is ever NaN.
 constexpr double kMaxExtent = 2.0 * FLT_MAX;
@@ -97,7 +88,7 @@ std::size_t sah_split(std::span<Ref> refs, int axis, double lo, double width) {
   };
   for (const Ref& r : refs) {
     Bin& bin = bins[bin_of(r)];
-    bin.box = unite(bin.box, r.box);
+    bin.box = enclosing(bin.box, r.box);
     ++bin.count;
   }
   // Right-to-left sweep: the cost of each right part; then left to right.
@@ -105,7 +96,7 @@ std::size_t sah_split(std::span<Ref> refs, int axis, double lo, double width) {
   Box3 acc = kEmpty;
   std::size_t count = 0;
   for (int b = bin_count - 1; b > 0; --b) {
-    acc = unite(acc, bins[b].box);
+    acc = enclosing(acc, bins[b].box);
     count += bins[b].count;
     right_cost[b] = count == 0 ? 0.0 : area(acc) * static_cast<double>(count);
   }
@@ -114,7 +105,7 @@ std::size_t sah_split(std::span<Ref> refs, int axis, double lo, double width) {
   acc = kEmpty;
   count = 0;
   for (int b = 0; b < bin_count - 1; ++b) {
-    acc = unite(acc, bins[b].box);
+    acc = enclosing(acc, bins[b].box);
     count += bins[b].count;
     if (count == 0 || count == refs.size()) continue;
     const double cost = area(acc) * static_cast<double>(count) + right_cost[b + 1];
@@ -211,7 +202,7 @@ void AabbTree::refit(std::uint32_t i) noexcept {
   Node& node = nodes_[i];
   const Node& a = nodes_[node.child[0]];
   const Node& b = nodes_[node.child[1]];
-  node.box = unite(a.box, b.box);
+  node.box = enclosing(a.box, b.box);
   node.height = 1 + std::max(a.height, b.height);
 }
 
@@ -281,12 +272,12 @@ void AabbTree::insert(Slot slot, const Box3& box) {
   std::uint32_t at = root_;
   while (nodes_[at].height != 0) {
     const Node& node = nodes_[at];
-    const double here = area(unite(node.box, box));
+    const double here = area(enclosing(node.box, box));
     const double inherited = here - area(node.box);
     std::array<double, 2> cost{};
     for (int s = 0; s < 2; ++s) {
       const Node& c = nodes_[node.child[s]];
-      const double grown = area(unite(c.box, box));
+      const double grown = area(enclosing(c.box, box));
       cost[s] = (c.height == 0 ? grown : grown - area(c.box)) + inherited;
     }
     if (here <= cost[0] && here <= cost[1]) break;
@@ -404,7 +395,7 @@ bool AabbTree::validate() const {
       const Node& a = nodes_[node.child[0]];
       const Node& b = nodes_[node.child[1]];
       if (node.height != 1 + std::max(a.height, b.height)) return false;
-      if (!(node.box == unite(a.box, b.box))) return false;
+      if (!(node.box == enclosing(a.box, b.box))) return false;
     }
   }
   if (leaves != leaves_) return false;

@@ -126,6 +126,15 @@ Ray3 random_ray(testgen::Rng& rng) {
   return r;
 }
 
+// The frame's delta is the difference of the oracle's pair sets.
+void expect_delta(const FrameDelta& d, const std::set<Pair>& before, const std::set<Pair>& now) {
+  std::vector<Pair> created, deleted;
+  std::set_difference(now.begin(), now.end(), before.begin(), before.end(), std::back_inserter(created));
+  std::set_difference(before.begin(), before.end(), now.begin(), now.end(), std::back_inserter(deleted));
+  ASSERT_EQ(std::vector<Pair>(d.created.begin(), d.created.end()), created);
+  ASSERT_EQ(std::vector<Pair>(d.deleted.begin(), d.deleted.end()), deleted);
+}
+
 std::vector<Pair> sorted(std::span<const Pair> pairs) {
   std::vector<Pair> out(pairs.begin(), pairs.end());
   std::sort(out.begin(), out.end());
@@ -204,11 +213,8 @@ void run_world(const std::string& algo, std::uint64_t seed, std::size_t max_pair
     ASSERT_TRUE(d.status) << d.status.message();
     oracle = next;
     const std::set<Pair> now = oracle.pairs();
-    std::vector<Pair> created, deleted;
-    std::set_difference(now.begin(), now.end(), before.begin(), before.end(), std::back_inserter(created));
-    std::set_difference(before.begin(), before.end(), now.begin(), now.end(), std::back_inserter(deleted));
-    ASSERT_EQ(std::vector<Pair>(d.created.begin(), d.created.end()), created);
-    ASSERT_EQ(std::vector<Pair>(d.deleted.begin(), d.deleted.end()), deleted);
+    expect_delta(d, before, now);
+    if (::testing::Test::HasFatalFailure()) return;
     ASSERT_EQ(sorted(bp->pairs()), std::vector<Pair>(now.begin(), now.end()));
     ASSERT_TRUE(bp->validate());
     before = now;
@@ -352,11 +358,8 @@ TEST_P(FilterTraceKinds, MatchesOracle) {
     const FrameDelta& d = bp->update();
     ASSERT_TRUE(d.status) << d.status.message();
     const std::set<Pair> now = oracle.pairs();
-    std::vector<Pair> created, deleted;
-    std::set_difference(now.begin(), now.end(), before.begin(), before.end(), std::back_inserter(created));
-    std::set_difference(before.begin(), before.end(), now.begin(), now.end(), std::back_inserter(deleted));
-    ASSERT_EQ(std::vector<Pair>(d.created.begin(), d.created.end()), created);
-    ASSERT_EQ(std::vector<Pair>(d.deleted.begin(), d.deleted.end()), deleted);
+    expect_delta(d, before, now);
+    if (::testing::Test::HasFatalFailure()) return;
     before = now;
   }
   ASSERT_EQ(sorted(bp->pairs()), std::vector<Pair>(before.begin(), before.end()));

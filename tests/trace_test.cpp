@@ -405,21 +405,24 @@ std::vector<ErrorCase> error_cases() {
   };
 }
 
+// The error of one case, from the string reader and the stream reader alike.
+void expect_error(const ErrorCase& c) {
+  SCOPED_TRACE(c.what);
+  const TraceReadResult r = read_trace(c.text);
+  ASSERT_TRUE(r.error.has_value());
+  EXPECT_EQ(r.error->line, c.line);
+  EXPECT_EQ(r.error->reason, c.reason);
+  EXPECT_EQ(r.trace.frames.size(), c.frames);
+  // The stream reader says the same.
+  std::istringstream in(c.text);
+  const TraceReadResult s = read_trace(in);
+  ASSERT_TRUE(s.error.has_value());
+  EXPECT_EQ(s.error->line, c.line);
+  EXPECT_EQ(s.error->reason, c.reason);
+}
+
 TEST(TraceReader, Errors) {
-  for (const ErrorCase& c : error_cases()) {
-    SCOPED_TRACE(c.what);
-    const TraceReadResult r = read_trace(c.text);
-    ASSERT_TRUE(r.error.has_value());
-    EXPECT_EQ(r.error->line, c.line);
-    EXPECT_EQ(r.error->reason, c.reason);
-    EXPECT_EQ(r.trace.frames.size(), c.frames);
-    // The stream reader says the same.
-    std::istringstream in(c.text);
-    const TraceReadResult s = read_trace(in);
-    ASSERT_TRUE(s.error.has_value());
-    EXPECT_EQ(s.error->line, c.line);
-    EXPECT_EQ(s.error->reason, c.reason);
-  }
+  for (const ErrorCase& c : error_cases()) expect_error(c);
 }
 
 TEST(TraceReader, FramesBeforeTheErrorAreComplete) {
@@ -834,19 +837,7 @@ std::vector<ErrorCase> version_2_error_cases() {
 }
 
 TEST(TraceReaderVersion2, Errors) {
-  for (const ErrorCase& c : version_2_error_cases()) {
-    SCOPED_TRACE(c.what);
-    const TraceReadResult r = read_trace(c.text);
-    ASSERT_TRUE(r.error.has_value());
-    EXPECT_EQ(r.error->line, c.line);
-    EXPECT_EQ(r.error->reason, c.reason);
-    EXPECT_EQ(r.trace.frames.size(), c.frames);
-    std::istringstream in(c.text);
-    const TraceReadResult s = read_trace(in);
-    ASSERT_TRUE(s.error.has_value());
-    EXPECT_EQ(s.error->line, c.line);
-    EXPECT_EQ(s.error->reason, c.reason);
-  }
+  for (const ErrorCase& c : version_2_error_cases()) expect_error(c);
 }
 
 TEST(TraceReaderVersion2, FramesBeforeTheErrorAreComplete) {

@@ -322,6 +322,7 @@ void run(const std::uint8_t* data, std::size_t size) {
     if (info.name != "brute") names.push_back(info.name);
   }
   names.push_back("multi-sap:mode=witness");  // settings other than the defaults
+  names.push_back("sap:path=batch");
   for (const std::string& name : names) {
     runners.push_back({name, BroadPhase::create(name, options), BroadPhase::create(name, options)});
   }

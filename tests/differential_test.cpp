@@ -57,6 +57,7 @@ std::vector<std::string> algorithm_names(bool with_reference) {
   for (const AlgorithmInfo& info : algorithms()) {
     if (with_reference || info.name != kReference) names.push_back(info.name);
     if (info.name == "multi-sap") names.push_back("multi-sap:mode=witness");
+    if (info.name == "sap") names.push_back("sap:path=batch");
   }
   return names;
 }

@@ -33,6 +33,7 @@ std::vector<std::string> algorithm_names() {
   for (const AlgorithmInfo& info : algorithms()) {
     names.push_back(info.name);
     if (info.name == "multi-sap") names.push_back("multi-sap:mode=witness");
+    if (info.name == "sap") names.push_back("sap:path=batch");
   }
   return names;
 }

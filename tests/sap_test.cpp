@@ -51,12 +51,13 @@ std::string show(const std::vector<Pair>& pairs) {
 // compares the deltas and pair sets, and validates the sap.
 class Twin {
  public:
-  explicit Twin(int dims = 3, bool walk_only = false) : options_{.dims = dims} {
+  explicit Twin(int dims = 3, bool walk_only = false, bool batch_only = false) : options_{.dims = dims} {
     bp_ = BroadPhase::create(
         "sap",
-        [this, walk_only](const Options& o) {
+        [this, walk_only, batch_only](const Options& o) {
           auto sap = std::make_unique<SweepAndPrune>(o);
           sap->set_walk_only(walk_only);
+          sap->set_batch_only(batch_only);
           sap_ = sap.get();
           return std::unique_ptr<Algorithm>(std::move(sap));
         },
@@ -155,7 +156,9 @@ struct RandomWorld {
   double teleport = 0.02;  // chance a move jumps anywhere
   double churn = 0.02;     // fraction added and removed per frame
   int frames = 40;
-  bool walk_only = false;  // every frame on the walk, however far the boxes move
+  bool walk_only = false;    // every frame on the walk, however far the boxes move
+  bool batch_only = false;   // every frame by the single-pass batch update
+  bool batch_mixed = false;  // frames by the batch update or the policy's path, at random
 };
 
 Box3 random_box(testgen::Rng& rng, const RandomWorld& w) {
@@ -182,9 +185,10 @@ Box3 nudge(testgen::Rng& rng, const RandomWorld& w, const Box3& b) {
 // Runs one random world; "" on success, else the first failing frame.
 std::string run_world(const RandomWorld& w, std::uint64_t seed, SapCounters* counters) {
   testgen::Rng rng(seed);
-  Twin twin(w.dims, w.walk_only);
+  Twin twin(w.dims, w.walk_only, w.batch_only);
   Id next_id = static_cast<Id>(rng.below(1000));
   for (int f = 0; f < w.frames; ++f) {
+    if (w.batch_mixed) twin.sap().set_batch_only(rng.chance(0.5));
     std::vector<Id> live_ids;
     for (const auto& [id, box] : twin.live()) live_ids.push_back(id);
     rng.shuffle(live_ids);
@@ -233,6 +237,7 @@ std::string run_world(const RandomWorld& w, std::uint64_t seed, SapCounters* cou
   if (counters) {
     const SapCounters& c = twin.counters();
     counters->incremental_frames += c.incremental_frames;
+    counters->batch_frames += c.batch_frames;
     counters->recomputed_frames += c.recomputed_frames;
     counters->aborted_walks += c.aborted_walks;
     counters->restores += c.restores;
@@ -258,10 +263,13 @@ TEST(SapRandom, OperationSequencesMatchBruteForce) {
     w.churn = pick.chance(0.5) ? 0.0 : pick.unit() * 0.2;
     w.frames = pick.range(10, 40);
     w.walk_only = seed % 5 == 0;
+    w.batch_only = seed % 5 == 1;
+    w.batch_mixed = seed % 5 == 2;
     const std::string e = run_world(w, seed, &total);
     ASSERT_TRUE(e.empty()) << "seed " << seed << " dims " << w.dims << " grid " << w.grid << " max_size " << w.max_size
                            << " target " << w.target << " move_fraction " << w.move_fraction << " step " << w.step
-                           << " teleport " << w.teleport << " churn " << w.churn << " walk_only " << w.walk_only << "\n"
+                           << " teleport " << w.teleport << " churn " << w.churn << " walk_only " << w.walk_only
+                           << " batch_only " << w.batch_only << " batch_mixed " << w.batch_mixed << "\n"
                            << e;
   }
   // The three paths and the switches between them were exercised.
@@ -270,6 +278,7 @@ TEST(SapRandom, OperationSequencesMatchBruteForce) {
       static_cast<unsigned long long>(total.incremental_frames), static_cast<unsigned long long>(total.resting_frames),
       static_cast<unsigned long long>(total.preparations), static_cast<unsigned long long>(total.recomputed_frames));
   EXPECT_GT(total.incremental_frames, 0u);
+  EXPECT_GT(total.batch_frames, 0u);
   EXPECT_GT(total.resting_frames, 0u);
   EXPECT_GT(total.preparations, 0u);
   EXPECT_GT(total.recomputed_frames, 0u);
@@ -722,6 +731,58 @@ TEST(SapPaths, BatchInsertionMergesIntoTheArrays) {
   EXPECT_EQ(t.counters().recomputed_frames + t.counters().resting_frames, others + 1);
 }
 
+// The single-pass batch update (Tracy et al. 3.2.1) taking every frame:
+// removals, moves and insertions in one frame, new boxes touching removed
+// ones, an infinite box, a ground plane and a far teleport among them.
+TEST(SapPaths, SinglePassBatchUpdateTakesEveryChange) {
+  Twin t(3, false, true);
+  Jiggling world(t, 2000, 21);
+  for (Id i = 0; i < 20; ++i) {
+    world.step();
+    t.add(id_range(10000 + 100 * i, 5), scattered(5, 40, 1.5f, 400 + i));
+    if (i > 0) t.remove(id_range(10000 + 100 * (i - 1), 3));
+    EXPECT_FRAME(t);
+  }
+  world.step();
+  t.add(9000, Box3{{-kInf, -kInf, -kInf}, {kInf, kInf, kInf}});
+  t.add(9001, Box3{{-kInf, -kInf, 10}, {kInf, kInf, 10}});
+  t.move(world.ids()[1], cube(-30, 60, 5, 2));
+  t.remove(world.ids()[3]);
+  EXPECT_FRAME(t);
+  world.step();
+  t.remove(std::vector<Id>{9000, world.ids()[5]});
+  t.move(9001, Box3{{-kInf, -kInf, 20}, {kInf, kInf, 20}});
+  t.add(9002, cube(10, 10, 10, 0));
+  EXPECT_FRAME(t);
+  const SapCounters& c = t.counters();
+  EXPECT_EQ(c.batch_frames, 24u);
+  EXPECT_EQ(c.incremental_frames + c.recomputed_frames + c.resting_frames, 0u);
+  EXPECT_GT(c.swaps, 0u);
+}
+
+// The policy takes the batch update when it is the cheapest path: all the
+// boxes moving, each past a dozen or so endpoints, is too many swaps for a
+// walk and too few to recompute; fewer swaps walk, more recompute.
+TEST(SapPolicy, BatchUpdateWhenItIsCheapest) {
+  detail::SapFrameCounts f;
+  f.kept = 100000;
+  f.moved = 100000;
+  f.active = 100000;
+  f.resting = 100000;
+  f.resting_cells = 400;
+  detail::SapHistory h;
+  const auto path_at = [&](double mobility) {
+    h.mobility = mobility;
+    return detail::choose_sap_path(f, h).path;
+  };
+  EXPECT_EQ(path_at(14), detail::SapPath::kBatch);
+  EXPECT_EQ(path_at(5), detail::SapPath::kWalk);
+  EXPECT_NE(path_at(40), detail::SapPath::kBatch);
+  EXPECT_NE(path_at(40), detail::SapPath::kWalk);
+  f.arrays_valid = false;  // the batch update needs current arrays
+  EXPECT_NE(path_at(14), detail::SapPath::kBatch);
+}
+
 // Merged boxes find their pairs with the old boxes by scanning the arrays
 // when the scans are short, by bipartite box pruning when they are not (a
 // box infinite on every axis makes every scan run the whole array).
@@ -745,8 +806,9 @@ TEST(SapPaths, SmallBatchesScanLongScansPrune) {
   EXPECT_FRAME(t);
   const SapCounters& c = t.counters();
   EXPECT_EQ(c.scanned_batches, before.scanned_batches);
-  EXPECT_EQ(c.pruned_batches + c.recomputed_frames + c.resting_frames,
-            before.pruned_batches + before.recomputed_frames + before.resting_frames + 1);
+  // (or the batch update, whose sweep finds their pairs in its pass)
+  EXPECT_EQ(c.pruned_batches + c.recomputed_frames + c.resting_frames + c.batch_frames,
+            before.pruned_batches + before.recomputed_frames + before.resting_frames + before.batch_frames + 1);
 }
 
 TEST(SapPaths, InsertionsNextToHugeAndInfiniteBoxes) {

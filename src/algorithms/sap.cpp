@@ -1,9 +1,10 @@
 // sap: the persistent, incremental sweep and prune of Terdiman 2007, part I
 // (sections I.2-I.6, appendices A and B; batch insertion and removal, I.4b,
 // I.4c, I.5b), with Tracy, Buss and Woods 2009's per-frame choice between
-// walking and recomputing (sections 3.2.1 and 4), extended by a third path:
-// box pruning of the changed boxes against a resting set kept sorted between
-// frames (as PhysX's automatic box pruning keeps its sleeping boxes).
+// walking and recomputing (sections 3.2.1 and 4), their single-pass batch
+// update (3.2.1, Table 2: sap_batch.cpp), and a path of ours: box pruning
+// of the changed boxes against a resting set kept sorted between frames (as
+// PhysX's automatic box pruning keeps its sleeping boxes).
 // Structure and policy apart: the endpoint arrays (sap_endpoints.hpp), the
 // resting set (resting_set.hpp), the path choice (sap_policy.hpp); this file
 // holds the live boxes and the pairs and applies the chosen path.
@@ -22,8 +23,10 @@
 // walks its endpoints by adjacent swaps and a min passing a max flips the
 // pair iff the boxes overlap on the two other axes (I.3), additions are
 // radix-sorted, merged in one pass per axis and paired by box pruning or
-// short scans (I.4b, I.4c); resting: the changed boxes' pairs are dropped
-// and found again against the resting set; recompute: every pair anew.
+// short scans (I.4b, I.4c); batch: one pass per axis drops, merges and
+// insertion-sorts, with sweep sets for the pairs of the boxes that come and
+// go; resting: the changed boxes' pairs are dropped and found again against
+// the resting set; recompute: every pair anew.
 //
 // Cost: nothing when nothing moves; O(moved + swaps) for moves, ~n^(2/3)
 // swaps per moving box in a uniform 3D world; O(n) per frame with additions
@@ -79,7 +82,11 @@ void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairMan
     choice.path = SapPath::kWalk;
     choice.swap_budget = std::numeric_limits<double>::infinity();
   }
+  if (batch_only_) choice.path = SapPath::kBatch;
   switch (choice.path) {
+    case SapPath::kBatch:
+      batch_frame(ops, ids);
+      break;
     case SapPath::kWalk:
     case SapPath::kProbe:
       walk_frame(ops, ids, choice);
@@ -222,6 +229,37 @@ void SweepAndPrune::finish_walk(const FrameOps& ops, std::span<const Id> ids, bo
   ++counters_.incremental_frames;
 }
 
+// The single-pass batch update (Tracy et al. 3.2.1, sap_batch.cpp): the
+// live boxes brought to the frame's end, then every axis array in one pass
+// each, which also drops the removed boxes' pairs and finds the new ones'.
+void SweepAndPrune::batch_frame(const FrameOps& ops, std::span<const Id> ids) {
+  if (!endpoints_.current()) bring_arrays_up_to_date();
+  moved_from_.resize(ops.moved.size());
+  double displacement = 0;
+  for (std::size_t j = 0; j < ops.moved.size(); ++j) {
+    Box3& box = live_.value<0>(ops.moved[j]);
+    moved_from_[j] = box;
+    displacement += moved_by(box, ops.moved_boxes[j]);
+    box = ops.moved_boxes[j];
+  }
+  removed_boxes_.resize(ops.removed.size());
+  for (std::size_t j = 0; j < ops.removed.size(); ++j) removed_boxes_[j] = live_.value<0>(ops.removed[j]);
+  drop_removed(ops.removed, false);
+  const std::size_t first_new = live_.size();
+  add_objects(ops.added, ops.added_boxes, ids);
+  const std::uint64_t swaps = endpoints_.batch_update(
+      {ops.moved, moved_from_, ops.moved_boxes, ops.removed, removed_boxes_, first_new}, live_, id_, *pairs_);
+  if (!ops.moved.empty()) {
+    history_.mobility = kWalkSwapsPerBatchSwap * double(swaps) / double(ops.moved.size());
+    history_.walk_displacement = displacement / double(ops.moved.size());
+  }
+  history_.recompute_streak = 0;
+  counters_.swaps += swaps;
+  counters_.merged_boxes += ops.added.size();
+  counters_.compacted_boxes += ops.removed.size();
+  ++counters_.batch_frames;
+}
+
 // Drops the removed boxes from the dense list (each replaced by the last
 // one); with `tag`, first tags their entries in the endpoint arrays (I.5b).
 void SweepAndPrune::drop_removed(std::span<const Slot> removed, bool tag) {
@@ -353,8 +391,13 @@ bool SweepAndPrune::validate() const {
 }
 
 std::unique_ptr<Algorithm> make_sap(const Options& options) {
-  no_settings(options);
-  return std::make_unique<SweepAndPrune>(options);
+  SettingsReader settings(options.settings);
+  const std::size_t path = settings.choice("path", 0, {"auto", "walk", "batch"}, "sap: path is auto, walk or batch");
+  settings.finish("sap's only setting is path (auto, walk or batch)");
+  auto sap = std::make_unique<SweepAndPrune>(options);
+  sap->set_walk_only(path == 1);
+  sap->set_batch_only(path == 2);
+  return sap;
 }
 
 }  // namespace sapling::detail

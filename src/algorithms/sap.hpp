@@ -24,6 +24,7 @@ namespace sapling::detail {
 /// took, and how much work the incremental path did.
 struct SapCounters {
   std::uint64_t incremental_frames = 0;  ///< frames finished by swaps, merges and compaction
+  std::uint64_t batch_frames = 0;        ///< frames finished by the single-pass batch update (3.2.1)
   std::uint64_t recomputed_frames = 0;   ///< frames finished by a full recomputation
   std::uint64_t resting_frames = 0;      ///< frames finished by pruning the changed boxes against the resting set
   std::uint64_t preparations = 0;        ///< resting sets laid out (sorted into box pruning's grid)
@@ -58,6 +59,9 @@ class SweepAndPrune final : public Algorithm {
   /// For measurements of the plain SAP of part I: with `on`, every frame
   /// walks its moves and merges its additions, whatever it costs.
   void set_walk_only(bool on) noexcept { walk_only_ = on; }
+  /// For measurements and tests of the single-pass batch update (3.2.1):
+  /// with `on`, every frame takes it (the setting path=batch).
+  void set_batch_only(bool on) noexcept { batch_only_ = on; }
   /// Live boxes from which stale arrays are rebuilt a step a frame before a
   /// probe (kStageMinBoxes); for tests.
   void set_stage_min_boxes(std::size_t n) noexcept { stage_min_boxes_ = n; }
@@ -71,6 +75,7 @@ class SweepAndPrune final : public Algorithm {
   bool probe_could_pay(const FrameOps& ops, double budget_ns) const;
   void walk_frame(const FrameOps& ops, std::span<const Id> ids, const SapChoice& choice);
   void finish_walk(const FrameOps& ops, std::span<const Id> ids, bool tagged);
+  void batch_frame(const FrameOps& ops, std::span<const Id> ids);
   void drop_removed(std::span<const Slot> removed, bool tag);
   void remove_pairs_of(std::span<const Slot> removed);
   void add_objects(std::span<const Slot> added, std::span<const Box3> boxes, std::span<const Id> ids);
@@ -85,13 +90,16 @@ class SweepAndPrune final : public Algorithm {
   SapEndpoints endpoints_;
   SapHistory history_;                            // what the policy measured in earlier frames
   bool walk_only_ = false;                        // set_walk_only()
+  bool batch_only_ = false;                       // set_batch_only()
   std::size_t stage_min_boxes_ = kStageMinBoxes;  // set_stage_min_boxes()
 
-  PairFilter filter_;              // the frame's (FrameOps::filter)
-  PairManager* pairs_ = nullptr;   // the frame's pair manager (also read by validate())
-  detail::HashIndex removed_ids_;  // scratch: the ids whose pairs are dropped this frame
-  std::vector<IndexPair> found_;   // scratch: pairs from box pruning, as dense indices
-  std::vector<Pair> frame_pairs_;  // scratch: a recomputed frame's pairs, for PairManager::assign
+  PairFilter filter_;                // the frame's (FrameOps::filter)
+  PairManager* pairs_ = nullptr;     // the frame's pair manager (also read by validate())
+  detail::HashIndex removed_ids_;    // scratch: the ids whose pairs are dropped this frame
+  std::vector<IndexPair> found_;     // scratch: pairs from box pruning, as dense indices
+  std::vector<Pair> frame_pairs_;    // scratch: a recomputed frame's pairs, for PairManager::assign
+  std::vector<Box3> moved_from_;     // scratch: a batch frame's moved boxes before it
+  std::vector<Box3> removed_boxes_;  // scratch: a batch frame's removed boxes
   OptionTasks tasks_;
   BoxPruner pruner_;    // box pruning, and the resting set's prepared grid
   RestingSet resting_;  // laid out in pruner_

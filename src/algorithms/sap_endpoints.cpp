@@ -11,58 +11,17 @@
 #include <utility>
 
 #include "algorithms/sap_policy.hpp"
+#include "algorithms/sap_words.hpp"
 #include "detail/radix_sort.hpp"
 #include "sapling/float_key.hpp"
 
 namespace sapling::detail {
 namespace {
 
-using Endpoint = SapEndpoints::Endpoint;
 using Entry = SapEndpoints::Entry;
+using namespace sap_words;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
-
-// ---------------------------------------------------------------------------
-// Endpoint words: key << 32 | flag << 31 | owner.
-
-constexpr Endpoint kMaxFlag = Endpoint{1} << 31;
-constexpr Endpoint kOwnerMask = kMaxFlag - 1;
-
-constexpr Endpoint make_endpoint(std::uint32_t key, Slot owner, bool is_max) noexcept {
-  return (Endpoint{key} << 32) | (is_max ? kMaxFlag : 0) | owner;
-}
-constexpr std::uint32_t endpoint_key(Endpoint e) noexcept { return static_cast<std::uint32_t>(e >> 32); }
-constexpr Slot endpoint_owner(Endpoint e) noexcept { return static_cast<Slot>(e & kOwnerMask); }
-/// 0 for a min, 1 for a max.
-constexpr std::uint32_t endpoint_kind(Endpoint e) noexcept { return static_cast<std::uint32_t>(e >> 31) & 1; }
-/// Where pos_ keeps the index of this endpoint: 2 * owner + kind.
-constexpr std::uint32_t pos_index(Endpoint e) noexcept { return std::rotl(static_cast<std::uint32_t>(e), 1); }
-/// The smallest and largest words of e's rank (key, flag): comparing a word
-/// with these compares ranks, whatever the owner bits.
-constexpr Endpoint rank_floor(Endpoint e) noexcept { return e & ~kOwnerMask; }
-constexpr Endpoint rank_ceiling(Endpoint e) noexcept { return e | kOwnerMask; }
-constexpr bool rank_less(Endpoint a, Endpoint b) noexcept { return (a >> 31) < (b >> 31); }
-
-// Sentinels (appendix B): ranks below and above every coordinate's, the
-// infinities included, so the walks need no bounds checks.
-constexpr Endpoint kLowSentinel = 0;
-constexpr Endpoint kHighSentinel = ~Endpoint{0};
-static_assert(float_key(-kInf) > 0);
-static_assert(float_key(kInf) < 0xffffffffu);
-
-/// Cross bounds that no live entry has (min above max): marks the entries
-/// of removed boxes until their axis is compacted.
-constexpr std::uint32_t kDeadCrossMin = 0xffffffffu;
-constexpr std::uint32_t kDeadCrossMax = 0;
-
-/// Whether entry e is a `kind` endpoint whose cross bounds overlap [lo, hi]
-/// (closed: equal keys overlap). One branch for the caller: bit 63 collects
-/// the borrows of e.cross_max - lo and hi - e.cross_min and a kind mismatch.
-inline bool kind_and_cross_overlap(const Entry& e, std::uint32_t kind, std::uint32_t lo, std::uint32_t hi) noexcept {
-  const std::uint64_t misses =
-      (std::uint64_t{e.cross_max} - lo) | (std::uint64_t{hi} - e.cross_min) | (((e.word >> 31) ^ kind) << 63);
-  return (misses >> 63) == 0;
-}
 
 /// Whether entry e's cross bounds overlap [lo, hi], either kind, with one
 /// branch (half the entries of a scan lie below lo, half above hi: two
@@ -259,16 +218,22 @@ SapEndpoints::Entry SapEndpoints::make_entry(const LiveBoxes& live, int k, std::
                float_key(b.max[c])};
 }
 
+// The entries of the new boxes (dense indices from first_new on) on axis k,
+// in rank order, into pending_.
+void SapEndpoints::sort_new_entries(const LiveBoxes& live, int k, std::size_t first_new) {
+  pending_.clear();
+  for (std::size_t d = first_new; d < live.size(); ++d) pending_.push_back(make_entry(live, k, d, false));
+  for (std::size_t d = first_new; d < live.size(); ++d) pending_.push_back(make_entry(live, k, d, true));
+  sort_by_key(pending_, spare_);
+}
+
 // Brings axis k up to date after removals and additions (I.4b, I.5b): the
 // new endpoints (dense indices from first_new on) are presorted, then one
 // forward pass merges them with the old entries into the spare array,
 // leaving the tagged entries out, and the arrays swap. Positions are written
 // only for entries whose index changes. No overlap tests here.
 void SapEndpoints::merge_axis(const LiveBoxes& live, int k, std::size_t first_new, bool tagged) {
-  pending_.clear();
-  for (std::size_t d = first_new; d < live.size(); ++d) pending_.push_back(make_entry(live, k, d, false));
-  for (std::size_t d = first_new; d < live.size(); ++d) pending_.push_back(make_entry(live, k, d, true));
-  sort_by_key(pending_, spare_);
+  sort_new_entries(live, k, first_new);
 
   const std::vector<Entry>& old = axis_[k];
   rebuilt_.resize(2 * live.size() + 2);
@@ -512,7 +477,10 @@ void SapEndpoints::drop_staged() noexcept {
 
 std::size_t SapEndpoints::memory_bytes() const {
   std::size_t bytes = (pending_.capacity() + spare_.capacity() + rebuilt_.capacity()) * sizeof(Entry) +
-                      changed_.capacity() + changed_list_.capacity() * sizeof(Slot);
+                      changed_.capacity() + changed_list_.capacity() * sizeof(Slot) + change_.capacity() +
+                      (change_index_.capacity() + open_at_.capacity()) * sizeof(std::uint32_t);
+  for (const std::vector<Open>& o : open_) bytes += o.capacity() * sizeof(Open);
+  bytes += kept_open_.capacity() * sizeof(Open) + open_bits_.capacity() * sizeof(std::uint64_t);
   for (const std::vector<Entry>& a : axis_) bytes += a.capacity() * sizeof(Entry);
   for (const std::vector<std::uint32_t>& p : pos_) bytes += p.capacity() * sizeof(std::uint32_t);
   return bytes;

@@ -84,6 +84,25 @@ class SapEndpoints {
   /// Rebuilds every array from the live boxes.
   void restore(const LiveBoxes& live);
 
+  /// A frame for batch_update(). The live boxes already hold the moved
+  /// boxes' new bounds and the added boxes (dense indices from `first_new`
+  /// on), and no longer hold the removed ones.
+  struct Batch {
+    std::span<const Slot> moved;
+    std::span<const Box3> moved_from;  ///< the moved boxes' bounds before the frame, as `moved`
+    std::span<const Box3> moved_to;    ///< their bounds now, as `moved`
+    std::span<const Slot> removed;
+    std::span<const Box3> removed_boxes;  ///< the removed boxes' bounds, as `removed`
+    std::size_t first_new = 0;
+  };
+  /// Tracy, Buss and Woods' single-pass batch update (3.2.1, sap_batch.cpp):
+  /// per axis one pass that drops the removed boxes' entries, merges the
+  /// added ones and insertion-sorts the moved ones, the removed boxes' pairs
+  /// dropped on the first axis and the added boxes' pairs found on the last
+  /// by sweep sets, the moves' pairs flipped by swaps. Needs current arrays;
+  /// returns the swaps.
+  std::uint64_t batch_update(const Batch& frame, const LiveBoxes& live, std::span<const Id> ids, PairManager& pairs);
+
   /// Stale arrays rebuilt a step at a time over frames instead of in one
   /// restore(): per axis, gathering the entries and three radix passes
   /// (kStepsPerAxis), each about 2n entries' work, from the boxes of the frame
@@ -126,6 +145,15 @@ class SapEndpoints {
   template <int K, int C, bool kMax>
   std::uint32_t walk(Slot a, Entry moving, std::span<const Id> ids, PairManager& pairs);
   void merge_axis(const LiveBoxes& live, int k, std::size_t first_new, bool tagged);
+  void sort_new_entries(const LiveBoxes& live, int k, std::size_t first_new);
+  struct Open {  // a box open in a batch pass' sweep: its slot, its cross bounds
+    Slot slot;
+    std::uint32_t cross_min, cross_max;
+  };
+  template <bool kRemovals, bool kInsertions>
+  std::uint64_t batch_axis(int k, const Batch& frame, const LiveBoxes& live, std::span<const Id> ids,
+                           PairManager& pairs);
+  const Box3& box_before(const Batch& frame, const LiveBoxes& live, Slot s) const noexcept;
   Entry make_entry(const LiveBoxes& live, int k, std::size_t dense, bool is_max) const;
   std::uint32_t scan_start(const LiveBoxes& live, int k, std::size_t dense) const;
   void scan_pairs(const LiveBoxes& live, int k, std::size_t dense, std::size_t first_new, std::uint32_t from,
@@ -150,6 +178,15 @@ class SapEndpoints {
     std::uint32_t from;
   };
   std::vector<ScanPlan> scan_plan_;  // scratch: per new object, where scan_added() scans
+  // batch_update()'s scratch: what the frame did to each slot, the sweep
+  // sets SL, SR and SI of the pass (boxes kept, removed, inserted) and where
+  // each open box sits in its set.
+  std::vector<std::uint8_t> change_;         // by slot: unchanged, moved, removed or added (0 between frames)
+  std::vector<std::uint32_t> change_index_;  // by slot: a moved or removed box's index in the frame's list
+  std::array<std::vector<Open>, 2> open_;    // SR, SI
+  std::vector<std::uint64_t> open_bits_;     // by slot: a kept box open in the pass, lazily in SL
+  std::vector<Open> kept_open_;              // SL, kept lazily (sap_batch.cpp)
+  std::vector<std::uint32_t> open_at_;
 };
 
 }  // namespace sapling::detail

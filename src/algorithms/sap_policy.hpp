@@ -39,6 +39,17 @@ constexpr double kQueryNsPerBox = 110;     ///< a changed box: its pairs dropped
 constexpr double kRestingSweepNs = 5;      ///< a resting entry in a cell swept for the changed boxes
 constexpr double kActiveNsPerBox = 40;     ///< an active box not changed this frame, paired with the changed
 constexpr double kPairScanNs = 1.5;        ///< a current pair, scanned for the changed boxes' pairs
+// The single-pass batch update (3.2.1, sap_batch.cpp), measured the same
+// way at 3,000 to 100k boxes (docs/algorithms/sap.md, "The single-pass batch
+// update"): a pass over every axis array, the sweep sets on the first and
+// last axes when boxes come or go (their bookkeeping per box, and per box
+// removed or added a scan of the open boxes, ~n^(2/3) in a uniform world),
+// and the insertion sort's swaps, counted per swap the walk would take.
+constexpr double kBatchNsPerBox = 12;         ///< the passes, and the positions they rewrite
+constexpr double kBatchSweepNsPerBox = 30;    ///< the sweep sets' bookkeeping, in a frame with churn
+constexpr double kBatchEventNs = 4;           ///< per box added or removed, per n^(2/3) of open boxes scanned
+constexpr double kBatchSwapNs = 3;            ///< the insertion sort, per swap of the walk predicted
+constexpr double kWalkSwapsPerBatchSwap = 2;  ///< the walk's swaps for one of the sort's, measured (tracy scene)
 /// Frames over which a new resting set must pay for itself.
 constexpr double kPrepareAmortization = 8;
 /// Moved objects walked before their swaps are extrapolated to all.
@@ -59,6 +70,7 @@ enum class SapPath : std::uint8_t {
   kProbe,      ///< the same on stale arrays, rebuilt first, to measure the mobility again
   kResting,    ///< prune the changed boxes against the resting set
   kRecompute,  ///< find every pair again by box pruning
+  kBatch,      ///< the single-pass batch update of 3.2.1 (valid arrays)
 };
 
 /// What sap measured in earlier frames, and its probe schedule.
@@ -124,11 +136,18 @@ inline double resting_cost(const SapFrameCounts& f) noexcept {
   return ns + kRestingSweepNs * resting * std::min(1.0, double(changed) / cells);
 }
 
-/// Picks the frame's path: the cheapest of recomputing, the resting set and
-/// the walk (compaction, merging and pairing of the new boxes, and the swaps
-/// predicted from the last measured mobility). With stale arrays the walk
-/// must also pay for rebuilding them soon, else it is only a probe when one
-/// is due; the caller confirms a probe with walk_could_pay().
+/// What the single-pass batch update would cost (ns), on valid arrays.
+inline double batch_cost(const SapFrameCounts& f, const SapHistory& h) noexcept {
+  const double n = double(f.kept + f.added), events = double(f.added + f.removed);
+  double ns = kBatchNsPerBox * n + kBatchSwapNs * h.mobility * double(f.moved);
+  if (events > 0) ns += kBatchSweepNsPerBox * n + kBatchEventNs * events * std::cbrt(n * n);
+  return ns;
+}
+
+/// Picks the frame's path: the cheapest of recomputing, the resting set,
+/// the single-pass batch update (on valid arrays) and the walk (compaction, merging and pairing of the new boxes, and
+/// the swaps predicted from the last measured mobility). With stale arrays the walk must also pay for rebuilding them
+/// soon, else it is only a probe when one is due; the caller confirms a probe with walk_could_pay().
 inline SapChoice choose_sap_path(const SapFrameCounts& f, const SapHistory& h) noexcept {
   const double n = double(f.kept);
   const double recompute_ns = kRecomputeNsPerBox * double(f.kept + f.added);
@@ -149,6 +168,10 @@ inline SapChoice choose_sap_path(const SapFrameCounts& f, const SapHistory& h) n
   c.fallback = resting_ns <= recompute_ns ? SapPath::kResting : SapPath::kRecompute;
   c.path = incremental_ns <= alternative_ns ? SapPath::kWalk : c.fallback;
   c.prepare = wants_preparation(f);
+  if (f.arrays_valid && f.moved + f.added + f.removed != 0) {
+    const double batch_ns = batch_cost(f, h);
+    if (batch_ns < incremental_ns && batch_ns < alternative_ns) c.path = SapPath::kBatch;
+  }
   if (!f.arrays_valid && incremental_ns + kRestoreNsPerBox * n > alternative_ns &&
       incremental_ns > alternative_ns / 2) {
     // Stale arrays, and rebuilding them would not pay for itself soon: only

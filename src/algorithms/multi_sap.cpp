@@ -19,7 +19,9 @@
 // m entries) for the pairs that may end or start; then it takes its new
 // box, slid into place. A swap-based SAP would walk about m^(2/3) endpoints
 // per mover and hold three times the memory; 300 entries are 8 KB, in L1
-// while the cell is worked on.
+// while the cell is worked on. Or, setting cells=segmented, each cell is a
+// segmented list of sorted chunks (segmented_cell.hpp; Tracy et al. 3.2.2),
+// worked on the same way.
 //
 // Consolidation, one shared pair manager (II.3b): a pair is handled only by
 // its home cell, the cell of the least corner of the two boxes'

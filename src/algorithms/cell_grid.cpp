@@ -74,6 +74,10 @@ double CellGrid::lowest_min(const Cell& c, float lo) noexcept {
   return from > -kInf ? from : -kInf;                 // lo = -inf, or +inf - inf: every entry
 }
 
+// Out of line: inlined into prefetch(), it made GCC 12 drop the sorted
+// cells' prefetch loop as well (frames 8-10% slower).
+void CellGrid::prefetch_segmented(std::uint32_t cell) const noexcept { segs_[cell].prefetch(); }
+
 std::size_t CellGrid::first_candidate(const Cell& c, float lo) {
   const double from = lowest_min(c, lo);
   if (!(from > -std::numeric_limits<double>::infinity())) return 0;

@@ -211,7 +211,7 @@ class CellGrid {
   /// Hints that `cell` comes next: loads its entries into the cache, so that
   /// their misses overlap instead of stalling a binary search one by one.
   void prefetch(std::uint32_t cell) const noexcept {
-    if (chunk_ != 0) return segs_[cell].prefetch();
+    if (chunk_ != 0) return prefetch_segmented(cell);
     const Cell& c = cells_[cell];
     const char* p = reinterpret_cast<const char*>(c.entries.data());
     const std::size_t bytes = std::min<std::size_t>(c.entries.size() * sizeof(Entry), 16384);
@@ -309,6 +309,7 @@ class CellGrid {
   // The least min x of an entry that can reach `lo`, rounded down; -inf
   // when every entry can.
   static double lowest_min(const Cell& c, float lo) noexcept;
+  void prefetch_segmented(std::uint32_t cell) const noexcept;
   static std::size_t position_of(const Cell& c, float min_x, Slot slot) noexcept;
 
   std::vector<Cell> cells_;

@@ -19,8 +19,9 @@
 //
 // With set_chunk(), every cell is instead a segmented list of small sorted
 // chunks (segmented_cell.hpp, multi-sap's cells=segmented): the same
-// operations, positions being its addresses, and an entry marked gone is
-// taken out at once (a later position's business only).
+// operations, positions being its addresses; mark_gone() takes the entry
+// out at once (that moves only later positions) and settle() merges small
+// chunks.
 //
 // Invariants (validate()): every live cell is in the hash index under its
 // generation and coordinates and holds at least one entry; its entries are sorted by min x;

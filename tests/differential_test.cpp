@@ -56,7 +56,10 @@ std::vector<std::string> algorithm_names(bool with_reference) {
   std::vector<std::string> names;
   for (const AlgorithmInfo& info : algorithms()) {
     if (with_reference || info.name != kReference) names.push_back(info.name);
-    if (info.name == "multi-sap") names.push_back("multi-sap:mode=witness");
+    if (info.name == "multi-sap") {
+      names.push_back("multi-sap:mode=witness");
+      names.push_back("multi-sap:cells=segmented,chunk=4");
+    }
     if (info.name == "sap") names.push_back("sap:path=batch");
   }
   return names;

@@ -61,7 +61,7 @@ std::size_t expect_exact(const Trace& trace, const MultiSapConfig& config, const
     SCOPED_TRACE(what + ", frame " + std::to_string(f) + ", mode " +
                  (config.mode == detail::Consolidation::kWitness ? "witness" : "home") + ", cell size " +
                  std::to_string(config.cell_size) + ", max cells " + std::to_string(config.max_cells) + ", slice " +
-                 std::to_string(config.slice));
+                 std::to_string(config.slice) + ", chunk " + std::to_string(config.chunk));
     const TraceFrame& frame = trace.frames[f];
     if (before_frame && algo != nullptr) before_frame(*algo, f);
     for (BroadPhase* b : {ref.get(), bp.get()}) {
@@ -110,7 +110,9 @@ std::size_t expect_exact(const Trace& trace, const MultiSapConfig& config, const
 // The grids every trace runs under: chosen from the data, tiny cells, big
 // cells, and a threshold that makes most boxes outsized now and then.
 // Witness counts (validate() checks each pair's count) on the data's grid,
-// on tiny cells where a pair has many witnesses, and in slices.
+// on tiny cells where a pair has many witnesses, and in slices. Segmented
+// cells (cells=segmented) in both modes, with chunks of 2 to 5 entries
+// (every change splits, merges or crosses chunks) and the default's.
 std::vector<MultiSapConfig> grids(float unit) {
   using enum detail::Consolidation;
   return {MultiSapConfig{},
@@ -120,7 +122,12 @@ std::vector<MultiSapConfig> grids(float unit) {
           MultiSapConfig{.cell_size = 4.0 * unit, .slice = 5},
           MultiSapConfig{.mode = kWitness},
           MultiSapConfig{.mode = kWitness, .cell_size = unit, .max_cells = 64},
-          MultiSapConfig{.mode = kWitness, .cell_size = 2.0 * unit, .max_cells = 2, .slice = 5}};
+          MultiSapConfig{.mode = kWitness, .cell_size = 2.0 * unit, .max_cells = 2, .slice = 5},
+          MultiSapConfig{.chunk = 2},
+          MultiSapConfig{.cell_size = 16.0 * unit, .chunk = 3},
+          MultiSapConfig{.cell_size = 4.0 * unit, .slice = 5, .chunk = 32},
+          MultiSapConfig{.mode = kWitness, .chunk = 4},
+          MultiSapConfig{.mode = kWitness, .cell_size = 2.0 * unit, .max_cells = 2, .slice = 5, .chunk = 5}};
 }
 
 void expect_exact_on_grids(const Trace& trace, float unit, const std::string& what) {
@@ -176,6 +183,7 @@ TEST(MultiSapTest, BoxesOnCellBordersAtManyScales) {
         expect_exact_on_grids(trace, scale, "border scale " + std::to_string(scale) + " seed " + std::to_string(seed));
         // The grid's own cells at the scale of the boxes' borders.
         expect_exact(trace, MultiSapConfig{.cell_size = scale}, "border on cells");
+        expect_exact(trace, MultiSapConfig{.cell_size = scale, .chunk = 3}, "border on segmented cells");
       }
     }
   }
@@ -276,7 +284,7 @@ TEST(MultiSapThreads, SameOutputInTheSameOrderOnAnyThreadCount) {
   params.name = "tracy";
   params.n = 30000;
   const Trace trace = testgen::scenario_trace(params, 5);
-  for (const char* algo : {"multi-sap", "multi-sap:mode=witness"}) {
+  for (const char* algo : {"multi-sap", "multi-sap:mode=witness", "multi-sap:cells=segmented,chunk=4"}) {
     SCOPED_TRACE(algo);
     auto one = BroadPhase::create(algo, Options{.dims = trace.dims});
     ASSERT_NE(one, nullptr);
@@ -312,8 +320,12 @@ TEST(MultiSapSettings, TakenOrRefusedWithAReason) {
   Status why;
   EXPECT_NE(BroadPhase::create("multi-sap", Options{.settings = "mode=witness,cell_size=2.5"}, &why), nullptr);
   EXPECT_NE(BroadPhase::create("multi-sap:mode=home,boxes_per_cell=300"), nullptr);
-  for (const char* bad : {"mode=fast", "cell_size=-1", "cell_size=inf", "cell_size=nan", "cell=2", "mode",
-                          "mode=home,mode=home", "boxes_per_cell=0", "mode=witness,", "=3"}) {
+  EXPECT_NE(BroadPhase::create("multi-sap:cells=segmented,chunk=25,mode=witness"), nullptr);
+  EXPECT_NE(BroadPhase::create("multi-sap:cells=sorted"), nullptr);
+  for (const char* bad :
+       {"mode=fast", "cell_size=-1", "cell_size=inf", "cell_size=nan", "cell=2", "mode", "mode=home,mode=home",
+        "boxes_per_cell=0", "mode=witness,", "=3", "cells=tree", "chunk=32", "cells=sorted,chunk=32",
+        "cells=segmented,chunk=1", "cells=segmented,chunk=2.5", "cells=segmented,chunk=1e9"}) {
     SCOPED_TRACE(bad);
     EXPECT_EQ(BroadPhase::create("multi-sap", Options{.settings = bad}, &why), nullptr);
     EXPECT_EQ(why.code(), StatusCode::kInvalidArgument);
@@ -348,17 +360,22 @@ TEST(MultiSapRegrid, MidTraceRegridsChangeNoOutput) {
     traces.emplace_back("wild", t.take());
   }
   for (const auto& [name, trace] : traces) {
-    for (const double factor : {0.5, 2.0, 0.7}) {
-      for (const std::size_t per_frame : {std::size_t{3}, std::size_t{40}}) {
-        int regrids = 0;
-        expect_exact(trace, MultiSapConfig{.cell_size = 2.0, .relocations = per_frame},
-                     name + " regrid x" + std::to_string(factor) + " by " + std::to_string(per_frame),
-                     [&, factor = factor](MultiSap& m, std::size_t f) {
-                       // Three regrids at most: by the factor, back, and by it again.
-                       const double by = regrids % 2 == 0 ? factor : 1 / factor;
-                       if (f >= 1 && regrids < 3 && !m.regridding() && m.regrid(m.cell_size() * by)) ++regrids;
-                     });
-        EXPECT_GE(regrids, 1) << name;
+    // Sorted cells, and segmented ones of 3 entries a chunk.
+    for (const std::uint32_t chunk : {0u, 3u}) {
+      for (const double factor : {0.5, 2.0, 0.7}) {
+        for (const std::size_t per_frame : {std::size_t{3}, std::size_t{40}}) {
+          if (chunk != 0 && factor == 0.7) continue;
+          int regrids = 0;
+          expect_exact(trace, MultiSapConfig{.cell_size = 2.0, .relocations = per_frame, .chunk = chunk},
+                       name + " regrid x" + std::to_string(factor) + " by " + std::to_string(per_frame) + " chunk " +
+                           std::to_string(chunk),
+                       [&, factor = factor](MultiSap& m, std::size_t f) {
+                         // Three regrids at most: by the factor, back, and by it again.
+                         const double by = regrids % 2 == 0 ? factor : 1 / factor;
+                         if (f >= 1 && regrids < 3 && !m.regridding() && m.regrid(m.cell_size() * by)) ++regrids;
+                       });
+          EXPECT_GE(regrids, 1) << name;
+        }
       }
     }
   }
@@ -382,13 +399,23 @@ TEST(MultiSapRegrid, GridFollowsACrowdThatSpreads) {
   }
   double first = 0, last = 0;
   bool regridded = false;
-  expect_exact(t.take(), MultiSapConfig{}, "spreading crowd", [&](MultiSap& m, std::size_t f) {
+  const Trace trace = t.take();
+  expect_exact(trace, MultiSapConfig{}, "spreading crowd", [&](MultiSap& m, std::size_t f) {
     if (f == 1) first = m.cell_size();
     regridded = regridded || m.regridding();
     last = m.cell_size();
   });
   EXPECT_TRUE(regridded);
   EXPECT_GT(last, 2 * first) << "cells of " << first << " should have grown";
+  // The same with segmented cells: regrids move their entries alike.
+  regridded = false;
+  expect_exact(trace, MultiSapConfig{.chunk = 16}, "spreading crowd, segmented", [&](MultiSap& m, std::size_t f) {
+    if (f == 1) first = m.cell_size();
+    regridded = regridded || m.regridding();
+    last = m.cell_size();
+  });
+  EXPECT_TRUE(regridded);
+  EXPECT_GT(last, 2 * first);
 }
 
 // Every trace kind of the differential suite under each grid.

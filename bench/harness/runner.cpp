@@ -439,7 +439,15 @@ SceneResult run_scene(const SceneSpec& spec, const std::vector<const ContenderIn
   run.scene = describe_scene(spec, options);
   run.scenario = spec.make();
   run.scene.shape = shape_of(spec, *run.scenario);
-  build_runners(run, contenders);
+  // A scene's own contenders with settings (NAME:SETTINGS in its list),
+  // made on demand as --contenders would.
+  std::vector<const ContenderInfo*> all = contenders;
+  for (const std::string& name : spec.only) {
+    if (options.explicit_contenders || name.find(':') == std::string::npos) continue;
+    const ContenderInfo* info = find_contender(name);
+    if (info != nullptr && std::find(all.begin(), all.end(), info) == all.end()) all.push_back(info);
+  }
+  build_runners(run, all);
   run.reference = pick_reference(run.runners);
   if (run.reference) run.scene.reference = run.reference->result->name;
   run.samples = sampled_frames(run.total_frames(), options.verify_samples);

@@ -507,7 +507,9 @@ std::vector<SceneSpec> tracy_paper(bool quick) {
   // sap-walk: sap made to walk every frame (swaps, batch merges), the paper's plain and batch SAP.
   const std::vector<std::string> fig2{"sap-walk", "sap"};
   const std::vector<std::string> single{"segmented-sap", "sap", "sap-walk"};
-  const std::vector<std::string> grid{"multi-sap", "segmented-sap", "sap", "octree", "sap-walk"};
+  // multi-sap:cells=segmented: the grid of segmented cells of Figures 10 and 11.
+  const std::vector<std::string> grid{"multi-sap", "multi-sap:cells=segmented", "segmented-sap", "sap", "octree",
+                                      "sap-walk"};
   std::vector<SceneSpec> scenes;
   // Figure 2: swaps of the plain SAP against n (10% moving, no churn).
   const std::vector<std::size_t> fig2_n =

@@ -17,10 +17,16 @@
 // cells of both are live (multi_sap.cpp, "Regrid"). A cell is known by its
 // generation and coordinates.
 //
+// With set_chunk(), every cell is instead a segmented list of small sorted
+// chunks (segmented_cell.hpp, multi-sap's cells=segmented): the same
+// operations, positions being its addresses; mark_gone() takes the entry
+// out at once (that moves only later positions) and settle() merges small
+// chunks.
+//
 // Invariants (validate()): every live cell is in the hash index under its
 // generation and coordinates and holds at least one entry; its entries are sorted by min x;
-// its max_width bounds every entry's x extent from above; no tag is set
-// between frames.
+// its max_width bounds every entry's x extent from above (a segmented cell:
+// that and its own invariants); no tag is set between frames.
 #pragma once
 
 #include <algorithm>
@@ -31,6 +37,7 @@
 #include <span>
 #include <vector>
 
+#include "algorithms/segmented_cell.hpp"
 #include "sapling/algorithm.hpp"
 #include "sapling/box.hpp"
 #include "sapling/detail/hash_index.hpp"
@@ -74,6 +81,11 @@ class CellGrid {
   double cell_size(int gen = 0) const noexcept { return size_[gen]; }
   /// Whether the grid has only one cell on z (a 2D broad phase: z is 0).
   void set_flat(bool flat) noexcept { flat_ = flat; }
+  /// Makes every cell a segmented list of chunks of `chunk` (at least 2)
+  /// entries instead of one sorted array (0, the default). Set before the
+  /// first cell.
+  void set_chunk(std::uint32_t chunk) noexcept { chunk_ = chunk; }
+  bool segmented() const noexcept { return chunk_ != 0; }
 
   /// The cell coordinate of `x` on an axis: non-decreasing in x.
   std::int32_t coord(float x, int gen = 0) const noexcept {
@@ -111,7 +123,9 @@ class CellGrid {
   std::uint32_t find_or_add(const Coord& c, int gen = 0);
   const Coord& coord_of(std::uint32_t cell) const noexcept { return cells_[cell].coord; }
   int gen_of(std::uint32_t cell) const noexcept { return cells_[cell].gen; }
-  std::size_t entries(std::uint32_t cell) const noexcept { return cells_[cell].entries.size(); }
+  std::size_t entries(std::uint32_t cell) const noexcept {
+    return chunk_ != 0 ? segs_[cell].size() : cells_[cell].entries.size();
+  }
 
   /// Enters `b` of `slot` in `cell`.
   void insert(std::uint32_t cell, const Box3& b, Slot slot, std::uint32_t tag = 0);
@@ -122,19 +136,27 @@ class CellGrid {
   /// The position of an entry a query handed out (valid until the cell
   /// changes).
   std::uint32_t index_of(std::uint32_t cell, const Entry& e) const noexcept {
+    if (chunk_ != 0) return segs_[cell].address_of(e);
     return static_cast<std::uint32_t>(&e - cells_[cell].entries.data());
   }
   /// At a known position: the entry takes box `now`, whose min x is not
   /// below its old one, and slides right into place, its tag cleared; or its
   /// tag is cleared; or it is taken out. Each moves only entries after it.
   void slide_right(std::uint32_t cell, std::uint32_t at, const Box3& now) noexcept;
-  void clear_tag(std::uint32_t cell, std::uint32_t at) noexcept { cells_[cell].entries[at].tag = 0; }
+  void clear_tag(std::uint32_t cell, std::uint32_t at) noexcept {
+    (chunk_ != 0 ? segs_[cell].at(at) : cells_[cell].entries[at]).tag = 0;
+  }
   void erase_at(std::uint32_t cell, std::uint32_t at) noexcept {
+    if (chunk_ != 0) return segs_[cell].erase_at(at);
     std::vector<Entry>& v = cells_[cell].entries;
     v.erase(v.begin() + at);
   }
   /// Sets the tag of the entry of `slot`, whose box is `b`.
   void set_tag(std::uint32_t cell, const Box3& b, Slot slot, std::uint32_t tag) noexcept {
+    if (chunk_ != 0) {
+      segs_[cell].at(segs_[cell].locate(b.min[0], slot)).tag = tag;
+      return;
+    }
     Cell& c = cells_[cell];
     c.entries[position_of(c, b.min[0], slot)].tag = tag;
   }
@@ -145,13 +167,18 @@ class CellGrid {
   /// having moved little, or a full sort for many arrivals), max_width
   /// tightened.
   std::uint32_t locate(std::uint32_t cell, const Box3& old, Slot slot) const {
+    if (chunk_ != 0) return segs_[cell].locate(old.min[0], slot);
     return static_cast<std::uint32_t>(position_of(cells_[cell], old.min[0], slot));
   }
   void overwrite(std::uint32_t cell, std::uint32_t at, const Box3& now) noexcept {
-    cells_[cell].entries[at].min = now.min;
-    cells_[cell].entries[at].max = now.max;
+    Entry& e = chunk_ != 0 ? segs_[cell].at(at) : cells_[cell].entries[at];
+    e.min = now.min;
+    e.max = now.max;
   }
-  void mark_gone(std::uint32_t cell, std::uint32_t at) noexcept { cells_[cell].entries[at].slot = kGone; }
+  void mark_gone(std::uint32_t cell, std::uint32_t at) noexcept {
+    if (chunk_ != 0) return segs_[cell].erase_at(at);
+    cells_[cell].entries[at].slot = kGone;
+  }
   void append(std::uint32_t cell, const Box3& b, Slot slot, std::uint32_t tag = 0);
   void settle(std::uint32_t cell, std::size_t arrivals);
   /// Frees `cell` if it holds nothing; its storage is kept for reuse (see
@@ -162,9 +189,14 @@ class CellGrid {
   void trim();
 
   /// Calls hit(entry) for every entry of `cell` whose box overlaps `b`
-  /// (closed), in the cell's order.
-  template <class Hit>
+  /// (closed), in the cell's order. kSegmented is segmented(): the caller
+  /// compiles its loop once per kind of cell.
+  template <bool kSegmented, class Hit>
   void query(std::uint32_t cell, const Box3& b, Hit&& hit) const {
+    if constexpr (kSegmented) {
+      segs_[cell].query(b, lowest_min(cells_[cell], b.min[0]), hit);
+      return;
+    }
     const Cell& c = cells_[cell];
     const Entry* e = c.entries.data();
     const std::size_t n = c.entries.size();
@@ -180,6 +212,7 @@ class CellGrid {
   /// Hints that `cell` comes next: loads its entries into the cache, so that
   /// their misses overlap instead of stalling a binary search one by one.
   void prefetch(std::uint32_t cell) const noexcept {
+    if (chunk_ != 0) return prefetch_segmented(cell);
     const Cell& c = cells_[cell];
     const char* p = reinterpret_cast<const char*>(c.entries.data());
     const std::size_t bytes = std::min<std::size_t>(c.entries.size() * sizeof(Entry), 16384);
@@ -207,11 +240,22 @@ class CellGrid {
   /// Calls each(gen, coord, entries) for every live cell.
   template <class Each>
   void for_each_cell_entries(Each&& each) const {
-    for (const Cell& c : cells_) {
-      if (c.live) each(int(c.gen), c.coord, std::span<const Entry>(c.entries));
+    for (std::uint32_t i = 0; i < cells_.size(); ++i) {
+      if (cells_[i].live)
+        with_entries(i, [&](std::span<const Entry> e) { each(int(cells_[i].gen), cells_[i].coord, e); });
     }
   }
-  std::span<const Entry> cell_entries(std::uint32_t cell) const noexcept { return cells_[cell].entries; }
+  /// Calls each(entries) with the entries of `cell` in order (a segmented
+  /// cell's gathered into one array first: for queries and checks, not
+  /// frames).
+  template <class Each>
+  void with_entries(std::uint32_t cell, Each&& each) const {
+    if (chunk_ == 0) return each(std::span<const Entry>(cells_[cell].entries));
+    std::vector<Entry> all;
+    all.reserve(segs_[cell].size());
+    segs_[cell].for_each([&](const Entry& e) { all.push_back(e); });
+    each(std::span<const Entry>(all));
+  }
   std::size_t memory_bytes() const noexcept;
   /// Checks the invariants above; false on the first violation. Calls
   /// each(gen, coord, entry) for every entry of every live cell.
@@ -222,7 +266,15 @@ class CellGrid {
       const Cell& c = cells_[i];
       if (!c.live) continue;
       ++live;
-      if (c.entries.empty() || find(c.coord, c.gen) != i) return false;
+      if (entries(i) == 0 || find(c.coord, c.gen) != i) return false;
+      if (chunk_ != 0) {
+        if (!c.entries.empty() || !segs_[i].valid()) return false;
+        bool ok = true;
+        segs_[i].for_each(
+            [&](const Entry& e) { ok = ok && width(e) <= c.max_width && e.tag == 0 && each(int(c.gen), c.coord, e); });
+        if (!ok) return false;
+        continue;
+      }
       for (std::size_t j = 0; j < c.entries.size(); ++j) {
         const Entry& e = c.entries[j];
         if (j > 0 && c.entries[j - 1].min[0] > e.min[0]) return false;
@@ -255,9 +307,15 @@ class CellGrid {
   // The first entry that can reach min x `lo`: every entry before it has
   // max x < lo, since its min x is below lo - max_width.
   static std::size_t first_candidate(const Cell& c, float lo);
+  // The least min x of an entry that can reach `lo`, rounded down; -inf
+  // when every entry can.
+  static double lowest_min(const Cell& c, float lo) noexcept;
+  void prefetch_segmented(std::uint32_t cell) const noexcept;
   static std::size_t position_of(const Cell& c, float min_x, Slot slot) noexcept;
 
   std::vector<Cell> cells_;
+  std::vector<SegmentedCell<Entry>> segs_;  // by cell id, when chunk_ > 0 (cells_' entries then unused)
+  std::uint32_t chunk_ = 0;
   std::vector<std::uint32_t> free_;  // ids of cells not live, storage maybe kept
   detail::HashIndex index_;          // key(coord) -> cell id, live cells only
   std::size_t live_ = 0;

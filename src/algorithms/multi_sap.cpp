@@ -19,7 +19,9 @@
 // m entries) for the pairs that may end or start; then it takes its new
 // box, slid into place. A swap-based SAP would walk about m^(2/3) endpoints
 // per mover and hold three times the memory; 300 entries are 8 KB, in L1
-// while the cell is worked on.
+// while the cell is worked on. Or, setting cells=segmented, each cell is a
+// segmented list of sorted chunks (segmented_cell.hpp; Tracy et al. 3.2.2),
+// worked on the same way.
 //
 // Consolidation, one shared pair manager (II.3b): a pair is handled only by
 // its home cell, the cell of the least corner of the two boxes'
@@ -53,6 +55,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <utility>
 
 #include "algorithms/builtin.hpp"
@@ -68,6 +71,9 @@ namespace {
 // appended (marked) and the cell sorted (compacted) once, rather than each
 // inserted (erased) with a shift of the entries behind it.
 constexpr std::size_t kBulk = 32;
+// A segmented cell's chunk when cells=segmented names none. Measured:
+// docs/algorithms/multi-sap.md, "Segmented cells".
+constexpr std::uint32_t kDefaultChunk = 64;
 
 Box3 box_of(const CellGrid::Entry& e) noexcept { return Box3{e.min, e.max}; }
 
@@ -76,6 +82,7 @@ Box3 box_of(const CellGrid::Entry& e) noexcept { return Box3{e.min, e.max}; }
 MultiSap::MultiSap(const Options& options, MultiSapConfig config)
     : config_(config), dims_(options.dims), tasks_(options) {
   grid_.set_flat(options.dims == 2);
+  grid_.set_chunk(config_.chunk);
   if (config_.cell_size > 0) {
     grid_.set_cell_size(config_.cell_size, grid_gen_);
     sized_ = true;
@@ -162,7 +169,11 @@ void MultiSap::update_cells(std::span<const Id> ids, PairManager& pairs) {
     for (std::uint32_t c = plan_.first(t); c < end; ++c) {
       if (c + 1 < end) grid_.prefetch(events_[cell_starts_[c + 1]].cell);
       if (c + kHeaderAhead < end) grid_.prefetch_header(events_[cell_starts_[c + kHeaderAhead]].cell);
-      update_cell(cell_starts_[c], cell_starts_[c + 1], out, own);
+      if (grid_.segmented()) {
+        update_cell<true>(cell_starts_[c], cell_starts_[c + 1], out, own);
+      } else {
+        update_cell<false>(cell_starts_[c], cell_starts_[c + 1], out, own);
+      }
     }
     own_.give(own);
   };
@@ -451,7 +462,7 @@ void MultiSap::apply_changes() {
 // the query of the higher slot's changed entry, with its own box, finds it,
 // and the exact old and new boxes decide; a pair is handled by its home cell
 // only. Then the entries take their new boxes.
-template <class Sink>
+template <bool kSegmented, class Sink>
 void MultiSap::update_cell(std::size_t first, std::size_t last, Sink& sink, OwnEntries& own) {
   const std::uint32_t cell = events_[first].cell;
   const CellGrid::Coord here = grid_.coord_of(cell);
@@ -508,7 +519,7 @@ void MultiSap::update_cell(std::size_t first, std::size_t last, Sink& sink, OwnE
   own.assign(last - first, OwnEntry{CellGrid::kNoCell, 0});
   for (std::size_t i = first; i < last; ++i) {
     const CellChange& a = cell_changes_[i];
-    grid_.query(cell, cover(a), [&](const CellGrid::Entry& x) {
+    grid_.query<kSegmented>(cell, cover(a), [&](const CellGrid::Entry& x) {
       if (x.slot == a.slot) {
         own[i - first] = OwnEntry{grid_.index_of(cell, x), static_cast<std::uint32_t>(i)};
         return;
@@ -553,7 +564,7 @@ void MultiSap::update_cell(std::size_t first, std::size_t last, Sink& sink, OwnE
       grid_.erase_at(cell, o.at);
     }
   }
-  if (bulk_out) grid_.settle(cell, 0);
+  if (bulk_out || (departures > 0 && grid_.segmented())) grid_.settle(cell, 0);  // segmented: merges
 }
 
 // A mass insertion or removal leaves scratch sized for it: given back once a
@@ -628,7 +639,7 @@ bool MultiSap::query(const Box3& box, std::vector<Slot>& out) const {
         for (std::int32_t x = r.lo[0]; x <= r.hi[0]; ++x) {
           const CellGrid::Coord at{x, y, z};
           if (const std::uint32_t cell = grid_.find(at, gen); cell != CellGrid::kNoCell) {
-            visit(gen, at, grid_.cell_entries(cell));
+            grid_.with_entries(cell, [&](std::span<const CellGrid::Entry> entries) { visit(gen, at, entries); });
           }
         }
       }
@@ -716,7 +727,15 @@ std::unique_ptr<Algorithm> make_multi_sap(const Options& options) {
   config.boxes_per_cell =
       settings.number("boxes_per_cell", config.boxes_per_cell, 1.0, 1e6, "multi-sap: boxes_per_cell is 1..1e6");
   config.adapt = settings.choice("regrid", 0, {"auto", "off"}, "multi-sap: regrid is auto or off") == 0;
-  settings.finish("multi-sap's settings are mode, cell_size, boxes_per_cell and regrid");
+  const bool segmented =
+      settings.choice("cells", 0, {"sorted", "segmented"}, "multi-sap: cells is sorted or segmented") == 1;
+  const double chunk = settings.number("chunk", 0.0, 2.0, 65536.0, "multi-sap: chunk is a whole number 2..65536");
+  if (chunk != 0 && (!segmented || chunk != std::floor(chunk))) {
+    throw SettingError{segmented ? "multi-sap: chunk is a whole number 2..65536"
+                                 : "multi-sap: chunk is the size of a segmented cell's chunks (with cells=segmented)"};
+  }
+  config.chunk = segmented ? (chunk != 0 ? static_cast<std::uint32_t>(chunk) : kDefaultChunk) : 0;
+  settings.finish("multi-sap's settings are mode, cell_size, boxes_per_cell, regrid, cells and chunk");
   return std::make_unique<MultiSap>(options, config);
 }
 

@@ -29,7 +29,8 @@ enum class Consolidation : std::uint8_t {
 };
 
 /// What multi-sap is built with beyond Options (Options::settings: mode =
-/// home|witness, cell_size, boxes_per_cell, regrid = auto|off).
+/// home|witness, cell_size, boxes_per_cell, regrid = auto|off, cells =
+/// sorted|segmented, chunk).
 struct MultiSapConfig {
   Consolidation mode = Consolidation::kHomeCell;
   /// The cell edge; 0 chooses it from the first boxes added (and again
@@ -50,6 +51,11 @@ struct MultiSapConfig {
   /// Boxes moved to a new grid per frame while the grid is resized; 0 for
   /// max(1024, a 32nd of the boxes) (multi_sap.cpp, "Regrid").
   std::size_t relocations = 0;
+  /// 0: each cell one array sorted by min x (the default); else each cell a
+  /// segmented list of chunks of this many entries (segmented_cell.hpp,
+  /// Tracy et al. 2009, 3.2.2; cells=segmented, chunk=N). Measured:
+  /// docs/algorithms/multi-sap.md, "Segmented cells".
+  std::uint32_t chunk = 0;
 };
 
 /// The grid of SAP cells of Terdiman 2007, part II.
@@ -158,7 +164,7 @@ class MultiSap final : public Algorithm {
   void collect_events();
   void consider_regrid();
   void update_cells(std::span<const Id> ids, PairManager& pairs);
-  template <class Sink>
+  template <bool kSegmented, class Sink>
   void update_cell(std::size_t first, std::size_t last, Sink& sink, OwnEntries& own);
   static std::uint64_t pair_key(Slot a, Slot b) noexcept {
     return a < b ? (std::uint64_t{a} << 32) | b : (std::uint64_t{b} << 32) | a;

@@ -57,6 +57,10 @@ std::vector<std::string> algorithm_names(bool with_reference) {
   for (const AlgorithmInfo& info : algorithms()) {
     if (with_reference || info.name != kReference) names.push_back(info.name);
     if (info.name == "multi-sap") names.push_back("multi-sap:mode=witness");
+    if (info.name == "segmented-sap") {
+      names.push_back("segmented-sap:global=always");
+      names.push_back("segmented-sap:global=never");
+    }
   }
   return names;
 }

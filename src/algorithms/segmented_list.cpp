@@ -256,10 +256,13 @@ void SegmentedList::build(std::span<const Slot> slots, std::span<const std::uint
     top = std::max(top, s);
   }
   if (place_.size() < 2 * (std::size_t{top} + 1)) place_.resize(2 * (std::size_t{top} + 1));
-  constexpr RadixDigits kDigits{16, 4, 64};
-  radix_counts_.resize(kDigits.counts());
+  // 16-bit digits take 4 passes but clear and sum 2^18 counts, which
+  // outweighs the sort below ~100k endpoints: 11-bit digits there (6 passes).
+  const RadixDigits digits =
+      sort_items_.size() < (std::size_t{1} << 17) ? RadixDigits{11, 6, 64} : RadixDigits{16, 4, 64};
+  radix_counts_.resize(digits.counts());
   radix_sort(
-      sort_items_, sort_scratch_, [](const Entry& e) { return e.word; }, kDigits, radix_counts_.data());
+      sort_items_, sort_scratch_, [](const Entry& e) { return e.word; }, digits, radix_counts_.data());
   const std::uint32_t fill = std::max<std::uint32_t>(1, capacity_ * 3 / 4);
   std::vector<Span> open;  // the objects open at the sweep (with checkpoints)
   std::vector<std::uint32_t> open_at;

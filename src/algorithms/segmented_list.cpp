@@ -18,6 +18,18 @@ void SegmentedList::reset(std::uint32_t chunk_capacity) {
   place_.resize(2 * slots);
 }
 
+void SegmentedList::clear(std::uint32_t chunk_capacity) {
+  capacity_ = std::max<std::uint32_t>(chunk_capacity, 2);
+  entries_.clear();
+  meta_.clear();
+  sets_.clear();
+  free_.clear();
+  order_.clear();
+  std::fill(place_.begin(), place_.end(), Place{});
+  head_ = kNone;
+  endpoints_ = 0;
+}
+
 // ---------------------------------------------------------------------------
 // Checkpoint counts (the paper's add, remove and set R).
 
@@ -246,7 +258,7 @@ void SegmentedList::set_checkpoint_cross(Slot s, std::uint32_t cross_min, std::u
 // not split at once, and give each chunk the objects open at its edge.
 void SegmentedList::build(std::span<const Slot> slots, std::span<const std::uint32_t> min_keys,
                           std::span<const std::uint32_t> max_keys, std::span<const std::uint32_t> cross_mins,
-                          std::span<const std::uint32_t> cross_maxs) {
+                          std::span<const std::uint32_t> cross_maxs, bool keep_scratch) {
   if (slots.empty()) return;
   sort_items_.clear();
   Slot top = 0;
@@ -296,7 +308,11 @@ void SegmentedList::build(std::span<const Slot> slots, std::span<const std::uint
     }
   }
   endpoints_ = sort_items_.size();
-  free_storage(sort_items_);  // a build happens once per emptied world: its scratch goes back at once
+  if (!keep_scratch) give_back_scratch();
+}
+
+void SegmentedList::give_back_scratch() noexcept {
+  free_storage(sort_items_);
   free_storage(sort_scratch_);
   free_storage(radix_counts_);
 }
@@ -346,7 +362,9 @@ void SegmentedList::shrink_to_fit(std::size_t slots) {
 std::size_t SegmentedList::memory_bytes() const noexcept {
   std::size_t bytes = entries_.capacity() * sizeof(Entry) + meta_.capacity() * sizeof(ChunkMeta) +
                       sets_.capacity() * sizeof(CheckpointSets) + (free_.capacity() + order_.capacity()) * 4 +
-                      place_.capacity() * sizeof(Place);
+                      place_.capacity() * sizeof(Place) +
+                      (sort_items_.capacity() + sort_scratch_.capacity()) * sizeof(Entry) +
+                      radix_counts_.capacity() * 4;
   for (const CheckpointSets& s : sets_) bytes += s.spans.capacity() * sizeof(Span) + s.fast.capacity() * sizeof(Slot);
   return bytes;
 }

@@ -110,12 +110,18 @@ class SegmentedList {
   /// Gives an empty list chunks of `chunk_capacity` (at least 2) endpoints
   /// from now on, and its storage back.
   void reset(std::uint32_t chunk_capacity);
+  /// Empties the list as reset() does but keeps its storage (chunks,
+  /// places) for a build() that follows: a run of builds allocates once.
+  void clear(std::uint32_t chunk_capacity);
   /// Replaces the whole list, empty before, by the endpoints of `slots`
   /// (keys indexed by slot): one radix sort, chunks filled to 3/4,
-  /// checkpoint sets by one sweep.
+  /// checkpoint sets by one sweep. The sort's scratch is given back unless
+  /// `keep_scratch` (then by give_back_scratch()).
   void build(std::span<const Slot> slots, std::span<const std::uint32_t> min_keys,
              std::span<const std::uint32_t> max_keys, std::span<const std::uint32_t> cross_mins,
-             std::span<const std::uint32_t> cross_maxs);
+             std::span<const std::uint32_t> cross_maxs, bool keep_scratch = false);
+  /// Gives back the scratch a build() kept.
+  void give_back_scratch() noexcept;
 
   /// Moves one endpoint of s to `key` by local sort: adjacent swaps within
   /// its chunk, and across chunk edges (counts unchanged, checkpoints

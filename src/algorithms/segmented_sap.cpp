@@ -175,7 +175,11 @@ void SegmentedSap::add_object(Slot s, const Box3& box, std::span<const Id> ids, 
 // object the whole set open at it.
 void SegmentedSap::sort_globally(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
   ++global_frames_;
-  const std::size_t live_before = live_;
+  // Scratch and list storage are kept only through a run of global frames
+  // over a populated world: a lone one, or one that fills, empties or
+  // halves the world, keeps none and gives the lists' storage back.
+  const std::size_t live_after = live_ - ops.removed.size() + ops.added.size();
+  const bool streak = last_global_ && live_ > 0 && 2 * live_after >= live_;
   // The slots live after the frame: those live before and not removed
   // (ascending), then the added ones (a slot may be removed and added again).
   gone_.assign(box_.size(), 0);
@@ -205,14 +209,19 @@ void SegmentedSap::sort_globally(const FrameOps& ops, std::span<const Id> ids, P
                               : live_ > 0            ? config_.chunk_for(live_)
                                                      : kFirstChunk;
   for (int k = 0; k < axes_; ++k) {
-    lists_[k].reset(chunk);
+    if (streak) {
+      lists_[k].clear(chunk);
+    } else {
+      lists_[k].reset(chunk);
+      lists_[k].reserve(box_.size(), 2 * live_);  // build() fills chunks to 3/4: no regrowth
+    }
     for (const Slot s : live_slots_) {
       min_keys_[s] = float_key(box_[s].min[k]);
       max_keys_[s] = float_key(box_[s].max[k]);
       cross_mins_[s] = float_key(box_[s].min[cross_[k]]);
       cross_maxs_[s] = float_key(box_[s].max[cross_[k]]);
     }
-    lists_[k].build(live_slots_, min_keys_, max_keys_, cross_mins_, cross_maxs_);
+    lists_[k].build(live_slots_, min_keys_, max_keys_, cross_mins_, cross_maxs_, true);
   }
 
   dense_boxes_.resize(live_);
@@ -228,9 +237,7 @@ void SegmentedSap::sort_globally(const FrameOps& ops, std::span<const Id> ids, P
   frame_pairs_.resize(kept);
   pairs.assign(frame_pairs_);  // diffed in bulk; frame_pairs_ now holds the old set's storage
   if (displaced_ == 0) estimate_density();
-  // Kept only through a run of global frames over a populated world: a lone
-  // one, or one that empties or fills the world, keeps none.
-  if (!last_global_ || live_before == 0 || live_ == 0) give_back_scratch();
+  if (!streak || live_ == 0) give_back_scratch();
   last_global_ = true;
 }
 
@@ -238,6 +245,7 @@ void SegmentedSap::sort_globally(const FrameOps& ops, std::span<const Id> ids, P
 // other: a world at rest keeps nothing for it.
 void SegmentedSap::give_back_scratch() {
   if (live_slots_.capacity() == 0) return;
+  for (int k = 0; k < axes_; ++k) lists_[k].give_back_scratch();
   for (std::vector<std::uint32_t>* keys : {&min_keys_, &max_keys_, &cross_mins_, &cross_maxs_}) free_storage(*keys);
   free_storage(gone_);
   free_storage(live_slots_);

@@ -89,7 +89,8 @@ bool sorts_globally(const SegmentedSapConfig& config, const SegmentedFrameCounts
   const double event_ns = kChurnNs + kQueryNsPerOpen * open_estimate(counts.live, counts.axes);
   const double local = kSwapNs * counts.swaps + kMoveNs * static_cast<double>(counts.moved) +
                        event_ns * static_cast<double>(counts.removed + counts.added);
-  const double global = kGlobalNsPerBox * static_cast<double>(counts.live - counts.removed + counts.added);
+  const auto after = static_cast<double>(counts.live - counts.removed + counts.added);
+  const double global = after * (kGlobalNsPerBox + kGlobalNsGrowth * std::sqrt(after / 1e6));
   return local >= config.global_at * global;
 }
 

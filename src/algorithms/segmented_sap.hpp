@@ -51,7 +51,8 @@ constexpr double kSwapNs = 12;           ///< an endpoint passed by a local sort
 constexpr double kMoveNs = 60;           ///< a moved object's local sort, beyond its swaps
 constexpr double kChurnNs = 300;         ///< an insertion or removal, beyond its query
 constexpr double kQueryNsPerOpen = 9;    ///< its query, per object open at it (open_estimate())
-constexpr double kGlobalNsPerBox = 220;  ///< a live box in a global frame: sorts, box pruning, diff
+constexpr double kGlobalNsPerBox = 180;  ///< a live box in a global frame: sorts, box pruning, diff,
+constexpr double kGlobalNsGrowth = 150;  ///< plus this times sqrt(live / 1M) (caches missed more)
 
 /// The objects a uniform world of `live` boxes has open at a point of the
 /// x list, which an insertion's or removal's query scans: the sweep line's

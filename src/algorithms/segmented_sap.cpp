@@ -18,8 +18,11 @@
 //   pairs are the x list's candidates whose boxes overlap: the checkpoints
 //   of its min's chunk (objects spanning that chunk's leading edge), the
 //   mins before it in that chunk, and the mins between its min and max.
-// A frame that adds into an empty world builds the lists by one radix sort
-// and finds the pairs by box pruning (the paper's global path, section 4).
+// A frame whose local sort would cost more than starting over (a batch into
+// an empty world, most objects moving, heavy churn: sorts_globally(), the
+// paper's section 4 rule as a cost model) takes the global path instead:
+// every list rebuilt by one radix sort, every pair by box pruning, the
+// pair set diffed in bulk.
 //
 // Invariants (validate()): each list is valid (segmented_list.hpp), holds
 // exactly the live objects' endpoints with their boxes' keys, and the x
@@ -33,8 +36,8 @@
 // the candidates being the objects open at it or starting inside it on x
 // (~n^(2/3) in a uniform 3D world: thousands at 1M objects); a move
 // O(endpoints passed), ~n^(2/3) per moving box as in any SAP; splits and
-// merges shift the chunk index once per ~chunk/2 insertions. Nothing else
-// per frame. About 200 bytes per object (16-byte entries at ~3/4 fill,
+// merges shift the chunk index once per ~chunk/2 insertions; a global
+// frame O(n + pairs), chosen only when it costs less. About 200 bytes per object (16-byte entries at ~3/4 fill,
 // places, box) plus 12 per chunk edge an object spans (checkpoints).
 // Choose it for large worlds at rest with a trickle of insertions and
 // removals and no grid (multi-sap is faster still); sap for many additions

@@ -27,11 +27,11 @@ enum class GlobalSort : std::uint8_t {
 struct SegmentedSapConfig {
   /// Endpoints a chunk holds at most (at least 2), or 0: chosen from the
   /// world's size, twice the square root of the endpoints per axis rounded
-  /// up to a power of two (16 to 8192), whenever a batch fills an empty world
-  /// (256 until then). The paper found about 25 best inside grid cells of
-  /// ~300 objects, its authors' released code used 64; one list over a whole
-  /// world wants larger chunks, since every chunk keeps the set of objects
-  /// open at its edge. Measured: docs/algorithms/segmented-sap.md, "Chunk size".
+  /// up to a power of two (16 to 8192), at every global frame (a batch into
+  /// an empty world among them; 256 until the first). The paper found about
+  /// 25 best inside grid cells of ~300 objects, its authors' released code
+  /// used 64; one list over a whole world wants larger chunks, since every
+  /// chunk keeps the set of objects open at its edge. Measured: docs/algorithms/segmented-sap.md, "Chunk size".
   std::uint32_t chunk_capacity = 0;
   /// When a frame takes the global path (setting `global=auto|never|always`).
   GlobalSort global = GlobalSort::kAuto;
@@ -44,8 +44,8 @@ struct SegmentedSapConfig {
 };
 
 // What the parts of a frame cost, in nanoseconds, measured with
-// segmented_sap_bench on the tracy scene at 3,000 and 100k boxes (x86-64,
-// one thread; bench/results/segmented-sap.md, "Local or global"). Only
+// segmented_sap_bench on the tracy scene at 3,000, 100k and 1M boxes
+// (x86-64, one thread; bench/results/segmented-sap.md, (e)). Only
 // their ratios matter: they choose the cheaper path for each frame.
 constexpr double kSwapNs = 12;           ///< an endpoint passed by a local sort
 constexpr double kMoveNs = 60;           ///< a moved object's local sort, beyond its swaps

@@ -18,11 +18,9 @@
 //   pairs are the x list's candidates whose boxes overlap: the checkpoints
 //   of its min's chunk (objects spanning that chunk's leading edge), the
 //   mins before it in that chunk, and the mins between its min and max.
-// A frame whose local sort would cost more than starting over (a batch into
-// an empty world, most objects moving, heavy churn: sorts_globally(), the
-// paper's section 4 rule as a cost model) takes the global path instead:
-// every list rebuilt by one radix sort, every pair by box pruning, the
-// pair set diffed in bulk.
+// A frame whose local sort would cost more (a batch into an empty world,
+// most objects moving, heavy churn; sorts_globally(), section 4's rule) is
+// global: every list rebuilt by one radix sort, every pair by box pruning.
 //
 // Invariants (validate()): each list is valid (segmented_list.hpp), holds
 // exactly the live objects' endpoints with their boxes' keys, and the x
@@ -37,8 +35,9 @@
 // (~n^(2/3) in a uniform 3D world: thousands at 1M objects); a move
 // O(endpoints passed), ~n^(2/3) per moving box as in any SAP; splits and
 // merges shift the chunk index once per ~chunk/2 insertions; a global
-// frame O(n + pairs), chosen only when it costs less. About 200 bytes per object (16-byte entries at ~3/4 fill,
-// places, box) plus 12 per chunk edge an object spans (checkpoints).
+// frame O(n + pairs), taken only when cheaper. About 200 bytes per object
+// (16-byte entries at ~3/4 fill, places, box) plus 12 per chunk edge an
+// object spans (checkpoints).
 // Choose it for large worlds at rest with a trickle of insertions and
 // removals and no grid (multi-sap is faster still); sap for many additions
 // at once (its batch merge) or many moving.
@@ -170,7 +169,7 @@ void SegmentedSap::add_object(Slot s, const Box3& box, std::span<const Id> ids, 
   });
 }
 
-// The global path (the paper's section 4): the frame's removals, moves and
+// The global path: the frame's removals, moves and
 // additions are applied to the boxes alone, every list is built again from
 // the live boxes by one radix sort (SegmentedList::build(), chunks chosen
 // again for the world's size), and every pair is found by box pruning and
@@ -374,7 +373,7 @@ std::unique_ptr<Algorithm> make_segmented_sap(const Options& options) {
   config.global = static_cast<GlobalSort>(
       settings.choice("global", 0, {"auto", "never", "always"}, "segmented-sap: global is auto, never or always"));
   config.global_at =
-      settings.number("global_at", config.global_at, 0, 1e9, "segmented-sap: global_at is a fraction, 0 or more");
+      settings.number("global_at", config.global_at, 0, 1e9, "segmented-sap: global_at is a factor, 0 or more");
   settings.finish("segmented-sap: settings are chunk, global, global_at");
   return std::make_unique<SegmentedSap>(options, config);
 }

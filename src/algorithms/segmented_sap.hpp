@@ -18,7 +18,7 @@ namespace sapling::detail {
 /// When a frame sorts every list again from the live boxes (the global
 /// path) instead of moving, erasing and inserting object by object (local).
 enum class GlobalSort : std::uint8_t {
-  kAuto,    ///< when the frame's events reach `global_at` (sorts_globally())
+  kAuto,    ///< when the local sort is predicted to cost more (sorts_globally())
   kNever,   ///< only a batch into an empty world (the build): every other frame local
   kAlways,  ///< every frame with changes
 };
@@ -31,7 +31,8 @@ struct SegmentedSapConfig {
   /// an empty world among them; 256 until the first). The paper found about
   /// 25 best inside grid cells of ~300 objects, its authors' released code
   /// used 64; one list over a whole world wants larger chunks, since every
-  /// chunk keeps the set of objects open at its edge. Measured: docs/algorithms/segmented-sap.md, "Chunk size".
+  /// chunk keeps the set of objects open at its edge. Measured:
+  /// docs/algorithms/segmented-sap.md, "Chunk size".
   std::uint32_t chunk_capacity = 0;
   /// When a frame takes the global path (setting `global=auto|never|always`).
   GlobalSort global = GlobalSort::kAuto;

@@ -271,8 +271,10 @@ class SegmentedList {
   std::vector<Place> place_;          // by 2 * slot + is_max
   std::uint32_t head_ = kNone;        // the first chunk
   std::size_t endpoints_ = 0;
-  std::vector<Entry> sort_items_, sort_scratch_;  // scratch of build(), given back after it
+  std::vector<Entry> sort_items_, sort_scratch_;  // scratch of build(), given back unless kept
   std::vector<std::uint32_t> radix_counts_;
+  std::vector<Span> sweep_open_;              // scratch of build(): the objects open at the sweep
+  std::vector<std::uint32_t> sweep_open_at_;  // and where each is in it, by slot
 };
 
 // Moves one endpoint by local sort (the paper's "sort during movement"): the

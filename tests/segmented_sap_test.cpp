@@ -327,7 +327,8 @@ TEST(SegmentedListTest, BuildMatchesModel) {
 // every frame must agree and validate. Returns the most memory held after
 // a frame, and the memory held at the end.
 std::pair<std::size_t, std::size_t> expect_exact(const Trace& trace, const SegmentedSapConfig& config,
-                                                 const std::string& what) {
+                                                 const std::string& what, std::uint64_t* global_frames = nullptr,
+                                                 std::vector<std::vector<Pair>>* deltas = nullptr) {
   SegmentedSap* algo = nullptr;
   const Options options{.dims = trace.dims};
   const auto bp = BroadPhase::create(
@@ -345,7 +346,8 @@ std::pair<std::size_t, std::size_t> expect_exact(const Trace& trace, const Segme
   std::vector<Pair> expected, got;
   std::size_t peak = 0;
   for (std::size_t f = 0; f < trace.frames.size(); ++f) {
-    SCOPED_TRACE(what + ", frame " + std::to_string(f) + ", chunk " + std::to_string(config.chunk_capacity));
+    SCOPED_TRACE(what + ", frame " + std::to_string(f) + ", chunk " + std::to_string(config.chunk_capacity) +
+                 ", global " + std::to_string(static_cast<int>(config.global)));
     const TraceFrame& frame = trace.frames[f];
     for (BroadPhase* b : {ref.get(), bp.get()}) {
       EXPECT_TRUE(b->remove(frame.removed).ok());
@@ -367,7 +369,12 @@ std::pair<std::size_t, std::size_t> expect_exact(const Trace& trace, const Segme
     EXPECT_TRUE(algo->validate());
     if (::testing::Test::HasFailure()) return {};
     peak = std::max(peak, algo->memory_bytes());
+    if (deltas != nullptr) {
+      deltas->push_back(created);
+      deltas->push_back(deleted);
+    }
   }
+  if (global_frames != nullptr) *global_frames = algo->global_frames();
   return {peak, algo->memory_bytes()};
 }
 
@@ -474,6 +481,135 @@ TEST(SegmentedSapTest, TrickleThenMassRemove) {
     EXPECT_LT(bytes, 104u * (n + 64) + 3 * 16 * std::max(config.chunk_capacity, 256u))
         << "memory kept after the mass removal, chunk " << config.chunk_capacity;
   }
+}
+
+// ---------------------------------------------------------------------------
+// Local or global sort (the paper's section 4 rule).
+
+using detail::GlobalSort;
+using detail::SegmentedFrameCounts;
+
+TEST(SegmentedSapGlobalTest, RuleFollowsTheCosts) {
+  const SegmentedSapConfig automatic, never{.global = GlobalSort::kNever}, always{.global = GlobalSort::kAlways};
+  const SegmentedFrameCounts quiet{.live = 100000, .moved = 100, .swaps = 100 * 400.0};
+  const SegmentedFrameCounts busy{.live = 100000, .moved = 50000, .swaps = 50000 * 400.0};
+  const SegmentedFrameCounts churn{.live = 100000, .removed = 5000, .added = 5000};
+  const SegmentedFrameCounts empty_world{.live = 0, .added = 2};
+  const SegmentedFrameCounts emptied{.live = 10, .removed = 10, .added = 5};
+  EXPECT_FALSE(detail::sorts_globally(automatic, quiet));
+  EXPECT_TRUE(detail::sorts_globally(automatic, busy));
+  EXPECT_TRUE(detail::sorts_globally(automatic, churn));
+  EXPECT_TRUE(detail::sorts_globally(automatic, empty_world));
+  EXPECT_TRUE(detail::sorts_globally(automatic, emptied));
+  for (const SegmentedFrameCounts& c : {quiet, busy, churn, empty_world}) {
+    EXPECT_TRUE(detail::sorts_globally(always, c));
+  }
+  for (const SegmentedFrameCounts& c : {quiet, busy, churn}) EXPECT_FALSE(detail::sorts_globally(never, c));
+  EXPECT_TRUE(detail::sorts_globally(never, empty_world));  // the build of an empty world stays
+  EXPECT_FALSE(detail::sorts_globally(never, {.live = 0, .added = 1}));
+  // global_at scales the global side: 100 times dearer, the busy frame stays local.
+  EXPECT_FALSE(detail::sorts_globally(SegmentedSapConfig{.global_at = 100}, busy));
+  EXPECT_TRUE(detail::sorts_globally(SegmentedSapConfig{.global_at = 0}, quiet));
+  // The query an insertion pays grows with the sweep line's population.
+  EXPECT_NEAR(detail::open_estimate(1000000, 3), 10000, 1);
+  EXPECT_NEAR(detail::open_estimate(10000, 2), 100, 1e-9);
+}
+
+TEST(SegmentedSapGlobalTest, SettingsAreParsed) {
+  for (const char* name : {"segmented-sap:global=always", "segmented-sap:global=never", "segmented-sap:global=auto",
+                           "segmented-sap:global_at=2.5,chunk=64", "segmented-sap:global=auto,global_at=0"}) {
+    EXPECT_NE(BroadPhase::create(name), nullptr) << name;
+  }
+  for (const char* name : {"segmented-sap:global=sometimes", "segmented-sap:global_at=-1", "segmented-sap:global_at=x",
+                           "segmented-sap:globe=always"}) {
+    Status why;
+    EXPECT_EQ(BroadPhase::create(name, Options{}, &why), nullptr) << name;
+    EXPECT_FALSE(why.ok()) << name;
+  }
+}
+
+const std::vector<SegmentedSapConfig> kGlobalModes = {
+    {.chunk_capacity = 0, .global = GlobalSort::kNever},
+    {.chunk_capacity = 0, .global = GlobalSort::kAlways},
+    {.chunk_capacity = 0, .global = GlobalSort::kAuto},
+    {.chunk_capacity = 4, .global = GlobalSort::kAlways},
+    {.chunk_capacity = 4, .global = GlobalSort::kNever},
+    {.chunk_capacity = 25, .global = GlobalSort::kAuto, .global_at = 0.05},
+};
+
+// Every adversarial trace kind (ties, extreme and infinite coordinates,
+// churn, id reuse, remove-all) with the global path forced on, off and
+// automatic: each frame's delta and pair set as brute's.
+TEST(SegmentedSapGlobalTest, DifferentialTraceKindsInEveryMode) {
+  for (const testgen::TraceKind kind : testgen::kAllTraceKinds) {
+    for (int dims : {2, 3}) {
+      const Trace trace = testgen::make_trace(kind, testgen::GenParams{.dims = dims, .seed = 19});
+      for (const SegmentedSapConfig& config : kGlobalModes) {
+        expect_exact(trace, config, std::string(testgen::trace_kind_name(kind)));
+        if (HasFailure()) return;
+      }
+    }
+  }
+}
+
+// A trace whose frames switch between the paths: quiet stretches (a few
+// small moves, one insertion and removal), frames where nearly every box
+// moves far, and frames of heavy churn (slots freed and taken again in one
+// frame). Automatic mode must take both paths, and every mode must give
+// the same deltas, frame by frame, as brute and as each other.
+TEST(SegmentedSapGlobalTest, SwitchesBetweenLocalAndGlobalFrames) {
+  for (int dims : {2, 3}) {
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      TraceBuilder t(dims, seed);
+      const auto make_box = [](Rng& r) { return testgen::grid_box(r, 16, 3); };
+      const auto step = [](Rng& r, const Box3& b) { return testgen::grid_step(r, b); };
+      const auto jump = [](Rng& r, const Box3&) { return testgen::grid_box(r, 16, 3); };
+      const std::size_t n = 400;
+      testgen::random_frame(t, 0, 0, n, make_box, step, testgen::IdStyle::kSequential, 0.5);
+      for (int round = 0; round < 3; ++round) {
+        for (int f = 0; f < 4; ++f)
+          testgen::random_frame(t, 1, 6, 1, make_box, step, testgen::IdStyle::kSequential, 0.5);
+        for (int f = 0; f < 2; ++f)
+          testgen::random_frame(t, 0, n - 10, 0, make_box, jump, testgen::IdStyle::kSequential, 0.5);
+        testgen::random_frame(t, n / 3, 20, n / 3, make_box, step, testgen::IdStyle::kRandom32, 0.5);
+        testgen::random_frame(t, 2, n / 2, 2, make_box, step, testgen::IdStyle::kSequential, 0.5);
+      }
+      const Trace trace = t.take();
+      std::vector<std::vector<Pair>> by_mode[3];
+      for (const GlobalSort mode : {GlobalSort::kNever, GlobalSort::kAlways, GlobalSort::kAuto}) {
+        std::uint64_t global_frames = 0;
+        const int m = static_cast<int>(mode);
+        expect_exact(trace, SegmentedSapConfig{.global = mode}, "switching", &global_frames, &by_mode[m]);
+        if (HasFailure()) return;
+        if (mode == GlobalSort::kNever) {
+          EXPECT_EQ(global_frames, 1u);  // the build of frame 0
+        } else if (mode == GlobalSort::kAlways) {
+          EXPECT_EQ(global_frames, trace.frames.size());
+        } else {
+          EXPECT_GE(global_frames, 4u);                        // the build, the far moves and the churn
+          EXPECT_LE(global_frames, trace.frames.size() - 12);  // the quiet stretches
+        }
+      }
+      EXPECT_EQ(by_mode[0], by_mode[1]);
+      EXPECT_EQ(by_mode[0], by_mode[2]);
+    }
+  }
+}
+
+// A stream of global frames keeps its scratch; the first local frame after
+// it gives the scratch back.
+TEST(SegmentedSapGlobalTest, ScratchOnlyWhileGlobal) {
+  TraceBuilder t(3, 23);
+  const auto make_box = [](Rng& r) { return testgen::cube(r.uniform(0, 40), r.uniform(0, 40), r.uniform(0, 40), 2); };
+  const auto jump = [&](Rng& r, const Box3&) { return make_box(r); };
+  testgen::random_frame(t, 0, 0, 1000, make_box, jump, testgen::IdStyle::kSequential, 0.5);
+  for (int f = 0; f < 3; ++f) testgen::random_frame(t, 0, 990, 0, make_box, jump, testgen::IdStyle::kSequential, 0.5);
+  testgen::random_frame(t, 0, 2, 0, make_box, jump, testgen::IdStyle::kSequential, 0.5);
+  const Trace trace = t.take();
+  std::uint64_t global_frames = 0;
+  const auto [peak, bytes] = expect_exact(trace, SegmentedSapConfig{}, "scratch", &global_frames);
+  EXPECT_EQ(global_frames, 4u);
+  EXPECT_GT(peak, bytes + 1000 * 40);  // at least the by-slot keys, slots and boxes of the global frames
 }
 
 }  // namespace

@@ -18,6 +18,17 @@ void SegmentedList::reset(std::uint32_t chunk_capacity) {
   place_.resize(2 * slots);
 }
 
+void SegmentedList::clear(std::uint32_t chunk_capacity) {
+  capacity_ = std::max<std::uint32_t>(chunk_capacity, 2);
+  entries_.clear();
+  meta_.clear();
+  free_.clear();  // sets_ stays: new_chunk() empties each set it takes again
+  order_.clear();
+  std::fill(place_.begin(), place_.end(), Place{});
+  head_ = kNone;
+  endpoints_ = 0;
+}
+
 // ---------------------------------------------------------------------------
 // Checkpoint counts (the paper's add, remove and set R).
 
@@ -58,7 +69,12 @@ std::uint32_t SegmentedList::new_chunk() {
   reserve_geometric(entries_, (std::size_t{c} + 1) * capacity_);
   entries_.resize((std::size_t{c} + 1) * capacity_);
   meta_.emplace_back();
-  if (with_checkpoints_) sets_.emplace_back();
+  if (with_checkpoints_ && sets_.size() > c) {  // kept by clear()
+    sets_[c].spans.clear();
+    sets_[c].fast.clear();
+  } else if (with_checkpoints_) {
+    sets_.emplace_back();
+  }
   return c;
 }
 
@@ -246,7 +262,7 @@ void SegmentedList::set_checkpoint_cross(Slot s, std::uint32_t cross_min, std::u
 // not split at once, and give each chunk the objects open at its edge.
 void SegmentedList::build(std::span<const Slot> slots, std::span<const std::uint32_t> min_keys,
                           std::span<const std::uint32_t> max_keys, std::span<const std::uint32_t> cross_mins,
-                          std::span<const std::uint32_t> cross_maxs) {
+                          std::span<const std::uint32_t> cross_maxs, bool keep_scratch) {
   if (slots.empty()) return;
   sort_items_.clear();
   Slot top = 0;
@@ -256,13 +272,17 @@ void SegmentedList::build(std::span<const Slot> slots, std::span<const std::uint
     top = std::max(top, s);
   }
   if (place_.size() < 2 * (std::size_t{top} + 1)) place_.resize(2 * (std::size_t{top} + 1));
-  constexpr RadixDigits kDigits{16, 4, 64};
-  radix_counts_.resize(kDigits.counts());
+  // 16-bit digits take 4 passes but clear and sum 2^18 counts, which
+  // outweighs the sort below ~100k endpoints: 11-bit digits there (6 passes).
+  const RadixDigits digits =
+      sort_items_.size() < (std::size_t{1} << 17) ? RadixDigits{11, 6, 64} : RadixDigits{16, 4, 64};
+  radix_counts_.resize(digits.counts());
   radix_sort(
-      sort_items_, sort_scratch_, [](const Entry& e) { return e.word; }, kDigits, radix_counts_.data());
+      sort_items_, sort_scratch_, [](const Entry& e) { return e.word; }, digits, radix_counts_.data());
   const std::uint32_t fill = std::max<std::uint32_t>(1, capacity_ * 3 / 4);
-  std::vector<Span> open;  // the objects open at the sweep (with checkpoints)
-  std::vector<std::uint32_t> open_at;
+  std::vector<Span>& open = sweep_open_;  // the objects open at the sweep (with checkpoints)
+  std::vector<std::uint32_t>& open_at = sweep_open_at_;
+  open.clear();
   if (with_checkpoints_) open_at.resize(std::size_t{top} + 1);
   std::uint32_t c = kNone;
   for (const Entry& e : sort_items_) {
@@ -293,9 +313,15 @@ void SegmentedList::build(std::span<const Slot> slots, std::span<const std::uint
     }
   }
   endpoints_ = sort_items_.size();
-  free_storage(sort_items_);  // a build happens once per emptied world: its scratch goes back at once
+  if (!keep_scratch) give_back_scratch();
+}
+
+void SegmentedList::give_back_scratch() noexcept {
+  free_storage(sort_items_);
   free_storage(sort_scratch_);
   free_storage(radix_counts_);
+  free_storage(sweep_open_);
+  free_storage(sweep_open_at_);
 }
 
 // ---------------------------------------------------------------------------
@@ -341,9 +367,11 @@ void SegmentedList::shrink_to_fit(std::size_t slots) {
 }
 
 std::size_t SegmentedList::memory_bytes() const noexcept {
-  std::size_t bytes = entries_.capacity() * sizeof(Entry) + meta_.capacity() * sizeof(ChunkMeta) +
-                      sets_.capacity() * sizeof(CheckpointSets) + (free_.capacity() + order_.capacity()) * 4 +
-                      place_.capacity() * sizeof(Place);
+  std::size_t bytes =
+      entries_.capacity() * sizeof(Entry) + meta_.capacity() * sizeof(ChunkMeta) +
+      sets_.capacity() * sizeof(CheckpointSets) + (free_.capacity() + order_.capacity()) * 4 +
+      place_.capacity() * sizeof(Place) + (sort_items_.capacity() + sort_scratch_.capacity()) * sizeof(Entry) +
+      radix_counts_.capacity() * 4 + sweep_open_.capacity() * sizeof(Span) + sweep_open_at_.capacity() * 4;
   for (const CheckpointSets& s : sets_) bytes += s.spans.capacity() * sizeof(Span) + s.fast.capacity() * sizeof(Slot);
   return bytes;
 }

@@ -110,12 +110,18 @@ class SegmentedList {
   /// Gives an empty list chunks of `chunk_capacity` (at least 2) endpoints
   /// from now on, and its storage back.
   void reset(std::uint32_t chunk_capacity);
+  /// Empties the list as reset() does but keeps its storage (chunks,
+  /// places) for a build() that follows: a run of builds allocates once.
+  void clear(std::uint32_t chunk_capacity);
   /// Replaces the whole list, empty before, by the endpoints of `slots`
   /// (keys indexed by slot): one radix sort, chunks filled to 3/4,
-  /// checkpoint sets by one sweep.
+  /// checkpoint sets by one sweep. The sort's scratch is given back unless
+  /// `keep_scratch` (then by give_back_scratch()).
   void build(std::span<const Slot> slots, std::span<const std::uint32_t> min_keys,
              std::span<const std::uint32_t> max_keys, std::span<const std::uint32_t> cross_mins,
-             std::span<const std::uint32_t> cross_maxs);
+             std::span<const std::uint32_t> cross_maxs, bool keep_scratch = false);
+  /// Gives back the scratch a build() kept.
+  void give_back_scratch() noexcept;
 
   /// Moves one endpoint of s to `key` by local sort: adjacent swaps within
   /// its chunk, and across chunk edges (counts unchanged, checkpoints
@@ -265,8 +271,10 @@ class SegmentedList {
   std::vector<Place> place_;          // by 2 * slot + is_max
   std::uint32_t head_ = kNone;        // the first chunk
   std::size_t endpoints_ = 0;
-  std::vector<Entry> sort_items_, sort_scratch_;  // scratch of build(), given back after it
+  std::vector<Entry> sort_items_, sort_scratch_;  // scratch of build(), given back unless kept
   std::vector<std::uint32_t> radix_counts_;
+  std::vector<Span> sweep_open_;              // scratch of build(): the objects open at the sweep
+  std::vector<std::uint32_t> sweep_open_at_;  // and where each is in it, by slot
 };
 
 // Moves one endpoint by local sort (the paper's "sort during movement"): the

@@ -18,8 +18,9 @@
 //   pairs are the x list's candidates whose boxes overlap: the checkpoints
 //   of its min's chunk (objects spanning that chunk's leading edge), the
 //   mins before it in that chunk, and the mins between its min and max.
-// A frame that adds into an empty world builds the lists by one radix sort
-// and finds the pairs by box pruning (the paper's global path, section 4).
+// A frame whose local sort would cost more (a batch into an empty world,
+// most objects moving, heavy churn; sorts_globally(), section 4's rule) is
+// global: every list rebuilt by one radix sort, every pair by box pruning.
 //
 // Invariants (validate()): each list is valid (segmented_list.hpp), holds
 // exactly the live objects' endpoints with their boxes' keys, and the x
@@ -33,9 +34,10 @@
 // the candidates being the objects open at it or starting inside it on x
 // (~n^(2/3) in a uniform 3D world: thousands at 1M objects); a move
 // O(endpoints passed), ~n^(2/3) per moving box as in any SAP; splits and
-// merges shift the chunk index once per ~chunk/2 insertions. Nothing else
-// per frame. About 200 bytes per object (16-byte entries at ~3/4 fill,
-// places, box) plus 12 per chunk edge an object spans (checkpoints).
+// merges shift the chunk index once per ~chunk/2 insertions; a global
+// frame O(n + pairs), taken only when cheaper. About 200 bytes per object
+// (16-byte entries at ~3/4 fill, places, box) plus 12 per chunk edge an
+// object spans (checkpoints).
 // Choose it for large worlds at rest with a trickle of insertions and
 // removals and no grid (multi-sap is faster still); sap for many additions
 // at once (its batch merge) or many moving.
@@ -44,6 +46,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "algorithms/builtin.hpp"
 #include "detail/reserve.hpp"
@@ -77,17 +80,74 @@ SegmentedSap::SegmentedSap(const Options& options, SegmentedSapConfig config)
   if (axes_ == 2) cross_ = {1, 0, 0};
 }
 
+double open_estimate(std::size_t live, int axes) {
+  return std::pow(static_cast<double>(live), axes == 2 ? 0.5 : 2.0 / 3.0);
+}
+
+bool sorts_globally(const SegmentedSapConfig& config, const SegmentedFrameCounts& counts) {
+  if (config.global == GlobalSort::kAlways) return true;
+  if (counts.removed == counts.live && counts.added > 1) return true;  // a batch into an empty world
+  if (config.global == GlobalSort::kNever) return false;
+  const double event_ns = kChurnNs + kQueryNsPerOpen * open_estimate(counts.live, counts.axes);
+  const double local = kSwapNs * counts.swaps + kMoveNs * static_cast<double>(counts.moved) +
+                       event_ns * static_cast<double>(counts.removed + counts.added);
+  const auto after = static_cast<double>(counts.live - counts.removed + counts.added);
+  const double global = after * (kGlobalNsPerBox + kGlobalNsGrowth * std::sqrt(after / 1e6));
+  return local >= config.global_at * global;
+}
+
 void SegmentedSap::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
   filter_ = ops.filter;
-  for (const Slot s : ops.removed) remove_object(s, ids, pairs);
-  for (std::size_t j = 0; j < ops.moved.size(); ++j) move_object(ops.moved[j], ops.moved_boxes[j], ids, pairs);
-  if (live_ == 0 && ops.added.size() > 1) {
-    build(ops, ids, pairs);
+  const double moved_by = config_.global == GlobalSort::kAuto ? displacement(ops) : 0;
+  if (sorts_globally(config_,
+                     {live_, ops.removed.size(), ops.moved.size(), ops.added.size(), density_ * moved_by, axes_})) {
+    sort_globally(ops, ids, pairs);
   } else {
+    for (const Slot s : ops.removed) remove_object(s, ids, pairs);
+    const std::uint64_t swaps_before = swaps_;
+    for (std::size_t j = 0; j < ops.moved.size(); ++j) move_object(ops.moved[j], ops.moved_boxes[j], ids, pairs);
+    if (moved_by > 0) {
+      swept_ = swept_ / 2 + static_cast<double>(swaps_ - swaps_before);
+      displaced_ = displaced_ / 2 + moved_by;
+      density_ = swept_ / displaced_;
+    }
     for (std::size_t j = 0; j < ops.added.size(); ++j) add_object(ops.added[j], ops.added_boxes[j], ids, pairs);
+    give_back_scratch();
+    last_global_ = false;
   }
   live_peak_ = std::max(live_peak_, live_);
   if (!ops.removed.empty()) give_back_memory();
+}
+
+// How far the moved objects' endpoints move, summed over the lists kept
+// (infinite and NaN differences count for nothing).
+double SegmentedSap::displacement(const FrameOps& ops) const {
+  double sum = 0;
+  for (std::size_t j = 0; j < ops.moved.size(); ++j) {
+    const Box3& from = box_[ops.moved[j]];
+    const Box3& to = ops.moved_boxes[j];
+    for (int k = 0; k < axes_; ++k) {
+      const float d = std::abs(to.min[k] - from.min[k]) + std::abs(to.max[k] - from.max[k]);
+      if (d < std::numeric_limits<float>::infinity()) sum += d;
+    }
+  }
+  return sum;
+}
+
+// Before any local frame has measured it: endpoints per unit length on each
+// axis of the live boxes' extent (a uniform world's), averaged over the
+// axes; none if the extent is infinite or empty.
+void SegmentedSap::estimate_density() {
+  if (live_ < 2) return;
+  Box3 world = box_[live_slots_[0]];
+  for (const Slot s : live_slots_) world = enclosing(world, box_[s]);
+  double per_length = 0;
+  for (int k = 0; k < axes_; ++k) {
+    const float extent = world.max[k] - world.min[k];
+    if (!(extent > 0 && extent < std::numeric_limits<float>::infinity())) return;
+    per_length += 2 * static_cast<double>(live_) / extent;
+  }
+  density_ = per_length / axes_;
 }
 
 void SegmentedSap::add_object(Slot s, const Box3& box, std::span<const Id> ids, PairManager& pairs) {
@@ -109,40 +169,92 @@ void SegmentedSap::add_object(Slot s, const Box3& box, std::span<const Id> ids, 
   });
 }
 
-// Into an empty world: every list by one sort, the pairs by box pruning
-// (a sweep of the open objects at each x would cost n times the open set).
-void SegmentedSap::build(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
+// The global path: the frame's removals, moves and
+// additions are applied to the boxes alone, every list is built again from
+// the live boxes by one radix sort (SegmentedList::build(), chunks chosen
+// again for the world's size), and every pair is found by box pruning and
+// handed to the pair manager whole, which diffs it against the last frame's
+// (PairManager::assign). A sweep of the rebuilt x list would cost each
+// object the whole set open at it.
+void SegmentedSap::sort_globally(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
+  ++global_frames_;
+  // Scratch and list storage are kept only through a run of global frames
+  // over a populated world: a lone one, or one that fills, empties or
+  // halves the world, keeps none and gives the lists' storage back.
+  const std::size_t live_after = live_ - ops.removed.size() + ops.added.size();
+  const bool streak = last_global_ && live_ > 0 && 2 * live_after >= live_;
+  // The slots live after the frame: those live before and not removed
+  // (ascending), then the added ones (a slot may be removed and added again).
+  gone_.assign(box_.size(), 0);
+  for (const Slot s : ops.removed) gone_[s] = 1;
+  live_slots_.clear();
+  for (Slot s = 0; s < box_.size(); ++s) {
+    if (!gone_[s] && lists_[0].contains(s)) live_slots_.push_back(s);
+  }
+  for (std::size_t j = 0; j < ops.moved.size(); ++j) box_[ops.moved[j]] = ops.moved_boxes[j];
   Slot top = 0;
   for (const Slot s : ops.added) top = std::max(top, s);
-  if (top >= box_.size()) {
+  if (!ops.added.empty() && top >= box_.size()) {
     box_.resize(std::size_t{top} + 1);
     id_.resize(std::size_t{top} + 1);
   }
   for (std::size_t j = 0; j < ops.added.size(); ++j) {
     box_[ops.added[j]] = ops.added_boxes[j];
     id_[ops.added[j]] = ids[ops.added[j]];
+    live_slots_.push_back(ops.added[j]);
   }
+  live_ = live_slots_.size();
+
   for (std::vector<std::uint32_t>* keys : {&min_keys_, &max_keys_, &cross_mins_, &cross_maxs_}) {
-    keys->resize(std::size_t{top} + 1);
+    keys->resize(box_.size());
   }
-  const std::uint32_t chunk = config_.chunk_capacity ? config_.chunk_capacity : config_.chunk_for(ops.added.size());
+  const std::uint32_t chunk = config_.chunk_capacity ? config_.chunk_capacity
+                              : live_ > 0            ? config_.chunk_for(live_)
+                                                     : kFirstChunk;
   for (int k = 0; k < axes_; ++k) {
-    lists_[k].reset(chunk);
-    for (const Slot s : ops.added) {
+    if (streak) {
+      lists_[k].clear(chunk);
+    } else {
+      lists_[k].reset(chunk);
+      lists_[k].reserve(box_.size(), 2 * live_);  // build() fills chunks to 3/4: no regrowth
+    }
+    for (const Slot s : live_slots_) {
       min_keys_[s] = float_key(box_[s].min[k]);
       max_keys_[s] = float_key(box_[s].max[k]);
       cross_mins_[s] = float_key(box_[s].min[cross_[k]]);
       cross_maxs_[s] = float_key(box_[s].max[cross_[k]]);
     }
-    lists_[k].build(ops.added, min_keys_, max_keys_, cross_mins_, cross_maxs_);
+    lists_[k].build(live_slots_, min_keys_, max_keys_, cross_mins_, cross_maxs_, true);
   }
-  live_ = ops.added.size();
-  std::vector<IndexPair> found;
-  complete_pairs(ops.added_boxes, found);
-  for (const IndexPair& p : found) {
-    if (filter_.accepts(ops.added[p.i], ops.added[p.j])) pairs.add(ids[ops.added[p.i]], ids[ops.added[p.j]]);
+
+  dense_boxes_.resize(live_);
+  for (std::size_t i = 0; i < live_; ++i) dense_boxes_[i] = box_[live_slots_[i]];
+  found_.clear();
+  complete_pairs(dense_boxes_, found_);
+  frame_pairs_.resize(found_.size());
+  std::size_t kept = 0;
+  for (const IndexPair& p : found_) {
+    const Slot a = live_slots_[p.i], b = live_slots_[p.j];
+    if (filter_.accepts(a, b)) frame_pairs_[kept++] = make_pair(ids[a], ids[b]);
   }
+  frame_pairs_.resize(kept);
+  pairs.assign(frame_pairs_);  // diffed in bulk; frame_pairs_ now holds the old set's storage
+  if (displaced_ == 0) estimate_density();
+  if (!streak || live_ == 0) give_back_scratch();
+  last_global_ = true;
+}
+
+// The global path's scratch is kept only while global frames follow each
+// other: a world at rest keeps nothing for it.
+void SegmentedSap::give_back_scratch() {
+  if (live_slots_.capacity() == 0) return;
+  for (int k = 0; k < axes_; ++k) lists_[k].give_back_scratch();
   for (std::vector<std::uint32_t>* keys : {&min_keys_, &max_keys_, &cross_mins_, &cross_maxs_}) free_storage(*keys);
+  free_storage(gone_);
+  free_storage(live_slots_);
+  free_storage(dense_boxes_);
+  free_storage(found_);
+  free_storage(frame_pairs_);
 }
 
 void SegmentedSap::remove_object(Slot s, std::span<const Id> ids, PairManager& pairs) {
@@ -176,6 +288,7 @@ void SegmentedSap::move_object(Slot s, const Box3& box, std::span<const Id> ids,
       const std::uint32_t lo = starts ? moving.cross_min : old_lo, hi = starts ? moving.cross_max : old_hi;
       const bool hit = static_cast<unsigned>(SegmentedList::is_max(other.word) != moving_max) &
                        static_cast<unsigned>(other.cross_min <= hi) & static_cast<unsigned>(lo <= other.cross_max);
+      ++swaps_;
       if (!hit) return;
       const Slot o = SegmentedList::owner(other.word);
       if (starts) {
@@ -213,6 +326,9 @@ void SegmentedSap::reserve(std::size_t objects) {
 
 std::size_t SegmentedSap::memory_bytes() const {
   std::size_t bytes = box_.capacity() * sizeof(Box3) + id_.capacity() * sizeof(Id);
+  bytes += (min_keys_.capacity() + max_keys_.capacity() + cross_mins_.capacity() + cross_maxs_.capacity()) * 4 +
+           gone_.capacity() + live_slots_.capacity() * sizeof(Slot) + dense_boxes_.capacity() * sizeof(Box3) +
+           found_.capacity() * sizeof(IndexPair) + frame_pairs_.capacity() * sizeof(Pair);
   for (int k = 0; k < axes_; ++k) bytes += lists_[k].memory_bytes();
   return bytes;
 }
@@ -254,7 +370,11 @@ std::unique_ptr<Algorithm> make_segmented_sap(const Options& options) {
   config.chunk_capacity = static_cast<std::uint32_t>(
       settings.number("chunk", 0, 0, 1 << 20, "segmented-sap: chunk is 0 (chosen from the world) or 2..1048576"));
   if (config.chunk_capacity == 1) throw SettingError{"segmented-sap: chunk is 0 (chosen from the world) or 2..1048576"};
-  settings.finish("segmented-sap's only setting is chunk");
+  config.global = static_cast<GlobalSort>(
+      settings.choice("global", 0, {"auto", "never", "always"}, "segmented-sap: global is auto, never or always"));
+  config.global_at =
+      settings.number("global_at", config.global_at, 0, 1e9, "segmented-sap: global_at is a factor, 0 or more");
+  settings.finish("segmented-sap: settings are chunk, global, global_at");
   return std::make_unique<SegmentedSap>(options, config);
 }
 

@@ -275,6 +275,7 @@ void SegmentedSap::remove_object(Slot s, std::span<const Id> ids, PairManager& p
 void SegmentedSap::move_object(Slot s, const Box3& box, std::span<const Id> ids, PairManager& pairs) {
   const Box3 old = box_[s];
   box_[s] = box;
+  std::uint64_t swaps = 0;
   for (int k = 0; k < axes_; ++k) {
     const int ck = cross_[k];
     const std::uint32_t old_lo = float_key(old.min[ck]), old_hi = float_key(old.max[ck]);
@@ -288,17 +289,25 @@ void SegmentedSap::move_object(Slot s, const Box3& box, std::span<const Id> ids,
       const std::uint32_t lo = starts ? moving.cross_min : old_lo, hi = starts ? moving.cross_max : old_hi;
       const bool hit = static_cast<unsigned>(SegmentedList::is_max(other.word) != moving_max) &
                        static_cast<unsigned>(other.cross_min <= hi) & static_cast<unsigned>(lo <= other.cross_max);
-      ++swaps_;
-      if (!hit) return;
-      const Slot o = SegmentedList::owner(other.word);
-      if (starts) {
-        if (overlaps(box, box_[o]) && filter_.accepts(s, o)) pairs.add(ids[s], ids[o]);
-      } else if (overlaps(old, box_[o])) {
-        pairs.remove(ids[s], ids[o]);
-      }
+      ++swaps;
+      if (hit) [[unlikely]]
+        flip_pair(s, SegmentedList::owner(other.word), starts, box, old, ids, pairs);
     };
     lists_[k].move(s, float_key(box.min[k]), float_key(box.max[k]), float_key(box.min[ck]), float_key(box.max[ck]),
                    passed);
+  }
+  swaps_ += swaps;
+}
+
+// A pair whose overlap on one axis starts or stops as s moves: added if the
+// boxes now overlap (and the filters accept it), removed if they did.
+// Apart from the walk's loop, which then keeps its few registers.
+[[gnu::noinline]] void SegmentedSap::flip_pair(Slot s, Slot o, bool starts, const Box3& box, const Box3& old,
+                                               std::span<const Id> ids, PairManager& pairs) {
+  if (starts) {
+    if (overlaps(box, box_[o]) && filter_.accepts(s, o)) pairs.add(ids[s], ids[o]);
+  } else if (overlaps(old, box_[o])) {
+    pairs.remove(ids[s], ids[o]);
   }
 }
 

@@ -100,6 +100,8 @@ class SegmentedSap final : public Algorithm {
   void sort_globally(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs);
   void remove_object(Slot s, std::span<const Id> ids, PairManager& pairs);
   void move_object(Slot s, const Box3& box, std::span<const Id> ids, PairManager& pairs);
+  void flip_pair(Slot s, Slot o, bool starts, const Box3& box, const Box3& old, std::span<const Id> ids,
+                 PairManager& pairs);
   void give_back_memory();
 
   SegmentedSapConfig config_;

@@ -347,19 +347,30 @@ void SegmentedList::for_each_candidate(Slot s, F&& f) const {
   const std::uint32_t hi_index = find_index(hi.chunk, make_endpoint(hi.key, true, s), hi.hint);
   const Entry& own = data(lo.chunk)[lo_index];
   const std::uint32_t a = own.cross_min, b = own.cross_max;
+  // Whether a min's (or, `kind` 0, any) cross bounds overlap [a, b], with
+  // one rarely taken branch: bit 63 collects the borrows of the two
+  // comparisons and, for an entry, its max flag. Half the entries of a scan
+  // are maxes and few overlap on the cross axis: two or three branches
+  // would mispredict on every other one.
+  const auto crosses = [a, b](std::uint32_t from, std::uint32_t to, std::uint64_t kind) {
+    return (((std::uint64_t{to} - a) | (std::uint64_t{b} - from) | (kind << 63)) >> 63) == 0;
+  };
   for (const Span& o : sets_[lo.chunk].spans) {
-    if (o.cross_min <= b && a <= o.cross_max) f(o.slot);
+    if (crosses(o.cross_min, o.cross_max, 0)) [[unlikely]]
+      f(o.slot);
   }
   const Entry* d = data(lo.chunk);
   for (std::uint32_t i = 0; i < lo_index; ++i) {
-    if (!is_max(d[i].word) && d[i].cross_min <= b && a <= d[i].cross_max) f(owner(d[i].word));
+    if (crosses(d[i].cross_min, d[i].cross_max, d[i].word >> 31 & 1)) [[unlikely]]
+      f(owner(d[i].word));
   }
   std::uint32_t c = lo.chunk, i = lo_index + 1;
   for (;;) {
     d = data(c);
     const std::uint32_t end = c == hi.chunk ? hi_index : meta_[c].count;
     for (; i < end; ++i) {
-      if (!is_max(d[i].word) && d[i].cross_min <= b && a <= d[i].cross_max) f(owner(d[i].word));
+      if (crosses(d[i].cross_min, d[i].cross_max, d[i].word >> 31 & 1)) [[unlikely]]
+        f(owner(d[i].word));
     }
     if (c == hi.chunk) return;
     c = meta_[c].next;

@@ -99,6 +99,7 @@ void CellGrid::insert(std::uint32_t cell, const Box3& b, Slot slot, std::uint32_
     return;
   }
   const std::size_t at = first_at<true>(c.entries.data(), c.entries.size(), b.min[0]);
+  detail::reserve_geometric(c.entries, c.entries.size() + 1);  // a quarter's slack, not vector's doubling
   c.entries.insert(c.entries.begin() + static_cast<std::ptrdiff_t>(at), e);
   c.max_width = std::max(c.max_width, width(e));
 }
@@ -149,8 +150,9 @@ void CellGrid::slide_right(std::uint32_t cell, std::uint32_t at, const Box3& now
   c.max_width = std::max(c.max_width, width(e));
 }
 
-void CellGrid::append(std::uint32_t cell, const Box3& b, Slot slot, std::uint32_t tag) {
+void CellGrid::append(std::uint32_t cell, const Box3& b, Slot slot, std::uint32_t tag, std::size_t more) {
   if (chunk_ != 0) return insert(cell, b, slot, tag);  // bounded: no batch needed
+  detail::reserve_geometric(cells_[cell].entries, cells_[cell].entries.size() + more);
   cells_[cell].entries.push_back(Entry{b.min, b.max, slot, tag});
 }
 

@@ -179,7 +179,9 @@ class CellGrid {
     if (chunk_ != 0) return segs_[cell].erase_at(at);
     cells_[cell].entries[at].slot = kGone;
   }
-  void append(std::uint32_t cell, const Box3& b, Slot slot, std::uint32_t tag = 0);
+  /// Appends `b` out of order (a bulk arrival: settle() sorts), room for
+  /// `more` appends made on the first.
+  void append(std::uint32_t cell, const Box3& b, Slot slot, std::uint32_t tag = 0, std::size_t more = 1);
   void settle(std::uint32_t cell, std::size_t arrivals);
   /// Frees `cell` if it holds nothing; its storage is kept for reuse (see
   /// trim()).

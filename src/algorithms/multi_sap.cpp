@@ -121,7 +121,7 @@ void MultiSap::update(const FrameOps& ops, std::span<const Id> ids, PairManager&
   grid_.trim();
   boxes_ = {};
   frame_ops_ = {};
-  release_scratch();
+  release_scratch(ops.added.size());
 }
 
 const Box3& MultiSap::box_before_slice(Slot s) const noexcept {
@@ -223,24 +223,17 @@ void MultiSap::collect_changes(const FrameOps& ops) {
   const auto mark = [&](Slot s) { marks_.mark(s, static_cast<std::uint32_t>(slice_from_ + changes_.size())); };
   for (const Slot s : ops.removed) {
     mark(s);
-    changes_.push_back(Change{s,
-                              true,
-                              false,
-                              outsized_.contains(s),
-                              false,
-                              boxes_[s],
-                              {},
-                              objects_.value<0>(s),
-                              {},
-                              objects_.value<1>(s),
-                              grid_gen_});
+    const std::uint8_t gen = grid_of(s);
+    changes_.push_back(
+        Change{s, true, false, in_outsized(s), false, boxes_[s], {}, grid_.range(boxes_[s], gen), {}, gen, grid_gen_});
   }
   for (std::size_t i = 0; i < ops.moved.size(); ++i) {
     const Slot s = ops.moved[i];
     const CellRange r = grid_.range(ops.moved_boxes[i], grid_gen_);
     mark(s);
-    changes_.push_back(Change{s, true, true, outsized_.contains(s), is_outsized(r), boxes_[s], ops.moved_boxes[i],
-                              objects_.value<0>(s), r, objects_.value<1>(s), grid_gen_});
+    const std::uint8_t gen = grid_of(s);
+    changes_.push_back(Change{s, true, true, in_outsized(s), is_outsized(r), boxes_[s], ops.moved_boxes[i],
+                              grid_.range(boxes_[s], gen), r, gen, grid_gen_});
   }
   for (std::size_t i = 0; i < ops.added.size(); ++i) {
     const Slot s = ops.added[i];
@@ -263,12 +256,13 @@ void MultiSap::add_relocations() {
   for (std::size_t seen = 0; seen < n && taken < most; ++seen, ++relocate_at_) {
     if (relocate_at_ >= n) relocate_at_ = 0;
     const Slot s = slots[relocate_at_];
-    if (objects_.values<1>()[relocate_at_] == grid_gen_ || changed(s) != nullptr) continue;
+    const std::uint8_t gen = objects_.values<0>()[relocate_at_];
+    if (gen == grid_gen_ || changed(s) != nullptr) continue;
     const Box3& box = box_before_slice(s);
     const CellRange r = grid_.range(box, grid_gen_);
     marks_.mark(s, static_cast<std::uint32_t>(slice_from_ + changes_.size()));
-    changes_.push_back(Change{s, true, true, outsized_.contains(s), is_outsized(r), box, box,
-                              objects_.values<0>()[relocate_at_], r, objects_.values<1>()[relocate_at_], grid_gen_});
+    changes_.push_back(
+        Change{s, true, true, in_outsized(s), is_outsized(r), box, box, grid_.range(box, gen), r, gen, grid_gen_});
     ++taken;
   }
 }
@@ -441,11 +435,10 @@ void MultiSap::apply_changes() {
       objects_.erase(c.slot);
       continue;
     }
-    if (c.had_old) {
-      objects_.value<0>(c.slot) = c.new_range;
-      objects_.value<1>(c.slot) = c.new_grid;
-    } else {
-      objects_.insert(c.slot, c.new_range, c.new_grid);
+    if (!c.had_old) {
+      objects_.insert(c.slot, c.new_grid);
+    } else if (c.new_grid != c.old_grid) {
+      objects_.value<0>(c.slot) = c.new_grid;
     }
     if (c.new_outsized && !(c.had_old && c.old_outsized)) {
       outsized_.insert(c.slot, c.new_box);
@@ -503,12 +496,13 @@ void MultiSap::update_cell(std::size_t first, std::size_t last, Sink& sink, OwnE
     if (a.what == kLeave) grid_.set_tag(cell, a.old_box, a.slot, tag);
   }
   const bool bulk_in = arrivals > kBulk;
+  std::size_t to_append = arrivals;  // room for them all made by the first
   for (std::size_t i = first; i < last; ++i) {
     const CellChange& a = cell_changes_[i];
     if (a.what != kArrive) continue;
     const auto tag = static_cast<std::uint32_t>(i + 1);
     if (bulk_in) {
-      grid_.append(cell, a.new_box, a.slot, tag);
+      grid_.append(cell, a.new_box, a.slot, tag, to_append--);
     } else {
       grid_.insert(cell, a.new_box, a.slot, tag);
     }
@@ -570,13 +564,18 @@ void MultiSap::update_cell(std::size_t first, std::size_t last, Sink& sink, OwnE
 // A mass insertion or removal leaves scratch sized for it: given back once a
 // frame needs far less, so that a steady world keeps its warm buffers; the
 // same for the objects after a mass removal.
-void MultiSap::release_scratch() {
+void MultiSap::release_scratch(std::size_t added) {
   // Scratch for a sixteenth of the world stays, and room for four times the
-  // frame's changes: a world of a million keeps a slice's, a small one gives
-  // it back after a mass insertion, a steady one never reallocates.
+  // frame's changes: a world of a million keeps a slice's, a steady one
+  // never reallocates. A frame that added more than half the world (a mass
+  // insertion, a rebuild after a mass removal) gives its scratch back at
+  // once: the next frame is unlikely to need it.
   const std::size_t kKeep = std::max<std::size_t>(1024, objects_.size() / 16);
-  if (changes_.capacity() > kKeep && changes_.size() * 4 < changes_.capacity()) detail::free_storage(changes_);
-  if (events_.capacity() > kKeep && events_.size() * 4 < events_.capacity()) {
+  const bool mass = added * 2 > objects_.size();
+  if (changes_.capacity() > kKeep && (mass || changes_.size() * 4 < changes_.capacity())) {
+    detail::free_storage(changes_);
+  }
+  if (events_.capacity() > kKeep && (mass || events_.size() * 4 < events_.capacity())) {
     detail::free_storage(events_);
     detail::free_storage(event_scratch_);
     detail::free_storage(cell_changes_);
@@ -651,33 +650,32 @@ bool MultiSap::query(const Box3& box, std::vector<Slot>& out) const {
 bool MultiSap::validate() const {
   if (!objects_.valid() || !outsized_.valid()) return false;
   const std::span<const Slot> slots = objects_.slots();
-  std::uint64_t expected = 0;
   std::size_t in_old = 0;
-  for (std::size_t d = 0; d < slots.size(); ++d) {
-    const CellRange& r = objects_.values<0>()[d];
-    in_old += objects_.values<1>()[d] != grid_gen_;
-    if (outsized_.contains(slots[d]) != is_outsized(r)) return false;
-    if (!is_outsized(r)) expected += CellGrid::cells_in(r);
-  }
+  for (std::size_t d = 0; d < slots.size(); ++d) in_old += objects_.values<0>()[d] != grid_gen_;
   if (in_old != in_old_grid_) return false;
-  for (const Slot s : outsized_.slots()) {
-    if (!objects_.contains(s)) return false;
+  for (std::size_t d = 0; d < outsized_.size(); ++d) {
+    const Slot s = outsized_.slots()[d];
+    if (!objects_.contains(s) ||
+        !is_outsized(grid_.range(outsized_.values<0>()[d], objects_.values<0>()[objects_.index(s)]))) {
+      return false;
+    }
   }
-  // Every entry is a grid object's, in its range and generation; an
-  // object's entries all hold one box, whose range is the object's; no cell
-  // holds one object twice (same cell and slot: adjacent once sorted), so
-  // with the count each object is in exactly the cells of its range. (The
+  // Every entry is a grid object's, in its generation and in the range of
+  // its box, which all its entries hold; no cell holds one object twice
+  // (same cell and slot: adjacent once sorted), so with the count of its
+  // range's cells each object is in exactly the cells of its range. (The
   // boxes themselves are the BroadPhase's, which checks them.)
   std::vector<std::pair<std::uint64_t, Slot>> seen;
   std::vector<const CellGrid::Entry*> first(slots.size(), nullptr);
+  std::uint64_t expected = 0;
   const bool entries_ok = grid_.validate([&](int gen, const CellGrid::Coord& at, const CellGrid::Entry& e) {
     if (!objects_.contains(e.slot) || outsized_.contains(e.slot)) return false;
     const std::uint32_t d = objects_.index(e.slot);
-    const CellRange& r = objects_.values<0>()[d];
-    if (objects_.values<1>()[d] != gen || !r.contains(at)) return false;
+    const CellRange r = grid_.range(box_of(e), gen);
+    if (objects_.values<0>()[d] != gen || !r.contains(at) || is_outsized(r)) return false;
     if (first[d] == nullptr) {
       first[d] = &e;
-      if (!(grid_.range(box_of(e), gen) == r)) return false;
+      expected += CellGrid::cells_in(r);
     } else if (!(box_of(*first[d]) == box_of(e))) {
       return false;
     }
@@ -687,6 +685,9 @@ bool MultiSap::validate() const {
     return true;
   });
   if (!entries_ok || seen.size() != expected) return false;
+  for (std::size_t d = 0; d < slots.size(); ++d) {
+    if ((first[d] == nullptr) != outsized_.contains(slots[d])) return false;  // a grid object has entries
+  }
   std::sort(seen.begin(), seen.end());
   if (std::adjacent_find(seen.begin(), seen.end()) != seen.end()) return false;
   return config_.mode != Consolidation::kWitness || witnesses_valid();

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "algorithms/builtin.hpp"
+#include "algorithms/cell_size_policy.hpp"
 #include "algorithms/multi_sap.hpp"
 #include "same_as_brute.hpp"
 #include "sapling/broad_phase.hpp"
@@ -421,6 +422,51 @@ TEST(MultiSapRegrid, GridFollowsACrowdThatSpreads) {
   });
   EXPECT_TRUE(regridded);
   EXPECT_GT(last, 2 * first);
+}
+
+// A flat world (Terdiman II.1's bad case for one SAP): unit squares at one
+// height, z = [0, 1], as in the bench's flat scenes. The size comes from
+// the spread over x and y alone (z adds no factor: the same size as the 2D
+// world's), puts about boxes_per_cell squares in a cell, and is above the
+// squares' height, so each square is in one cell along z and in at most 2x2
+// cells, none outsized; the grid keeps that size while the squares move, and
+// every frame is exact.
+TEST(MultiSapCellSize, FlatWorldSizedByItsTwoSpreadAxes) {
+  TraceBuilder t(3, 11);
+  Rng& r = t.rng();
+  const int n = 4000;
+  const double side = std::sqrt(n / 0.2);  // density 0.2, as flat-100k-d200
+  std::vector<Box3> boxes;
+  for (int i = 0; i < n; ++i) {
+    const float x = r.uniform(0, side - 1), y = r.uniform(0, side - 1);
+    boxes.push_back(Box3{{x, y, 0}, {x + 1, y + 1, 1}});
+  }
+  const double aim = MultiSapConfig{}.boxes_per_cell;
+  const double size = detail::cell_size_for(boxes, boxes.size(), 3, aim);
+  EXPECT_EQ(size, detail::cell_size_for(boxes, boxes.size(), 2, aim));
+  EXPECT_GT(size, 1.0) << "a square would straddle cells along z";
+  const double per_cell = n * (size + 1) * (size + 1) / (side * side);  // a square meets a cell: (size + 1)^2
+  EXPECT_GT(per_cell, aim * 0.8);
+  EXPECT_LT(per_cell, aim * 1.25);
+  t.begin_frame();
+  for (int i = 0; i < n; ++i) t.add(Id(i), boxes[i]);
+  for (int f = 1; f <= 12; ++f) {
+    t.begin_frame();
+    for (int i = 0; i < n; ++i) {
+      Box3& b = boxes[i];
+      const float dx = r.uniform(-0.2, 0.2), dy = r.uniform(-0.2, 0.2);
+      b = Box3{{b.min[0] + dx, b.min[1] + dy, 0}, {b.min[0] + dx + 1, b.min[1] + dy + 1, 1}};
+      t.move(Id(i), b);
+    }
+  }
+  bool regridded = false;
+  double chosen = 0;
+  expect_exact(t.take(), MultiSapConfig{}, "flat world", [&](MultiSap& m, std::size_t) {
+    regridded = regridded || m.regridding();
+    chosen = m.cell_size();
+  });
+  EXPECT_FALSE(regridded);
+  EXPECT_NEAR(chosen, size, size * 0.05);  // from the sample of frame 0's boxes
 }
 
 // Every trace kind of the differential suite under each grid.

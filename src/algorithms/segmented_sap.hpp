@@ -103,6 +103,8 @@ class SegmentedSap final : public Algorithm {
   void flip_pair(Slot s, Slot o, bool starts, const Box3& box, const Box3& old, std::span<const Id> ids,
                  PairManager& pairs);
   void give_back_memory();
+  template <class Hit>
+  void for_each_overlap(Slot s, const Box3& box, Hit&& hit) const;
 
   SegmentedSapConfig config_;
   int axes_;                           // lists kept: 2 for 2D input (z is always [0, 0])

@@ -41,18 +41,22 @@ void SegmentedList::count_up(std::uint32_t c, const Entry& e) {
     fast.pop_back();
     return;
   }
-  sets_[c].spans.push_back({s, e.cross_min, e.cross_max});
+  sets_[c].slots.push_back(s);
+  sets_[c].filters.push_back(e.filter);
 }
 
 void SegmentedList::count_down(std::uint32_t c, Slot s) {
-  std::vector<Span>& spans = sets_[c].spans;
-  const auto it = std::find_if(spans.begin(), spans.end(), [s](const Span& x) { return x.slot == s; });
-  if (it != spans.end()) {
-    *it = spans.back();
-    spans.pop_back();
+  CheckpointSets& set = sets_[c];
+  const auto it = std::find(set.slots.begin(), set.slots.end(), s);
+  if (it != set.slots.end()) {
+    const std::size_t k = static_cast<std::size_t>(it - set.slots.begin());
+    *it = set.slots.back();
+    set.slots.pop_back();
+    set.filters[k] = set.filters.back();
+    set.filters.pop_back();
     return;
   }
-  sets_[c].fast.push_back(s);
+  set.fast.push_back(s);
 }
 
 // ---------------------------------------------------------------------------
@@ -70,8 +74,7 @@ std::uint32_t SegmentedList::new_chunk() {
   entries_.resize((std::size_t{c} + 1) * capacity_);
   meta_.emplace_back();
   if (with_checkpoints_ && sets_.size() > c) {  // kept by clear()
-    sets_[c].spans.clear();
-    sets_[c].fast.clear();
+    sets_[c].clear();
   } else if (with_checkpoints_) {
     sets_.emplace_back();
   }
@@ -113,7 +116,8 @@ void SegmentedList::split(std::uint32_t c, Slot skip) {
   meta_[c].next = d;
   order_.insert(order_.begin() + static_cast<std::ptrdiff_t>(rank(c) + 1), d);
   if (!with_checkpoints_) return;
-  sets_[d].spans = sets_[c].spans;
+  sets_[d].slots = sets_[c].slots;
+  sets_[d].filters = sets_[c].filters;
   sets_[d].fast = sets_[c].fast;
   const Entry* const kept = data(c);
   for (std::uint32_t i = 0; i < keep; ++i) {
@@ -142,10 +146,7 @@ void SegmentedList::merge(std::uint32_t left, std::uint32_t right) {
   if (meta_[right].next != kNone) meta_[meta_[right].next].prev = left;
   order_.erase(order_.begin() + static_cast<std::ptrdiff_t>(at));
   meta_[right] = {};
-  if (with_checkpoints_) {
-    sets_[right].spans.clear();
-    sets_[right].fast.clear();
-  }
+  if (with_checkpoints_) sets_[right].clear();
   free_.push_back(right);
 }
 
@@ -195,10 +196,7 @@ void SegmentedList::erase_endpoint(Slot s, bool max_end) {
     } else {           // the only chunk
       order_.clear();
       free_.push_back(c);
-      if (with_checkpoints_) {
-        sets_[c].spans.clear();
-        sets_[c].fast.clear();
-      }
+      if (with_checkpoints_) sets_[c].clear();
       head_ = kNone;
     }
     return;
@@ -211,17 +209,16 @@ void SegmentedList::erase_endpoint(Slot s, bool max_end) {
   }
 }
 
-void SegmentedList::insert(Slot s, std::uint32_t min_key, std::uint32_t max_key, std::uint32_t cross_min,
-                           std::uint32_t cross_max) {
+void SegmentedList::insert(Slot s, std::uint32_t min_key, std::uint32_t max_key, Filter filter) {
   if (place_.size() < 2 * (std::size_t{s} + 1)) {
     reserve_geometric(place_, 2 * (std::size_t{s} + 1));
     place_.resize(2 * (std::size_t{s} + 1));
   }
   place_[2 * std::size_t{s}].key = min_key;
   place_[2 * std::size_t{s} + 1].key = max_key;
-  const Entry lo{make_endpoint(min_key, false, s), cross_min, cross_max};
+  const Entry lo{make_endpoint(min_key, false, s), filter};
   insert_entry(lo, s);
-  insert_entry({make_endpoint(max_key, true, s), cross_min, cross_max}, s);
+  insert_entry({make_endpoint(max_key, true, s), filter}, s);
   if (!with_checkpoints_) return;
   const std::uint32_t last = place_[2 * std::size_t{s} + 1].chunk;
   for (std::uint32_t c = place_[2 * std::size_t{s}].chunk; c != last;) {
@@ -242,18 +239,14 @@ void SegmentedList::erase(Slot s) {
   erase_endpoint(s, true);
 }
 
-void SegmentedList::set_checkpoint_cross(Slot s, std::uint32_t cross_min, std::uint32_t cross_max) {
+void SegmentedList::set_checkpoint_filter(Slot s, Filter filter) {
   if (!with_checkpoints_) return;
   const std::uint32_t last = place_[2 * std::size_t{s} + 1].chunk;
   for (std::uint32_t c = place_[2 * std::size_t{s}].chunk; c != last;) {
     c = meta_[c].next;
-    for (Span& x : sets_[c].spans) {
-      if (x.slot == s) {
-        x.cross_min = cross_min;
-        x.cross_max = cross_max;
-        break;
-      }
-    }
+    CheckpointSets& set = sets_[c];
+    const auto it = std::find(set.slots.begin(), set.slots.end(), s);
+    if (it != set.slots.end()) set.filters[static_cast<std::size_t>(it - set.slots.begin())] = filter;
   }
 }
 
@@ -261,14 +254,13 @@ void SegmentedList::set_checkpoint_cross(Slot s, std::uint32_t cross_min, std::u
 // radix sort the words, fill chunks to 3/4 so that the first insertions do
 // not split at once, and give each chunk the objects open at its edge.
 void SegmentedList::build(std::span<const Slot> slots, std::span<const std::uint32_t> min_keys,
-                          std::span<const std::uint32_t> max_keys, std::span<const std::uint32_t> cross_mins,
-                          std::span<const std::uint32_t> cross_maxs, bool keep_scratch) {
+                          std::span<const std::uint32_t> max_keys, std::span<const Filter> filters, bool keep_scratch) {
   if (slots.empty()) return;
   sort_items_.clear();
   Slot top = 0;
   for (const Slot s : slots) {
-    sort_items_.push_back({make_endpoint(min_keys[s], false, s), cross_mins[s], cross_maxs[s]});
-    sort_items_.push_back({make_endpoint(max_keys[s], true, s), cross_mins[s], cross_maxs[s]});
+    sort_items_.push_back({make_endpoint(min_keys[s], false, s), filters[s]});
+    sort_items_.push_back({make_endpoint(max_keys[s], true, s), filters[s]});
     top = std::max(top, s);
   }
   if (place_.size() < 2 * (std::size_t{top} + 1)) place_.resize(2 * (std::size_t{top} + 1));
@@ -280,7 +272,7 @@ void SegmentedList::build(std::span<const Slot> slots, std::span<const std::uint
   radix_sort(
       sort_items_, sort_scratch_, [](const Entry& e) { return e.word; }, digits, radix_counts_.data());
   const std::uint32_t fill = std::max<std::uint32_t>(1, capacity_ * 3 / 4);
-  std::vector<Span>& open = sweep_open_;  // the objects open at the sweep (with checkpoints)
+  CheckpointSets& open = sweep_open_;  // the objects open at the sweep (with checkpoints)
   std::vector<std::uint32_t>& open_at = sweep_open_at_;
   open.clear();
   if (with_checkpoints_) open_at.resize(std::size_t{top} + 1);
@@ -295,7 +287,10 @@ void SegmentedList::build(std::span<const Slot> slots, std::span<const std::uint
         meta_[d].prev = c;
       }
       order_.push_back(d);
-      if (with_checkpoints_) sets_[d].spans = open;
+      if (with_checkpoints_) {
+        sets_[d].slots = open.slots;
+        sets_[d].filters = open.filters;
+      }
       c = d;
     }
     data(c)[meta_[c].count++] = e;
@@ -303,13 +298,17 @@ void SegmentedList::build(std::span<const Slot> slots, std::span<const std::uint
     if (!with_checkpoints_) continue;
     const Slot o = owner(e.word);
     if (!is_max(e.word)) {
-      open_at[o] = static_cast<std::uint32_t>(open.size());
-      open.push_back({o, e.cross_min, e.cross_max});
+      open_at[o] = static_cast<std::uint32_t>(open.slots.size());
+      open.slots.push_back(o);
+      open.filters.push_back(e.filter);
     } else {
-      const Span last = open.back();
-      open[open_at[o]] = last;
-      open_at[last.slot] = open_at[o];
-      open.pop_back();
+      const std::uint32_t at = open_at[o];
+      const Slot last = open.slots.back();
+      open.slots[at] = last;
+      open.filters[at] = open.filters.back();
+      open_at[last] = at;
+      open.slots.pop_back();
+      open.filters.pop_back();
     }
   }
   endpoints_ = sort_items_.size();
@@ -320,7 +319,8 @@ void SegmentedList::give_back_scratch() noexcept {
   free_storage(sort_items_);
   free_storage(sort_scratch_);
   free_storage(radix_counts_);
-  free_storage(sweep_open_);
+  free_storage(sweep_open_.slots);
+  free_storage(sweep_open_.filters);
   free_storage(sweep_open_at_);
 }
 
@@ -367,12 +367,15 @@ void SegmentedList::shrink_to_fit(std::size_t slots) {
 }
 
 std::size_t SegmentedList::memory_bytes() const noexcept {
-  std::size_t bytes =
-      entries_.capacity() * sizeof(Entry) + meta_.capacity() * sizeof(ChunkMeta) +
-      sets_.capacity() * sizeof(CheckpointSets) + (free_.capacity() + order_.capacity()) * 4 +
-      place_.capacity() * sizeof(Place) + (sort_items_.capacity() + sort_scratch_.capacity()) * sizeof(Entry) +
-      radix_counts_.capacity() * 4 + sweep_open_.capacity() * sizeof(Span) + sweep_open_at_.capacity() * 4;
-  for (const CheckpointSets& s : sets_) bytes += s.spans.capacity() * sizeof(Span) + s.fast.capacity() * sizeof(Slot);
+  std::size_t bytes = entries_.capacity() * sizeof(Entry) + meta_.capacity() * sizeof(ChunkMeta) +
+                      sets_.capacity() * sizeof(CheckpointSets) + (free_.capacity() + order_.capacity()) * 4 +
+                      place_.capacity() * sizeof(Place) +
+                      (sort_items_.capacity() + sort_scratch_.capacity()) * sizeof(Entry) +
+                      radix_counts_.capacity() * 4 + sweep_open_.slots.capacity() * sizeof(Slot) +
+                      sweep_open_.filters.capacity() * sizeof(Filter) + sweep_open_at_.capacity() * 4;
+  for (const CheckpointSets& s : sets_) {
+    bytes += (s.slots.capacity() + s.fast.capacity()) * sizeof(Slot) + s.filters.capacity() * sizeof(Filter);
+  }
   return bytes;
 }
 
@@ -399,11 +402,12 @@ bool SegmentedList::validate() const {
         if (n == -1) fast.push_back(o);
         if (n < -1 || n > 1) return false;
       }
-      for (const Span& x : sets_[c].spans) {
-        have_spans.push_back(x.slot);
-        const auto it = min_entry.find(x.slot);
-        if (it == min_entry.end() || it->second.cross_min != x.cross_min || it->second.cross_max != x.cross_max)
-          return false;
+      const CheckpointSets& set = sets_[c];
+      if (set.filters.size() != set.slots.size()) return false;
+      for (std::size_t k = 0; k < set.slots.size(); ++k) {
+        have_spans.push_back(set.slots[k]);
+        const auto it = min_entry.find(set.slots[k]);
+        if (it == min_entry.end() || it->second.filter != set.filters[k]) return false;
       }
       std::vector<Slot> have_fast = sets_[c].fast;
       std::sort(spans.begin(), spans.end());

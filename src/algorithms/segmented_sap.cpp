@@ -69,7 +69,10 @@ std::uint32_t SegmentedSapConfig::chunk_for(std::size_t objects) {
 
 namespace {
 constexpr std::uint32_t kFirstChunk = 256;  // automatic size before any batch
-}
+// The automatic size's cap for the y and z lists, which keep no checkpoints.
+// Measured: docs/algorithms/segmented-sap.md, "Chunk size".
+constexpr std::uint32_t kPlainChunk = 256;
+}  // namespace
 
 SegmentedSap::SegmentedSap(const Options& options, SegmentedSapConfig config)
     : config_(config),
@@ -242,10 +245,13 @@ void SegmentedSap::sort_globally(const FrameOps& ops, std::span<const Id> ids, P
                               : live_ > 0            ? config_.chunk_for(live_)
                                                      : kFirstChunk;
   for (int k = 0; k < axes_; ++k) {
+    // Lists without checkpoints pay nothing for small chunks but the index:
+    // their chunks stay small, so an insertion or erasure shifts little.
+    const std::uint32_t kc = k == 0 || config_.chunk_capacity ? chunk : std::min(chunk, kPlainChunk);
     if (streak) {
-      lists_[k].clear(chunk);
+      lists_[k].clear(kc);
     } else {
-      lists_[k].reset(chunk);
+      lists_[k].reset(kc);
       lists_[k].reserve(box_.size(), 2 * live_);  // build() fills chunks to 3/4: no regrowth
     }
     for (const Slot s : live_slots_) {

@@ -171,9 +171,9 @@ class SegmentedList {
   /// Calls `f(other)` for every object that may overlap s on this axis and
   /// whose filter overlaps s's: among the checkpoints of s's min's chunk,
   /// the mins before s's min in that chunk and the mins between s's min and
-  /// max. A superset of s's overlaps (each object once, s never):
-  /// the caller tests the boxes. Needs checkpoints, s in order, and no
-  /// fast movers.
+  /// max, or, when fewer, the checkpoints of the next chunk, the maxes after
+  /// s's min in its chunk and the mins from the next chunk to s's max. A superset of s's overlaps (each object once, s
+  /// never): the caller tests the boxes. Needs checkpoints, s in order, and no fast movers.
   template <class F>
   void for_each_candidate(Slot s, F&& f) const;
 
@@ -361,42 +361,60 @@ void SegmentedList::move_endpoint(Slot s, bool max_end, std::uint32_t key, Filte
   at = {c, key, i};
 }
 
-// The paper's insertion query: the objects spanning the chunk's leading edge,
-// then the chunk's mins up to s's min, then every min up to s's max; each
-// tested on the two other axes by its filter, from the list itself.
+// The paper's insertion query, from whichever edge of s's min's chunk is
+// nearer: the objects spanning the chunk's leading edge, the chunk's mins
+// before s's min and the mins up to s's max; or the objects spanning the
+// next chunk's leading edge, the maxes after s's min in the chunk (the
+// objects that end inside it) and the mins from the next chunk up to s's
+// max (each object in one of the three). Each entry is tested on the two
+// other axes by its filter, from the list itself.
 template <class F>
 void SegmentedList::for_each_candidate(Slot s, F&& f) const {
   const Place lo = place_[2 * std::size_t{s}], hi = place_[2 * std::size_t{s} + 1];
   const std::uint32_t lo_index = find_index(lo.chunk, make_endpoint(lo.key, false, s), lo.hint);
   const std::uint32_t hi_index = find_index(hi.chunk, make_endpoint(hi.key, true, s), hi.hint);
   const Filter p = probe(data(lo.chunk)[lo_index].filter);
-  // Whether a min's filter overlaps s's, with one rarely taken branch: the
-  // misses of the four lanes and the max flag in one word. Half the entries
-  // of a scan are maxes and few pass: a branch per test would mispredict
-  // on every other one.
-  const auto passes = [p](const Entry& e) { return (misses(p, e.filter) | (e.word & (Endpoint{1} << 31))) == 0; };
-  const CheckpointSets& set = sets_[lo.chunk];
-  const Filter* const filters = set.filters.data();
-  for (std::size_t k = 0, n = set.filters.size(); k < n; ++k) {
-    if (misses(p, filters[k]) == 0) [[unlikely]]
-      f(set.slots[k]);
-  }
-  const Entry* d = data(lo.chunk);
-  for (std::uint32_t i = 0; i < lo_index; ++i) {
-    if (passes(d[i])) [[unlikely]]
-      f(owner(d[i].word));
-  }
-  std::uint32_t c = lo.chunk, i = lo_index + 1;
-  for (;;) {
-    d = data(c);
-    const std::uint32_t end = c == hi.chunk ? hi_index : meta_[c].count;
-    for (; i < end; ++i) {
-      if (passes(d[i])) [[unlikely]]
-        f(owner(d[i].word));
+  constexpr Endpoint kMaxFlag = Endpoint{1} << 31;
+  // The entries of [from, to) of one kind (`kind`: 0 for mins, kMaxFlag for
+  // maxes) whose filters overlap s's, with one rarely taken branch: the
+  // misses of the four lanes and the kind's mismatch in one word. Half the
+  // entries of a scan are of the other kind and few pass: a branch per test
+  // would mispredict on every other one. s itself passes its own filter.
+  const auto scan = [&](const Entry* from, const Entry* to, Endpoint kind) {
+    for (const Entry* e = from; e != to; ++e) {
+      if ((misses(p, e->filter) | ((e->word & kMaxFlag) ^ kind)) == 0) [[unlikely]] {
+        if (owner(e->word) != s) f(owner(e->word));
+      }
     }
+  };
+  const auto scan_checkpoints = [&](std::uint32_t c) {
+    const CheckpointSets& set = sets_[c];
+    const Filter* const filters = set.filters.data();
+    for (std::size_t k = 0, n = set.filters.size(); k < n; ++k) {
+      if (misses(p, filters[k]) == 0) [[unlikely]] {
+        if (set.slots[k] != s) f(set.slots[k]);
+      }
+    }
+  };
+  const Entry* const d = data(lo.chunk);
+  const std::uint32_t count = meta_[lo.chunk].count, next = meta_[lo.chunk].next;
+  const bool one_chunk = hi.chunk == lo.chunk;
+  // Entries each way (a checkpoint is half an entry's bytes).
+  const std::size_t from_left = sets_[lo.chunk].slots.size() / 2 + (one_chunk ? hi_index : count);
+  const std::size_t from_right = (next == kNone ? 0 : sets_[next].slots.size() / 2) + (count - lo_index - 1);
+  if (from_left <= from_right) {
+    scan_checkpoints(lo.chunk);
+    scan(d, d + lo_index, 0);
+    scan(d + lo_index + 1, d + (one_chunk ? hi_index : count), 0);
+  } else {
+    if (next != kNone) scan_checkpoints(next);
+    scan(d + lo_index + 1, d + count, kMaxFlag);
+  }
+  if (one_chunk) return;
+  for (std::uint32_t c = next;; c = meta_[c].next) {
+    const Entry* const e = data(c);
+    scan(e, e + (c == hi.chunk ? hi_index : meta_[c].count), 0);
     if (c == hi.chunk) return;
-    c = meta_[c].next;
-    i = 0;
   }
 }
 

@@ -24,6 +24,7 @@ void SegmentedList::clear(std::uint32_t chunk_capacity) {
   meta_.clear();
   free_.clear();  // sets_ stays: new_chunk() empties each set it takes again
   order_.clear();
+  firsts_.clear();
   std::fill(place_.begin(), place_.end(), Place{});
   head_ = kNone;
   endpoints_ = 0;
@@ -81,10 +82,31 @@ std::uint32_t SegmentedList::new_chunk() {
   return c;
 }
 
-// The last chunk whose first word is below e (the first chunk if none).
-std::uint32_t SegmentedList::find_chunk(Endpoint e) const {
-  const auto it = std::partition_point(order_.begin() + 1, order_.end(), [&](std::uint32_t c) { return first(c) < e; });
-  return *(it - 1);
+// The last chunk whose first word is below e (the first chunk if none): a
+// branch-free binary search over firsts_, which may be stale, then a walk
+// that reads the chunks' real first words on either side (refreshing them)
+// until the answer is exact. The binary search reads a dense array instead
+// of a chunk's first entry per step, each a cache and TLB miss in a large list.
+std::uint32_t SegmentedList::find_chunk(Endpoint e) {
+  const std::size_t n = order_.size();
+  const Endpoint* base = firsts_.data();
+  for (std::size_t m = n; m > 1;) {
+    const std::size_t half = m / 2;
+    base = base[half] < e ? base + half : base;
+    m -= half;
+  }
+  std::size_t r = static_cast<std::size_t>(base - firsts_.data());
+  while (r > 0) {
+    const Endpoint f = firsts_[r] = first(order_[r]);
+    if (f < e) break;
+    --r;
+  }
+  while (r + 1 < n) {
+    const Endpoint f = firsts_[r + 1] = first(order_[r + 1]);
+    if (f > e) break;
+    ++r;
+  }
+  return order_[r];
 }
 
 // Where non-empty chunk c (or the head, empty or not) stands in order_.
@@ -114,7 +136,9 @@ void SegmentedList::split(std::uint32_t c, Slot skip) {
   meta_[d].next = meta_[c].next;
   if (meta_[c].next != kNone) meta_[meta_[c].next].prev = d;
   meta_[c].next = d;
-  order_.insert(order_.begin() + static_cast<std::ptrdiff_t>(rank(c) + 1), d);
+  const std::size_t at = rank(c) + 1;
+  order_.insert(order_.begin() + static_cast<std::ptrdiff_t>(at), d);
+  firsts_.insert(firsts_.begin() + static_cast<std::ptrdiff_t>(at), first(d));
   if (!with_checkpoints_) return;
   sets_[d].slots = sets_[c].slots;
   sets_[d].filters = sets_[c].filters;
@@ -145,6 +169,7 @@ void SegmentedList::merge(std::uint32_t left, std::uint32_t right) {
   meta_[left].next = meta_[right].next;
   if (meta_[right].next != kNone) meta_[meta_[right].next].prev = left;
   order_.erase(order_.begin() + static_cast<std::ptrdiff_t>(at));
+  firsts_.erase(firsts_.begin() + static_cast<std::ptrdiff_t>(at));
   meta_[right] = {};
   if (with_checkpoints_) sets_[right].clear();
   free_.push_back(right);
@@ -160,6 +185,7 @@ void SegmentedList::insert_entry(const Entry& e, Slot skip) {
   if (head_ == kNone) {
     head_ = new_chunk();
     order_.push_back(head_);
+    firsts_.push_back(e.word);
     data(head_)[0] = e;
     meta_[head_].count = 1;
     set_place(e.word, head_, 0);
@@ -195,6 +221,7 @@ void SegmentedList::erase_endpoint(Slot s, bool max_end) {
       merge(c, next);  // c is the head: it takes its neighbour's entries
     } else {           // the only chunk
       order_.clear();
+      firsts_.clear();
       free_.push_back(c);
       if (with_checkpoints_) sets_[c].clear();
       head_ = kNone;
@@ -311,6 +338,7 @@ void SegmentedList::build(std::span<const Slot> slots, std::span<const std::uint
       open.filters.pop_back();
     }
   }
+  for (const std::uint32_t x : order_) firsts_.push_back(first(x));
   endpoints_ = sort_items_.size();
   if (!keep_scratch) give_back_scratch();
 }
@@ -332,6 +360,7 @@ void SegmentedList::reserve(std::size_t slots, std::size_t endpoints) {
   entries_.reserve(chunks * capacity_);
   meta_.reserve(chunks);
   order_.reserve(chunks);
+  firsts_.reserve(chunks);
   free_.reserve(chunks);
   if (with_checkpoints_) sets_.reserve(chunks);
 }
@@ -363,13 +392,14 @@ void SegmentedList::shrink_to_fit(std::size_t slots) {
   sets_.swap(sets);
   free_storage(free_);
   order_.shrink_to_fit();
+  firsts_.shrink_to_fit();
   head_ = live == 0 ? kNone : 0;
 }
 
 std::size_t SegmentedList::memory_bytes() const noexcept {
   std::size_t bytes = entries_.capacity() * sizeof(Entry) + meta_.capacity() * sizeof(ChunkMeta) +
                       sets_.capacity() * sizeof(CheckpointSets) + (free_.capacity() + order_.capacity()) * 4 +
-                      place_.capacity() * sizeof(Place) +
+                      firsts_.capacity() * sizeof(Endpoint) + place_.capacity() * sizeof(Place) +
                       (sort_items_.capacity() + sort_scratch_.capacity()) * sizeof(Entry) +
                       radix_counts_.capacity() * 4 + sweep_open_.slots.capacity() * sizeof(Slot) +
                       sweep_open_.filters.capacity() * sizeof(Filter) + sweep_open_at_.capacity() * 4;
@@ -382,8 +412,9 @@ std::size_t SegmentedList::memory_bytes() const noexcept {
 // Walks the chunks in order with each object's count, [min passed] - [max
 // passed], and checks every invariant of the file opening.
 bool SegmentedList::validate() const {
-  if (head_ == kNone) return order_.empty() && endpoints_ == 0;
+  if (head_ == kNone) return order_.empty() && firsts_.empty() && endpoints_ == 0;
   if (order_.empty() || order_[0] != head_ || meta_[head_].prev != kNone) return false;
+  if (firsts_.size() != order_.size()) return false;
   std::unordered_map<Slot, int> count;
   std::unordered_map<Slot, Entry> min_entry;
   std::size_t seen = 0;

@@ -279,7 +279,7 @@ class SegmentedList {
   }
 
   std::uint32_t new_chunk();
-  std::uint32_t find_chunk(Endpoint e) const;
+  std::uint32_t find_chunk(Endpoint e);
   std::size_t rank(std::uint32_t c) const;
   void insert_entry(const Entry& e, Slot skip);
   void erase_endpoint(Slot s, bool is_max);
@@ -293,8 +293,12 @@ class SegmentedList {
   std::vector<CheckpointSets> sets_;  // by chunk, with checkpoints only
   std::vector<std::uint32_t> free_;   // chunks freed by merges, for reuse
   std::vector<std::uint32_t> order_;  // the chunks in order (binary search)
-  std::vector<Place> place_;          // by 2 * slot + is_max
-  std::uint32_t head_ = kNone;        // the first chunk
+  // By rank, each chunk's first word as last seen: find_chunk() searches it
+  // and refreshes what it checks; moves and insertions at a chunk's front
+  // leave it stale, splits and merges keep it in step with order_.
+  std::vector<Endpoint> firsts_;
+  std::vector<Place> place_;    // by 2 * slot + is_max
+  std::uint32_t head_ = kNone;  // the first chunk
   std::size_t endpoints_ = 0;
   std::vector<Entry> sort_items_, sort_scratch_;  // scratch of build(), given back unless kept
   std::vector<std::uint32_t> radix_counts_;

@@ -92,6 +92,8 @@ std::uint32_t SegmentedList::find_chunk(Endpoint e) {
   const Endpoint* base = firsts_.data();
   for (std::size_t m = n; m > 1;) {
     const std::size_t half = m / 2;
+    __builtin_prefetch(base + (m - half) / 2);  // both places the next step may read
+    __builtin_prefetch(base + half + (m - half) / 2);
     base = base[half] < e ? base + half : base;
     m -= half;
   }

@@ -20,7 +20,9 @@
 //   the objects whose interval spans its leading edge, min in an earlier
 //   chunk and max in this one or a later one. They make the objects
 //   overlapping an inserted or erased one local: its chunk's checkpoints,
-//   the mins before it in its chunk and the mins between its two endpoints.
+//   the mins before it in its chunk and the mins between its two endpoints
+//   (or, from the nearer edge, the next chunk's checkpoints, the maxes after
+//   its min in its chunk and the mins from there to its max).
 //   (The paper keeps the set at each chunk's trailing edge: the same sets,
 //   one chunk over.) A chunk split walks the half that stays to give the new
 //   chunk its set; a merge keeps the left chunk's set.

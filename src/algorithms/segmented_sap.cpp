@@ -17,7 +17,8 @@
 //   insertion sort within it (a full chunk splits), then the new object's
 //   pairs are the x list's candidates whose boxes overlap: the checkpoints
 //   of its min's chunk (objects spanning that chunk's leading edge), the
-//   mins before it in that chunk, and the mins between its min and max.
+//   mins before it in that chunk, and the mins between its min and max (or
+//   the same from the next chunk's edge, when nearer).
 // A frame whose local sort would cost more (a batch into an empty world,
 // most objects moving, heavy churn; sorts_globally(), section 4's rule) is
 // global: every list rebuilt by one radix sort, every pair by box pruning.

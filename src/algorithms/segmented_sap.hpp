@@ -27,8 +27,9 @@ enum class GlobalSort : std::uint8_t {
 struct SegmentedSapConfig {
   /// Endpoints a chunk holds at most (at least 2), or 0: chosen from the
   /// world's size, twice the square root of the endpoints per axis rounded
-  /// up to a power of two (16 to 8192), at every global frame (a batch into
-  /// an empty world among them; 256 until the first). The paper found about
+  /// up to a power of two (16 to 8192; at most 256 for the y and z lists,
+  /// which keep no checkpoints), at every global frame (a batch into an
+  /// empty world among them; 256 until the first). The paper found about
   /// 25 best inside grid cells of ~300 objects, its authors' released code
   /// used 64; one list over a whole world wants larger chunks, since every
   /// chunk keeps the set of objects open at its edge. Measured:

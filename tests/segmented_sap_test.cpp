@@ -29,6 +29,7 @@
 #include "algorithms/segmented_sap.hpp"
 #include "same_as_brute.hpp"
 #include "sapling/broad_phase.hpp"
+#include "sapling/float_key.hpp"
 #include "trace_generators.hpp"
 
 namespace sapling {
@@ -63,10 +64,21 @@ struct ListModel {
   }
 };
 
-// Cross bounds by slot: intervals of [0, 40], some disjoint from others.
+// Bounds on the two other axes by slot: intervals of [0, 40] and [0, 12],
+// some disjoint from others, as keys whose top 15 bits are those integers
+// (the filter keeps exactly them: low bits set on some to show it drops them).
 std::uint32_t cross_min_of(Slot s) { return (s * 7) % 31; }
 std::uint32_t cross_max_of(Slot s) { return cross_min_of(s) + (s % 4) * 3; }
-bool cross_overlap(Slot a, Slot b) { return cross_min_of(a) <= cross_max_of(b) && cross_min_of(b) <= cross_max_of(a); }
+std::uint32_t far_min_of(Slot s) { return (s * 3) % 11; }
+std::uint32_t far_max_of(Slot s) { return far_min_of(s) + s % 2; }
+SegmentedList::Filter filter_of(Slot s) {
+  return SegmentedList::make_filter(cross_min_of(s) << 17, (cross_max_of(s) << 17) | 0x1ffffu,
+                                    (far_min_of(s) << 17) | 5u, far_max_of(s) << 17);
+}
+bool cross_overlap(Slot a, Slot b) {
+  return cross_min_of(a) <= cross_max_of(b) && cross_min_of(b) <= cross_max_of(a) && far_min_of(a) <= far_max_of(b) &&
+         far_min_of(b) <= far_max_of(a);
+}
 
 // Checks the list against the model: the same words in order, chunks within
 // capacity and non-empty, each chunk's checkpoints and fast movers as counted
@@ -89,10 +101,11 @@ void expect_matches(const SegmentedList& list, const ListModel& model, const std
       if (count == -1) fast.push_back(s);
     }
     std::vector<Slot> have_spans;
-    for (const SegmentedList::Span& x : list.checkpoints(c)) {
-      have_spans.push_back(x.slot);
-      ASSERT_EQ(x.cross_min, cross_min_of(x.slot));
-      ASSERT_EQ(x.cross_max, cross_max_of(x.slot));
+    ASSERT_EQ(list.checkpoints(c).size(), list.checkpoint_filters(c).size());
+    for (std::size_t k = 0; k < list.checkpoints(c).size(); ++k) {
+      const Slot x = list.checkpoints(c)[k];
+      have_spans.push_back(x);
+      ASSERT_EQ(list.checkpoint_filters(c)[k], filter_of(x));
     }
     std::vector<Slot> have_fast(list.fast_movers(c).begin(), list.fast_movers(c).end());
     std::sort(have_spans.begin(), have_spans.end());
@@ -104,8 +117,7 @@ void expect_matches(const SegmentedList& list, const ListModel& model, const std
       const bool is_max = SegmentedList::is_max(entries[i].word);
       ASSERT_EQ(list.place(s, is_max).chunk, c);
       ASSERT_EQ(list.index_of(s, is_max), i);
-      ASSERT_EQ(entries[i].cross_min, cross_min_of(s));
-      ASSERT_EQ(entries[i].cross_max, cross_max_of(s));
+      ASSERT_EQ(entries[i].filter, filter_of(s));
       got.push_back(entries[i].word);
     }
   }
@@ -151,7 +163,7 @@ void run_list_model(std::uint32_t capacity, std::uint64_t seed, bool ordered) {
     if (!live) {
       std::uint32_t lo = random_key(r, range), hi = random_key(r, range);
       if (lo > hi) std::swap(lo, hi);
-      list.insert(s, lo, hi, cross_min_of(s), cross_max_of(s));
+      list.insert(s, lo, hi, filter_of(s));
       model.keys[s] = {lo, hi};
     } else if (op < 3 && !inverted) {
       list.erase(s);
@@ -167,7 +179,7 @@ void run_list_model(std::uint32_t capacity, std::uint64_t seed, bool ordered) {
         if (r.chance(0.3)) {  // a small step, as a moving object's
           lo = model.keys[s].first + 3, hi = model.keys[s].second + 3;
         }
-        list.move(s, lo, hi, cross_min_of(s), cross_max_of(s), record);
+        list.move(s, lo, hi, filter_of(s), record);
         model.keys[s] = {lo, hi};
       } else {
         // One endpoint alone: a min may pass its own max (fast movers).
@@ -238,7 +250,7 @@ TEST(SegmentedListTest, SplitGivesNewChunkItsCheckpoints) {
   SegmentedList list(4, true);
   ListModel model;
   const auto add = [&](Slot s, std::uint32_t lo, std::uint32_t hi) {
-    list.insert(s, lo, hi, cross_min_of(s), cross_max_of(s));
+    list.insert(s, lo, hi, filter_of(s));
     model.keys[s] = {lo, hi};
   };
   add(0, 10, 100);  // spans everything
@@ -249,7 +261,7 @@ TEST(SegmentedListTest, SplitGivesNewChunkItsCheckpoints) {
   expect_matches(list, model, "after split");
   const std::uint32_t second = list.chunks()[1];
   std::vector<Slot> spans;
-  for (const SegmentedList::Span& x : list.checkpoints(second)) spans.push_back(x.slot);
+  for (const Slot x : list.checkpoints(second)) spans.push_back(x);
   std::sort(spans.begin(), spans.end());
   EXPECT_FALSE(spans.empty());
   EXPECT_TRUE(std::binary_search(spans.begin(), spans.end(), Slot{0}));
@@ -261,7 +273,7 @@ TEST(SegmentedListTest, MergesKeepLeftCheckpoints) {
   SegmentedList list(4, true);
   ListModel model;
   for (Slot s = 0; s < 16; ++s) {
-    list.insert(s, 10 * s, 10 * s + 15, cross_min_of(s), cross_max_of(s));
+    list.insert(s, 10 * s, 10 * s + 15, filter_of(s));
     model.keys[s] = {10 * s, 10 * s + 15};
   }
   expect_matches(list, model, "filled");
@@ -284,7 +296,7 @@ TEST(SegmentedListTest, MaxPastOwnMinUsesFastMoverSet) {
   SegmentedList list(2, true);
   ListModel model;
   for (Slot s = 0; s < 10; ++s) {
-    list.insert(s, 100 + 10 * s, 100 + 10 * s, cross_min_of(s), cross_max_of(s));
+    list.insert(s, 100 + 10 * s, 100 + 10 * s, filter_of(s));
     model.keys[s] = {100 + 10 * s, 100 + 10 * s};
   }
   list.move_endpoint(9, true, 50, [](const Entry&, const Entry&) {});
@@ -299,6 +311,38 @@ TEST(SegmentedListTest, MaxPastOwnMinUsesFastMoverSet) {
   for (const std::uint32_t c : list.chunks()) EXPECT_TRUE(list.fast_movers(c).empty());
 }
 
+// The filter never rejects two intervals that overlap on both axes, at any
+// float (infinities, +-FLT_MAX, signed zeros, touching and zero-width
+// intervals), and rejects one clear gap at the world's scale.
+TEST(SegmentedListTest, FilterIsConservative) {
+  const std::vector<float> v = {-kInf, -FLT_MAX, -1e30f,  -271.0f, -1.0f,  -FLT_MIN, -0.0f, 0.0f,    FLT_MIN,
+                                0.5f,  1.0f,     1.0001f, 2.0f,    270.0f, 271.0f,   1e30f, FLT_MAX, kInf};
+  const auto filter = [](float a0, float a1, float b0, float b1) {
+    return SegmentedList::make_filter(float_key(a0), float_key(a1), float_key(b0), float_key(b1));
+  };
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    for (std::size_t j = i; j < v.size(); ++j) {
+      for (std::size_t k = 0; k < v.size(); ++k) {
+        for (std::size_t l = k; l < v.size(); ++l) {
+          // [v[i], v[j]] against [v[k], v[l]] on axis a; on axis b, the same
+          // two intervals the other way round.
+          const bool overlap = v[i] <= v[l] && v[k] <= v[j];
+          const SegmentedList::Filter f = filter(v[i], v[j], v[k], v[l]), g = filter(v[k], v[l], v[i], v[j]);
+          if (overlap) {
+            ASSERT_EQ(SegmentedList::misses(SegmentedList::probe(f), g), 0u) << i << ' ' << j << ' ' << k << ' ' << l;
+            ASSERT_EQ(SegmentedList::misses(SegmentedList::probe(g), f), 0u) << i << ' ' << j << ' ' << k << ' ' << l;
+          }
+        }
+      }
+    }
+  }
+  const SegmentedList::Filter unit = filter(10, 11, 10, 11);
+  EXPECT_NE(SegmentedList::misses(SegmentedList::probe(unit), filter(20, 21, 10, 11)), 0u);
+  EXPECT_NE(SegmentedList::misses(SegmentedList::probe(unit), filter(10, 11, 2, 3)), 0u);
+  EXPECT_NE(SegmentedList::misses(SegmentedList::probe(filter(20, 21, 10, 11)), unit), 0u);
+  EXPECT_EQ(SegmentedList::misses(SegmentedList::probe(unit), filter(11, 12, 9, 10)), 0u);
+}
+
 // build() from nothing equals the same objects inserted one by one.
 TEST(SegmentedListTest, BuildMatchesModel) {
   for (const std::uint32_t capacity : {2u, 3u, 25u, 64u}) {
@@ -306,15 +350,16 @@ TEST(SegmentedListTest, BuildMatchesModel) {
     SegmentedList list(capacity, true);
     ListModel model;
     std::vector<Slot> slots;
-    std::vector<std::uint32_t> lo(500), hi(500), cross_lo(500), cross_hi(500);
+    std::vector<std::uint32_t> lo(500), hi(500);
+    std::vector<SegmentedList::Filter> filters(500);
     for (Slot s = 0; s < 500; s += 1 + static_cast<Slot>(r.below(2))) {
       lo[s] = random_key(r, 300), hi[s] = random_key(r, 300);
       if (lo[s] > hi[s]) std::swap(lo[s], hi[s]);
-      cross_lo[s] = cross_min_of(s), cross_hi[s] = cross_max_of(s);
+      filters[s] = filter_of(s);
       slots.push_back(s);
       model.keys[s] = {lo[s], hi[s]};
     }
-    list.build(slots, lo, hi, cross_lo, cross_hi);
+    list.build(slots, lo, hi, filters);
     expect_matches(list, model, "built, capacity " + std::to_string(capacity));
     expect_candidates(list, model);
   }

@@ -24,6 +24,7 @@ void SegmentedList::clear(std::uint32_t chunk_capacity) {
   meta_.clear();
   free_.clear();  // sets_ stays: new_chunk() empties each set it takes again
   order_.clear();
+  firsts_.clear();
   std::fill(place_.begin(), place_.end(), Place{});
   head_ = kNone;
   endpoints_ = 0;
@@ -41,18 +42,22 @@ void SegmentedList::count_up(std::uint32_t c, const Entry& e) {
     fast.pop_back();
     return;
   }
-  sets_[c].spans.push_back({s, e.cross_min, e.cross_max});
+  sets_[c].slots.push_back(s);
+  sets_[c].filters.push_back(e.filter);
 }
 
 void SegmentedList::count_down(std::uint32_t c, Slot s) {
-  std::vector<Span>& spans = sets_[c].spans;
-  const auto it = std::find_if(spans.begin(), spans.end(), [s](const Span& x) { return x.slot == s; });
-  if (it != spans.end()) {
-    *it = spans.back();
-    spans.pop_back();
+  CheckpointSets& set = sets_[c];
+  const auto it = std::find(set.slots.begin(), set.slots.end(), s);
+  if (it != set.slots.end()) {
+    const std::size_t k = static_cast<std::size_t>(it - set.slots.begin());
+    *it = set.slots.back();
+    set.slots.pop_back();
+    set.filters[k] = set.filters.back();
+    set.filters.pop_back();
     return;
   }
-  sets_[c].fast.push_back(s);
+  set.fast.push_back(s);
 }
 
 // ---------------------------------------------------------------------------
@@ -70,18 +75,40 @@ std::uint32_t SegmentedList::new_chunk() {
   entries_.resize((std::size_t{c} + 1) * capacity_);
   meta_.emplace_back();
   if (with_checkpoints_ && sets_.size() > c) {  // kept by clear()
-    sets_[c].spans.clear();
-    sets_[c].fast.clear();
+    sets_[c].clear();
   } else if (with_checkpoints_) {
     sets_.emplace_back();
   }
   return c;
 }
 
-// The last chunk whose first word is below e (the first chunk if none).
-std::uint32_t SegmentedList::find_chunk(Endpoint e) const {
-  const auto it = std::partition_point(order_.begin() + 1, order_.end(), [&](std::uint32_t c) { return first(c) < e; });
-  return *(it - 1);
+// The last chunk whose first word is below e (the first chunk if none): a
+// branch-free binary search over firsts_, which may be stale, then a walk
+// that reads the chunks' real first words on either side (refreshing them)
+// until the answer is exact. The binary search reads a dense array instead
+// of a chunk's first entry per step, each a cache and TLB miss in a large list.
+std::uint32_t SegmentedList::find_chunk(Endpoint e) {
+  const std::size_t n = order_.size();
+  const Endpoint* base = firsts_.data();
+  for (std::size_t m = n; m > 1;) {
+    const std::size_t half = m / 2;
+    __builtin_prefetch(base + (m - half) / 2);  // both places the next step may read
+    __builtin_prefetch(base + half + (m - half) / 2);
+    base = base[half] < e ? base + half : base;
+    m -= half;
+  }
+  std::size_t r = static_cast<std::size_t>(base - firsts_.data());
+  while (r > 0) {
+    const Endpoint f = firsts_[r] = first(order_[r]);
+    if (f < e) break;
+    --r;
+  }
+  while (r + 1 < n) {
+    const Endpoint f = firsts_[r + 1] = first(order_[r + 1]);
+    if (f > e) break;
+    ++r;
+  }
+  return order_[r];
 }
 
 // Where non-empty chunk c (or the head, empty or not) stands in order_.
@@ -111,9 +138,12 @@ void SegmentedList::split(std::uint32_t c, Slot skip) {
   meta_[d].next = meta_[c].next;
   if (meta_[c].next != kNone) meta_[meta_[c].next].prev = d;
   meta_[c].next = d;
-  order_.insert(order_.begin() + static_cast<std::ptrdiff_t>(rank(c) + 1), d);
+  const std::size_t at = rank(c) + 1;
+  order_.insert(order_.begin() + static_cast<std::ptrdiff_t>(at), d);
+  firsts_.insert(firsts_.begin() + static_cast<std::ptrdiff_t>(at), first(d));
   if (!with_checkpoints_) return;
-  sets_[d].spans = sets_[c].spans;
+  sets_[d].slots = sets_[c].slots;
+  sets_[d].filters = sets_[c].filters;
   sets_[d].fast = sets_[c].fast;
   const Entry* const kept = data(c);
   for (std::uint32_t i = 0; i < keep; ++i) {
@@ -141,11 +171,9 @@ void SegmentedList::merge(std::uint32_t left, std::uint32_t right) {
   meta_[left].next = meta_[right].next;
   if (meta_[right].next != kNone) meta_[meta_[right].next].prev = left;
   order_.erase(order_.begin() + static_cast<std::ptrdiff_t>(at));
+  firsts_.erase(firsts_.begin() + static_cast<std::ptrdiff_t>(at));
   meta_[right] = {};
-  if (with_checkpoints_) {
-    sets_[right].spans.clear();
-    sets_[right].fast.clear();
-  }
+  if (with_checkpoints_) sets_[right].clear();
   free_.push_back(right);
 }
 
@@ -159,6 +187,7 @@ void SegmentedList::insert_entry(const Entry& e, Slot skip) {
   if (head_ == kNone) {
     head_ = new_chunk();
     order_.push_back(head_);
+    firsts_.push_back(e.word);
     data(head_)[0] = e;
     meta_[head_].count = 1;
     set_place(e.word, head_, 0);
@@ -194,11 +223,9 @@ void SegmentedList::erase_endpoint(Slot s, bool max_end) {
       merge(c, next);  // c is the head: it takes its neighbour's entries
     } else {           // the only chunk
       order_.clear();
+      firsts_.clear();
       free_.push_back(c);
-      if (with_checkpoints_) {
-        sets_[c].spans.clear();
-        sets_[c].fast.clear();
-      }
+      if (with_checkpoints_) sets_[c].clear();
       head_ = kNone;
     }
     return;
@@ -211,17 +238,16 @@ void SegmentedList::erase_endpoint(Slot s, bool max_end) {
   }
 }
 
-void SegmentedList::insert(Slot s, std::uint32_t min_key, std::uint32_t max_key, std::uint32_t cross_min,
-                           std::uint32_t cross_max) {
+void SegmentedList::insert(Slot s, std::uint32_t min_key, std::uint32_t max_key, Filter filter) {
   if (place_.size() < 2 * (std::size_t{s} + 1)) {
     reserve_geometric(place_, 2 * (std::size_t{s} + 1));
     place_.resize(2 * (std::size_t{s} + 1));
   }
   place_[2 * std::size_t{s}].key = min_key;
   place_[2 * std::size_t{s} + 1].key = max_key;
-  const Entry lo{make_endpoint(min_key, false, s), cross_min, cross_max};
+  const Entry lo{make_endpoint(min_key, false, s), filter};
   insert_entry(lo, s);
-  insert_entry({make_endpoint(max_key, true, s), cross_min, cross_max}, s);
+  insert_entry({make_endpoint(max_key, true, s), filter}, s);
   if (!with_checkpoints_) return;
   const std::uint32_t last = place_[2 * std::size_t{s} + 1].chunk;
   for (std::uint32_t c = place_[2 * std::size_t{s}].chunk; c != last;) {
@@ -242,18 +268,14 @@ void SegmentedList::erase(Slot s) {
   erase_endpoint(s, true);
 }
 
-void SegmentedList::set_checkpoint_cross(Slot s, std::uint32_t cross_min, std::uint32_t cross_max) {
+void SegmentedList::set_checkpoint_filter(Slot s, Filter filter) {
   if (!with_checkpoints_) return;
   const std::uint32_t last = place_[2 * std::size_t{s} + 1].chunk;
   for (std::uint32_t c = place_[2 * std::size_t{s}].chunk; c != last;) {
     c = meta_[c].next;
-    for (Span& x : sets_[c].spans) {
-      if (x.slot == s) {
-        x.cross_min = cross_min;
-        x.cross_max = cross_max;
-        break;
-      }
-    }
+    CheckpointSets& set = sets_[c];
+    const auto it = std::find(set.slots.begin(), set.slots.end(), s);
+    if (it != set.slots.end()) set.filters[static_cast<std::size_t>(it - set.slots.begin())] = filter;
   }
 }
 
@@ -261,14 +283,13 @@ void SegmentedList::set_checkpoint_cross(Slot s, std::uint32_t cross_min, std::u
 // radix sort the words, fill chunks to 3/4 so that the first insertions do
 // not split at once, and give each chunk the objects open at its edge.
 void SegmentedList::build(std::span<const Slot> slots, std::span<const std::uint32_t> min_keys,
-                          std::span<const std::uint32_t> max_keys, std::span<const std::uint32_t> cross_mins,
-                          std::span<const std::uint32_t> cross_maxs, bool keep_scratch) {
+                          std::span<const std::uint32_t> max_keys, std::span<const Filter> filters, bool keep_scratch) {
   if (slots.empty()) return;
   sort_items_.clear();
   Slot top = 0;
   for (const Slot s : slots) {
-    sort_items_.push_back({make_endpoint(min_keys[s], false, s), cross_mins[s], cross_maxs[s]});
-    sort_items_.push_back({make_endpoint(max_keys[s], true, s), cross_mins[s], cross_maxs[s]});
+    sort_items_.push_back({make_endpoint(min_keys[s], false, s), filters[s]});
+    sort_items_.push_back({make_endpoint(max_keys[s], true, s), filters[s]});
     top = std::max(top, s);
   }
   if (place_.size() < 2 * (std::size_t{top} + 1)) place_.resize(2 * (std::size_t{top} + 1));
@@ -280,7 +301,7 @@ void SegmentedList::build(std::span<const Slot> slots, std::span<const std::uint
   radix_sort(
       sort_items_, sort_scratch_, [](const Entry& e) { return e.word; }, digits, radix_counts_.data());
   const std::uint32_t fill = std::max<std::uint32_t>(1, capacity_ * 3 / 4);
-  std::vector<Span>& open = sweep_open_;  // the objects open at the sweep (with checkpoints)
+  CheckpointSets& open = sweep_open_;  // the objects open at the sweep (with checkpoints)
   std::vector<std::uint32_t>& open_at = sweep_open_at_;
   open.clear();
   if (with_checkpoints_) open_at.resize(std::size_t{top} + 1);
@@ -295,7 +316,10 @@ void SegmentedList::build(std::span<const Slot> slots, std::span<const std::uint
         meta_[d].prev = c;
       }
       order_.push_back(d);
-      if (with_checkpoints_) sets_[d].spans = open;
+      if (with_checkpoints_) {
+        sets_[d].slots = open.slots;
+        sets_[d].filters = open.filters;
+      }
       c = d;
     }
     data(c)[meta_[c].count++] = e;
@@ -303,15 +327,20 @@ void SegmentedList::build(std::span<const Slot> slots, std::span<const std::uint
     if (!with_checkpoints_) continue;
     const Slot o = owner(e.word);
     if (!is_max(e.word)) {
-      open_at[o] = static_cast<std::uint32_t>(open.size());
-      open.push_back({o, e.cross_min, e.cross_max});
+      open_at[o] = static_cast<std::uint32_t>(open.slots.size());
+      open.slots.push_back(o);
+      open.filters.push_back(e.filter);
     } else {
-      const Span last = open.back();
-      open[open_at[o]] = last;
-      open_at[last.slot] = open_at[o];
-      open.pop_back();
+      const std::uint32_t at = open_at[o];
+      const Slot last = open.slots.back();
+      open.slots[at] = last;
+      open.filters[at] = open.filters.back();
+      open_at[last] = at;
+      open.slots.pop_back();
+      open.filters.pop_back();
     }
   }
+  for (const std::uint32_t x : order_) firsts_.push_back(first(x));
   endpoints_ = sort_items_.size();
   if (!keep_scratch) give_back_scratch();
 }
@@ -320,7 +349,8 @@ void SegmentedList::give_back_scratch() noexcept {
   free_storage(sort_items_);
   free_storage(sort_scratch_);
   free_storage(radix_counts_);
-  free_storage(sweep_open_);
+  free_storage(sweep_open_.slots);
+  free_storage(sweep_open_.filters);
   free_storage(sweep_open_at_);
 }
 
@@ -332,6 +362,7 @@ void SegmentedList::reserve(std::size_t slots, std::size_t endpoints) {
   entries_.reserve(chunks * capacity_);
   meta_.reserve(chunks);
   order_.reserve(chunks);
+  firsts_.reserve(chunks);
   free_.reserve(chunks);
   if (with_checkpoints_) sets_.reserve(chunks);
 }
@@ -363,24 +394,29 @@ void SegmentedList::shrink_to_fit(std::size_t slots) {
   sets_.swap(sets);
   free_storage(free_);
   order_.shrink_to_fit();
+  firsts_.shrink_to_fit();
   head_ = live == 0 ? kNone : 0;
 }
 
 std::size_t SegmentedList::memory_bytes() const noexcept {
-  std::size_t bytes =
-      entries_.capacity() * sizeof(Entry) + meta_.capacity() * sizeof(ChunkMeta) +
-      sets_.capacity() * sizeof(CheckpointSets) + (free_.capacity() + order_.capacity()) * 4 +
-      place_.capacity() * sizeof(Place) + (sort_items_.capacity() + sort_scratch_.capacity()) * sizeof(Entry) +
-      radix_counts_.capacity() * 4 + sweep_open_.capacity() * sizeof(Span) + sweep_open_at_.capacity() * 4;
-  for (const CheckpointSets& s : sets_) bytes += s.spans.capacity() * sizeof(Span) + s.fast.capacity() * sizeof(Slot);
+  std::size_t bytes = entries_.capacity() * sizeof(Entry) + meta_.capacity() * sizeof(ChunkMeta) +
+                      sets_.capacity() * sizeof(CheckpointSets) + (free_.capacity() + order_.capacity()) * 4 +
+                      firsts_.capacity() * sizeof(Endpoint) + place_.capacity() * sizeof(Place) +
+                      (sort_items_.capacity() + sort_scratch_.capacity()) * sizeof(Entry) +
+                      radix_counts_.capacity() * 4 + sweep_open_.slots.capacity() * sizeof(Slot) +
+                      sweep_open_.filters.capacity() * sizeof(Filter) + sweep_open_at_.capacity() * 4;
+  for (const CheckpointSets& s : sets_) {
+    bytes += (s.slots.capacity() + s.fast.capacity()) * sizeof(Slot) + s.filters.capacity() * sizeof(Filter);
+  }
   return bytes;
 }
 
 // Walks the chunks in order with each object's count, [min passed] - [max
 // passed], and checks every invariant of the file opening.
 bool SegmentedList::validate() const {
-  if (head_ == kNone) return order_.empty() && endpoints_ == 0;
+  if (head_ == kNone) return order_.empty() && firsts_.empty() && endpoints_ == 0;
   if (order_.empty() || order_[0] != head_ || meta_[head_].prev != kNone) return false;
+  if (firsts_.size() != order_.size()) return false;
   std::unordered_map<Slot, int> count;
   std::unordered_map<Slot, Entry> min_entry;
   std::size_t seen = 0;
@@ -399,11 +435,12 @@ bool SegmentedList::validate() const {
         if (n == -1) fast.push_back(o);
         if (n < -1 || n > 1) return false;
       }
-      for (const Span& x : sets_[c].spans) {
-        have_spans.push_back(x.slot);
-        const auto it = min_entry.find(x.slot);
-        if (it == min_entry.end() || it->second.cross_min != x.cross_min || it->second.cross_max != x.cross_max)
-          return false;
+      const CheckpointSets& set = sets_[c];
+      if (set.filters.size() != set.slots.size()) return false;
+      for (std::size_t k = 0; k < set.slots.size(); ++k) {
+        have_spans.push_back(set.slots[k]);
+        const auto it = min_entry.find(set.slots[k]);
+        if (it == min_entry.end() || it->second.filter != set.filters[k]) return false;
       }
       std::vector<Slot> have_fast = sets_[c].fast;
       std::sort(spans.begin(), spans.end());

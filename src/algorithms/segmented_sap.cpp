@@ -17,7 +17,8 @@
 //   insertion sort within it (a full chunk splits), then the new object's
 //   pairs are the x list's candidates whose boxes overlap: the checkpoints
 //   of its min's chunk (objects spanning that chunk's leading edge), the
-//   mins before it in that chunk, and the mins between its min and max.
+//   mins before it in that chunk, and the mins between its min and max (or
+//   the same from the next chunk's edge, when nearer).
 // A frame whose local sort would cost more (a batch into an empty world,
 // most objects moving, heavy churn; sorts_globally(), section 4's rule) is
 // global: every list rebuilt by one radix sort, every pair by box pruning.
@@ -69,16 +70,26 @@ std::uint32_t SegmentedSapConfig::chunk_for(std::size_t objects) {
 
 namespace {
 constexpr std::uint32_t kFirstChunk = 256;  // automatic size before any batch
-}
+// The automatic size's cap for the y and z lists, which keep no checkpoints.
+// Measured: docs/algorithms/segmented-sap.md, "Chunk size".
+constexpr std::uint32_t kPlainChunk = 256;
+}  // namespace
 
 SegmentedSap::SegmentedSap(const Options& options, SegmentedSapConfig config)
     : config_(config),
       axes_(options.dims == 2 ? 2 : 3),
       lists_{SegmentedList(config.chunk_capacity ? config.chunk_capacity : kFirstChunk, true),
              SegmentedList(config.chunk_capacity ? config.chunk_capacity : kFirstChunk, false),
-             SegmentedList(config.chunk_capacity ? config.chunk_capacity : kFirstChunk, false)} {
-  if (axes_ == 2) cross_ = {1, 0, 0};
+             SegmentedList(config.chunk_capacity ? config.chunk_capacity : kFirstChunk, false)} {}
+
+namespace {
+// List k's filter of a box: its bounds on the two other axes (in 2D, one of
+// them z, always [0, 0]).
+SegmentedList::Filter filter_of(const Box3& b, int k) {
+  const int p = (k + 1) % 3, q = (k + 2) % 3;
+  return SegmentedList::make_filter(float_key(b.min[p]), float_key(b.max[p]), float_key(b.min[q]), float_key(b.max[q]));
 }
+}  // namespace
 
 double open_estimate(std::size_t live, int axes) {
   return std::pow(static_cast<double>(live), axes == 2 ? 0.5 : 2.0 / 3.0);
@@ -150,6 +161,31 @@ void SegmentedSap::estimate_density() {
   density_ = per_length / axes_;
 }
 
+// Calls hit(o) for every object o of the x list's candidates for s whose box
+// overlaps `box`. In a large world each box read is a cache and TLB miss:
+// prefetched a batch at a time, the misses overlap instead of following one
+// another (bench/results/segmented-sap.md, (a)).
+template <class Hit>
+void SegmentedSap::for_each_overlap(Slot s, const Box3& box, Hit&& hit) const {
+  constexpr std::size_t kBatch = 16;
+  std::array<Slot, kBatch> batch;
+  std::size_t n = 0;
+  const auto test = [&] {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (overlaps(box, box_[batch[i]])) hit(batch[i]);
+    }
+    n = 0;
+  };
+  lists_[0].for_each_candidate(s, [&](Slot o) {
+    const char* const at = reinterpret_cast<const char*>(&box_[o]);
+    __builtin_prefetch(at);
+    __builtin_prefetch(at + sizeof(Box3) - 1);
+    batch[n++] = o;
+    if (n == kBatch) test();
+  });
+  test();
+}
+
 void SegmentedSap::add_object(Slot s, const Box3& box, std::span<const Id> ids, PairManager& pairs) {
   if (s >= box_.size()) {
     reserve_geometric(box_, std::size_t{s} + 1);
@@ -160,12 +196,11 @@ void SegmentedSap::add_object(Slot s, const Box3& box, std::span<const Id> ids, 
   box_[s] = box;
   id_[s] = ids[s];
   for (int k = 0; k < axes_; ++k) {
-    lists_[k].insert(s, float_key(box.min[k]), float_key(box.max[k]), float_key(box.min[cross_[k]]),
-                     float_key(box.max[cross_[k]]));
+    lists_[k].insert(s, float_key(box.min[k]), float_key(box.max[k]), filter_of(box, k));
   }
   ++live_;
-  lists_[0].for_each_candidate(s, [&](Slot o) {
-    if (overlaps(box, box_[o]) && filter_.accepts(s, o)) pairs.add(ids[s], ids[o]);
+  for_each_overlap(s, box, [&](Slot o) {
+    if (filter_.accepts(s, o)) pairs.add(ids[s], ids[o]);
   });
 }
 
@@ -205,26 +240,27 @@ void SegmentedSap::sort_globally(const FrameOps& ops, std::span<const Id> ids, P
   }
   live_ = live_slots_.size();
 
-  for (std::vector<std::uint32_t>* keys : {&min_keys_, &max_keys_, &cross_mins_, &cross_maxs_}) {
-    keys->resize(box_.size());
-  }
+  for (std::vector<std::uint32_t>* keys : {&min_keys_, &max_keys_}) keys->resize(box_.size());
+  filters_.resize(box_.size());
   const std::uint32_t chunk = config_.chunk_capacity ? config_.chunk_capacity
                               : live_ > 0            ? config_.chunk_for(live_)
                                                      : kFirstChunk;
   for (int k = 0; k < axes_; ++k) {
+    // Lists without checkpoints pay nothing for small chunks but the index:
+    // their chunks stay small, so an insertion or erasure shifts little.
+    const std::uint32_t kc = k == 0 || config_.chunk_capacity ? chunk : std::min(chunk, kPlainChunk);
     if (streak) {
-      lists_[k].clear(chunk);
+      lists_[k].clear(kc);
     } else {
-      lists_[k].reset(chunk);
+      lists_[k].reset(kc);
       lists_[k].reserve(box_.size(), 2 * live_);  // build() fills chunks to 3/4: no regrowth
     }
     for (const Slot s : live_slots_) {
       min_keys_[s] = float_key(box_[s].min[k]);
       max_keys_[s] = float_key(box_[s].max[k]);
-      cross_mins_[s] = float_key(box_[s].min[cross_[k]]);
-      cross_maxs_[s] = float_key(box_[s].max[cross_[k]]);
+      filters_[s] = filter_of(box_[s], k);
     }
-    lists_[k].build(live_slots_, min_keys_, max_keys_, cross_mins_, cross_maxs_, true);
+    lists_[k].build(live_slots_, min_keys_, max_keys_, filters_, true);
   }
 
   dense_boxes_.resize(live_);
@@ -249,7 +285,9 @@ void SegmentedSap::sort_globally(const FrameOps& ops, std::span<const Id> ids, P
 void SegmentedSap::give_back_scratch() {
   if (live_slots_.capacity() == 0) return;
   for (int k = 0; k < axes_; ++k) lists_[k].give_back_scratch();
-  for (std::vector<std::uint32_t>* keys : {&min_keys_, &max_keys_, &cross_mins_, &cross_maxs_}) free_storage(*keys);
+  free_storage(min_keys_);
+  free_storage(max_keys_);
+  free_storage(filters_);
   free_storage(gone_);
   free_storage(live_slots_);
   free_storage(dense_boxes_);
@@ -258,10 +296,7 @@ void SegmentedSap::give_back_scratch() {
 }
 
 void SegmentedSap::remove_object(Slot s, std::span<const Id> ids, PairManager& pairs) {
-  const Box3& box = box_[s];
-  lists_[0].for_each_candidate(s, [&](Slot o) {
-    if (overlaps(box, box_[o])) pairs.remove(ids[s], ids[o]);
-  });
+  for_each_overlap(s, box_[s], [&](Slot o) { pairs.remove(ids[s], ids[o]); });
   for (int k = 0; k < axes_; ++k) lists_[k].erase(s);
   --live_;
 }
@@ -271,30 +306,31 @@ void SegmentedSap::remove_object(Slot s, std::span<const Id> ids, PairManager& p
 // adds the pair iff the boxes overlap now; one that ends it removes the pair
 // iff it was one, that is iff the old box overlapped (the pair set is exact
 // before each move), a box test instead of a hash lookup. Each test looks
-// at the entries' cross bounds first and reads a box only if they overlap.
+// at the entries' filters first (the two other axes) and reads a box only if
+// they overlap.
 void SegmentedSap::move_object(Slot s, const Box3& box, std::span<const Id> ids, PairManager& pairs) {
   const Box3 old = box_[s];
   box_[s] = box;
   std::uint64_t swaps = 0;
   for (int k = 0; k < axes_; ++k) {
-    const int ck = cross_[k];
-    const std::uint32_t old_lo = float_key(old.min[ck]), old_hi = float_key(old.max[ck]);
+    const SegmentedList::Filter now = filter_of(box, k);
+    const SegmentedList::Filter now_probe = SegmentedList::probe(now),
+                                old_probe = SegmentedList::probe(filter_of(old, k));
     const auto passed = [&](const SegmentedList::Entry& moving, const SegmentedList::Entry& other) {
       // Only a min passing a max matters: a max rightward or a min leftward
-      // starts the overlap on this axis, the other way ends it. The test on
-      // the cross axis (new bounds for a start, old for an end) is branch-
-      // free, so the one branch below is rarely taken and well predicted.
-      const bool moving_max = SegmentedList::is_max(moving.word);
-      const bool starts = (moving.word > other.word) == moving_max;
-      const std::uint32_t lo = starts ? moving.cross_min : old_lo, hi = starts ? moving.cross_max : old_hi;
-      const bool hit = static_cast<unsigned>(SegmentedList::is_max(other.word) != moving_max) &
-                       static_cast<unsigned>(other.cross_min <= hi) & static_cast<unsigned>(lo <= other.cross_max);
+      // starts the overlap on this axis, the other way ends it. The filter
+      // test (the new box's for a start, the old one's for an end) and the
+      // kinds' test are branch-free, so the one branch below is rarely taken
+      // and well predicted.
+      constexpr SegmentedList::Endpoint kMax = SegmentedList::Endpoint{1} << 31;
+      const bool starts = (moving.word > other.word) == SegmentedList::is_max(moving.word);
+      const SegmentedList::Filter miss =
+          SegmentedList::misses(starts ? now_probe : old_probe, other.filter) | (~(moving.word ^ other.word) & kMax);
       ++swaps;
-      if (hit) [[unlikely]]
+      if (miss == 0) [[unlikely]]
         flip_pair(s, SegmentedList::owner(other.word), starts, box, old, ids, pairs);
     };
-    lists_[k].move(s, float_key(box.min[k]), float_key(box.max[k]), float_key(box.min[ck]), float_key(box.max[ck]),
-                   passed);
+    lists_[k].move(s, float_key(box.min[k]), float_key(box.max[k]), now, passed);
   }
   swaps_ += swaps;
 }
@@ -335,7 +371,7 @@ void SegmentedSap::reserve(std::size_t objects) {
 
 std::size_t SegmentedSap::memory_bytes() const {
   std::size_t bytes = box_.capacity() * sizeof(Box3) + id_.capacity() * sizeof(Id);
-  bytes += (min_keys_.capacity() + max_keys_.capacity() + cross_mins_.capacity() + cross_maxs_.capacity()) * 4 +
+  bytes += (min_keys_.capacity() + max_keys_.capacity()) * 4 + filters_.capacity() * sizeof(SegmentedList::Filter) +
            gone_.capacity() + live_slots_.capacity() * sizeof(Slot) + dense_boxes_.capacity() * sizeof(Box3) +
            found_.capacity() * sizeof(IndexPair) + frame_pairs_.capacity() * sizeof(Pair);
   for (int k = 0; k < axes_; ++k) bytes += lists_[k].memory_bytes();
@@ -362,8 +398,7 @@ bool SegmentedSap::validate() const {
         return false;
       for (const bool is_max : {false, true}) {
         const SegmentedList::Entry& e = list.chunk_entries(list.place(s, is_max).chunk)[list.index_of(s, is_max)];
-        if (e.cross_min != float_key(box_[s].min[cross_[k]]) || e.cross_max != float_key(box_[s].max[cross_[k]]))
-          return false;
+        if (e.filter != filter_of(box_[s], k)) return false;
       }
     }
     for (const std::uint32_t c : list.chunks()) {

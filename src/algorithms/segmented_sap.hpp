@@ -27,8 +27,9 @@ enum class GlobalSort : std::uint8_t {
 struct SegmentedSapConfig {
   /// Endpoints a chunk holds at most (at least 2), or 0: chosen from the
   /// world's size, twice the square root of the endpoints per axis rounded
-  /// up to a power of two (16 to 8192), at every global frame (a batch into
-  /// an empty world among them; 256 until the first). The paper found about
+  /// up to a power of two (16 to 8192; at most 256 for the y and z lists,
+  /// which keep no checkpoints), at every global frame (a batch into an
+  /// empty world among them; 256 until the first). The paper found about
   /// 25 best inside grid cells of ~300 objects, its authors' released code
   /// used 64; one list over a whole world wants larger chunks, since every
   /// chunk keeps the set of objects open at its edge. Measured:
@@ -103,10 +104,11 @@ class SegmentedSap final : public Algorithm {
   void flip_pair(Slot s, Slot o, bool starts, const Box3& box, const Box3& old, std::span<const Id> ids,
                  PairManager& pairs);
   void give_back_memory();
+  template <class Hit>
+  void for_each_overlap(Slot s, const Box3& box, Hit&& hit) const;
 
   SegmentedSapConfig config_;
-  int axes_;                           // lists kept: 2 for 2D input (z is always [0, 0])
-  std::array<int, 3> cross_{1, 2, 0};  // each list's cross axis (2D: x and y each other's)
+  int axes_;  // lists kept: 2 for 2D input (z is always [0, 0])
   std::array<SegmentedList, 3> lists_;
   std::vector<Box3> box_;  // by slot (live slots: lists_[0].contains())
   std::vector<Id> id_;     // by slot, for validate()
@@ -124,12 +126,13 @@ class SegmentedSap final : public Algorithm {
   void estimate_density();
   bool last_global_ = false;  // whether the last frame was
   // Scratch of sort_globally(), kept while global frames follow each other.
-  std::vector<std::uint32_t> min_keys_, max_keys_, cross_mins_, cross_maxs_;  // by slot
-  std::vector<std::uint8_t> gone_;                                            // by slot: removed this frame
-  std::vector<Slot> live_slots_;                                              // the live slots, after the frame
-  std::vector<Box3> dense_boxes_;                                             // their boxes, in that order
-  std::vector<IndexPair> found_;                                              // pairs of dense_boxes_
-  std::vector<Pair> frame_pairs_;  // the frame's pairs, for PairManager::assign
+  std::vector<std::uint32_t> min_keys_, max_keys_;  // by slot
+  std::vector<SegmentedList::Filter> filters_;      // by slot
+  std::vector<std::uint8_t> gone_;                  // by slot: removed this frame
+  std::vector<Slot> live_slots_;                    // the live slots, after the frame
+  std::vector<Box3> dense_boxes_;                   // their boxes, in that order
+  std::vector<IndexPair> found_;                    // pairs of dense_boxes_
+  std::vector<Pair> frame_pairs_;                   // the frame's pairs, for PairManager::assign
   void give_back_scratch();
 };
 

@@ -47,7 +47,8 @@
 //
 // Cost per frame: O(changes x cells per box x (log m + k)) plus O(changes x
 // outsized) plus O(n) per changed outsized box; only touched cells are
-// read, so nothing follows the world's size. ~100-130 bytes per box.
+// read, so nothing follows the world's size. ~115-145 bytes per box at 1M,
+// the BroadPhase's own arrays included.
 //
 // Choose it for large persistent worlds where a minority moves each frame.
 // Method, tuning and measurements: docs/algorithms/multi-sap.md.

@@ -186,6 +186,25 @@ TEST_P(BoxPruningTest, PreparedBipartiteMatchesBruteForce) {
     ASSERT_EQ(keys(got), keys(expected));
     ASSERT_TRUE(threaded_pruner.bipartite_prepared(query, threaded));
     EXPECT_TRUE(same_sequence(got, threaded)) << "output order depends on the thread count";
+
+    // With the query boxes' pairs among themselves from the same pass: the
+    // same prepared pairs in the same order, and exactly complete(query).
+    std::vector<IndexPair> expected_among, got2, among, threaded2, threaded_among;
+    for (std::uint32_t i = 0; i < query.size(); ++i)
+      for (std::uint32_t j = i + 1; j < query.size(); ++j)
+        if (overlaps(query[i], query[j])) expected_among.push_back({i, j});
+    ASSERT_TRUE(pruner.bipartite_prepared(query, got2, among));
+    EXPECT_TRUE(same_sequence(got, got2));
+    ASSERT_EQ(keys(among), keys(expected_among));
+    ASSERT_TRUE(threaded_pruner.bipartite_prepared(query, threaded2, threaded_among));
+    EXPECT_TRUE(same_sequence(got2, threaded2)) << "output order depends on the thread count";
+    EXPECT_TRUE(same_sequence(among, threaded_among)) << "output order depends on the thread count";
+    // Nothing prepared: the query's own pairs still.
+    BoxPruner empty;
+    std::vector<IndexPair> none, alone;
+    ASSERT_TRUE(empty.bipartite_prepared(query, none, alone));
+    EXPECT_TRUE(none.empty());
+    EXPECT_EQ(keys(alone), keys(expected_among));
   }
   // Prepared anew: the old set is gone.
   const std::vector<Box3> other = make_boxes(kind, n / 2, rng);

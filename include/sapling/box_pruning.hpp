@@ -85,6 +85,13 @@ class BoxPruner {
   /// cells than they number (boxes far larger than the prepared grid's
   /// cells): bipartite() over the boxes themselves is then the better call.
   bool bipartite_prepared(std::span<const Box3> query, std::vector<IndexPair>& out);
+  /// The same, and appends to `among` every pair {i, j}, i < j, of query
+  /// boxes that overlap, once each: complete(query) found in the same pass,
+  /// in the prepared grid's cells, without complete()'s own grid and sort
+  /// (a persistent broad phase's changed boxes against its resting ones and
+  /// among themselves). Order of `among`: by cell, then sweep order, the same
+  /// for any thread count. Declines as above, appending to neither.
+  bool bipartite_prepared(std::span<const Box3> query, std::vector<IndexPair>& out, std::vector<IndexPair>& among);
 
   /// Boxes in the prepared set (0 until prepare()), and cells of its grid:
   /// a query box meets about prepared_size() / prepared_cells() of them.
@@ -101,6 +108,8 @@ class BoxPruner {
   void debug_draw(DebugDraw& draw) const;
 
  private:
+  bool bipartite_prepared_impl(std::span<const Box3> query, std::vector<IndexPair>& out, std::vector<IndexPair>& among,
+                               bool with_among);
   struct Impl;
   Impl* impl_;
 };

@@ -219,6 +219,12 @@ struct BoxPruner::Impl {
   detail::TaskPlan plan;                        // tasks of consecutive cells
   std::vector<TaskScratch> scratch;             // by task
   std::vector<std::vector<IndexPair>> outputs;  // by task, when tasks run in parallel
+  // By task, when tasks run in parallel: bipartite_prepared()'s two outputs.
+  struct TwoOutputs {
+    std::vector<IndexPair> prepared, among;
+    void clear() noexcept { prepared.clear(), among.clear(); }
+  };
+  std::vector<TwoOutputs> two_outputs;
   Occupancy occupancy;
 
   void bucket(const Layout& layout, std::span<const Box3> boxes, CellArrays& cells);
@@ -603,8 +609,26 @@ void BoxPruner::prepare(std::span<const Box3> boxes) {
 // the prepared bounds into the border cells), and each cell holding any is
 // swept as in bipartite(); cells without query boxes are skipped unsorted.
 bool BoxPruner::bipartite_prepared(std::span<const Box3> query, std::vector<IndexPair>& out) {
+  std::vector<IndexPair> unused;
+  return bipartite_prepared_impl(query, out, unused, false);
+}
+
+bool BoxPruner::bipartite_prepared(std::span<const Box3> query, std::vector<IndexPair>& out,
+                                   std::vector<IndexPair>& among) {
+  return bipartite_prepared_impl(query, out, among, true);
+}
+
+// Each cell holding query boxes is sorted once and swept against the
+// prepared boxes, and, with `with_among`, against itself as complete()
+// would (the owner rule holds in any grid).
+bool BoxPruner::bipartite_prepared_impl(std::span<const Box3> query, std::vector<IndexPair>& out,
+                                        std::vector<IndexPair>& among, bool with_among) {
   Impl& m = *impl_;
-  if (query.empty() || m.prepared_boxes == 0) return true;
+  if (query.empty() || (m.prepared_boxes == 0 && !with_among)) return true;
+  if (m.prepared_boxes == 0) {
+    complete(query, among);
+    return true;
+  }
   const Layout& layout = m.prepared_layout;
   double copies = 0;
   for (const Box3& q : query) {
@@ -615,14 +639,27 @@ bool BoxPruner::bipartite_prepared(std::span<const Box3> query, std::vector<Inde
   m.bucket(layout, query, m.sets[0]);
   const CellArrays& q = m.sets[0];
   m.plan_tasks(layout, q, &m.prepared);
-  detail::run_ordered(m.tasks, m.plan.size(), m.outputs, out, [&](std::size_t t, std::vector<IndexPair>& found) {
-    TaskScratch& tmp = m.scratch[t];
-    for (std::uint32_t c = m.plan.first(t); c < m.plan.end(t); ++c) {
-      if (q.start[c] == q.start[c + 1]) continue;
-      m.sort_cell(layout, m.sets[0], c, tmp);
-      m.sweep_cell<true>(layout, c, m.sets[0], m.prepared, found);
-    }
-  });
+  struct Outputs {
+    std::vector<IndexPair>& prepared;
+    std::vector<IndexPair>& among;
+  } outputs{out, among};
+  detail::run_ordered(
+      m.tasks, m.plan.size(), m.two_outputs, outputs,
+      [&](std::size_t t, auto& found) {
+        TaskScratch& tmp = m.scratch[t];
+        for (std::uint32_t c = m.plan.first(t); c < m.plan.end(t); ++c) {
+          if (q.start[c] == q.start[c + 1]) continue;
+          m.sort_cell(layout, m.sets[0], c, tmp);
+          m.sweep_cell<true>(layout, c, m.sets[0], m.prepared, found.prepared);
+          if (with_among) m.sweep_cell<false>(layout, c, m.sets[0], m.sets[0], found.among);
+        }
+      },
+      [](std::span<const Impl::TwoOutputs> parts, Outputs& to) {
+        for (const Impl::TwoOutputs& part : parts) {
+          to.prepared.insert(to.prepared.end(), part.prepared.begin(), part.prepared.end());
+          to.among.insert(to.among.end(), part.among.begin(), part.among.end());
+        }
+      });
   return true;
 }
 
@@ -638,6 +675,7 @@ std::size_t BoxPruner::memory_bytes() const noexcept {
         bytes(c->start) + bytes(c->staged) + bytes(c->min_key) + bytes(c->max_key) + bytes(c->cross) + bytes(c->index);
   }
   for (const TaskScratch& t : m.scratch) total += bytes(t.keys) + bytes(t.spare);
+  for (const Impl::TwoOutputs& o : m.two_outputs) total += bytes(o.prepared) + bytes(o.among);
   for (const std::vector<IndexPair>& o : m.outputs) total += bytes(o);
   return total;
 }

@@ -66,7 +66,9 @@ void RestingSet::pair_changed(std::span<const Slot> moved, std::span<const Slot>
     }
   };
   found.clear();
-  if (pruner_.bipartite_prepared(query_boxes_, found)) {
+  among_.clear();
+  const bool prepared = pruner_.bipartite_prepared(query_boxes_, found, among_);
+  if (prepared) {
     for (const IndexPair& p : found) {  // resting entries of boxes since moved or removed are stale
       const Slot t = resting_slot_[p.j];
       if (state_[t] == kResting && filter_.accepts(query_slots_[p.i], t)) pairs.add(ids[query_slots_[p.i]], ids[t]);
@@ -80,7 +82,11 @@ void RestingSet::pair_changed(std::span<const Slot> moved, std::span<const Slot>
     }
   }
   found.clear();
-  pruner_.complete(query_boxes_, found);
+  if (prepared) {
+    found.swap(among_);  // the changed boxes among themselves, from the same pass
+  } else {
+    pruner_.complete(query_boxes_, found);
+  }
   add_pairs(query_slots_, query_slots_);
   found.clear();
   pruner_.bipartite(query_boxes_, other_boxes_, found);
@@ -115,7 +121,7 @@ std::size_t RestingSet::memory_bytes() const {
   return state_.capacity() +
          (active_.capacity() + resting_slot_.capacity() + query_slots_.capacity() + other_slots_.capacity()) *
              sizeof(Slot) +
-         (query_boxes_.capacity() + other_boxes_.capacity()) * sizeof(Box3);
+         (query_boxes_.capacity() + other_boxes_.capacity()) * sizeof(Box3) + among_.capacity() * sizeof(IndexPair);
 }
 
 // Free slots kGone, live ones kResting or kActive; active_ lists the kActive

@@ -77,6 +77,7 @@ class RestingSet {
   std::size_t dead_ = 0;                         // prepared boxes whose slot is no longer kResting
   std::vector<Box3> query_boxes_, other_boxes_;  // scratch: this frame's changed boxes, the other active ones
   std::vector<Slot> query_slots_, other_slots_;
+  std::vector<IndexPair> among_;  // scratch: the changed boxes' pairs among themselves
 };
 
 }  // namespace sapling::detail

@@ -219,6 +219,81 @@ TEST_P(BoxPruningTest, PreparedBipartiteMatchesBruteForce) {
   }
 }
 
+// prepare() with an output finds exactly complete()'s pairs in the same
+// order, and leaves the same prepared set.
+TEST_P(BoxPruningTest, PrepareFindsCompletesPairs) {
+  const auto [kind, n] = GetParam();
+  std::mt19937 rng(5);
+  const std::vector<Box3> boxes = make_boxes(kind, n, rng);
+  ThreadPool pool(2);
+  BoxPruner pruner, threaded(&pool), plain;
+  std::vector<IndexPair> expected, got, got_threaded;
+  plain.complete(boxes, expected);
+  pruner.prepare(boxes, got);
+  threaded.prepare(boxes, got_threaded);
+  EXPECT_TRUE(same_sequence(got, expected));
+  EXPECT_TRUE(same_sequence(got_threaded, expected));
+  EXPECT_EQ(pruner.prepared_size(), n);
+  plain.prepare(boxes);
+  const std::vector<Box3> query = make_boxes(kind, n / 7 + 1, rng);
+  std::vector<IndexPair> a, b;
+  const bool took_a = pruner.bipartite_prepared(query, a), took_b = plain.bipartite_prepared(query, b);
+  EXPECT_EQ(took_a, took_b);
+  EXPECT_TRUE(same_sequence(a, b));
+}
+
+// Few query boxes among many prepared ones take the sparse sweep (each
+// query box searches its cell for the first entry within reach): against
+// brute force with bounds that touch exactly, signed zeros, points, boxes
+// at the float limits, queries outside the prepared bounds, and prepared
+// cells holding one long box among short ones.
+TEST(BoxPruning, SparseQueriesMatchBruteForce) {
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<int> cell(-300, 300);
+  for (const int variant : {0, 1, 2}) {  // plain, with boxes at the float limits, with long boxes
+    const bool with_limits = variant == 1, with_long = variant == 2;
+    std::vector<Box3> resting(40000);
+    for (std::size_t i = 0; i < resting.size(); ++i) {
+      Box3& b = resting[i];
+      for (int k = 0; k < 3; ++k) {
+        b.min[k] = float(cell(rng)) * 0.5f;
+        b.max[k] = b.min[k] + float(rng() % 3) * 0.5f;  // some points, faces touching on the half-unit lattice
+      }
+      if (i % 101 == 0) b.min[0] = -0.0f, b.max[0] = std::max(b.max[0], 0.0f);
+      if (with_limits && i % 103 == 0) b.max[0] = b.min[0] = FLT_MAX;
+      if (with_limits && i % 107 == 0) b.max[0] = b.min[0] = -FLT_MAX;
+      if (with_long && i % 1009 == 0) b.min[0] = -200, b.max[0] = 200;
+    }
+    BoxPruner pruner;
+    pruner.prepare(resting);
+    if (!with_limits) {  // the limits make x's spread look empty: one cell
+      ASSERT_GT(pruner.prepared_cells(), 4u);
+    }
+    for (const std::size_t m : {std::size_t{1}, std::size_t{40}, std::size_t{400}}) {
+      SCOPED_TRACE(testing::Message() << m << " query boxes, variant " << variant);
+      std::vector<Box3> query(m);
+      for (std::size_t i = 0; i < m; ++i) {
+        Box3& q = query[i];
+        for (int k = 0; k < 3; ++k) {
+          q.min[k] = float(cell(rng)) * 0.5f;
+          q.max[k] = q.min[k] + float(rng() % 4) * 0.5f;
+        }
+        if (i % 5 == 1) q.min[0] = 0.0f, q.max[0] = std::max(q.max[0], 0.0f);
+        if (i % 7 == 2) q.min[0] = q.max[0] = -FLT_MAX;
+        if (i % 11 == 3) q.max[0] = FLT_MAX;
+        if (i % 13 == 4) q.min[1] -= 1000, q.max[1] -= 999;  // beyond the prepared bounds
+      }
+      std::vector<IndexPair> expected, got;
+      for (std::uint32_t i = 0; i < query.size(); ++i)
+        for (std::uint32_t j = 0; j < resting.size(); ++j)
+          if (overlaps(query[i], resting[j])) expected.push_back({i, j});
+      ASSERT_TRUE(pruner.bipartite_prepared(query, got));
+      EXPECT_EQ(keys(got), keys(expected));
+      EXPECT_EQ(got.size(), expected.size()) << "a pair reported twice";
+    }
+  }
+}
+
 // Query boxes far larger than the prepared grid's cells would be copied into
 // most of them: the call declines rather than doing that.
 TEST(BoxPruning, PreparedDeclinesHugeQueries) {

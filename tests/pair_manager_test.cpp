@@ -171,6 +171,7 @@ TEST(PairManager, AssignMatchesModel) {
       std::vector<Pair> v(set.begin(), set.end());
       std::shuffle(v.begin(), v.end(), rng);
       pm.assign(v);
+      if (rng() % 2) pm.build_index();  // now or at the next call that needs it: the same frame
     };
     for (int frame = 0; frame < 80; ++frame) {
       SCOPED_TRACE(testing::Message() << "frame " << frame);

@@ -700,6 +700,55 @@ TEST(SapPaths, MassInsertionLaysOutForTheNextFrames) {
   EXPECT_EQ(t.counters().incremental_frames, after_insertion.incremental_frames + 3);
 }
 
+// In a world large enough to stage its rebuilds, a mass insertion finds its
+// pairs in the pass that lays out the resting set and leaves the endpoint
+// arrays stale: the next frames take the resting path without laying out
+// again. With every mover thrown across the world, the mobility estimated
+// from samples rules out a probe: no staging step is spent on arrays no
+// walk would use. Nudged moves then bring the walk back. Exact throughout.
+TEST(SapPaths, LargeMassInsertionLeavesTheArraysStale) {
+  Twin t;
+  t.sap().set_stage_min_boxes(1000);
+  const std::size_t n = 6000;
+  const std::vector<Id> ids = id_range(0, n);
+  std::vector<Box3> boxes = scattered(n, 60, 1.0f, 33);
+  t.add(ids, boxes);
+  EXPECT_FRAME(t);
+  const SapCounters inserted = t.counters();
+  EXPECT_EQ(inserted.recomputed_frames, 1u);
+  EXPECT_EQ(inserted.preparations, 1u);
+  EXPECT_EQ(inserted.restores, 0u);
+  for (int f = 0; f < 6; ++f) {  // the same tenth thrown anywhere each frame
+    std::vector<Id> moved;
+    std::vector<Box3> moved_boxes;
+    for (std::size_t i = 0; i < n; i += 10) {
+      boxes[i] = scattered(1, 60, 1.0f, 700 + i * 7 + static_cast<std::uint64_t>(f))[0];
+      moved.push_back(ids[i]);
+      moved_boxes.push_back(boxes[i]);
+    }
+    t.move(moved, moved_boxes);
+    EXPECT_FRAME(t);
+  }
+  const SapCounters thrown = t.counters();
+  EXPECT_EQ(thrown.resting_frames, 6u);
+  EXPECT_EQ(thrown.preparations, inserted.preparations);
+  EXPECT_EQ(thrown.staged_steps, 0u) << "arrays staged that no walk would use";
+  EXPECT_EQ(thrown.restores + thrown.incremental_frames, 0u);
+  for (int f = 0; f < 40; ++f) {  // a few nudged: a probe rebuilds the arrays and the walk takes over
+    std::vector<Id> moved;
+    std::vector<Box3> moved_boxes;
+    for (std::size_t i = static_cast<std::size_t>(f); i < n; i += 600) {
+      boxes[i].min[2] += 0.001f;
+      boxes[i].max[2] += 0.001f;
+      moved.push_back(ids[i]);
+      moved_boxes.push_back(boxes[i]);
+    }
+    t.move(moved, moved_boxes);
+    EXPECT_FRAME(t);
+  }
+  EXPECT_GT(t.counters().incremental_frames, 0u);
+}
+
 // New boxes in a jiggling world are merged into the endpoint arrays (I.4b),
 // one at a time, a few at once with a move, or fifty at once; a batch as
 // large as the world is paired by box pruning instead (recomputed or

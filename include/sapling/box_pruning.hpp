@@ -75,12 +75,20 @@ class BoxPruner {
   /// way). The span itself is not kept. Replaces any set prepared before;
   /// complete() and bipartite() leave the prepared set alone.
   void prepare(std::span<const Box3> boxes);
+  /// The same, and appends every pair among `boxes` as complete() would
+  /// (same pairs, same order), found in the same pass over the prepared
+  /// cells: a persistent broad phase's first frame lays out its resting set
+  /// for the price of finding its pairs.
+  void prepare(std::span<const Box3> boxes, std::vector<IndexPair>& out);
 
   /// Appends every pair (i, j) with query[i] overlapping box j of the
   /// prepared set, once each. Only the query boxes are sorted, into the
   /// prepared grid, and only cells holding query boxes are swept: O(query +
-  /// prepared entries of those cells + candidates). Order: by cell, then as
-  /// bipartite(); the same for any thread count. Declines (returns false,
+  /// prepared entries of those cells + candidates); a cell whose prepared
+  /// entries far outnumber its query boxes is searched from each query box
+  /// instead (from the first entry within the cell's longest extent of it),
+  /// O(query log + candidates) there. Order: by cell, then by sweep order;
+  /// the same for any thread count. Declines (returns false,
   /// appends nothing) when the query boxes would be copied into many more
   /// cells than they number (boxes far larger than the prepared grid's
   /// cells): bipartite() over the boxes themselves is then the better call.

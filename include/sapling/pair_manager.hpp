@@ -79,6 +79,12 @@ class PairManager {
   /// frame it falls back to remove_all() and add(). `pairs` is taken (its
   /// storage swapped for the old set's).
   void assign(std::vector<Pair>& pairs);
+  /// Brings the hash index up to date now if assign() left it stale, so
+  /// that the next frame's add() and remove() do not pay for it: a tracking
+  /// algorithm after a frame it recomputed.
+  void build_index() {
+    if (index_stale_) rebuild_index();
+  }
 
   /// Records that no pair overlaps any more: the start of a recomputation,
   /// after which add() re-asserts the pairs that still overlap.

@@ -211,6 +211,12 @@ struct BoxPruner::Impl {
   TaskSystem* tasks = nullptr;
   std::array<CellArrays, 2> sets;
   CellArrays prepared;  // prepare()'s boxes, sorted in prepared_layout's cells
+  // By prepared cell: how far its entries reach back along the sweep axis
+  // (the longest extent) and the spread of their mins, for the sparse sweep.
+  struct Reach {
+    double back = 0, spread = 0;
+  };
+  std::vector<Reach> prepared_reach;
   Layout prepared_layout;
   Layout complete_layout;  // the last complete()'s grid, for debug_draw()
   bool has_complete = false;
@@ -235,6 +241,11 @@ struct BoxPruner::Impl {
   template <bool kBipartite>
   void sweep_cell(const Layout& layout, std::uint32_t cell, const CellArrays& a, const CellArrays& b,
                   std::vector<IndexPair>& out) const;
+  bool sparse_pays(std::uint32_t cell, std::uint32_t queries) const;
+  void sweep_cell_sparse(const Layout& layout, std::uint32_t cell, const CellArrays& q,
+                         std::vector<IndexPair>& out) const;
+  void measure_reach();
+  void prepare(std::span<const Box3> boxes, std::vector<IndexPair>* out);
   template <bool kBipartite>
   void run(const Layout& layout, std::vector<IndexPair>& out);
 };
@@ -401,6 +412,76 @@ void BoxPruner::Impl::sweep_cell(const Layout& layout, std::uint32_t cell, const
       while (k < a_end && a.min_key[k] <= b.min_key[i]) ++k;
       if (a.min_key[k] <= b.max_key[i]) prune(b, i, a, k);
     }
+  }
+}
+
+// Whether a cell of the prepared set is better swept from its query boxes
+// alone (sweep_cell_sparse) than merged with them: the merge visits every
+// prepared entry of the cell, the sparse sweep a search and the entries
+// within reach of each query box. Costs in units of a merged entry,
+// measured on the tracy scene (docs/algorithms/box-pruning.md).
+bool BoxPruner::Impl::sparse_pays(std::uint32_t cell, std::uint32_t queries) const {
+  constexpr double kSearch = 3, kCandidate = 0.25;
+  const Reach& r = prepared_reach[cell];
+  const double entries = prepared.start[cell + 1] - prepared.start[cell];
+  if (!(r.spread > 0) || !std::isfinite(r.back) || !std::isfinite(r.spread)) return false;
+  const double candidates = entries * std::min(1.0, 2 * r.back / r.spread);
+  return double(queries) * (kSearch + kCandidate * candidates) < entries;
+}
+
+// The bipartite sweep of one cell with few query boxes among many prepared
+// ones: each query box q, in sweep order, finds the first prepared entry
+// whose min is within the cell's reach of q's min (a galloping search from
+// the last query's, as the bounds only grow) and scans from there while
+// mins are not past q's max, testing the entries' max and the two other
+// axes. Every candidate pair is visited once, from its query box.
+void BoxPruner::Impl::sweep_cell_sparse(const Layout& layout, std::uint32_t cell, const CellArrays& q,
+                                        std::vector<IndexPair>& out) const {
+  const CellArrays& p = prepared;
+  const std::uint32_t ca = cell % layout.cells_a.count, cb = cell / layout.cells_a.count;
+  const double back = prepared_reach[cell].back;
+  const std::uint32_t* min_key = p.min_key.data();
+  const std::uint32_t end = p.end(cell);  // the sentinel: above every key
+  std::uint32_t j = p.begin(cell);
+  for (std::uint32_t i = q.begin(cell), q_end = q.end(cell); i < q_end; ++i) {
+    // The lowest min that can reach q, rounded down to a float.
+    constexpr float kInfinity = std::numeric_limits<float>::infinity();
+    const double low = double(key_float(q.min_key[i])) - back;
+    float from = low < -double(std::numeric_limits<float>::max()) ? -kInfinity : static_cast<float>(low);
+    if (double(from) > low) from = std::nextafter(from, -kInfinity);
+    const std::uint32_t from_key = float_key(from);
+    if (min_key[j] < from_key) {
+      std::uint32_t step = 1, above = j + 1;
+      while (above < end && min_key[above] < from_key) {
+        j = above;
+        step *= 2;
+        above = std::min(end, j + step);
+      }
+      j = static_cast<std::uint32_t>(std::lower_bound(min_key + j + 1, min_key + above, from_key) - min_key);
+    }
+    const std::uint32_t q_index = q.index[i], q_min = q.min_key[i];
+    detail::prune::scan(q.cross[i], q.max_key[i], min_key, p.cross.data(), j, [&](std::uint32_t k) {
+      if (p.max_key[k] < q_min) return;
+      const std::uint32_t p_index = p.index[k];
+      if (((q_index | p_index) & kSpansCells) && !owns(layout, ca, cb, q.cross[i], p.cross[k])) return;
+      out.push_back(IndexPair{q_index & ~kSpansCells, p_index & ~kSpansCells});
+    });
+  }
+}
+
+// Each prepared cell's reach and spread (see sweep_cell_sparse).
+void BoxPruner::Impl::measure_reach() {
+  const std::uint32_t cells = prepared_layout.cell_count();
+  prepared_reach.assign(cells, Reach{});
+  for (std::uint32_t c = 0; c < cells; ++c) {
+    const std::uint32_t first = prepared.begin(c), end = prepared.end(c);
+    if (first == end) continue;
+    Reach& r = prepared_reach[c];
+    for (std::uint32_t i = first; i < end; ++i) {
+      // NaN for a box at one infinity (no extent): std::max keeps the other.
+      r.back = std::max(r.back, double(key_float(prepared.max_key[i])) - double(key_float(prepared.min_key[i])));
+    }
+    r.spread = double(key_float(prepared.min_key[end - 1])) - double(key_float(prepared.min_key[first]));
   }
 }
 
@@ -588,21 +669,40 @@ void BoxPruner::bipartite(std::span<const Box3> boxes_a, std::span<const Box3> b
   m.run<true>(layout, out);
 }
 
-void BoxPruner::prepare(std::span<const Box3> boxes) {
-  Impl& m = *impl_;
+void BoxPruner::prepare(std::span<const Box3> boxes) { impl_->prepare(boxes, nullptr); }
+
+void BoxPruner::prepare(std::span<const Box3> boxes, std::vector<IndexPair>& out) {
+  if (boxes.size() < 2) return impl_->prepare(boxes, nullptr);
+  impl_->prepare(boxes, &out);
+}
+
+// With `out`, each cell is swept as complete() sweeps it right after it is
+// sorted, while its entries are in cache.
+void BoxPruner::Impl::prepare(std::span<const Box3> boxes, std::vector<IndexPair>* out) {
   Layout layout = choose_layout(sample_stats(boxes, {}), boxes.size());
   // The staging buffer is needed only until the cells are sorted: borrow
   // bipartite()'s rather than keep one more.
-  m.prepared.staged.swap(m.sets[1].staged);
-  m.bucket(layout, boxes, m.prepared);
-  while (layout.cell_count() > 1 && double(m.prepared.entries()) > kMaxCopiesPerBox * double(boxes.size())) {
+  prepared.staged.swap(sets[1].staged);
+  bucket(layout, boxes, prepared);
+  while (layout.cell_count() > 1 && double(prepared.entries()) > kMaxCopiesPerBox * double(boxes.size())) {
     coarsen(layout);
-    m.bucket(layout, boxes, m.prepared);
+    bucket(layout, boxes, prepared);
   }
-  m.sort_cells(layout, m.prepared);
-  m.prepared.staged.swap(m.sets[1].staged);
-  m.prepared_layout = layout;
-  m.prepared_boxes = boxes.size();
+  if (out == nullptr) {
+    sort_cells(layout, prepared);
+  } else {
+    plan_tasks(layout, prepared, nullptr);
+    detail::run_ordered(tasks, plan.size(), outputs, *out, [&](std::size_t t, std::vector<IndexPair>& found) {
+      for (std::uint32_t c = plan.first(t); c < plan.end(t); ++c) {
+        sort_cell(layout, prepared, c, scratch[t]);
+        sweep_cell<false>(layout, c, prepared, prepared, found);
+      }
+    });
+  }
+  prepared.staged.swap(sets[1].staged);
+  prepared_layout = layout;
+  prepared_boxes = boxes.size();
+  measure_reach();
 }
 
 // The query boxes go into the prepared grid (its map clamps boxes outside
@@ -650,7 +750,11 @@ bool BoxPruner::bipartite_prepared_impl(std::span<const Box3> query, std::vector
         for (std::uint32_t c = m.plan.first(t); c < m.plan.end(t); ++c) {
           if (q.start[c] == q.start[c + 1]) continue;
           m.sort_cell(layout, m.sets[0], c, tmp);
-          m.sweep_cell<true>(layout, c, m.sets[0], m.prepared, found.prepared);
+          if (m.sparse_pays(c, q.start[c + 1] - q.start[c])) {
+            m.sweep_cell_sparse(layout, c, m.sets[0], found.prepared);
+          } else {
+            m.sweep_cell<true>(layout, c, m.sets[0], m.prepared, found.prepared);
+          }
           if (with_among) m.sweep_cell<false>(layout, c, m.sets[0], m.sets[0], found.among);
         }
       },
@@ -669,7 +773,7 @@ std::size_t BoxPruner::prepared_cells() const noexcept { return impl_->prepared_
 std::size_t BoxPruner::memory_bytes() const noexcept {
   const Impl& m = *impl_;
   const auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
-  std::size_t total = bytes(m.chunk_counts) + m.plan.memory_bytes() + bytes(m.occupancy.bits);
+  std::size_t total = bytes(m.chunk_counts) + m.plan.memory_bytes() + bytes(m.occupancy.bits) + bytes(m.prepared_reach);
   for (const CellArrays* c : {&m.sets[0], &m.sets[1], &m.prepared}) {
     total +=
         bytes(c->start) + bytes(c->staged) + bytes(c->min_key) + bytes(c->max_key) + bytes(c->cross) + bytes(c->index);

@@ -97,7 +97,7 @@ void RestingSet::pair_changed(std::span<const Slot> moved, std::span<const Slot>
 
 // Lays out every live box not changed this frame as the new resting set;
 // the changed ones become the whole active list.
-void RestingSet::prepare(const LiveBoxes& live) {
+void RestingSet::prepare(const LiveBoxes& live, std::vector<IndexPair>* pairs) {
   other_boxes_.clear();
   resting_slot_.clear();
   for (std::size_t d = 0; d < live.size(); ++d) {
@@ -107,7 +107,11 @@ void RestingSet::prepare(const LiveBoxes& live) {
     resting_slot_.push_back(s);
     other_boxes_.push_back(live.values<0>()[d]);
   }
-  pruner_.prepare(other_boxes_);
+  if (pairs != nullptr) {
+    pruner_.prepare(other_boxes_, *pairs);
+  } else {
+    pruner_.prepare(other_boxes_);
+  }
   active_.assign(query_slots_.begin(), query_slots_.end());
   dead_ = 0;
 }
@@ -115,6 +119,13 @@ void RestingSet::prepare(const LiveBoxes& live) {
 void RestingSet::lay_out_all(const LiveBoxes& live) {
   query_slots_.clear();  // nothing changed: prepare() keeps every box
   prepare(live);
+}
+
+// Every live box is laid out in dense order, so a prepared index is the
+// box's dense index.
+void RestingSet::lay_out_all(const LiveBoxes& live, std::vector<IndexPair>& pairs) {
+  query_slots_.clear();
+  prepare(live, &pairs);
 }
 
 std::size_t RestingSet::memory_bytes() const {

@@ -54,6 +54,9 @@ class RestingSet {
   /// Lays out every live box as the resting set; none stays active (after a
   /// frame, its pairs already found).
   void lay_out_all(const LiveBoxes& live);
+  /// The same, and appends every pair of overlapping live boxes {i, j}, by
+  /// dense index in `live`, found in the same pass (BoxPruner::prepare).
+  void lay_out_all(const LiveBoxes& live, std::vector<IndexPair>& pairs);
 
   /// Whether the bookkeeping matches `live`.
   bool validate(const LiveBoxes& live) const;
@@ -65,7 +68,7 @@ class RestingSet {
 
  private:
   PairFilter filter_;
-  void prepare(const LiveBoxes& live);
+  void prepare(const LiveBoxes& live, std::vector<IndexPair>* pairs = nullptr);
 
   BoxPruner& pruner_;
   // By slot: kResting while the slot's box is in the grid with its current

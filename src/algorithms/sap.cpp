@@ -45,6 +45,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 #include "algorithms/builtin.hpp"
 #include "detail/settings.hpp"
@@ -65,6 +66,7 @@ void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairMan
   if (endpoints_.staging()) {
     for (const std::span<const Slot> list : {ops.removed, ops.moved, ops.added}) endpoints_.note_changed(list);
   }
+  if (!history_.measured && !endpoints_.current() && !ops.moved.empty()) estimate_mobility(ops);
   SapChoice choice = choose_sap_path(frame_counts(ops), history_);
   if (choice.stale) ++history_.recompute_streak;
   // A probe waits for the staged rebuild of the arrays, in worlds large enough to stage it.
@@ -101,7 +103,12 @@ void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairMan
       break;
   }
   if (lays_out_after_insertion(ops.added.size(), live_.size())) {
-    lay_out_all();
+    if (!std::exchange(laid_out_, false)) {
+      lay_out_all();
+    } else if (!stages_rebuild()) {  // a small world: the arrays cost little, and the walk may start at once
+      endpoints_.restore(live_);
+      ++counters_.restores;
+    }
   } else if (calm && !endpoints_.current() && !choice.prepare && choice.path != SapPath::kProbe) {
     stage_for_probe();
   }
@@ -137,11 +144,15 @@ void SweepAndPrune::bring_arrays_up_to_date() {
   }
 }
 
-// After a mass insertion (a level loaded in one batch): the endpoint arrays
-// rebuilt and every box laid out in the resting set now, in the frame whose
-// cost already grows with the boxes inserted, so that the next frames find
-// both ready instead of one of them paying for it (issue 13: the first move
-// frame after 2.1M boxes inserted took 533 ms against 8 ms for the next).
+// After a mass insertion (a level loaded in one batch): the next frames
+// must find ready what they use, in the frame whose cost already grows with
+// the insertion (issue 13: the first move frame after 2.1M boxes inserted
+// took 533 ms against 8 ms for the next). A recomputed insertion frame lays
+// out the resting set in the pass that finds its pairs and builds the pair
+// index (recompute()); the endpoint arrays are rebuilt there only in a small
+// world, and in a large one left stale for the resting path, to be rebuilt a
+// step a frame if a probe could pay (estimate_mobility()). An insertion frame
+// on another path lays out both here.
 void SweepAndPrune::lay_out_all() {
   if (!endpoints_.current()) {
     endpoints_.restore(live_);
@@ -176,6 +187,38 @@ bool SweepAndPrune::probe_could_pay(const FrameOps& ops, double budget_ns) const
   return walk_could_pay(history_, displacement / double(sample), ops.moved.size(), budget_ns);
 }
 
+// With stale arrays and no walk yet to measure it (after a mass insertion),
+// the mobility is estimated from samples instead: the endpoints of a sample
+// of the live boxes that lie between a sampled move's old and new bounds,
+// scaled to the whole world, are the swaps its walk would make. A walk
+// measures it exactly when one is taken.
+void SweepAndPrune::estimate_mobility(const FrameOps& ops) {
+  constexpr std::size_t kMovers = 32, kWorld = 512;
+  const std::size_t n = live_.size(), movers = std::min(ops.moved.size(), kMovers);
+  if (n == 0) return;
+  const std::size_t stride = std::max<std::size_t>(1, n / kWorld);
+  std::size_t sampled = 0;
+  double crossed = 0, displacement = 0;
+  auto between = [](float e, float a, float b) { return (a < e && e < b) || (b < e && e < a); };
+  for (std::size_t d = 0; d < n; d += stride, ++sampled) {
+    const Box3& w = bounds()[d];
+    for (std::size_t j = 0; j < movers; ++j) {
+      const Box3& from = bounds()[live_.index(ops.moved[j])];
+      const Box3& to = ops.moved_boxes[j];
+      for (int k = 0; k < 3; ++k) {
+        for (const float e : {w.min[k], w.max[k]}) {
+          crossed += double(between(e, from.min[k], to.min[k])) + double(between(e, from.max[k], to.max[k]));
+        }
+      }
+    }
+  }
+  for (std::size_t j = 0; j < movers; ++j)
+    displacement += moved_by(bounds()[live_.index(ops.moved[j])], ops.moved_boxes[j]);
+  history_.mobility = crossed * double(n) / double(sampled) / double(movers);
+  history_.walk_displacement = displacement / double(movers);
+  history_.measured = true;
+}
+
 // ---------------------------------------------------------------------------
 // The walk (I.3-I.5b).
 
@@ -191,6 +234,7 @@ void SweepAndPrune::walk_frame(const FrameOps& ops, std::span<const Id> ids, con
       endpoints_.walk_moves(ops.moved, ops.moved_boxes, choice.swap_budget, live_, id_, *pairs_);
   if (w.done > 0) {
     history_.mobility = double(w.swaps) / double(w.done);
+    history_.measured = true;
     history_.walk_displacement = w.displacement / double(w.done);
   }
   counters_.swaps += w.swaps;
@@ -251,6 +295,7 @@ void SweepAndPrune::batch_frame(const FrameOps& ops, std::span<const Id> ids) {
       {ops.moved, moved_from_, ops.moved_boxes, ops.removed, removed_boxes_, first_new}, live_, id_, *pairs_);
   if (!ops.moved.empty()) {
     history_.mobility = kWalkSwapsPerBatchSwap * double(swaps) / double(ops.moved.size());
+    history_.measured = true;
     history_.walk_displacement = displacement / double(ops.moved.size());
   }
   history_.recompute_streak = 0;
@@ -330,7 +375,15 @@ void SweepAndPrune::recompute(const FrameOps& ops, std::size_t moves_applied, st
   for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) live_.value<0>(ops.moved[j]) = ops.moved_boxes[j];
   add_objects(ops.added, ops.added_boxes, ids);
   found_.clear();
-  pruner_.complete(bounds(), found_);
+  // A mass insertion lays out the resting set for the next frames: its
+  // pairs come from the same pass.
+  laid_out_ = lays_out_after_insertion(ops.added.size(), live_.size());
+  if (laid_out_) {
+    resting_.lay_out_all(live_, found_);
+    ++counters_.preparations;
+  } else {
+    pruner_.complete(bounds(), found_);
+  }
   frame_pairs_.resize(found_.size());
   std::size_t kept = 0;
   for (const IndexPair& p : found_) {
@@ -338,7 +391,8 @@ void SweepAndPrune::recompute(const FrameOps& ops, std::size_t moves_applied, st
     if (filter_.accepts(a, b)) frame_pairs_[kept++] = make_pair(id_[a], id_[b]);
   }
   frame_pairs_.resize(kept);
-  pairs_->assign(frame_pairs_);  // diffed in bulk (after walked moves: the general way)
+  pairs_->assign(frame_pairs_);          // diffed in bulk (after walked moves: the general way)
+  if (laid_out_) pairs_->build_index();  // the next frames are the resting set's
   endpoints_.set_stale();
   ++counters_.recomputed_frames;
 }

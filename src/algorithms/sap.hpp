@@ -73,6 +73,7 @@ class SweepAndPrune final : public Algorithm {
   void stage_for_probe();
   void bring_arrays_up_to_date();
   bool probe_could_pay(const FrameOps& ops, double budget_ns) const;
+  void estimate_mobility(const FrameOps& ops);
   void walk_frame(const FrameOps& ops, std::span<const Id> ids, const SapChoice& choice);
   void finish_walk(const FrameOps& ops, std::span<const Id> ids, bool tagged);
   void batch_frame(const FrameOps& ops, std::span<const Id> ids);
@@ -97,6 +98,7 @@ class SweepAndPrune final : public Algorithm {
   PairManager* pairs_ = nullptr;     // the frame's pair manager (also read by validate())
   detail::HashIndex removed_ids_;    // scratch: the ids whose pairs are dropped this frame
   std::vector<IndexPair> found_;     // scratch: pairs from box pruning, as dense indices
+  bool laid_out_ = false;            // this frame's recomputation laid out the resting set
   std::vector<Pair> frame_pairs_;    // scratch: a recomputed frame's pairs, for PairManager::assign
   std::vector<Box3> moved_from_;     // scratch: a batch frame's moved boxes before it
   std::vector<Box3> removed_boxes_;  // scratch: a batch frame's removed boxes

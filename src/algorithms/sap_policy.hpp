@@ -37,6 +37,7 @@ constexpr double kScanNsPerEntry = 1.5;    ///< scanning an array entry for a ne
 constexpr double kPrepareNsPerBox = 25;    ///< laying out the resting set
 constexpr double kQueryNsPerBox = 110;     ///< a changed box: its pairs dropped, sorted into the grid, paired
 constexpr double kRestingSweepNs = 5;      ///< a resting entry in a cell swept for the changed boxes
+constexpr double kSparseQueryNs = 40;      ///< a changed box searching its cell's resting entries (sparse sweep)
 constexpr double kActiveNsPerBox = 40;     ///< an active box not changed this frame, paired with the changed
 constexpr double kPairScanNs = 1.5;        ///< a current pair, scanned for the changed boxes' pairs
 // The single-pass batch update (3.2.1, sap_batch.cpp), measured the same
@@ -77,6 +78,7 @@ enum class SapPath : std::uint8_t {
 struct SapHistory {
   double mobility = 0;                               ///< swaps per moved object, last walk
   double walk_displacement = 0;                      ///< how far those objects moved, on average (moved_by())
+  bool measured = false;                             ///< whether a walk or a batch update has measured the mobility
   double scan_length = 0;                            ///< entries scanned per new object, last planned
   std::uint32_t recompute_streak = 0;                ///< frames in a row not walked with stale arrays
   std::uint32_t probe_interval = kMinProbeInterval;  ///< streak length after which a probe is due
@@ -132,8 +134,10 @@ inline double resting_cost(const SapFrameCounts& f) noexcept {
   } else {
     ns += kActiveNsPerBox * double(f.active - changed);
   }
-  // The query boxes land in about one cell each, whose resting entries are swept.
-  return ns + kRestingSweepNs * resting * std::min(1.0, double(changed) / cells);
+  // The query boxes land in about one cell each, whose resting entries are
+  // swept, or, where they are few, searched from each (the sparse sweep).
+  return ns +
+         std::min(kRestingSweepNs * resting * std::min(1.0, double(changed) / cells), kSparseQueryNs * double(changed));
 }
 
 /// What the single-pass batch update would cost (ns), on valid arrays.
@@ -173,8 +177,9 @@ inline SapChoice choose_sap_path(const SapFrameCounts& f, const SapHistory& h) n
     if (batch_ns < incremental_ns && batch_ns < alternative_ns) c.path = SapPath::kBatch;
   }
   if (!f.arrays_valid && incremental_ns + kRestoreNsPerBox * n > alternative_ns &&
-      incremental_ns > alternative_ns / 2) {
-    // Stale arrays, and rebuilding them would not pay for itself soon: only
+      (incremental_ns > alternative_ns / 2 || !h.measured)) {
+    // Stale arrays, and rebuilding them would not pay for itself soon (or
+    // the mobility was never measured, as after a mass insertion): only
     // now and then, to measure the mobility again (a probe), and only when
     // the swaps could decide it.
     c.stale = true;

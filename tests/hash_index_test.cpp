@@ -1,19 +1,47 @@
 // The id containers the pair manager and the broad phase stand on
 // (include/sapling/detail/): HashIndex, open addressing with backward-shift
-// deletion, and IdIndex, a direct table for small ids beside a HashIndex.
+// deletion, IdIndex, a direct table for small ids beside a HashIndex, and
+// IdSet (src/detail/), a HashIndex behind a bitmap prefilter.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <random>
+#include <set>
 #include <tuple>
 #include <vector>
 
+#include "detail/id_set.hpp"
 #include "sapling/detail/hash_index.hpp"
 #include "sapling/detail/id_index.hpp"
 #include "sapling/pair.hpp"
 
 namespace sapling {
 namespace {
+
+// An IdSet answers exactly as a std::set over ids of every range, sizes
+// from empty to many, and after reset() holds nothing of before.
+TEST(IdSet, MatchesASet) {
+  std::mt19937_64 rng(3);
+  detail::IdSet set;
+  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{1000}, std::size_t{50000}}) {
+    for (const Id top : {Id{100}, Id{2000000}, ~Id{0}}) {
+      SCOPED_TRACE(testing::Message() << n << " ids up to " << top);
+      std::uniform_int_distribution<Id> id(0, top);
+      std::set<Id> model;
+      set.reset(n);
+      for (std::size_t k = 0; k < n; ++k) {
+        const Id x = id(rng);
+        model.insert(x);
+        set.insert(x);
+      }
+      for (int k = 0; k < 20000; ++k) {
+        const Id x = k % 4 == 0 && !model.empty() ? *model.lower_bound(id(rng) % (*model.rbegin() + 1)) : id(rng);
+        ASSERT_EQ(set.contains(x), model.count(x) == 1) << x;
+      }
+      for (const Id x : model) ASSERT_TRUE(set.contains(x));
+    }
+  }
+}
 
 TEST(HashIndex, BackwardShiftKeepsEveryKeyReachable) {
   detail::HashIndex index;

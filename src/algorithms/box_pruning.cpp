@@ -214,7 +214,8 @@ struct BoxPruner::Impl {
   // By prepared cell: how far its entries reach back along the sweep axis
   // (the longest extent) and the spread of their mins, for the sparse sweep.
   struct Reach {
-    double back = 0, spread = 0;
+    float back = 0;  // rounded up
+    double spread = 0;
   };
   std::vector<Reach> prepared_reach;
   Layout prepared_layout;
@@ -424,7 +425,7 @@ bool BoxPruner::Impl::sparse_pays(std::uint32_t cell, std::uint32_t queries) con
   constexpr double kSearch = 3, kCandidate = 0.25;
   const Reach& r = prepared_reach[cell];
   const double entries = prepared.start[cell + 1] - prepared.start[cell];
-  if (!(r.spread > 0) || !std::isfinite(r.back) || !std::isfinite(r.spread)) return false;
+  if (!(r.spread > 0) || !std::isfinite(r.back) || !std::isfinite(r.spread)) return false;  // inf: beyond any float
   const double candidates = entries * std::min(1.0, 2 * r.back / r.spread);
   return double(queries) * (kSearch + kCandidate * candidates) < entries;
 }
@@ -439,17 +440,18 @@ void BoxPruner::Impl::sweep_cell_sparse(const Layout& layout, std::uint32_t cell
                                         std::vector<IndexPair>& out) const {
   const CellArrays& p = prepared;
   const std::uint32_t ca = cell % layout.cells_a.count, cb = cell / layout.cells_a.count;
-  const double back = prepared_reach[cell].back;
+  const float back = prepared_reach[cell].back;
   const std::uint32_t* min_key = p.min_key.data();
   const std::uint32_t end = p.end(cell);  // the sentinel: above every key
   std::uint32_t j = p.begin(cell);
   for (std::uint32_t i = q.begin(cell), q_end = q.end(cell); i < q_end; ++i) {
-    // The lowest min that can reach q, rounded down to a float.
-    constexpr float kInfinity = std::numeric_limits<float>::infinity();
-    const double low = double(key_float(q.min_key[i])) - back;
-    float from = low < -double(std::numeric_limits<float>::max()) ? -kInfinity : static_cast<float>(low);
-    if (double(from) > low) from = std::nextafter(from, -kInfinity);
-    const std::uint32_t from_key = float_key(from);
+    // The lowest min that can reach q: q's min less the reach, one key below
+    // the rounded difference, so at or below the exact one (a key below +0's
+    // reads as -0, which sorts with +0: still a lower bound).
+    std::uint32_t from_key = float_key(key_float(q.min_key[i]) - back);
+    from_key -= from_key != 0;
+    // Near: a few steps; far: a galloping search.
+    for (int step = 0; step < 8 && min_key[j] < from_key; ++step) ++j;
     if (min_key[j] < from_key) {
       std::uint32_t step = 1, above = j + 1;
       while (above < end && min_key[above] < from_key) {
@@ -477,10 +479,14 @@ void BoxPruner::Impl::measure_reach() {
     const std::uint32_t first = prepared.begin(c), end = prepared.end(c);
     if (first == end) continue;
     Reach& r = prepared_reach[c];
+    double back = 0;
     for (std::uint32_t i = first; i < end; ++i) {
       // NaN for a box at one infinity (no extent): std::max keeps the other.
-      r.back = std::max(r.back, double(key_float(prepared.max_key[i])) - double(key_float(prepared.min_key[i])));
+      back = std::max(back, double(key_float(prepared.max_key[i])) - double(key_float(prepared.min_key[i])));
     }
+    r.back = back > double(std::numeric_limits<float>::max()) ? std::numeric_limits<float>::infinity()
+                                                              : static_cast<float>(back);
+    if (double(r.back) < back) r.back = std::nextafter(r.back, std::numeric_limits<float>::infinity());
     r.spread = double(key_float(prepared.min_key[end - 1])) - double(key_float(prepared.min_key[first]));
   }
 }

@@ -316,8 +316,8 @@ void SweepAndPrune::drop_removed(std::span<const Slot> removed, bool tag) {
 void SweepAndPrune::remove_pairs_of(std::span<const Slot> removed) {
   if (removed.empty()) return;
   removed_ids_.reset(removed.size());
-  for (const Slot s : removed) removed_ids_.insert(id_[s], 0);
-  pairs_->remove_if_involves([this](Id id) { return removed_ids_.find(id) != detail::HashIndex::kNotFound; });
+  for (const Slot s : removed) removed_ids_.insert(id_[s]);
+  pairs_->remove_if_involves([this](Id id) { return removed_ids_.contains(id); });
 }
 
 // ---------------------------------------------------------------------------
@@ -408,10 +408,10 @@ void SweepAndPrune::recompute(const FrameOps& ops, std::size_t moves_applied, st
 void SweepAndPrune::prune_changed(const FrameOps& ops, std::size_t moves_applied, std::span<const Id> ids,
                                   bool prepare) {
   removed_ids_.reset(ops.removed.size() + ops.moved.size());
-  for (const Slot s : ops.removed) removed_ids_.insert(id_[s], 0);
-  for (const Slot s : ops.moved) removed_ids_.insert(id_[s], 0);
+  for (const Slot s : ops.removed) removed_ids_.insert(id_[s]);
+  for (const Slot s : ops.moved) removed_ids_.insert(id_[s]);
   if (!ops.removed.empty() || !ops.moved.empty()) {
-    pairs_->remove_if_involves([this](Id id) { return removed_ids_.find(id) != detail::HashIndex::kNotFound; });
+    pairs_->remove_if_involves([this](Id id) { return removed_ids_.contains(id); });
   }
   for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) live_.value<0>(ops.moved[j]) = ops.moved_boxes[j];
   add_objects(ops.added, ops.added_boxes, ids);

@@ -13,9 +13,9 @@
 #include "algorithms/resting_set.hpp"
 #include "algorithms/sap_endpoints.hpp"
 #include "algorithms/sap_policy.hpp"
+#include "detail/id_set.hpp"
 #include "sapling/algorithm.hpp"
 #include "sapling/box_pruning.hpp"
-#include "sapling/detail/hash_index.hpp"
 #include "sapling/task_system.hpp"
 
 namespace sapling::detail {
@@ -96,7 +96,7 @@ class SweepAndPrune final : public Algorithm {
 
   PairFilter filter_;                // the frame's (FrameOps::filter)
   PairManager* pairs_ = nullptr;     // the frame's pair manager (also read by validate())
-  detail::HashIndex removed_ids_;    // scratch: the ids whose pairs are dropped this frame
+  detail::IdSet removed_ids_;        // scratch: the ids whose pairs are dropped this frame
   std::vector<IndexPair> found_;     // scratch: pairs from box pruning, as dense indices
   bool laid_out_ = false;            // this frame's recomputation laid out the resting set
   std::vector<Pair> frame_pairs_;    // scratch: a recomputed frame's pairs, for PairManager::assign

@@ -195,26 +195,30 @@ bool SweepAndPrune::probe_could_pay(const FrameOps& ops, double budget_ns) const
 void SweepAndPrune::estimate_mobility(const FrameOps& ops) {
   constexpr std::size_t kMovers = 32, kWorld = 512;
   const std::size_t n = live_.size(), movers = std::min(ops.moved.size(), kMovers);
-  if (n == 0) return;
+  if (n == 0 || movers == 0) return;
   const std::size_t stride = std::max<std::size_t>(1, n / kWorld);
-  std::size_t sampled = 0;
   double crossed = 0, displacement = 0;
-  auto between = [](float e, float a, float b) { return (a < e && e < b) || (b < e && e < a); };
-  for (std::size_t d = 0; d < n; d += stride, ++sampled) {
-    const Box3& w = bounds()[d];
+  for (int k = 0; k < 3; ++k) {
+    // The sampled boxes' endpoints on axis k, sorted: those strictly between
+    // a bound's old and new value are the ones it passes.
+    std::vector<float>& ends = estimate_ends_;
+    ends.clear();
+    for (std::size_t d = 0; d < n; d += stride) ends.insert(ends.end(), {bounds()[d].min[k], bounds()[d].max[k]});
+    std::sort(ends.begin(), ends.end());
+    auto passed = [&](float a, float b) {
+      if (b < a) std::swap(a, b);
+      return double(std::lower_bound(ends.begin(), ends.end(), b) - std::upper_bound(ends.begin(), ends.end(), a));
+    };
     for (std::size_t j = 0; j < movers; ++j) {
       const Box3& from = bounds()[live_.index(ops.moved[j])];
       const Box3& to = ops.moved_boxes[j];
-      for (int k = 0; k < 3; ++k) {
-        for (const float e : {w.min[k], w.max[k]}) {
-          crossed += double(between(e, from.min[k], to.min[k])) + double(between(e, from.max[k], to.max[k]));
-        }
-      }
+      crossed += std::max(0.0, passed(from.min[k], to.min[k])) + std::max(0.0, passed(from.max[k], to.max[k]));
     }
   }
   for (std::size_t j = 0; j < movers; ++j)
     displacement += moved_by(bounds()[live_.index(ops.moved[j])], ops.moved_boxes[j]);
-  history_.mobility = crossed * double(n) / double(sampled) / double(movers);
+  const double sampled = double((n + stride - 1) / stride);
+  history_.mobility = crossed * double(n) / sampled / double(movers);
   history_.walk_displacement = displacement / double(movers);
   history_.measured = true;
 }

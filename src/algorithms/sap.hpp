@@ -94,14 +94,15 @@ class SweepAndPrune final : public Algorithm {
   bool batch_only_ = false;                       // set_batch_only()
   std::size_t stage_min_boxes_ = kStageMinBoxes;  // set_stage_min_boxes()
 
-  PairFilter filter_;                // the frame's (FrameOps::filter)
-  PairManager* pairs_ = nullptr;     // the frame's pair manager (also read by validate())
-  detail::IdSet removed_ids_;        // scratch: the ids whose pairs are dropped this frame
-  std::vector<IndexPair> found_;     // scratch: pairs from box pruning, as dense indices
-  bool laid_out_ = false;            // this frame's recomputation laid out the resting set
-  std::vector<Pair> frame_pairs_;    // scratch: a recomputed frame's pairs, for PairManager::assign
-  std::vector<Box3> moved_from_;     // scratch: a batch frame's moved boxes before it
-  std::vector<Box3> removed_boxes_;  // scratch: a batch frame's removed boxes
+  PairFilter filter_;                 // the frame's (FrameOps::filter)
+  PairManager* pairs_ = nullptr;      // the frame's pair manager (also read by validate())
+  detail::IdSet removed_ids_;         // scratch: the ids whose pairs are dropped this frame
+  std::vector<IndexPair> found_;      // scratch: pairs from box pruning, as dense indices
+  std::vector<float> estimate_ends_;  // scratch of estimate_mobility()
+  bool laid_out_ = false;             // this frame's recomputation laid out the resting set
+  std::vector<Pair> frame_pairs_;     // scratch: a recomputed frame's pairs, for PairManager::assign
+  std::vector<Box3> moved_from_;      // scratch: a batch frame's moved boxes before it
+  std::vector<Box3> removed_boxes_;   // scratch: a batch frame's removed boxes
   OptionTasks tasks_;
   BoxPruner pruner_;    // box pruning, and the resting set's prepared grid
   RestingSet resting_;  // laid out in pruner_

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "detail/reserve.hpp"
+
 namespace sapling::detail {
 namespace {
 
@@ -100,6 +102,8 @@ void RestingSet::pair_changed(std::span<const Slot> moved, std::span<const Slot>
 void RestingSet::prepare(const LiveBoxes& live, std::vector<IndexPair>* pairs) {
   other_boxes_.clear();
   resting_slot_.clear();
+  reserve_geometric(other_boxes_, live.size());
+  reserve_geometric(resting_slot_, live.size());
   for (std::size_t d = 0; d < live.size(); ++d) {
     const Slot s = live.slot(d);
     if (state_[s] == kChanged) continue;

@@ -395,8 +395,12 @@ void SweepAndPrune::recompute(const FrameOps& ops, std::size_t moves_applied, st
     if (filter_.accepts(a, b)) frame_pairs_[kept++] = make_pair(id_[a], id_[b]);
   }
   frame_pairs_.resize(kept);
-  pairs_->assign(frame_pairs_);          // diffed in bulk (after walked moves: the general way)
-  if (laid_out_) pairs_->build_index();  // the next frames are the resting set's
+  pairs_->assign(frame_pairs_);  // diffed in bulk (after walked moves: the general way)
+  // The next frames are the resting set's: their pair changes need the
+  // hash index, built here where it costs a fraction of the frame, unless
+  // the boxes overlap so much that it would not (a static level of
+  // scenery, as often queried once as stepped: its first step pays it).
+  if (laid_out_ && pairs_->size() <= live_.size()) pairs_->build_index();
   endpoints_.set_stale();
   ++counters_.recomputed_frames;
 }

@@ -141,9 +141,11 @@ TEST(AutoPolicy, ChoosesByTheWorkload) {
   EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.4}, "box-pruning").name, "box-pruning");
   EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.4}, "sap").name, "sap");
   EXPECT_EQ(choose(Workload{.live = 200'000, .moved_share = 0.01}, "sap").name, "multi-sap");
-  const detail::Choice mass = choose(Workload{.live = 20'000, .mass_insertion = true}, "sap");
+  const detail::Choice mass = choose(Workload{.live = 20'000, .mass_insertion = true}, "multi-sap");
   EXPECT_EQ(mass.name, "box-pruning");
   EXPECT_TRUE(mass.urgent);
+  // sap lays a mass insertion out itself: no switch, no handover back.
+  EXPECT_EQ(choose(Workload{.live = 20'000, .mass_insertion = true}, "sap").name, "sap");
 }
 
 // One size in a plane, then a box of another size, then one size again,

@@ -666,16 +666,24 @@ TEST(SapPaths, ManyMovingFarPruneAgainstTheRestingSet) {
   EXPECT_LT(c.preparations, c.resting_frames / 2);        // and reused in between
 }
 
-// A mass insertion (a level loaded in one batch) lays out the endpoint
-// arrays and the resting set itself: the next frames, a few boxes nudged,
-// then a tenth of them moved far, rebuild neither (issue 13: steady frames).
+// Inserts `ids` as boxes scattered over a world of side 60 in one batch and
+// checks that frame; returns the boxes.
+std::vector<Box3> insert_scattered(Twin& t, const std::vector<Id>& ids, std::uint64_t seed) {
+  std::vector<Box3> boxes = scattered(ids.size(), 60, 1.0f, seed);
+  t.add(ids, boxes);
+  EXPECT_FRAME(t);
+  return boxes;
+}
+
+// A mass insertion (a level loaded in one batch) into a small world lays out
+// the endpoint arrays and the resting set itself: the next frames, a few
+// boxes nudged, then a tenth of them moved far, rebuild neither (issue 13:
+// steady frames).
 TEST(SapPaths, MassInsertionLaysOutForTheNextFrames) {
   Twin t;
   const std::size_t n = 6000;
   const std::vector<Id> ids = id_range(0, n);
-  std::vector<Box3> boxes = scattered(n, 60, 1.0f, 31);
-  t.add(ids, boxes);
-  EXPECT_FRAME(t);
+  std::vector<Box3> boxes = insert_scattered(t, ids, 31);
   const SapCounters after_insertion = t.counters();
   EXPECT_EQ(after_insertion.restores + after_insertion.incremental_frames, 1u);  // arrays current either way
   EXPECT_EQ(after_insertion.preparations, 1u);
@@ -711,9 +719,7 @@ TEST(SapPaths, LargeMassInsertionLeavesTheArraysStale) {
   t.sap().set_stage_min_boxes(1000);
   const std::size_t n = 6000;
   const std::vector<Id> ids = id_range(0, n);
-  std::vector<Box3> boxes = scattered(n, 60, 1.0f, 33);
-  t.add(ids, boxes);
-  EXPECT_FRAME(t);
+  std::vector<Box3> boxes = insert_scattered(t, ids, 33);
   const SapCounters inserted = t.counters();
   EXPECT_EQ(inserted.recomputed_frames, 1u);
   EXPECT_EQ(inserted.preparations, 1u);

@@ -410,13 +410,23 @@ class PyBoxPruner {
     return take_pairs(std::move(out));
   }
 
-  void prepare(py::handle boxes_obj) {
+  py::object prepare(py::handle boxes_obj, bool pairs) {
     const Boxes boxes = as_boxes(boxes_obj, 0, "boxes");
-    py::gil_scoped_release release;
-    std::lock_guard lock(mutex_);
-    std::vector<Box3> lifted;
-    pruner_.prepare(checked_box3(boxes, lifted, pool_.get()));
-    prepared_dims_ = boxes.dims;
+    std::vector<IndexPair> out;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      std::vector<Box3> lifted;
+      const auto span = checked_box3(boxes, lifted, pool_.get());
+      if (pairs) {
+        pruner_.prepare(span, out);
+      } else {
+        pruner_.prepare(span);
+      }
+      prepared_dims_ = boxes.dims;
+    }
+    if (!pairs) return py::none();
+    return take_pairs(std::move(out));
   }
 
   py::object bipartite_prepared(py::handle query_obj) {
@@ -1149,7 +1159,9 @@ PYBIND11_MODULE(_sapling, m) {
            "Every overlapping pair (i, j), i < j, of boxes: (k, 2) uint32 indices.")
       .def("bipartite", &PyBoxPruner::bipartite, py::arg("a"), py::arg("b"),
            "Every (i, j) with a[i] overlapping b[j]: (k, 2) uint32 indices.")
-      .def("prepare", &PyBoxPruner::prepare, py::arg("boxes"), "Lays out a set once for bipartite_prepared().")
+      .def("prepare", &PyBoxPruner::prepare, py::arg("boxes"), py::kw_only(), py::arg("pairs") = false,
+           "Lays out a set once for bipartite_prepared(); with pairs=True also returns its pairs, as complete() "
+           "would, found in the same pass.")
       .def("bipartite_prepared", &PyBoxPruner::bipartite_prepared, py::arg("query"),
            "Every (i, j) with query[i] overlapping prepared box j, or None when the pruner declines "
            "(query boxes far larger than the prepared grid's cells: use bipartite()).")

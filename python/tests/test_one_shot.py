@@ -68,6 +68,10 @@ def test_box_pruner_reuse_and_prepared(rng):
         assert np.array_equal(pruner.bipartite(query, resting), sapling.bipartite_pairs(query, resting))
         assert np.array_equal(pruner.complete(query), sapling.complete_pairs(query))
     assert pruner.memory_bytes > 0
+    # laid out and paired in one pass: complete()'s pairs, in its order
+    assert pruner.prepare(resting) is None
+    assert np.array_equal(pruner.prepare(resting, pairs=True), pruner.complete(resting))
+    assert pruner.prepared_size == 4000
     # boxes far larger than the grid's cells: declined, None
     huge = np.array([[-1e6, -1e6, -1e6, 1e6, 1e6, 1e6]] * 64, np.float32)
     got = pruner.bipartite_prepared(huge)

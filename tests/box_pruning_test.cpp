@@ -294,6 +294,85 @@ TEST(BoxPruning, SparseQueriesMatchBruteForce) {
   }
 }
 
+// A prepared set updated in place (update_prepared: boxes dropped, boxes
+// merged in at the free indices) answers queries as brute force over the
+// boxes it holds, round after round: shrinking and growing rounds (the
+// merge's writes running behind and ahead of its reads), boxes at signed
+// zeros, the float limits, long ones, touching faces; and a round it must
+// decline changes nothing.
+TEST(BoxPruning, UpdatedPreparedSetMatchesBruteForce) {
+  std::mt19937 rng(23);
+  std::uniform_int_distribution<int> cell(-300, 300);
+  std::size_t made = 0;
+  const auto make = [&] {
+    Box3 b;
+    for (int k = 0; k < 3; ++k) {
+      b.min[k] = float(cell(rng)) * 0.5f;
+      b.max[k] = b.min[k] + float(rng() % 3) * 0.5f;  // points, faces touching on the half-unit lattice
+    }
+    ++made;
+    if (made % 101 == 0) b.min[0] = -0.0f, b.max[0] = std::max(b.max[0], 0.0f);
+    if (made > 30000 && made % 211 == 0) b.max[0] = b.min[0] = FLT_MAX;   // after the grid is chosen (it would
+    if (made > 30000 && made % 223 == 0) b.max[0] = b.min[0] = -FLT_MAX;  // see no spread on x, one cell)
+    if (made % 1009 == 0) b.min[0] = -200, b.max[0] = 200;
+    return b;
+  };
+  std::vector<Box3> boxes(30000);
+  for (Box3& b : boxes) b = make();
+  std::vector<std::uint8_t> held(boxes.size(), 1);  // by index: whether the set holds boxes[i]
+  BoxPruner pruner;
+  pruner.prepare(boxes);
+  ASSERT_GT(pruner.prepared_cells(), 4u);
+  const auto check_queries = [&](std::size_t m) {
+    std::vector<Box3> query(m);
+    for (Box3& q : query) q = make();
+    std::vector<IndexPair> expected, got;
+    for (std::uint32_t i = 0; i < query.size(); ++i)
+      for (std::uint32_t j = 0; j < boxes.size(); ++j)
+        if (held[j] != 0 && overlaps(query[i], boxes[j])) expected.push_back({i, j});
+    ASSERT_TRUE(pruner.bipartite_prepared(query, got));
+    EXPECT_EQ(keys(got), keys(expected));
+    EXPECT_EQ(got.size(), expected.size()) << "a pair reported twice";
+  };
+  // Per round: the share of held boxes dropped, and of boxes added, in 1/100.
+  const std::array<std::array<int, 2>, 6> rounds{{{10, 10}, {0, 25}, {30, 2}, {5, 40}, {20, 20}, {0, 0}}};
+  std::vector<std::uint32_t> indices;
+  for (const auto& [drop, add] : rounds) {
+    SCOPED_TRACE(testing::Message() << "drop " << drop << "%, add " << add << "%");
+    std::vector<std::uint8_t> keep(held);
+    std::size_t free = 0;
+    for (std::uint8_t& k : keep) {
+      if (k != 0 && int(rng() % 100) < drop) k = 0;
+      free += k == 0;
+    }
+    std::vector<Box3> added(boxes.size() * std::size_t(add) / 100);
+    for (Box3& b : added) b = make();
+    ASSERT_EQ(pruner.prepared_size(), boxes.size());
+    ASSERT_TRUE(pruner.update_prepared(keep, added, indices));
+    // The free indices, lowest first, then new ones.
+    ASSERT_EQ(indices.size(), added.size());
+    std::vector<std::uint32_t> expected_indices;
+    for (std::uint32_t i = 0; i < keep.size() && expected_indices.size() < added.size(); ++i)
+      if (keep[i] == 0) expected_indices.push_back(i);
+    while (expected_indices.size() < added.size())
+      expected_indices.push_back(std::uint32_t(boxes.size() + expected_indices.size() - free));
+    ASSERT_EQ(indices, expected_indices);
+    held = keep;
+    boxes.resize(std::max<std::size_t>(boxes.size(), pruner.prepared_size()));
+    held.resize(boxes.size(), 0);
+    for (std::size_t k = 0; k < added.size(); ++k) boxes[indices[k]] = added[k], held[indices[k]] = 1;
+    for (const std::size_t m : {std::size_t{1}, std::size_t{30}, std::size_t{600}}) check_queries(m);
+  }
+  // Added boxes spanning the whole grid, and a set shrunk to a third: declined, nothing changed.
+  const std::vector<Box3> everywhere(200, Box3{{-kInf, -kInf, -kInf}, {kInf, kInf, kInf}});
+  EXPECT_FALSE(pruner.update_prepared(held, everywhere, indices));
+  std::vector<std::uint8_t> few(held);
+  for (std::size_t i = 0; i < few.size(); ++i) few[i] = few[i] != 0 && i % 3 == 0;
+  EXPECT_FALSE(pruner.update_prepared(few, {}, indices));
+  EXPECT_EQ(pruner.prepared_size(), boxes.size());
+  check_queries(300);
+}
+
 // Query boxes far larger than the prepared grid's cells would be copied into
 // most of them: the call declines rather than doing that.
 TEST(BoxPruning, PreparedDeclinesHugeQueries) {

@@ -635,7 +635,7 @@ TEST(SapPaths, TeleportsAcrossEverythingAbandonTheWalk) {
 // cost more than recomputing, so they are paired against the resting set.
 // Halfway, another tenth takes over: the resting boxes that start moving
 // leave stale entries behind, the ones that stop linger as active boxes,
-// and a new resting set is laid out.
+// and a new resting set is laid out, merged into the last one.
 TEST(SapPaths, ManyMovingFarPruneAgainstTheRestingSet) {
   Twin t;
   const std::size_t n = 5000;
@@ -664,6 +664,7 @@ TEST(SapPaths, ManyMovingFarPruneAgainstTheRestingSet) {
   EXPECT_GE(preparations_before_switch, 1u);
   EXPECT_GT(c.preparations, preparations_before_switch);  // laid out again after the switch
   EXPECT_LT(c.preparations, c.resting_frames / 2);        // and reused in between
+  EXPECT_GE(c.merged_layouts, 1u);                        // by merging into the last one
 }
 
 // Inserts `ids` as boxes scattered over a world of side 60 in one batch and

@@ -81,6 +81,20 @@ class BoxPruner {
   /// for the price of finding its pairs.
   void prepare(std::span<const Box3> boxes, std::vector<IndexPair>& out);
 
+  /// Lays out the prepared set again without sorting it anew, in the grid
+  /// it has: prepared box i stays, with its index, where keep[i] != 0; the
+  /// others leave and free their indices; the `added` boxes join, taking
+  /// the free indices, lowest first, then new ones (added[k]'s in
+  /// indices[k]). The added boxes alone are sorted into the cells and
+  /// merged with the entries there, in one pass: O(prepared entries + added
+  /// log added). Returns false, changing nothing, where the grid no longer
+  /// suits the boxes (the set half or twice the size it was laid out at,
+  /// added boxes copied into many cells, a cell crowded far beyond the
+  /// largest then): prepare() them instead. `keep` holds prepared_size()
+  /// flags, a free index's 0.
+  bool update_prepared(std::span<const std::uint8_t> keep, std::span<const Box3> added,
+                       std::vector<std::uint32_t>& indices);
+
   /// Appends every pair (i, j) with query[i] overlapping box j of the
   /// prepared set, once each. Only the query boxes are sorted, into the
   /// prepared grid, and only cells holding query boxes are swept: O(query +
@@ -101,7 +115,8 @@ class BoxPruner {
   /// for any thread count. Declines as above, appending to neither.
   bool bipartite_prepared(std::span<const Box3> query, std::vector<IndexPair>& out, std::vector<IndexPair>& among);
 
-  /// Boxes in the prepared set (0 until prepare()), and cells of its grid:
+  /// Indices of the prepared set (0 until prepare()): its boxes, and after
+  /// update_prepared() the free indices among them; and cells of its grid:
   /// a query box meets about prepared_size() / prepared_cells() of them.
   std::size_t prepared_size() const noexcept;
   std::size_t prepared_cells() const noexcept;

@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -169,6 +170,13 @@ struct Staged {
   CrossAxes cross;
 };
 
+// One swept entry, moved whole (BoxPruner::Impl::merge_prepared()).
+struct SweptEntry {
+  std::uint32_t min_key, max_key;
+  CrossAxes cross;
+  std::uint32_t index;
+};
+
 // The cells a box touches on the two grid axes.
 struct CellRange {
   std::uint32_t a0, a1, b0, b1;
@@ -222,6 +230,13 @@ struct BoxPruner::Impl {
   Layout complete_layout;  // the last complete()'s grid, for debug_draw()
   bool has_complete = false;
   std::size_t prepared_boxes = 0;
+  // What the grid was chosen for at the last prepare(): update_prepared()
+  // keeps it while the set stays near that size and no cell crowds far
+  // beyond the largest then.
+  std::size_t laid_out_boxes = 0;
+  std::uint32_t laid_out_largest_cell = 0;
+  std::vector<SweptEntry> ring;                 // update_prepared(): old entries saved from being overwritten
+  std::vector<std::uint32_t> new_start;         // update_prepared(): the cells' new starts
   std::vector<std::uint32_t> chunk_counts;      // [chunk][cell] entries, then offsets
   detail::TaskPlan plan;                        // tasks of consecutive cells
   std::vector<TaskScratch> scratch;             // by task
@@ -234,7 +249,8 @@ struct BoxPruner::Impl {
   std::vector<TwoOutputs> two_outputs;
   Occupancy occupancy;
 
-  void bucket(const Layout& layout, std::span<const Box3> boxes, CellArrays& cells);
+  void bucket(const Layout& layout, std::span<const Box3> boxes, CellArrays& cells,
+              std::span<const std::uint32_t> indices = {});
   void sort_cell(const Layout& layout, CellArrays& cells, std::uint32_t cell, TaskScratch& tmp);
   void plan_tasks(const Layout& layout, const CellArrays& first, const CellArrays* second);
   void sort_cells(const Layout& layout, CellArrays& cells);
@@ -245,8 +261,11 @@ struct BoxPruner::Impl {
   bool sparse_pays(std::uint32_t cell, std::uint32_t queries) const;
   void sweep_cell_sparse(const Layout& layout, std::uint32_t cell, const CellArrays& q,
                          std::vector<IndexPair>& out) const;
-  void measure_reach();
+  void measure_reach(const CellArrays& added);
   void prepare(std::span<const Box3> boxes, std::vector<IndexPair>* out);
+  bool update_prepared(std::span<const std::uint8_t> keep, std::span<const Box3> added,
+                       std::vector<std::uint32_t>& indices);
+  void merge_prepared(std::span<const std::uint8_t> keep, const CellArrays& added);
   template <bool kBipartite>
   void run(const Layout& layout, std::vector<IndexPair>& out);
 };
@@ -272,7 +291,9 @@ inline bool owns(const Layout& layout, std::uint32_t ca, std::uint32_t cb, const
 // boxes: each chunk counts its entries per cell, offsets are laid out cell
 // by cell and chunk by chunk, so every cell receives its boxes in index
 // order whatever the number of threads.
-void BoxPruner::Impl::bucket(const Layout& layout, std::span<const Box3> boxes, CellArrays& c) {
+// With `indices`, box i is entered as indices[i] (update_prepared()).
+void BoxPruner::Impl::bucket(const Layout& layout, std::span<const Box3> boxes, CellArrays& c,
+                             std::span<const std::uint32_t> indices) {
   const std::uint32_t cells = layout.cell_count();
   const std::size_t n = boxes.size();
   const std::size_t chunks = std::clamp<std::size_t>(n / 32768, 1, 16);
@@ -303,7 +324,8 @@ void BoxPruner::Impl::bucket(const Layout& layout, std::span<const Box3> boxes, 
       const Box3& b = boxes[i];
       const CellRange r = cell_range(layout, b);
       const std::uint32_t tag = (r.a0 != r.a1 || r.b0 != r.b1) ? kSpansCells : 0;
-      const Staged e{float_key(b.min[s]), float_key(b.max[s]), static_cast<std::uint32_t>(i) | tag, 0,
+      const Staged e{float_key(b.min[s]), float_key(b.max[s]),
+                     (indices.empty() ? static_cast<std::uint32_t>(i) : indices[i]) | tag, 0,
                      detail::prune::cross_axes(b.min[ka], b.min[kb], b.max[ka], b.max[kb])};
       for (std::uint32_t cb = r.b0; cb <= r.b1; ++cb)
         for (std::uint32_t ca = r.a0; ca <= r.a1; ++ca) c.staged[cursor[cb * layout.cells_a.count + ca]++] = e;
@@ -322,8 +344,10 @@ void BoxPruner::Impl::sort_cell(const Layout&, CellArrays& c, std::uint32_t cell
   const std::uint32_t first = c.start[cell], count = c.start[cell + 1] - first;
   tmp.keys.resize(count);
   for (std::uint32_t k = 0; k < count; ++k) tmp.keys[k] = (std::uint64_t{c.staged[first + k].min_key} << 32) | k;
-  // By key, 8-bit digits; stable, so equal keys keep position order.
-  constexpr detail::RadixDigits kDigits{8, 4};
+  // By key, 8-bit digits; stable, so equal keys keep position order. A few
+  // entries (a cell's share of a frame's query boxes) by insertion: the
+  // radix sort's counts alone would cost more.
+  constexpr detail::RadixDigits kDigits{8, 4, 32};
   std::array<std::uint32_t, kDigits.counts()> counts;
   detail::radix_sort(
       tmp.keys, tmp.spare, [](std::uint64_t item) { return item >> 32; }, kDigits, counts.data());
@@ -471,23 +495,29 @@ void BoxPruner::Impl::sweep_cell_sparse(const Layout& layout, std::uint32_t cell
   }
 }
 
-// Each prepared cell's reach and spread (see sweep_cell_sparse).
-void BoxPruner::Impl::measure_reach() {
+// Each prepared cell's reach and spread (see sweep_cell_sparse): the reach
+// over the entries of `from`, either the prepared cells themselves
+// (prepare()) or the entries update_prepared() added, which widen the reach
+// of the kept ones (still at least theirs: a bound, never below the true
+// one); the spread over the prepared cells.
+void BoxPruner::Impl::measure_reach(const CellArrays& from) {
   const std::uint32_t cells = prepared_layout.cell_count();
-  prepared_reach.assign(cells, Reach{});
+  const bool anew = &from == &prepared;
+  if (anew) prepared_reach.assign(cells, Reach{});
   for (std::uint32_t c = 0; c < cells; ++c) {
-    const std::uint32_t first = prepared.begin(c), end = prepared.end(c);
-    if (first == end) continue;
     Reach& r = prepared_reach[c];
     double back = 0;
-    for (std::uint32_t i = first; i < end; ++i) {
+    for (std::uint32_t i = from.begin(c), end = from.end(c); i < end; ++i) {
       // NaN for a box at one infinity (no extent): std::max keeps the other.
-      back = std::max(back, double(key_float(prepared.max_key[i])) - double(key_float(prepared.min_key[i])));
+      back = std::max(back, double(key_float(from.max_key[i])) - double(key_float(from.min_key[i])));
     }
-    r.back = back > double(std::numeric_limits<float>::max()) ? std::numeric_limits<float>::infinity()
-                                                              : static_cast<float>(back);
-    if (double(r.back) < back) r.back = std::nextafter(r.back, std::numeric_limits<float>::infinity());
-    r.spread = double(key_float(prepared.min_key[end - 1])) - double(key_float(prepared.min_key[first]));
+    float rounded = back > double(std::numeric_limits<float>::max()) ? std::numeric_limits<float>::infinity()
+                                                                     : static_cast<float>(back);
+    if (double(rounded) < back) rounded = std::nextafter(rounded, std::numeric_limits<float>::infinity());
+    r.back = std::max(r.back, rounded);
+    const std::uint32_t first = prepared.begin(c), end = prepared.end(c);
+    r.spread =
+        first == end ? 0.0 : double(key_float(prepared.min_key[end - 1])) - double(key_float(prepared.min_key[first]));
   }
 }
 
@@ -707,8 +737,140 @@ void BoxPruner::Impl::prepare(std::span<const Box3> boxes, std::vector<IndexPair
   }
   prepared.staged.swap(sets[1].staged);
   prepared_layout = layout;
-  prepared_boxes = boxes.size();
-  measure_reach();
+  prepared_boxes = laid_out_boxes = boxes.size();
+  laid_out_largest_cell = 0;
+  for (std::uint32_t c = 0; c < layout.cell_count(); ++c) {
+    laid_out_largest_cell = std::max(laid_out_largest_cell, prepared.start[c + 1] - prepared.start[c]);
+  }
+  measure_reach(prepared);
+}
+
+bool BoxPruner::update_prepared(std::span<const std::uint8_t> keep, std::span<const Box3> added,
+                                std::vector<std::uint32_t>& indices) {
+  return impl_->update_prepared(keep, added, indices);
+}
+
+// The grid stays. The added boxes, bucketed and sorted alone, are merged
+// with the kept entries cell by cell in one pass over the arrays, which
+// leaves the dropped entries out (below).
+bool BoxPruner::Impl::update_prepared(std::span<const std::uint8_t> keep, std::span<const Box3> added,
+                                      std::vector<std::uint32_t>& indices) {
+  if (laid_out_boxes == 0 || keep.size() != prepared_boxes) return false;
+  const Layout& layout = prepared_layout;
+  const std::uint32_t cells = layout.cell_count();
+  const std::size_t kept =
+      static_cast<std::size_t>(std::count_if(keep.begin(), keep.end(), [](std::uint8_t k) { return k != 0; }));
+  const std::size_t n = kept + added.size();
+  if (2 * n < laid_out_boxes || n > 2 * laid_out_boxes) return false;  // a grid for another size
+  if (std::max(keep.size(), n) >= kSpansCells) return false;
+  double copies = 0;
+  for (const Box3& b : added) {
+    const CellRange r = cell_range(layout, b);
+    copies += double(r.a1 - r.a0 + 1) * double(r.b1 - r.b0 + 1);
+  }
+  if (copies > kMaxCopiesPerBox * double(added.size()) + 64) return false;  // boxes large for the grid
+  // The added boxes' indices: the free ones, lowest first, then new ones.
+  indices.clear();
+  for (std::size_t i = 0; i < keep.size() && indices.size() < added.size(); ++i) {
+    if (keep[i] == 0) indices.push_back(static_cast<std::uint32_t>(i));
+  }
+  std::uint32_t next = static_cast<std::uint32_t>(keep.size());
+  while (indices.size() < added.size()) indices.push_back(next++);
+  CellArrays& fresh = sets[1];
+  bucket(layout, added, fresh, indices);
+  for (std::uint32_t c = 0; c < cells; ++c) {  // a crowded cell: the grid no longer fits the boxes
+    const std::uint32_t most = prepared.start[c + 1] - prepared.start[c] + fresh.start[c + 1] - fresh.start[c];
+    if (most > 2 * laid_out_largest_cell + 64) {
+      indices.clear();
+      return false;
+    }
+  }
+  sort_cells(layout, fresh);
+  merge_prepared(keep, fresh);
+  prepared_boxes = next;
+  measure_reach(fresh);
+  return true;
+}
+
+// Each cell becomes its kept entries and its added ones, merged by min key
+// (a kept entry first at equal keys), in one forward pass over the arrays:
+// an entry is read once and written once. Writing runs ahead of reading by
+// the added entries merged so far less the dropped ones passed; the old
+// entries a write would overwrite before they are read wait in a ring,
+// grown as that lead grows (usually a few entries: drops and additions
+// alternate), so that it stays in cache.
+void BoxPruner::Impl::merge_prepared(std::span<const std::uint8_t> keep, const CellArrays& added) {
+  constexpr std::uint32_t kKeepPrefetch = 24;
+  CellArrays& p = prepared;
+  const std::uint32_t cells = prepared_layout.cell_count();
+  const std::uint32_t old_total = p.entries() + cells;  // swept positions, sentinels included
+  const std::size_t most = std::size_t{old_total} + added.entries();
+  if (p.min_key.size() < most) {
+    p.min_key.resize(most);
+    p.max_key.resize(most);
+    p.cross.resize(most);
+    p.index.resize(most);
+  }
+  if (ring.size() < 64) ring.resize(64);
+  std::size_t mask = ring.size() - 1;
+  std::uint32_t* const min_key = p.min_key.data();
+  std::uint32_t* const max_key = p.max_key.data();
+  CrossAxes* const cross = p.cross.data();
+  std::uint32_t* const index = p.index.data();
+  std::uint32_t write = 0, read = 0, saved = 0;  // next position written, read, saved in the ring
+  const auto old_entry = [&](std::uint32_t at) {
+    return at < saved ? ring[at & mask] : SweptEntry{min_key[at], max_key[at], cross[at], index[at]};
+  };
+  const auto put = [&](const SweptEntry& e) {
+    for (saved = std::max(saved, read); saved <= write && saved < old_total; ++saved) {
+      if (saved - read == ring.size()) {  // the ring is full: twice the room, the waiting entries kept
+        std::vector<SweptEntry> wider(2 * ring.size());
+        for (std::uint32_t at = read; at < saved; ++at) wider[at & (wider.size() - 1)] = ring[at & mask];
+        ring.swap(wider);
+        mask = ring.size() - 1;
+      }
+      ring[saved & mask] = SweptEntry{min_key[saved], max_key[saved], cross[saved], index[saved]};
+    }
+    min_key[write] = e.min_key;
+    max_key[write] = e.max_key;
+    cross[write] = e.cross;
+    index[write] = e.index;
+    ++write;
+  };
+  new_start.resize(std::size_t{cells} + 1);
+  for (std::uint32_t c = 0; c < cells; ++c) {
+    const std::uint32_t end = p.end(c);
+    read = p.begin(c);
+    new_start[c] = write - c;
+    std::uint32_t j = added.begin(c);
+    const std::uint32_t j_end = added.end(c);
+    for (;;) {
+      SweptEntry e{};
+      // The keep flags are read in the entries' order, at random indices:
+      // the flag a few entries ahead is fetched meanwhile. (A position
+      // already overwritten yields another index, fetched for nothing.)
+      const std::uint32_t ahead = index[std::min(read + kKeepPrefetch, old_total - 1)] & ~kSpansCells;
+      if (ahead < keep.size()) __builtin_prefetch(keep.data() + ahead);
+      while (read < end && keep[(e = old_entry(read)).index & ~kSpansCells] == 0) ++read;
+      if (read < end && (j == j_end || e.min_key <= added.min_key[j])) {
+        ++read;
+        put(e);
+      } else if (j < j_end) {
+        put(SweptEntry{added.min_key[j], added.max_key[j], added.cross[j], added.index[j]});
+        ++j;
+      } else {
+        break;
+      }
+    }
+    read = end + 1;
+    put(SweptEntry{kSentinelKey, 0, CrossAxes{}, 0});
+  }
+  new_start[cells] = write - cells;
+  p.start.swap(new_start);
+  p.min_key.resize(write);
+  p.max_key.resize(write);
+  p.cross.resize(write);
+  p.index.resize(write);
 }
 
 // The query boxes go into the prepared grid (its map clamps boxes outside

@@ -20,7 +20,10 @@ constexpr std::uint8_t kChanged = 3;  // kActive, and moved or added this frame 
 void RestingSet::track(const FrameOps& ops) {
   std::size_t slots = state_.size();
   for (const Slot s : ops.added) slots = std::max(slots, std::size_t{s} + 1);
-  if (slots > state_.size()) state_.resize(slots, kGone);
+  if (slots > state_.size()) {
+    reserve_geometric(state_, slots);
+    state_.resize(slots, kGone);
+  }
   for (const Slot s : ops.removed) {
     if (state_[s] == kResting) ++dead_;
     state_[s] = kGone;
@@ -78,7 +81,7 @@ void RestingSet::pair_changed(std::span<const Slot> moved, std::span<const Slot>
   } else {
     // Boxes too large for the resting grid: pair them with everything the plain way.
     for (const Slot s : resting_slot_) {
-      if (state_[s] != kResting) continue;
+      if (s == kNoSlot || state_[s] != kResting) continue;
       other_slots_.push_back(s);
       other_boxes_.push_back(live.values<0>()[live.index(s)]);
     }
@@ -98,8 +101,12 @@ void RestingSet::pair_changed(std::span<const Slot> moved, std::span<const Slot>
 }
 
 // Lays out every live box not changed this frame as the new resting set;
-// the changed ones become the whole active list.
+// the changed ones become the whole active list. Where the grid still suits
+// the boxes, the entries still resting stay and the other active boxes are
+// merged in (BoxPruner::update_prepared()), at a fraction of the cost of
+// laying out all again.
 void RestingSet::prepare(const LiveBoxes& live, std::vector<IndexPair>* pairs) {
+  if (pairs == nullptr && merge_active(live)) return;
   other_boxes_.clear();
   resting_slot_.clear();
   reserve_geometric(other_boxes_, live.size());
@@ -120,6 +127,34 @@ void RestingSet::prepare(const LiveBoxes& live, std::vector<IndexPair>* pairs) {
   dead_ = 0;
 }
 
+bool RestingSet::merge_active(const LiveBoxes& live) {
+  keep_.resize(resting_slot_.size());
+  for (std::size_t i = 0; i < resting_slot_.size(); ++i) {
+    const Slot s = resting_slot_[i];
+    keep_[i] = s != kNoSlot && state_[s] == kResting;
+  }
+  other_slots_.clear();
+  other_boxes_.clear();
+  for (const Slot s : active_) {
+    if (state_[s] != kActive) continue;
+    other_slots_.push_back(s);
+    other_boxes_.push_back(live.values<0>()[live.index(s)]);
+  }
+  if (!pruner_.update_prepared(keep_, other_boxes_, merged_at_)) return false;
+  for (std::size_t i = 0; i < resting_slot_.size(); ++i) {
+    if (keep_[i] == 0) resting_slot_[i] = kNoSlot;
+  }
+  resting_slot_.resize(pruner_.prepared_size(), kNoSlot);
+  for (std::size_t k = 0; k < other_slots_.size(); ++k) {
+    resting_slot_[merged_at_[k]] = other_slots_[k];
+    state_[other_slots_[k]] = kResting;
+  }
+  active_.assign(query_slots_.begin(), query_slots_.end());
+  dead_ = 0;
+  ++merges_;
+  return true;
+}
+
 void RestingSet::lay_out_all(const LiveBoxes& live) {
   query_slots_.clear();  // nothing changed: prepare() keeps every box
   prepare(live);
@@ -133,23 +168,25 @@ void RestingSet::lay_out_all(const LiveBoxes& live, std::vector<IndexPair>& pair
 }
 
 std::size_t RestingSet::memory_bytes() const {
-  return state_.capacity() +
+  return state_.capacity() + keep_.capacity() + merged_at_.capacity() * sizeof(std::uint32_t) +
          (active_.capacity() + resting_slot_.capacity() + query_slots_.capacity() + other_slots_.capacity()) *
              sizeof(Slot) +
          (query_boxes_.capacity() + other_boxes_.capacity()) * sizeof(Box3) + among_.capacity() * sizeof(IndexPair);
 }
 
 // Free slots kGone, live ones kResting or kActive; active_ lists the kActive
-// slots once each; every prepared box is a kResting slot's or counted dead.
+// slots once each; every prepared index is a kResting slot's, counted dead
+// or free (kNoSlot, left by a merge).
 bool RestingSet::validate(const LiveBoxes& live) const {
-  std::size_t resting = 0, active = 0;
+  std::size_t resting = 0, active = 0, free = 0;
   for (Slot s = 0; s < state_.size(); ++s) {
     const bool is_live = live.contains(s);
     if (is_live != (state_[s] == kResting || state_[s] == kActive)) return false;
     resting += state_[s] == kResting;
     active += state_[s] == kActive;
   }
-  if (active != active_.size() || resting + dead_ != resting_slot_.size()) return false;
+  for (const Slot s : resting_slot_) free += s == kNoSlot;
+  if (active != active_.size() || resting + dead_ + free != resting_slot_.size()) return false;
   if (resting_slot_.size() != pruner_.prepared_size()) return false;
   for (const Slot s : active_) {
     if (s >= state_.size() || state_[s] != kActive) return false;

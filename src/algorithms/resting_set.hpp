@@ -5,9 +5,11 @@
 // added this frame (the changed ones) against the resting grid, among
 // themselves and against the other active boxes; pairs among unchanged boxes
 // stand. Cost per frame: O(changed + active + resting entries in the
-// changed boxes' cells + pairs); laying it out again, O(n log n) sorted into
-// the grid, when the active list and the dead entries would soon cost more
-// (wants_preparation() in sap_policy.hpp).
+// changed boxes' cells + pairs); laying it out again when the active list
+// and the dead entries would soon cost more (wants_preparation() in
+// sap_policy.hpp): the idle active boxes merged into the grid and the dead
+// entries dropped in one pass, O(n) (BoxPruner::update_prepared()), or,
+// where the grid no longer suits the boxes, all sorted into a new one.
 #pragma once
 
 #include <cstddef>
@@ -58,6 +60,9 @@ class RestingSet {
   /// dense index in `live`, found in the same pass (BoxPruner::prepare).
   void lay_out_all(const LiveBoxes& live, std::vector<IndexPair>& pairs);
 
+  /// New resting sets laid out by merging into the last.
+  std::uint64_t merges() const noexcept { return merges_; }
+
   /// Whether the bookkeeping matches `live`.
   bool validate(const LiveBoxes& live) const;
   /// Bytes held, the pruner's not included.
@@ -69,6 +74,7 @@ class RestingSet {
  private:
   PairFilter filter_;
   void prepare(const LiveBoxes& live, std::vector<IndexPair>* pairs = nullptr);
+  bool merge_active(const LiveBoxes& live);
 
   BoxPruner& pruner_;
   // By slot: kResting while the slot's box is in the grid with its current
@@ -76,11 +82,15 @@ class RestingSet {
   // kGone for free slots.
   std::vector<std::uint8_t> state_;
   std::vector<Slot> active_;
-  std::vector<Slot> resting_slot_;               // prepared box index -> slot
-  std::size_t dead_ = 0;                         // prepared boxes whose slot is no longer kResting
+  std::vector<Slot> resting_slot_;  // prepared box index -> slot, kNoSlot for a free index
+  static constexpr Slot kNoSlot = ~Slot{0};
+  std::size_t dead_ = 0;  // prepared boxes whose slot is no longer kResting
+  std::uint64_t merges_ = 0;
   std::vector<Box3> query_boxes_, other_boxes_;  // scratch: this frame's changed boxes, the other active ones
   std::vector<Slot> query_slots_, other_slots_;
-  std::vector<IndexPair> among_;  // scratch: the changed boxes' pairs among themselves
+  std::vector<IndexPair> among_;          // scratch: the changed boxes' pairs among themselves
+  std::vector<std::uint8_t> keep_;        // scratch: by prepared index, whether it stays in a merge
+  std::vector<std::uint32_t> merged_at_;  // scratch: the prepared indices of the boxes a merge adds
 };
 
 }  // namespace sapling::detail

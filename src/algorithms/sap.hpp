@@ -28,6 +28,7 @@ struct SapCounters {
   std::uint64_t recomputed_frames = 0;   ///< frames finished by a full recomputation
   std::uint64_t resting_frames = 0;      ///< frames finished by pruning the changed boxes against the resting set
   std::uint64_t preparations = 0;        ///< resting sets laid out (sorted into box pruning's grid)
+  std::uint64_t merged_layouts = 0;      ///< of those, laid out by merging into the last (BoxPruner::update_prepared())
   std::uint64_t aborted_walks = 0;       ///< incremental attempts that switched to another path midway
   std::uint64_t restores = 0;            ///< endpoint arrays rebuilt by radix sort after recomputed frames, at once
   std::uint64_t staged_restores = 0;     ///< endpoint arrays rebuilt a step a frame, then put right

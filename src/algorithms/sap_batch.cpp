@@ -72,7 +72,7 @@ const Box3& SapEndpoints::box_before(const Batch& frame, const LiveBoxes& live, 
 
 std::uint64_t SapEndpoints::batch_update(const Batch& frame, const LiveBoxes& live, std::span<const Id> ids,
                                          PairManager& pairs) {
-  const std::size_t slots = pos_[0].size() / 2;
+  const std::size_t slots = slots_;
   if (change_.size() < slots) {
     change_.resize(slots, kUnchanged);
     change_index_.resize(slots);

@@ -13,6 +13,7 @@
 #include "algorithms/sap_policy.hpp"
 #include "algorithms/sap_words.hpp"
 #include "detail/radix_sort.hpp"
+#include "detail/reserve.hpp"
 #include "sapling/float_key.hpp"
 
 namespace sapling::detail {
@@ -178,16 +179,24 @@ SapEndpoints::SapEndpoints(int dims) : axes_(dims == 2 ? 2 : 3) {
 }
 
 void SapEndpoints::add(std::span<const Slot> added, std::span<const Box3> boxes) {
-  std::size_t slots = pos_[0].size() / 2;
-  for (const Slot s : added) slots = std::max(slots, std::size_t{s} + 1);
-  if (2 * slots > pos_[0].size()) {
-    for (std::vector<std::uint32_t>& p : pos_) p.resize(2 * slots);
+  for (const Slot s : added) slots_ = std::max(slots_, std::size_t{s} + 1);
+  if (current_) size_positions();
+  for (const Box3& b : boxes) widen_extent(b);
+}
+
+// The position arrays follow the slots only while the axis arrays are in
+// use: a world served by the resting set alone never holds them (24 bytes
+// per object), and restore() sizes them when a walk comes back.
+void SapEndpoints::size_positions() {
+  const std::size_t from = pos_[0].size(), to = 2 * slots_;
+  if (to <= from) return;
+  for (std::vector<std::uint32_t>& p : pos_) {
+    reserve_geometric(p, to);
+    p.resize(to);
   }
-  for (std::size_t j = 0; j < added.size(); ++j) {
-    const Slot s = added[j];
-    pos_[2][2 * s] = 0;  // the z indices of 2D input: every box overlaps every other on z
-    pos_[2][2 * s + 1] = 1;
-    widen_extent(boxes[j]);
+  for (std::size_t i = from; i < to; i += 2) {  // the z indices of 2D input: every box overlaps every other on z
+    pos_[2][i] = 0;
+    pos_[2][i + 1] = 1;
   }
 }
 
@@ -359,6 +368,7 @@ void SapEndpoints::scan_pairs(const LiveBoxes& live, int k, std::size_t d, std::
 // maxes, radix-sorted by key (so min before max at equal keys).
 void SapEndpoints::restore(const LiveBoxes& live) {
   drop_staged();
+  size_positions();
   const std::size_t n = live.size();
   extent_ = {};
   for (const Box3& b : live.values<0>()) widen_extent(b);
@@ -426,8 +436,8 @@ void SapEndpoints::note_changed(std::span<const Slot> slots) {
 // left out, the changed boxes still live sorted and merged in, every
 // position written.
 void SapEndpoints::finish_staged(const LiveBoxes& live) {
-  std::size_t slots = pos_[0].size() / 2;
-  if (changed_.size() < slots) changed_.resize(slots, 0);
+  size_positions();
+  if (changed_.size() < slots_) changed_.resize(slots_, 0);
   extent_ = {};
   for (const Box3& b : live.values<0>()) widen_extent(b);
   for (int k = 0; k < axes_; ++k) {
@@ -493,6 +503,7 @@ std::size_t SapEndpoints::memory_bytes() const {
 // to it. Hence each box's min index is below its max index, and indices
 // compare like closed-interval bounds. extent_[k] is at least every live
 // box's extent on k. With 2D input, every live slot's z indices are (0, 1).
+// Stale, the position arrays may lag behind the slots (size_positions()).
 void SapEndpoints::debug_draw(DebugDraw& draw, std::span<const Id> ids) const {
   if (!current_) return;
   const int cross = cross_[0];
@@ -510,11 +521,12 @@ void SapEndpoints::debug_draw(DebugDraw& draw, std::span<const Id> ids) const {
 
 bool SapEndpoints::validate(const LiveBoxes& live) const {
   const std::size_t n = live.size();
-  for (std::size_t d = 0; d < n; ++d) {
-    const Slot s = live.slot(d);
-    if (axes_ == 2 && (pos_[2][2 * s] != 0 || pos_[2][2 * s + 1] != 1)) return false;
-  }
   if (current_) {
+    for (std::size_t d = 0; d < n; ++d) {
+      const Slot s = live.slot(d);
+      if (2 * s + 1 >= pos_[0].size()) return false;
+      if (axes_ == 2 && (pos_[2][2 * s] != 0 || pos_[2][2 * s + 1] != 1)) return false;
+    }
     for (int k = 0; k < axes_; ++k) {
       const std::vector<Entry>& arr = axis_[k];
       if (arr.size() != 2 * n + 2 || arr.front().word != kLowSentinel || arr.back().word != kHighSentinel) return false;

@@ -59,7 +59,8 @@ class SapEndpoints {
   /// Marks the arrays out of date: the boxes changed without them.
   void set_stale() noexcept { current_ = false; }
 
-  /// Makes room for the added slots and widens the extents to their boxes.
+  /// Notes the added slots (room for them in the position arrays while the
+  /// arrays are current) and widens the extents to their boxes.
   void add(std::span<const Slot> added, std::span<const Box3> boxes);
   /// Widens the extents to one box's.
   void widen_extent(const Box3& box);
@@ -144,6 +145,7 @@ class SapEndpoints {
   std::uint64_t move_on_axis(Slot a, const Box3& box, std::span<const Id> ids, PairManager& pairs);
   template <int K, int C, bool kMax>
   std::uint32_t walk(Slot a, Entry moving, std::span<const Id> ids, PairManager& pairs);
+  void size_positions();
   void merge_axis(const LiveBoxes& live, int k, std::size_t first_new, bool tagged);
   void sort_new_entries(const LiveBoxes& live, int k, std::size_t first_new);
   struct Open {  // a box open in a batch pass' sweep: its slot, its cross bounds
@@ -166,6 +168,7 @@ class SapEndpoints {
   // index of its min in that axis' array, + 1 of its max. One array per axis
   // keeps the stores of a walk in one small array.
   std::array<std::vector<std::uint32_t>, 3> pos_;
+  std::size_t slots_ = 0;               // slots seen: pos_ holds 2 * slots_ entries once size_positions() ran
   std::array<double, 3> extent_{};      // per axis, at least the largest extent of a live box
   bool current_ = true;                 // false after set_stale(), until restore()
   std::vector<Entry> pending_, spare_;  // scratch: entries to merge, radix sort buffer

@@ -34,7 +34,8 @@ constexpr double kRebuildNsPerBox = 20;    ///< rebuilding the arrays after remo
 constexpr double kMergeNsPerNewBox = 300;  ///< a new box's endpoints sorted and merged, and its pairs found
 constexpr double kBipartiteNsPerBox = 35;  ///< bipartite box pruning of new boxes, per old box
 constexpr double kScanNsPerEntry = 1.5;    ///< scanning an array entry for a new box's pairs
-constexpr double kPrepareNsPerBox = 25;    ///< laying out the resting set
+constexpr double kPrepareNsPerBox = 25;    ///< laying out the resting set (sorting every box into a grid)
+constexpr double kMergeNsPerBox = 10;      ///< laying it out again by merging into the last (update_prepared())
 constexpr double kQueryNsPerBox = 110;     ///< a changed box: its pairs dropped, sorted into the grid, paired
 constexpr double kRestingSweepNs = 5;      ///< a resting entry in a cell swept for the changed boxes
 constexpr double kSparseQueryNs = 40;      ///< a changed box searching its cell's resting entries (sparse sweep)
@@ -110,6 +111,13 @@ struct SapChoice {
   double probe_budget_ns = 0;  ///< kProbe: what the probe's walk must stay under (walk_could_pay())
 };
 
+/// What laying out a new resting set costs per live box: a merge into the
+/// last one where there is one (it declines only where the grid no longer
+/// suits the boxes), else a layout from scratch.
+inline double layout_ns_per_box(const SapFrameCounts& f) noexcept {
+  return f.resting != 0 ? kMergeNsPerBox : kPrepareNsPerBox;
+}
+
 /// Whether the resting path should lay out a new resting set first: when the
 /// active boxes that did not change this frame, paired again every frame,
 /// and the dead entries, swept every frame, would soon cost more.
@@ -117,7 +125,7 @@ inline bool wants_preparation(const SapFrameCounts& f) noexcept {
   const std::size_t changed = f.moved + f.added, live = f.kept + f.added;
   const double idle = double(f.active - changed);
   const double waste = kActiveNsPerBox * idle + kRestingSweepNs * double(f.dead_resting);
-  return waste * kPrepareAmortization > kPrepareNsPerBox * double(live);
+  return waste * kPrepareAmortization > layout_ns_per_box(f) * double(live);
 }
 
 /// What the resting path would cost (ns).
@@ -128,7 +136,7 @@ inline double resting_cost(const SapFrameCounts& f) noexcept {
   if (wants_preparation(f)) {
     // The layout serves the frames after this one too: charged amortized,
     // so that a frame due for one does not turn to a walk or a probe.
-    ns += kPrepareNsPerBox * double(live - changed) / kPrepareAmortization;
+    ns += layout_ns_per_box(f) * double(live - changed) / kPrepareAmortization;
     resting = double(live - changed);
     cells = std::max(1.0, resting / 256);  // a guess: the grid is not chosen yet
   } else {

@@ -154,7 +154,10 @@ bool PairManager::make_room(Pair p) {
 
 void PairManager::rebuild_index() {
   index_.clear();
-  index_.reserve(pairs_.size());
+  // Room for the pairs a frame creates before its end removes the ones it
+  // ends (both are in the index meanwhile): without it, a world whose pairs
+  // sit just under a power of two rehashes in the frame after.
+  index_.reserve(pairs_.size() + pairs_.size() / 8);
   detail::reserve_geometric(touched_, pairs_.capacity());
   detail::reserve_geometric(flags_, pairs_.capacity());
   for (std::uint32_t i = 0; i < pairs_.size(); ++i) index_.insert(pair_key(pairs_[i]), i);

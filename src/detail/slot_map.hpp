@@ -12,6 +12,8 @@
 #include <tuple>
 #include <vector>
 
+#include "detail/reserve.hpp"
+
 namespace sapling::detail {
 
 template <class... Values>
@@ -47,12 +49,20 @@ class SlotMap {
 
   /// Makes slots below `slots` known (inserting them then grows nothing by slot).
   void reserve_slots(std::size_t slots) {
-    if (slots > index_.size()) index_.resize(slots, kAbsent);
+    if (slots > index_.size()) {
+      reserve_geometric(index_, slots);
+      index_.resize(slots, kAbsent);
+    }
+  }
+  /// Makes room for `n` live entries in the dense arrays.
+  void reserve(std::size_t n) {
+    reserve_geometric(slots_, n);
+    std::apply([&](auto&... arrays) { (reserve_geometric(arrays, n), ...); }, values_);
   }
 
   /// Adds slot s, absent, at the end of the dense arrays.
   void insert(Slot s, const Values&... v) {
-    if (s >= index_.size()) index_.resize(std::size_t{s} + 1, kAbsent);
+    if (s >= index_.size()) reserve_slots(std::size_t{s} + 1);
     index_[s] = static_cast<std::uint32_t>(slots_.size());
     slots_.push_back(s);
     std::apply([&](auto&... arrays) { (arrays.push_back(v), ...); }, values_);

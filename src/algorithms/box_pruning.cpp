@@ -38,6 +38,7 @@
 #include "detail/axis_sampler.hpp"
 #include "detail/monotone_bins.hpp"
 #include "detail/radix_sort.hpp"
+#include "detail/reserve.hpp"
 #include "detail/settings.hpp"
 #include "detail/task_plan.hpp"
 #include "sapling/float_key.hpp"
@@ -199,6 +200,24 @@ struct CellArrays {
   std::uint32_t entries() const { return start.back(); }
 };
 
+namespace {
+
+// The swept arrays, sized together; grown with room to spare
+// (reserve_geometric()), so that a prepared set that later gains a few
+// boxes (update_prepared()) does not copy them all.
+void resize_swept(CellArrays& c, std::size_t swept) {
+  detail::reserve_geometric(c.min_key, swept);
+  detail::reserve_geometric(c.max_key, swept);
+  detail::reserve_geometric(c.cross, swept);
+  detail::reserve_geometric(c.index, swept);
+  c.min_key.resize(swept);
+  c.max_key.resize(swept);
+  c.cross.resize(swept);
+  c.index.resize(swept);
+}
+
+}  // namespace
+
 struct TaskScratch {
   std::vector<std::uint64_t> keys, spare;
 };
@@ -331,11 +350,7 @@ void BoxPruner::Impl::bucket(const Layout& layout, std::span<const Box3> boxes, 
         for (std::uint32_t ca = r.a0; ca <= r.a1; ++ca) c.staged[cursor[cb * layout.cells_a.count + ca]++] = e;
     }
   });
-  const std::size_t swept = std::size_t{total} + cells;
-  c.min_key.resize(swept);
-  c.max_key.resize(swept);
-  c.cross.resize(swept);
-  c.index.resize(swept);
+  resize_swept(c, std::size_t{total} + cells);
 }
 
 // Sorts one cell's entries by min key (ties: box index, from the bucketing
@@ -805,12 +820,7 @@ void BoxPruner::Impl::merge_prepared(std::span<const std::uint8_t> keep, const C
   const std::uint32_t cells = prepared_layout.cell_count();
   const std::uint32_t old_total = p.entries() + cells;  // swept positions, sentinels included
   const std::size_t most = std::size_t{old_total} + added.entries();
-  if (p.min_key.size() < most) {
-    p.min_key.resize(most);
-    p.max_key.resize(most);
-    p.cross.resize(most);
-    p.index.resize(most);
-  }
+  if (p.min_key.size() < most) resize_swept(p, most);
   if (ring.size() < 64) ring.resize(64);
   std::size_t mask = ring.size() - 1;
   std::uint32_t* const min_key = p.min_key.data();
@@ -867,10 +877,7 @@ void BoxPruner::Impl::merge_prepared(std::span<const std::uint8_t> keep, const C
   }
   new_start[cells] = write - cells;
   p.start.swap(new_start);
-  p.min_key.resize(write);
-  p.max_key.resize(write);
-  p.cross.resize(write);
-  p.index.resize(write);
+  resize_swept(p, write);
 }
 
 // The query boxes go into the prepared grid (its map clamps boxes outside

@@ -83,7 +83,9 @@ void PairManager::assign(std::vector<Pair>& pairs) {
   const std::size_t room = std::max(pairs.size(), pairs_.size());  // abandon_frame() restores the old set in place
   detail::reserve_geometric(assigned_deleted_, deleted_count);
   detail::reserve_geometric(assigned_created_, created_count);
-  detail::reserve_geometric(pairs, room);
+  // A sixteenth more: the frames after a recomputation add a few pairs
+  // before their end removes as many, and would otherwise copy the set.
+  detail::reserve_geometric(pairs, room + room / 16);
   detail::reserve_geometric(flags_, room);
   merge([&](const Pair& p) { assigned_deleted_.push_back(p); }, [&](const Pair& p) { assigned_created_.push_back(p); });
   pairs_.swap(pairs);

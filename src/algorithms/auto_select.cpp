@@ -37,6 +37,7 @@
 
 #include "algorithms/auto_policy.hpp"
 #include "algorithms/builtin.hpp"
+#include "detail/reserve.hpp"
 #include "detail/settings.hpp"
 #include "sapling/registry.hpp"
 
@@ -166,9 +167,14 @@ class Auto final : public Algorithm {
       info.changed_k = static_cast<std::uint32_t>(k);
       info.added = false;
     }
+    std::size_t slots = slots_.size();
+    for (const Slot s : ops.added) slots = std::max(slots, std::size_t{s} + 1);
+    if (slots > slots_.size()) {
+      reserve_geometric(slots_, slots);
+      slots_.resize(slots);
+    }
     for (std::size_t k = 0; k < ops.added.size(); ++k) {
       const Slot s = ops.added[k];
-      if (s >= slots_.size()) slots_.resize(std::size_t{s} + 1);
       SlotInfo& info = slots_[s];
       info = SlotInfo{.changed_at = frame_, .changed_k = static_cast<std::uint32_t>(k), .added = true, .live = true};
       set_shape(info, ops.added_boxes[k]);
@@ -266,21 +272,28 @@ class Auto final : public Algorithm {
                       PairManager& pairs) {
     std::unique_ptr<Algorithm> fresh = make(name);
     if (fresh == nullptr) throw std::bad_alloc();  // a built-in factory fails only for want of memory
+    // Every live object came this frame (a world filled from empty): the
+    // frame's own additions are the whole world, with no copy of it.
+    const bool all_new = ops.removed.empty() && ops.moved.empty() && live_ == ops.added.size();
     moved_in_.clear();
     boxes_in_.clear();
-    for (Slot s = 0; s < slots_.size(); ++s) {
-      if (!slots_[s].live) continue;
-      moved_in_.push_back(s);
-      boxes_in_.push_back(current_box(s, ops));
+    if (!all_new) {
+      for (Slot s = 0; s < slots_.size(); ++s) {
+        if (!slots_[s].live) continue;
+        moved_in_.push_back(s);
+        boxes_in_.push_back(current_box(s, ops));
+      }
     }
-    if (name == "unisize" && !fresh->accepts(Operation::kAdd, {}, boxes_in_, FrameOps{{}, {}, {}, {}, {}, {}, {}})) {
+    const FrameOps world = all_new ? ops : FrameOps{{}, {}, {}, moved_in_, boxes_in_, ops.boxes, ops.filter};
+    if (name == "unisize" &&
+        !fresh->accepts(Operation::kAdd, {}, world.added_boxes, FrameOps{{}, {}, {}, {}, {}, {}, {}})) {
       fresh = make("sap");  // the reference rule differs from unisize's on this world: sap takes it
       name = "sap";
       reason = "boxes of nearly one size that unisize refuses: sap takes boxes of any size";
       if (fresh == nullptr) throw std::bad_alloc();
     }
     if (!recomputes(name)) pairs.remove_all();
-    fresh->update(FrameOps{{}, {}, {}, moved_in_, boxes_in_, ops.boxes, ops.filter}, ids, pairs);
+    fresh->update(world, ids, pairs);
     if (current_ != nullptr) ++switches_;
     current_ = std::move(fresh);
     current_name_ = name;

@@ -107,21 +107,31 @@ void RestingSet::pair_changed(std::span<const Slot> moved, std::span<const Slot>
 // laying out all again.
 void RestingSet::prepare(const LiveBoxes& live, std::vector<IndexPair>* pairs) {
   if (pairs == nullptr && merge_active(live)) return;
-  other_boxes_.clear();
+  // Nothing changed this frame (a mass insertion): the live boxes
+  // themselves, in dense order, with no copy.
+  const bool all = query_slots_.empty();
   resting_slot_.clear();
-  reserve_geometric(other_boxes_, live.size());
   reserve_geometric(resting_slot_, live.size());
-  for (std::size_t d = 0; d < live.size(); ++d) {
-    const Slot s = live.slot(d);
-    if (state_[s] == kChanged) continue;
-    state_[s] = kResting;
-    resting_slot_.push_back(s);
-    other_boxes_.push_back(live.values<0>()[d]);
-  }
-  if (pairs != nullptr) {
-    pruner_.prepare(other_boxes_, *pairs);
+  if (all) {
+    resting_slot_.assign(live.slots().begin(), live.slots().end());
+    for (const Slot s : resting_slot_) state_[s] = kResting;
   } else {
-    pruner_.prepare(other_boxes_);
+    other_boxes_.clear();
+    reserve_geometric(other_boxes_, live.size());
+    for (std::size_t d = 0; d < live.size(); ++d) {
+      const Slot s = live.slot(d);
+      if (state_[s] == kChanged) continue;
+      state_[s] = kResting;
+      resting_slot_.push_back(s);
+      other_boxes_.push_back(live.values<0>()[d]);
+    }
+  }
+  const std::span<const Box3> boxes =
+      all ? std::span<const Box3>(live.values<0>()) : std::span<const Box3>(other_boxes_);
+  if (pairs != nullptr) {
+    pruner_.prepare(boxes, *pairs);
+  } else {
+    pruner_.prepare(boxes);
   }
   active_.assign(query_slots_.begin(), query_slots_.end());
   dead_ = 0;

@@ -180,7 +180,8 @@ SapEndpoints::SapEndpoints(int dims) : axes_(dims == 2 ? 2 : 3) {
 
 void SapEndpoints::add(std::span<const Slot> added, std::span<const Box3> boxes) {
   for (const Slot s : added) slots_ = std::max(slots_, std::size_t{s} + 1);
-  if (current_) size_positions();
+  if (!current_) return;  // restore() and finish_staged() size and measure anew
+  size_positions();
   for (const Box3& b : boxes) widen_extent(b);
 }
 

@@ -59,8 +59,8 @@ class SapEndpoints {
   /// Marks the arrays out of date: the boxes changed without them.
   void set_stale() noexcept { current_ = false; }
 
-  /// Notes the added slots (room for them in the position arrays while the
-  /// arrays are current) and widens the extents to their boxes.
+  /// Notes the added slots; while the arrays are current, makes room for
+  /// them in the position arrays and widens the extents to their boxes.
   void add(std::span<const Slot> added, std::span<const Box3> boxes);
   /// Widens the extents to one box's.
   void widen_extent(const Box3& box);

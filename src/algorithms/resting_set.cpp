@@ -57,13 +57,7 @@ void RestingSet::pair_changed(std::span<const Slot> moved, std::span<const Slot>
     }
   }
   if (prepare) this->prepare(live);
-  other_slots_.clear();
-  other_boxes_.clear();
-  for (const Slot s : active_) {
-    if (state_[s] != kActive) continue;
-    other_slots_.push_back(s);
-    other_boxes_.push_back(live.values<0>()[live.index(s)]);
-  }
+  gather_idle_active(live);
 
   const auto add_pairs = [&](std::span<const Slot> first, std::span<const Slot> second) {
     for (const IndexPair& p : found) {
@@ -137,12 +131,9 @@ void RestingSet::prepare(const LiveBoxes& live, std::vector<IndexPair>* pairs) {
   dead_ = 0;
 }
 
-bool RestingSet::merge_active(const LiveBoxes& live) {
-  keep_.resize(resting_slot_.size());
-  for (std::size_t i = 0; i < resting_slot_.size(); ++i) {
-    const Slot s = resting_slot_[i];
-    keep_[i] = s != kNoSlot && state_[s] == kResting;
-  }
+// The active boxes not changed this frame, and their boxes, into
+// other_slots_ and other_boxes_.
+void RestingSet::gather_idle_active(const LiveBoxes& live) {
   other_slots_.clear();
   other_boxes_.clear();
   for (const Slot s : active_) {
@@ -150,6 +141,15 @@ bool RestingSet::merge_active(const LiveBoxes& live) {
     other_slots_.push_back(s);
     other_boxes_.push_back(live.values<0>()[live.index(s)]);
   }
+}
+
+bool RestingSet::merge_active(const LiveBoxes& live) {
+  keep_.resize(resting_slot_.size());
+  for (std::size_t i = 0; i < resting_slot_.size(); ++i) {
+    const Slot s = resting_slot_[i];
+    keep_[i] = s != kNoSlot && state_[s] == kResting;
+  }
+  gather_idle_active(live);
   if (!pruner_.update_prepared(keep_, other_boxes_, merged_at_)) return false;
   for (std::size_t i = 0; i < resting_slot_.size(); ++i) {
     if (keep_[i] == 0) resting_slot_[i] = kNoSlot;

@@ -75,6 +75,7 @@ class RestingSet {
   PairFilter filter_;
   void prepare(const LiveBoxes& live, std::vector<IndexPair>* pairs = nullptr);
   bool merge_active(const LiveBoxes& live);
+  void gather_idle_active(const LiveBoxes& live);
 
   BoxPruner& pruner_;
   // By slot: kResting while the slot's box is in the grid with its current

@@ -815,7 +815,6 @@ bool BoxPruner::Impl::update_prepared(std::span<const std::uint8_t> keep, std::s
 // grown as that lead grows (usually a few entries: drops and additions
 // alternate), so that it stays in cache.
 void BoxPruner::Impl::merge_prepared(std::span<const std::uint8_t> keep, const CellArrays& added) {
-  constexpr std::uint32_t kKeepPrefetch = 24;
   CellArrays& p = prepared;
   const std::uint32_t cells = prepared_layout.cell_count();
   const std::uint32_t old_total = p.entries() + cells;  // swept positions, sentinels included
@@ -856,11 +855,6 @@ void BoxPruner::Impl::merge_prepared(std::span<const std::uint8_t> keep, const C
     const std::uint32_t j_end = added.end(c);
     for (;;) {
       SweptEntry e{};
-      // The keep flags are read in the entries' order, at random indices:
-      // the flag a few entries ahead is fetched meanwhile. (A position
-      // already overwritten yields another index, fetched for nothing.)
-      const std::uint32_t ahead = index[std::min(read + kKeepPrefetch, old_total - 1)] & ~kSpansCells;
-      if (ahead < keep.size()) __builtin_prefetch(keep.data() + ahead);
       while (read < end && keep[(e = old_entry(read)).index & ~kSpansCells] == 0) ++read;
       if (read < end && (j == j_end || e.min_key <= added.min_key[j])) {
         ++read;

@@ -6,9 +6,14 @@
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "harness/contender.hpp"
 #include "harness/query_bench.hpp"
@@ -55,8 +60,17 @@ ratio to the fastest, and verification of the pair sets against a reference.
   --md FILE             write the tables as Markdown, command line first
   --frames-csv FILE     write each frame's time and pair count (first repetition) as CSV:
                         scene,contender,frame,ms,pairs (for bench/plot_frames.py)
+  --cold-heap           leave glibc's allocator at its defaults; by default memory
+                        freed by one contender is kept for the next (see below)
   --quiet               no progress on stderr
   --list                list the scenes and contenders, then exit
+
+By default the run keeps freed memory in the process (glibc: M_MMAP_MAX 0,
+M_TRIM_THRESHOLD max), so that what a contender pays in page faults does not
+depend on which contender freed memory before it: with glibc's defaults,
+large blocks are mapped and unmapped by a threshold that moves with the
+blocks freed, and a static scene's rebuild could cost 45 ms after one
+contender and 72 ms after another (docs/algorithms/auto.md, "one-shot").
 )";
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -92,6 +106,15 @@ void list_everything() {
   std::cout << "\n";
 }
 
+// Keeps every freed block in the process for reuse: no block is mapped on
+// its own (unmapped when freed), and the heap's top is never given back.
+void keep_freed_memory() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
+#endif
+}
+
 int usage_error(const std::string& message) {
   std::cerr << "sapling bench: " << message << "\n(sapling bench --help for the options)\n";
   return kExitUsage;
@@ -100,7 +123,7 @@ int usage_error(const std::string& message) {
 int run(const std::vector<std::string>& args, const std::string& command) {
   std::string suite = "one-shot", json_path, md_path, csv_path;
   std::vector<std::string> scene_names, contender_names, excluded;
-  bool quick = false;
+  bool quick = false, warm_heap = true;
   RunOptions options;
   for (std::size_t k = 0; k < args.size(); ++k) {
     const std::string& a = args[k];
@@ -119,6 +142,8 @@ int run(const std::vector<std::string>& args, const std::string& command) {
       return 0;
     } else if (a == "--quick") {
       quick = true;
+    } else if (a == "--cold-heap") {
+      warm_heap = false;
     } else if (a == "--quiet") {
       options.progress = false;
     } else if (a == "--no-verify") {
@@ -165,6 +190,7 @@ int run(const std::vector<std::string>& args, const std::string& command) {
       return usage_error("unknown option " + a);
     }
   }
+  if (warm_heap) keep_freed_memory();
 
   if (suite == "queries" && scene_names.empty()) {
     QueryBenchOptions query_options;
@@ -216,6 +242,7 @@ int run(const std::vector<std::string>& args, const std::string& command) {
   info.command = command;
   info.threads = options.threads;
   info.budget_s = options.budget_s;
+  info.warm_heap = warm_heap;
   if (options.progress) {
     std::cerr << "sapling bench: " << scenes.size() << " scene(s) on " << info.cpu << " (" << info.cores
               << " threads), peers:";

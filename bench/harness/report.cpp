@@ -434,6 +434,11 @@ void write_markdown(std::ostream& out, const RunInfo& info, const std::vector<Sc
   for (std::size_t k = 0; k < info.peers.size(); ++k) out << (k ? ", " : "") << info.peers[k];
   if (info.peers.empty()) out << "none compiled in";
   out << "\n- sapling threads: " << info.threads << "; peers are single-threaded\n";
+  out << "- heap: "
+      << (info.warm_heap ? "warm (memory freed by one contender is reused by the next, whatever the order: "
+                           "glibc keeps it in the process, M_MMAP_MAX 0 and M_TRIM_THRESHOLD max)"
+                         : "cold (--cold-heap: glibc's defaults; page faults depend on which contender ran before)")
+      << "\n";
   out << "- ms/frame: the median over the measured frames after frame 0 and any warm-up frames (static scenes: "
          "over rebuilds from scratch), or * the mean when frame times come in bursts (mean > 2x median, e.g. "
          "periodic re-insertion of fattened boxes: the median would show only the quiet frames); median, mean and "
@@ -521,7 +526,7 @@ void write_json(std::ostream& out, const RunInfo& info, const std::vector<SceneR
       << ", \"git\": " << json_string(info.git) << ", \"peers\": [";
   for (std::size_t k = 0; k < info.peers.size(); ++k) out << (k ? ", " : "") << json_string(info.peers[k]);
   out << "]},\n  \"threads\": " << info.threads << ",\n  \"budget_s\": " << json_number(info.budget_s)
-      << ",\n  \"scenes\": [";
+      << ",\n  \"warm_heap\": " << (info.warm_heap ? "true" : "false") << ",\n  \"scenes\": [";
   for (std::size_t s = 0; s < scenes.size(); ++s) {
     const SceneResult& sc = scenes[s];
     out << (s ? "," : "") << "\n    {\"name\": " << json_string(sc.name)

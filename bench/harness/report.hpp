@@ -24,6 +24,7 @@ struct RunInfo {
   std::vector<std::string> peers;  ///< peer libraries compiled in
   unsigned threads = 1;            ///< --threads
   double budget_s = 0;             ///< --budget
+  bool warm_heap = true;           ///< freed memory kept in the process (not --cold-heap)
 };
 
 /// Fills everything but `command`, `threads` and `budget_s`.

@@ -170,6 +170,16 @@ void SapEndpoints::widen_extent(const Box3& box) {
   for (int k = 0; k < axes_; ++k) extent_[k] = std::max(extent_[k], extent_of(box.min[k], box.max[k]));
 }
 
+// The same for many boxes, rounded up once: the largest rounded difference,
+// then one step up, bounds every box's extent (extent_of() is monotone).
+void SapEndpoints::widen_extents(std::span<const Box3> boxes) {
+  for (int k = 0; k < axes_; ++k) {
+    double widest = 0;  // a NaN difference (two equal infinities) is skipped by std::max
+    for (const Box3& b : boxes) widest = std::max(widest, double(b.max[k]) - double(b.min[k]));
+    if (widest > 0) extent_[k] = std::max(extent_[k], std::nextafter(widest, std::numeric_limits<double>::infinity()));
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Additions and removals (I.4b, I.4c, I.5b).
 
@@ -182,7 +192,7 @@ void SapEndpoints::add(std::span<const Slot> added, std::span<const Box3> boxes)
   for (const Slot s : added) slots_ = std::max(slots_, std::size_t{s} + 1);
   if (!current_) return;  // restore() and finish_staged() size and measure anew
   size_positions();
-  for (const Box3& b : boxes) widen_extent(b);
+  widen_extents(boxes);
 }
 
 // The position arrays follow the slots only while the axis arrays are in
@@ -372,7 +382,7 @@ void SapEndpoints::restore(const LiveBoxes& live) {
   size_positions();
   const std::size_t n = live.size();
   extent_ = {};
-  for (const Box3& b : live.values<0>()) widen_extent(b);
+  widen_extents(live.values<0>());
   for (int k = 0; k < axes_; ++k) {
     pending_.clear();
     for (std::size_t d = 0; d < n; ++d) pending_.push_back(make_entry(live, k, d, false));
@@ -440,7 +450,7 @@ void SapEndpoints::finish_staged(const LiveBoxes& live) {
   size_positions();
   if (changed_.size() < slots_) changed_.resize(slots_, 0);
   extent_ = {};
-  for (const Box3& b : live.values<0>()) widen_extent(b);
+  widen_extents(live.values<0>());
   for (int k = 0; k < axes_; ++k) {
     pending_.clear();
     for (const Slot s : changed_list_) {

@@ -132,7 +132,14 @@ TEST(AutoPolicy, ChoosesByTheWorkload) {
   EXPECT_EQ(choose(Workload{.live = 5000, .one_size = true, .first_frame = true}, "").name, "sap");
   const detail::Choice seen = choose(Workload{.live = 5000, .moved_share = 0.9, .new_world = true}, "sap");
   EXPECT_EQ(seen.name, "box-pruning");
-  EXPECT_TRUE(seen.urgent);  // recomputing: at once
+  // sap recomputes alike itself: box-pruning must hold, the switch's frame
+  // allocating all of box pruning's buffers.
+  EXPECT_FALSE(seen.urgent);
+  EXPECT_EQ(detail::hold_frames("sap", "box-pruning"), detail::kSapToBoxPruningHoldFrames);
+  EXPECT_EQ(detail::hold_frames("dual-axis", "box-pruning"), detail::kHoldFrames);
+  EXPECT_EQ(detail::hold_frames("box-pruning", "sap"), detail::kTrackingHoldFrames);
+  // Another recomputing choice after a new world's first frame: at once.
+  EXPECT_TRUE(choose(Workload{.live = 5000, .moved_share = 0.9, .flat = true, .new_world = true}, "sap").urgent);
   EXPECT_FALSE(choose(Workload{.live = 90'000, .moved_share = 0.01, .new_world = true}, "sap").urgent);
   EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.9}, "sap").name, "box-pruning");
   EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.9, .flat = true}, "sap").name, "dual-axis");

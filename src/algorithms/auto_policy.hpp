@@ -67,6 +67,12 @@ inline constexpr int kHoldFrames = 2;
 /// back only over tens of frames (multi-sap saves 0.5-1 ms a frame on sap
 /// there), so a short-lived workload is not worth it.
 inline constexpr int kTrackingHoldFrames = 16;
+/// ... and from sap to box-pruning this many: sap recomputes with box
+/// pruning itself when most boxes move (its frame within 5% of
+/// box-pruning's on allmoving3d at 10k and 100k and tracy-100k all moving),
+/// while the switch's frame allocates every buffer of box pruning anew
+/// (2.6x an ordinary frame at 1M cubes alone, up to 7x beside other worlds).
+inline constexpr int kSapToBoxPruningHoldFrames = 16;
 /// A tracking algorithm is handed the world in this many slices at most ...
 inline constexpr std::size_t kHandoverFrames = 8;
 /// ... of at least this many objects (a small world moves over in a frame).
@@ -77,6 +83,12 @@ inline constexpr std::size_t kMinSlice = 4096;
 /// handed the objects over several frames first.
 inline bool recomputes(std::string_view name) {
   return name == "brute" || name == "sort-sweep" || name == "box-pruning" || name == "dual-axis" || name == "unisize";
+}
+
+/// Frames a choice must hold before auto switches from `current` to it.
+inline int hold_frames(std::string_view current, std::string_view choice) {
+  if (current == "sap" && choice == "box-pruning") return kSapToBoxPruningHoldFrames;
+  return recomputes(choice) ? kHoldFrames : kTrackingHoldFrames;
 }
 
 /// The algorithm for workload `w`, the one running now being `current`,
@@ -106,10 +118,13 @@ inline Choice choose_by_figures(const Workload& w, std::string_view current) {
 }
 
 /// The algorithm for workload `w`: the frame after a new world's first
-/// takes a recomputing choice at once (switching to one costs nothing).
+/// takes a recomputing choice at once (its frame costs about one of its
+/// own), unless it is box-pruning after sap, which holds
+/// (hold_frames()).
 inline Choice choose(const Workload& w, std::string_view current) {
   Choice choice = choose_by_figures(w, current);
-  choice.urgent = choice.urgent || (w.new_world && recomputes(choice.name));
+  const bool sap_recomputes_alike = current == "sap" && choice.name == "box-pruning";
+  choice.urgent = choice.urgent || (w.new_world && recomputes(choice.name) && !sap_recomputes_alike);
   return choice;
 }
 

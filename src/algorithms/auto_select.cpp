@@ -244,8 +244,12 @@ class Auto final : public Algorithm {
       wanted_ = choice.name;
       wanted_frames_ = 0;
     }
-    const int hold = recomputes(choice.name) ? kHoldFrames : kTrackingHoldFrames;
-    if (++wanted_frames_ < hold && !choice.urgent) return false;
+    if (++wanted_frames_ < hold_frames(current_name_, choice.name) && !choice.urgent) {
+      if (current_name_ == "sap" && choice.name == "box-pruning") {
+        reason_ = "most boxes move: sap recomputes them by box pruning itself; box-pruning takes over if it lasts";
+      }
+      return false;
+    }
     wanted_ = {};
     if (choice.name == current_name_) {
       reason_ = choice.reason;

@@ -136,6 +136,8 @@ TEST(AutoPolicy, ChoosesByTheWorkload) {
   // allocating all of box pruning's buffers.
   EXPECT_FALSE(seen.urgent);
   EXPECT_EQ(detail::hold_frames("sap", "box-pruning"), detail::kSapToBoxPruningHoldFrames);
+  EXPECT_TRUE(detail::recomputes_alike("sap", "box-pruning"));
+  EXPECT_FALSE(detail::recomputes_alike("sap", "dual-axis"));
   EXPECT_EQ(detail::hold_frames("dual-axis", "box-pruning"), detail::kHoldFrames);
   EXPECT_EQ(detail::hold_frames("box-pruning", "sap"), detail::kTrackingHoldFrames);
   // Another recomputing choice after a new world's first frame: at once.

@@ -85,9 +85,16 @@ inline bool recomputes(std::string_view name) {
   return name == "brute" || name == "sort-sweep" || name == "box-pruning" || name == "dual-axis" || name == "unisize";
 }
 
+/// Whether `current` already recomputes a frame the way `choice` would
+/// (sap by box pruning, when most boxes move): switching then gains little
+/// and costs the new algorithm's first allocation, so the choice holds long.
+inline bool recomputes_alike(std::string_view current, std::string_view choice) {
+  return current == "sap" && choice == "box-pruning";
+}
+
 /// Frames a choice must hold before auto switches from `current` to it.
 inline int hold_frames(std::string_view current, std::string_view choice) {
-  if (current == "sap" && choice == "box-pruning") return kSapToBoxPruningHoldFrames;
+  if (recomputes_alike(current, choice)) return kSapToBoxPruningHoldFrames;
   return recomputes(choice) ? kHoldFrames : kTrackingHoldFrames;
 }
 
@@ -123,8 +130,7 @@ inline Choice choose_by_figures(const Workload& w, std::string_view current) {
 /// (hold_frames()).
 inline Choice choose(const Workload& w, std::string_view current) {
   Choice choice = choose_by_figures(w, current);
-  const bool sap_recomputes_alike = current == "sap" && choice.name == "box-pruning";
-  choice.urgent = choice.urgent || (w.new_world && recomputes(choice.name) && !sap_recomputes_alike);
+  choice.urgent = choice.urgent || (w.new_world && recomputes(choice.name) && !recomputes_alike(current, choice.name));
   return choice;
 }
 

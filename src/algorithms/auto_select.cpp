@@ -245,7 +245,7 @@ class Auto final : public Algorithm {
       wanted_frames_ = 0;
     }
     if (++wanted_frames_ < hold_frames(current_name_, choice.name) && !choice.urgent) {
-      if (current_name_ == "sap" && choice.name == "box-pruning") {
+      if (recomputes_alike(current_name_, choice.name)) {
         reason_ = "most boxes move: sap recomputes them by box pruning itself; box-pruning takes over if it lasts";
       }
       return false;

@@ -64,6 +64,7 @@ class SapEndpoints {
   void add(std::span<const Slot> added, std::span<const Box3> boxes);
   /// Widens the extents to one box's.
   void widen_extent(const Box3& box);
+  /// The same for many boxes, rounded up once.
   void widen_extents(std::span<const Box3> boxes);
   /// Tags the removed boxes' entries (before they leave `live`), which
   /// merge() then leaves out; until then no overlap starts or stops with them.

@@ -19,10 +19,12 @@ namespace {
 
 // What auto says of itself through the debug draw.
 struct AutoState : DebugDraw {
-  std::string algorithm;
+  std::string algorithm, runs, handovers;
   std::uint64_t switches = 0, handed_over = 0;
   void text(std::string_view name, std::string_view value) override {
     if (name == "algorithm") algorithm = value;
+    if (name == "runs") runs = value;
+    if (name == "handovers") handovers = value;
   }
   void count(std::string_view name, std::uint64_t value) override {
     if (name == "switches") switches = value;
@@ -128,41 +130,47 @@ class World {
 TEST(AutoPolicy, ChoosesByTheWorkload) {
   using detail::choose;
   using detail::Workload;
-  EXPECT_EQ(choose(Workload{.live = 5000, .one_size = true, .flat = true, .first_frame = true}, "").name, "unisize");
+  // A new world starts on sap, whatever it holds.
+  EXPECT_EQ(choose(Workload{.live = 5000, .one_size = true, .flat = true, .first_frame = true}, "").name, "sap");
   EXPECT_EQ(choose(Workload{.live = 5000, .one_size = true, .first_frame = true}, "").name, "sap");
+  // In 3D sap stays, most boxes moving or few, in a large world or not.
   const detail::Choice seen = choose(Workload{.live = 5000, .moved_share = 0.9, .new_world = true}, "sap");
-  EXPECT_EQ(seen.name, "box-pruning");
-  // sap recomputes alike itself: box-pruning must hold, the switch's frame
-  // allocating all of box pruning's buffers.
+  EXPECT_EQ(seen.name, "sap");
   EXPECT_FALSE(seen.urgent);
-  EXPECT_EQ(detail::hold_frames("sap", "box-pruning"), detail::kSapToBoxPruningHoldFrames);
-  EXPECT_TRUE(detail::recomputes_alike("sap", "box-pruning"));
-  EXPECT_FALSE(detail::recomputes_alike("sap", "dual-axis"));
-  EXPECT_EQ(detail::hold_frames("dual-axis", "box-pruning"), detail::kHoldFrames);
-  EXPECT_EQ(detail::hold_frames("box-pruning", "sap"), detail::kTrackingHoldFrames);
-  // Another recomputing choice after a new world's first frame: at once.
-  EXPECT_TRUE(choose(Workload{.live = 5000, .moved_share = 0.9, .flat = true, .new_world = true}, "sap").urgent);
-  EXPECT_FALSE(choose(Workload{.live = 90'000, .moved_share = 0.01, .new_world = true}, "sap").urgent);
-  EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.9}, "sap").name, "box-pruning");
-  EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.9, .flat = true}, "sap").name, "dual-axis");
+  EXPECT_EQ(choose(Workload{.live = 1'000'000, .moved_share = 0.001}, "sap").name, "sap");
+  EXPECT_EQ(choose(Workload{.live = 200'000, .moved_share = 0.01}, "sap").name, "sap");
   EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.1}, "sap").name, "sap");
+  // In a plane, most moving: a recomputing algorithm, at once after a new world's first frame.
+  const detail::Choice particles =
+      choose(Workload{.live = 5000, .moved_share = 0.9, .one_size = true, .flat = true, .new_world = true}, "sap");
+  EXPECT_EQ(particles.name, "unisize");
+  EXPECT_TRUE(particles.urgent);
+  EXPECT_TRUE(choose(Workload{.live = 5000, .moved_share = 0.9, .flat = true, .new_world = true}, "sap").urgent);
+  EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.9, .flat = true}, "sap").name, "dual-axis");
+  EXPECT_FALSE(choose(Workload{.live = 5000, .moved_share = 0.9, .flat = true}, "sap").urgent);
+  // ... few moving in a plane: sap.
+  EXPECT_EQ(choose(Workload{.live = 90'000, .moved_share = 0.01, .one_size = true, .flat = true}, "sap").name, "sap");
+  EXPECT_EQ(detail::hold_frames("dual-axis"), detail::kHoldFrames);
+  EXPECT_EQ(detail::hold_frames("sap"), detail::kTrackingHoldFrames);
   // Hysteresis: a recomputing algorithm stays down to kStillMostMove.
+  EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.4, .flat = true}, "dual-axis").name, "dual-axis");
+  EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.4, .flat = true}, "sap").name, "sap");
   EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.4}, "box-pruning").name, "box-pruning");
-  EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.4}, "sap").name, "sap");
-  EXPECT_EQ(choose(Workload{.live = 200'000, .moved_share = 0.01}, "sap").name, "multi-sap");
-  const detail::Choice mass = choose(Workload{.live = 20'000, .mass_insertion = true}, "multi-sap");
+  EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.2}, "box-pruning").name, "sap");
+  const detail::Choice mass = choose(Workload{.live = 20'000, .mass_insertion = true}, "dual-axis");
   EXPECT_EQ(mass.name, "box-pruning");
   EXPECT_TRUE(mass.urgent);
   // sap lays a mass insertion out itself: no switch, no handover back.
   EXPECT_EQ(choose(Workload{.live = 20'000, .mass_insertion = true}, "sap").name, "sap");
 }
 
-// One size in a plane, then a box of another size, then one size again,
-// then few moving: unisize, sap (forced), dual-axis, unisize, sap.
+// One size in a plane, all moving, then a box of another size, then one
+// size again, then few moving: sap (a new world), unisize, sap (forced),
+// dual-axis, unisize, sap.
 void run_switches(unsigned threads) {
   World w("brute", threads, 7);
   w.add(3000, 1.0f, true);
-  EXPECT_EQ(w.step().algorithm, "unisize");
+  EXPECT_EQ(w.step().algorithm, "sap");  // a new world
   for (int f = 0; f < 3; ++f) {
     w.move(1.0);
     EXPECT_EQ(w.step().algorithm, "unisize");
@@ -194,38 +202,48 @@ void run_switches(unsigned threads) {
 TEST(Auto, SwitchesAndAgreesWithBrute) { run_switches(1); }
 TEST(Auto, SwitchesAndAgreesWithBruteOnTwoThreads) { run_switches(2); }
 
-// Growth to a large world at rest with a few movers: recomputation while
-// the world doubles, then multi-sap, handed the world a slice per frame:
-// no frame hands over more than max(kMinSlice, n / kHandoverFrames), and
-// the handover takes several frames. box-pruning is the reference (brute
-// is too slow at this size; box-pruning is checked against it elsewhere).
-TEST(Auto, GrowthHandsTheWorldOverInSlices) {
+// A large plane of particles, all moving (unisize), then calming down to a
+// few movers: sap, handed the world a slice per frame: no frame hands over
+// more than max(kMinSlice, n / kHandoverFrames), and the handover takes
+// several frames. box-pruning is the reference (brute is too slow at this
+// size; box-pruning is checked against it elsewhere).
+TEST(Auto, CalmingPlaneHandsTheWorldOverInSlices) {
   World w("box-pruning", 1, 11);
   w.set_extent(400.0f);
-  w.add(2000, 1.0f, false);
+  w.add(60'000, 1.0f, true);
   EXPECT_EQ(w.step().algorithm, "sap");
+  for (int f = 0; f < 3; ++f) {
+    w.move(1.0);
+    EXPECT_EQ(w.step().algorithm, "unisize");
+  }
   std::uint64_t handed = 0;
   int handover_frames = 0;
-  std::string seen;
-  for (int f = 0; f < 50; ++f) {
-    if (w.size() < 60'000) w.add(std::min<std::size_t>(w.size(), 60'000 - w.size()), 1.0f, false);
+  AutoState state;
+  for (int f = 0; f < detail::kTrackingHoldFrames + 20; ++f) {
     w.move(0.01);
-    const std::size_t n = w.size();
-    const AutoState state = w.step();
+    state = w.step();
     const std::uint64_t now = state.handed_over - handed;
     handed = state.handed_over;
-    const std::size_t bound = std::max(detail::kMinSlice, (n + detail::kHandoverFrames - 1) / detail::kHandoverFrames);
+    const std::size_t bound =
+        std::max(detail::kMinSlice, (w.size() + detail::kHandoverFrames - 1) / detail::kHandoverFrames);
     EXPECT_LE(now, bound) << "frame " << f;
     handover_frames += now > 0;
-    seen = state.algorithm;
   }
-  EXPECT_EQ(seen, "multi-sap");
+  EXPECT_EQ(state.algorithm, "sap");
   EXPECT_GE(handover_frames, 4);
+  EXPECT_EQ(state.handed_over, 60'000u);
+  // What it ran, and what each switch cost, for `sapling run`.
+  EXPECT_EQ(state.runs.rfind("sap 1 frame, then unisize ", 0), 0u) << state.runs;
+  EXPECT_NE(state.runs.find(", then sap "), std::string::npos) << state.runs;
+  EXPECT_NE(state.handovers.find("sap -> unisize at frame 1 at once, "), std::string::npos) << state.handovers;
+  EXPECT_NE(state.handovers.find("unisize -> sap at frame "), std::string::npos) << state.handovers;
+  EXPECT_NE(state.handovers.find(" frames, "), std::string::npos) << state.handovers;
 }
 
-// A large new world starts on sap; few movers call for multi-sap, which,
-// once the choice has held, is handed the world a slice per frame.
-void run_large_world(double moving, const std::string& expected) {
+// A large new world starts on sap and stays there, few of its boxes moving
+// or many: sap's resting set serves the few, its own box pruning the many,
+// with no handover.
+void run_large_world(double moving) {
   World w("box-pruning", 1, 5);
   w.set_extent(400.0f);
   w.add(60'000, 1.0f, false);
@@ -235,12 +253,15 @@ void run_large_world(double moving, const std::string& expected) {
     w.move(moving);
     state = w.step();
   }
-  EXPECT_EQ(state.algorithm, expected);
-  EXPECT_EQ(state.handed_over, expected == "sap" ? 0u : 60'000u);
+  EXPECT_EQ(state.algorithm, "sap");
+  EXPECT_EQ(state.switches, 0u);
+  EXPECT_EQ(state.handed_over, 0u);
+  EXPECT_EQ(state.runs, "sap " + std::to_string(detail::kTrackingHoldFrames + 11) + " frames");
 }
 
-TEST(Auto, LargeWorldAtRestGoesToMultiSap) { run_large_world(0.01, "multi-sap"); }
-TEST(Auto, LargeWorldMovingKeepsSap) { run_large_world(0.1, "sap"); }
+TEST(Auto, LargeWorldAtRestStaysOnSap) { run_large_world(0.01); }
+TEST(Auto, LargeWorldMovingKeepsSap) { run_large_world(0.1); }
+TEST(Auto, LargeWorldAllMovingKeepsSap) { run_large_world(1.0); }
 
 }  // namespace
 }  // namespace sapling

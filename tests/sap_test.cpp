@@ -242,6 +242,7 @@ std::string run_world(const RandomWorld& w, std::uint64_t seed, SapCounters* cou
     counters->aborted_walks += c.aborted_walks;
     counters->restores += c.restores;
     counters->resting_frames += c.resting_frames;
+    counters->searched_drops += c.searched_drops;
     counters->preparations += c.preparations;
     counters->swaps += c.swaps;
   }
@@ -274,12 +275,15 @@ TEST(SapRandom, OperationSequencesMatchBruteForce) {
   }
   // The three paths and the switches between them were exercised.
   std::printf(
-      "frames: %llu incremental, %llu resting (%llu preparations), %llu recomputed\n",
+      "frames: %llu incremental, %llu resting (%llu pairs dropped by search, %llu preparations), %llu recomputed\n",
       static_cast<unsigned long long>(total.incremental_frames), static_cast<unsigned long long>(total.resting_frames),
-      static_cast<unsigned long long>(total.preparations), static_cast<unsigned long long>(total.recomputed_frames));
+      static_cast<unsigned long long>(total.searched_drops), static_cast<unsigned long long>(total.preparations),
+      static_cast<unsigned long long>(total.recomputed_frames));
   EXPECT_GT(total.incremental_frames, 0u);
   EXPECT_GT(total.batch_frames, 0u);
   EXPECT_GT(total.resting_frames, 0u);
+  EXPECT_GT(total.searched_drops, 0u);
+  EXPECT_LT(total.searched_drops, total.resting_frames);  // the scan of every pair too
   EXPECT_GT(total.preparations, 0u);
   EXPECT_GT(total.recomputed_frames, 0u);
   EXPECT_GT(total.restores, 0u);
@@ -665,6 +669,38 @@ TEST(SapPaths, ManyMovingFarPruneAgainstTheRestingSet) {
   EXPECT_GT(c.preparations, preparations_before_switch);  // laid out again after the switch
   EXPECT_LT(c.preparations, c.resting_frames / 2);        // and reused in between
   EXPECT_GE(c.merged_layouts, 1u);                        // by merging into the last one
+}
+
+// A crowded resting world (many pairs per box) where a few boxes are thrown
+// across it each frame, some of them moved again while still active, a
+// few removed and added: the changed boxes' pairs are found by searching
+// the resting set with their boxes before the frame, not by a scan of
+// every pair (drops_by_search()), exactly as brute force says.
+TEST(SapPaths, FewMovingInACrowdDropTheirPairsBySearch) {
+  Twin t;
+  const std::size_t n = 6000;
+  const std::vector<Id> ids = id_range(0, n);
+  t.add(ids, scattered(n, 24, 2.0f, 41));  // about 10 pairs per box
+  EXPECT_FRAME(t);
+  Id next = 100000;
+  for (int f = 0; f < 20; ++f) {
+    std::vector<Id> moved;
+    for (std::size_t i = 0; i < 30; ++i) moved.push_back(ids[(static_cast<std::size_t>(f) * 17 + i * 13) % 600]);
+    t.move(moved, scattered(moved.size(), 24, 2.0f, 500 + static_cast<std::uint64_t>(f)));
+    if (f % 4 == 3) {
+      std::vector<Id> gone;
+      for (const auto& [id, box] : t.live()) {
+        if (id >= 3000 && gone.size() < 5) gone.push_back(id);
+      }
+      t.remove(gone);
+      t.add(id_range(next, 5), scattered(5, 24, 2.0f, 900 + static_cast<std::uint64_t>(f)));
+      next += 5;
+    }
+    EXPECT_FRAME(t);
+  }
+  const SapCounters& c = t.counters();
+  EXPECT_GE(c.resting_frames, 15u);
+  EXPECT_GE(c.searched_drops, 15u);
 }
 
 // Inserts `ids` as boxes scattered over a world of side 60 in one batch and

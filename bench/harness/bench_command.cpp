@@ -39,7 +39,7 @@ times come in bursts), frame 0 apart, pairs, bytes per object and per pair,
 ratio to the fastest, and verification of the pair sets against a reference.
 
   --suite NAME          one-shot (default), persistent, persistent-large, unisize,
-                        cluster, tracy, static, or all; or queries: region queries
+                        cluster, tracy, static, changing, or all; or queries: region queries
                         and rays per query on a million boxes, sapling against
                         Bullet's dbvt and Box2D's tree (takes --quick, --frames,
                         --md, --quiet)

@@ -12,6 +12,8 @@
 // published counts, so the MSVC generator is reproduced here.
 #include "harness/scenes.hpp"
 
+#include "harness/changing_scenes.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -390,6 +392,38 @@ std::vector<SceneSpec> static_suite(bool quick) {
   return {static_level(1000, 10'000, true, 30), static_level(1000, 10'000, false, 30)};
 }
 
+// Issue 27: worlds whose workload changes as they run, and a plane of
+// resting squares, from a new world's first frame on.
+std::vector<SceneSpec> changing_suite(bool quick) {
+  const std::size_t n = quick ? 8000 : 100'000, movers = quick ? 80 : 1000, batch = n / 10;
+  const auto count = [](std::size_t k) { return count_name(k); };
+  std::vector<SceneSpec> scenes;
+  for (const std::size_t size : quick ? std::vector<std::size_t>{n} : std::vector<std::size_t>{n, 1'000'000}) {
+    SceneSpec s = spec(
+        "planar-resting-" + count(size),
+        "a plane of " + std::to_string(size) + " resting unit squares (W1 unisize2d), " + std::to_string(movers) +
+            " of them moving",
+        [size, movers] { return make_planar_resting(size, movers); }, quick ? 20 : 150);
+    scenes.push_back(size >= 1'000'000 ? huge(s) : s);
+  }
+  scenes.push_back(spec(
+      "explosion-" + count(n),
+      "W2 tracy: " + std::to_string(n) + " resting cubes, " + std::to_string(movers) +
+          " moving; at frames 30-49 every third cube is thrown outward, then rests",
+      [n, movers] { return make_explosion(n, movers, 30, 20); }, quick ? 60 : 100));
+  scenes.push_back(spec(
+      "streamed-" + count(n),
+      "W2 tracy: a level of " + std::to_string(n) + " cubes (" + std::to_string(movers) + " moving) streamed in " +
+          std::to_string(batch) + " at a time every 30 frames",
+      [n, movers, batch] { return make_streamed_level(n, movers, batch, 30); }, quick ? 60 : 300));
+  scenes.push_back(spec(
+      "refill-" + count(n),
+      "W2 tracy: " + std::to_string(n) + " cubes (" + std::to_string(movers) +
+          " moving), all removed at frame 40 and added again at frame 45",
+      [n, movers] { return make_refill(n, movers, 40, 45); }, quick ? 60 : 100));
+  return scenes;
+}
+
 std::vector<SceneSpec> one_shot(bool quick) {
   if (quick) {
     return {terdiman(10'000, 3, 11'811), allmoving(2000, 5),    tracy(5000, 5),
@@ -624,7 +658,7 @@ SceneShape shape_of(const SceneSpec& spec, const Scenario& scenario) {
 }
 
 std::vector<std::string> suite_names() {
-  return {"one-shot", "persistent", "persistent-large", "unisize", "cluster", "tracy", "static"};
+  return {"one-shot", "persistent", "persistent-large", "unisize", "cluster", "tracy", "static", "changing"};
 }
 
 std::vector<SceneSpec> suite_scenes(const std::string& suite, bool quick) {
@@ -635,6 +669,7 @@ std::vector<SceneSpec> suite_scenes(const std::string& suite, bool quick) {
   if (suite == "cluster") return cluster_run(quick);
   if (suite == "tracy") return tracy_paper(quick);
   if (suite == "static") return static_suite(quick);
+  if (suite == "changing") return changing_suite(quick);
   if (suite == "all") {
     std::vector<SceneSpec> scenes;
     for (const std::string& name : suite_names()) append_new(scenes, suite_scenes(name, quick));

@@ -31,7 +31,9 @@
 // algorithm's: O(changes) per frame, and O(n / kHandoverFrames) during a
 // handover. Method and measurements: docs/algorithms/auto.md.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <new>
 #include <string>
 
@@ -75,6 +77,12 @@ class Auto final : public Algorithm {
 
   void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override {
     ++frame_;
+    step(ops, ids, pairs);
+    if (runs_.empty() || runs_.back().name != current_name_) runs_.push_back(Run{current_name_, 0});
+    ++runs_.back().frames;
+  }
+
+  void step(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
     const std::size_t live_before = live_;
     const bool first = current_ == nullptr || live_before == 0;
     age_ = first ? 0 : age_ + 1;
@@ -135,6 +143,8 @@ class Auto final : public Algorithm {
     if (next_ != nullptr) draw.text("next", next_name_);
     draw.count("switches", switches_);
     draw.count("handed over", handed_over_);
+    draw.text("runs", runs_text());
+    draw.text("handovers", handovers_text());
   }
 
  private:
@@ -244,12 +254,7 @@ class Auto final : public Algorithm {
       wanted_ = choice.name;
       wanted_frames_ = 0;
     }
-    if (++wanted_frames_ < hold_frames(current_name_, choice.name) && !choice.urgent) {
-      if (recomputes_alike(current_name_, choice.name)) {
-        reason_ = "most boxes move: sap recomputes them by box pruning itself; box-pruning takes over if it lasts";
-      }
-      return false;
-    }
+    if (++wanted_frames_ < hold_frames(choice.name) && !choice.urgent) return false;
     wanted_ = {};
     if (choice.name == current_name_) {
       reason_ = choice.reason;
@@ -297,8 +302,12 @@ class Auto final : public Algorithm {
       if (fresh == nullptr) throw std::bad_alloc();
     }
     if (!recomputes(name)) pairs.remove_all();
+    const Clock::time_point start = Clock::now();
     fresh->update(world, ids, pairs);
-    if (current_ != nullptr) ++switches_;
+    if (current_ != nullptr) {
+      ++switches_;
+      log_switch(current_name_, name, 1, Clock::now() - start);
+    }
     current_ = std::move(fresh);
     current_name_ = name;
     reason_ = reason;
@@ -357,14 +366,65 @@ class Auto final : public Algorithm {
       ++taken;
     }
     handed_over_ += taken;
+    const Clock::time_point start = Clock::now();
     next_->update(FrameOps{removed_in_, moved_in_, boxes_in_, added_in_, added_boxes_in_, ops.boxes, ops.filter}, ids,
                   sink_);
     sink_.abandon_frame();
+    handover_time_ += Clock::now() - start;
+    ++handover_frames_;
     if (scan_ < scan_end_) return;
+    log_switch(current_name_, next_name_, handover_frames_, handover_time_);
     current_ = std::move(next_);
     current_name_ = next_name_;
     reason_ = next_reason_;
     ++switches_;
+  }
+
+  // What `sapling run` shows of the switches: the algorithms run, with
+  // their frames, and each switch with the extra work it cost (the new
+  // algorithm's frames while it was being built: a switch at once takes
+  // one, a handover several). Wall-clock time, for the user's eyes only:
+  // no choice depends on it.
+  using Clock = std::chrono::steady_clock;
+  struct Run {
+    std::string name;
+    std::uint64_t frames = 0;
+  };
+  struct Switch {
+    std::string from, to;
+    std::uint32_t frame = 0, frames = 0;  // the frame it completed in, the frames it took
+    double ms = 0;
+  };
+  static constexpr std::size_t kShownSwitches = 8;
+
+  void log_switch(std::string_view from, std::string_view to, std::uint32_t frames, Clock::duration time) {
+    const double ms = std::chrono::duration<double, std::milli>(time).count();
+    if (switch_log_.size() == kShownSwitches) switch_log_.erase(switch_log_.begin());
+    switch_log_.push_back(Switch{std::string(from), std::string(to), frame_ - 1, frames, ms});
+    handover_time_ = {};
+    handover_frames_ = 0;
+  }
+
+  std::string runs_text() const {
+    std::string text;
+    for (const Run& r : runs_) {
+      if (!text.empty()) text += ", then ";
+      text += r.name + " " + std::to_string(r.frames) + (r.frames == 1 ? " frame" : " frames");
+    }
+    return text;
+  }
+
+  std::string handovers_text() const {
+    std::string text;
+    if (switches_ > switch_log_.size()) text = std::to_string(switches_ - switch_log_.size()) + " earlier; ";
+    for (const Switch& s : switch_log_) {
+      if (&s != &switch_log_.front()) text += "; ";
+      char ms[32];
+      std::snprintf(ms, sizeof ms, "%.2f", s.ms);
+      text += s.from + " -> " + s.to + " at frame " + std::to_string(s.frame) +
+              (s.frames == 1 ? " at once, " : " over " + std::to_string(s.frames) + " frames, ") + ms + " ms";
+    }
+    return text;
   }
 
   OptionTasks tasks_;
@@ -391,6 +451,10 @@ class Auto final : public Algorithm {
   Slot scan_ = 0, scan_end_ = 0;
   std::size_t slice_ = 0;
   std::uint64_t switches_ = 0, handed_over_ = 0;
+  std::vector<Run> runs_;
+  std::vector<Switch> switch_log_;  // the last kShownSwitches
+  Clock::duration handover_time_{};
+  std::uint32_t handover_frames_ = 0;
 
   // Scratch: the operations handed to an inner algorithm.
   std::vector<Slot> removed_in_, moved_in_, added_in_;

@@ -164,6 +164,11 @@ Layout probe_layout(const Stats& small, const Stats& large, std::size_t m) {
 }
 
 // A box as bucketed into a cell, before the cell is sorted.
+// Entries of prepare()'s borrowed staging buffer from which it is freed
+// afterwards rather than kept (a layout of this many boxes costs far more
+// than the buffer's page faults).
+constexpr std::size_t kKeptStagingEntries = std::size_t{1} << 16;
+
 struct Staged {
   std::uint32_t min_key, max_key;
   std::uint32_t index;  // box index | kSpansCells
@@ -751,6 +756,9 @@ void BoxPruner::Impl::prepare(std::span<const Box3> boxes, std::vector<IndexPair
     });
   }
   prepared.staged.swap(sets[1].staged);
+  // A large set's staging (32 bytes an entry) is not kept for bipartite()'s
+  // small second sets: at a million boxes it was a fifth of sap's memory.
+  if (sets[1].staged.size() >= kKeptStagingEntries) std::vector<Staged>().swap(sets[1].staged);
   prepared_layout = layout;
   prepared_boxes = laid_out_boxes = boxes.size();
   laid_out_largest_cell = 0;

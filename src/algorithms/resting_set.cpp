@@ -41,6 +41,46 @@ void RestingSet::track(const FrameOps& ops) {
   }
 }
 
+// Every pair a changed box had is between its box before the frame and the
+// box before the frame of a resting box (its grid entry), of an active one
+// (its live box, not yet moved), or of another changed box; pairs of boxes
+// that are stale in the grid are met through the active list or among the
+// changed boxes. One search each, the way pair_changed() finds the pairs
+// that come.
+bool RestingSet::drop_pairs(std::span<const Slot> removed, std::span<const Slot> moved, std::span<const Box3> before,
+                            const LiveBoxes& live, std::span<const Id> ids, PairManager& pairs,
+                            std::vector<IndexPair>& found) {
+  query_slots_.clear();
+  query_boxes_.clear();
+  for (const std::span<const Slot> list : {removed, moved}) {
+    for (const Slot s : list) {
+      query_slots_.push_back(s);
+      query_boxes_.push_back(before[s]);
+    }
+  }
+  found.clear();
+  among_.clear();
+  if (!pruner_.bipartite_prepared(query_boxes_, found, among_)) return false;
+  for (const IndexPair& p : found) {
+    const Slot t = resting_slot_[p.j];
+    if (t != kNoSlot && state_[t] == kResting) pairs.remove(ids[query_slots_[p.i]], ids[t]);
+  }
+  for (const IndexPair& p : among_) pairs.remove(ids[query_slots_[p.i]], ids[query_slots_[p.j]]);
+  // The active boxes at their boxes before the frame (the moved ones among
+  // them too: harmless; this frame's additions are not live yet).
+  other_slots_.clear();
+  other_boxes_.clear();
+  for (const Slot s : active_) {
+    if (state_[s] != kActive || !live.contains(s)) continue;
+    other_slots_.push_back(s);
+    other_boxes_.push_back(live.values<0>()[live.index(s)]);
+  }
+  found.clear();
+  pruner_.bipartite(query_boxes_, other_boxes_, found);
+  for (const IndexPair& p : found) pairs.remove(ids[query_slots_[p.i]], ids[other_slots_[p.j]]);
+  return true;
+}
+
 // The changed boxes (C) are found anew against the resting set (its grid
 // laid out already: only C is sorted), among themselves, and against the
 // other active boxes.

@@ -46,6 +46,18 @@ class RestingSet {
   /// The grid's cells.
   std::size_t cells() const noexcept { return pruner_.prepared_cells(); }
 
+  /// Removes from `pairs` every pair a box removed or moved this frame had
+  /// before it (and maybe a few it did not: every other pair of a moved box
+  /// is added again by pair_changed()), found by searching the set with
+  /// their boxes before the frame (`before`, by slot) rather than by a scan
+  /// of every pair: the resting grid, among themselves and against the
+  /// other active boxes, whose boxes in `live` must still be those before
+  /// the frame. After track(), before pair_changed() and before `live`
+  /// takes the moved boxes' new bounds. Returns false, having removed
+  /// nothing, when the grid declines the boxes (far larger than its cells).
+  bool drop_pairs(std::span<const Slot> removed, std::span<const Slot> moved, std::span<const Box3> before,
+                  const LiveBoxes& live, std::span<const Id> ids, PairManager& pairs, std::vector<IndexPair>& found);
+
   /// Adds the pairs of the boxes moved or added this frame (their pairs
   /// dropped already, their new boxes in `live`) with every live box; with
   /// `prepare`, lays out every other live box as the new resting set first.

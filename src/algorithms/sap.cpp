@@ -426,10 +426,17 @@ void SweepAndPrune::recompute(const FrameOps& ops, std::size_t moves_applied, st
 // stale.
 void SweepAndPrune::prune_changed(const FrameOps& ops, std::size_t moves_applied, std::span<const Id> ids,
                                   bool prepare) {
-  removed_ids_.reset(ops.removed.size() + ops.moved.size());
-  for (const Slot s : ops.removed) removed_ids_.insert(id_[s]);
-  for (const Slot s : ops.moved) removed_ids_.insert(id_[s]);
-  if (!ops.removed.empty() || !ops.moved.empty()) {
+  // The changed boxes' pairs go: found by searching the set with their
+  // boxes before the frame where that costs less than a scan of every
+  // pair, and the walk moved none of them (its swaps changed pairs the old
+  // boxes do not show).
+  const bool search = moves_applied == 0 && drops_by_search(frame_counts(ops)) &&
+                      resting_.drop_pairs(ops.removed, ops.moved, ops.boxes, live_, id_, *pairs_, found_);
+  counters_.searched_drops += search;
+  if (!search && (!ops.removed.empty() || !ops.moved.empty())) {
+    removed_ids_.reset(ops.removed.size() + ops.moved.size());
+    for (const Slot s : ops.removed) removed_ids_.insert(id_[s]);
+    for (const Slot s : ops.moved) removed_ids_.insert(id_[s]);
     pairs_->remove_if_involves([this](Id id) { return removed_ids_.contains(id); });
   }
   for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) live_.value<0>(ops.moved[j]) = ops.moved_boxes[j];

@@ -27,17 +27,18 @@ struct SapCounters {
   std::uint64_t batch_frames = 0;        ///< frames finished by the single-pass batch update (3.2.1)
   std::uint64_t recomputed_frames = 0;   ///< frames finished by a full recomputation
   std::uint64_t resting_frames = 0;      ///< frames finished by pruning the changed boxes against the resting set
-  std::uint64_t preparations = 0;        ///< resting sets laid out (sorted into box pruning's grid)
-  std::uint64_t merged_layouts = 0;      ///< of those, laid out by merging into the last (BoxPruner::update_prepared())
-  std::uint64_t aborted_walks = 0;       ///< incremental attempts that switched to another path midway
-  std::uint64_t restores = 0;            ///< endpoint arrays rebuilt by radix sort after recomputed frames, at once
-  std::uint64_t staged_restores = 0;     ///< endpoint arrays rebuilt a step a frame, then put right
-  std::uint64_t staged_steps = 0;        ///< steps of those staged rebuilds (gathering or a radix pass of one axis)
-  std::uint64_t swaps = 0;               ///< endpoint swaps done by moving objects
-  std::uint64_t merged_boxes = 0;        ///< boxes batch-inserted into the endpoint arrays
-  std::uint64_t compacted_boxes = 0;     ///< boxes batch-removed from the endpoint arrays
-  std::uint64_t scanned_batches = 0;     ///< insertion batches paired with the old boxes by scanning the arrays
-  std::uint64_t pruned_batches = 0;      ///< insertion batches paired with the old boxes by bipartite box pruning
+  std::uint64_t searched_drops = 0;   ///< of those, frames whose changed boxes' pairs were found by search, not a scan
+  std::uint64_t preparations = 0;     ///< resting sets laid out (sorted into box pruning's grid)
+  std::uint64_t merged_layouts = 0;   ///< of those, laid out by merging into the last (BoxPruner::update_prepared())
+  std::uint64_t aborted_walks = 0;    ///< incremental attempts that switched to another path midway
+  std::uint64_t restores = 0;         ///< endpoint arrays rebuilt by radix sort after recomputed frames, at once
+  std::uint64_t staged_restores = 0;  ///< endpoint arrays rebuilt a step a frame, then put right
+  std::uint64_t staged_steps = 0;     ///< steps of those staged rebuilds (gathering or a radix pass of one axis)
+  std::uint64_t swaps = 0;            ///< endpoint swaps done by moving objects
+  std::uint64_t merged_boxes = 0;     ///< boxes batch-inserted into the endpoint arrays
+  std::uint64_t compacted_boxes = 0;  ///< boxes batch-removed from the endpoint arrays
+  std::uint64_t scanned_batches = 0;  ///< insertion batches paired with the old boxes by scanning the arrays
+  std::uint64_t pruned_batches = 0;   ///< insertion batches paired with the old boxes by bipartite box pruning
 };
 
 /// The persistent sweep-and-prune: the endpoint arrays (SapEndpoints) and

@@ -27,20 +27,21 @@ namespace sapling::detail {
 // `sapling run` on the tracy scene at 100k boxes (x86-64, one thread). Only
 // their ratios matter: they pick the cheaper path for each frame.
 // Where they come from and what they decide: docs/algorithms/sap.md, "Tuning".
-constexpr double kSwapNs = 4;              ///< one swap of a walk
-constexpr double kRecomputeNsPerBox = 50;  ///< box pruning of all boxes, and the pair manager's diff
-constexpr double kRestoreNsPerBox = 60;    ///< rebuilding the endpoint arrays
-constexpr double kRebuildNsPerBox = 20;    ///< rebuilding the arrays after removals or additions
-constexpr double kMergeNsPerNewBox = 300;  ///< a new box's endpoints sorted and merged, and its pairs found
-constexpr double kBipartiteNsPerBox = 35;  ///< bipartite box pruning of new boxes, per old box
-constexpr double kScanNsPerEntry = 1.5;    ///< scanning an array entry for a new box's pairs
-constexpr double kPrepareNsPerBox = 25;    ///< laying out the resting set (sorting every box into a grid)
-constexpr double kMergeNsPerBox = 10;      ///< laying it out again by merging into the last (update_prepared())
-constexpr double kQueryNsPerBox = 110;     ///< a changed box: its pairs dropped, sorted into the grid, paired
-constexpr double kRestingSweepNs = 5;      ///< a resting entry in a cell swept for the changed boxes
-constexpr double kSparseQueryNs = 40;      ///< a changed box searching its cell's resting entries (sparse sweep)
-constexpr double kActiveNsPerBox = 40;     ///< an active box not changed this frame, paired with the changed
-constexpr double kPairScanNs = 1.5;        ///< a current pair, scanned for the changed boxes' pairs
+constexpr double kSwapNs = 4;               ///< one swap of a walk
+constexpr double kRecomputeNsPerBox = 50;   ///< box pruning of all boxes, and the pair manager's diff
+constexpr double kRestoreNsPerBox = 60;     ///< rebuilding the endpoint arrays
+constexpr double kRebuildNsPerBox = 20;     ///< rebuilding the arrays after removals or additions
+constexpr double kMergeNsPerNewBox = 300;   ///< a new box's endpoints sorted and merged, and its pairs found
+constexpr double kBipartiteNsPerBox = 35;   ///< bipartite box pruning of new boxes, per old box
+constexpr double kScanNsPerEntry = 1.5;     ///< scanning an array entry for a new box's pairs
+constexpr double kPrepareNsPerBox = 25;     ///< laying out the resting set (sorting every box into a grid)
+constexpr double kMergeNsPerBox = 10;       ///< laying it out again by merging into the last (update_prepared())
+constexpr double kQueryNsPerBox = 110;      ///< a changed box: its pairs dropped, sorted into the grid, paired
+constexpr double kRestingSweepNs = 5;       ///< a resting entry in a cell swept for the changed boxes
+constexpr double kSparseQueryNs = 40;       ///< a changed box searching its cell's resting entries (sparse sweep)
+constexpr double kActiveNsPerBox = 40;      ///< an active box not changed this frame, paired with the changed
+constexpr double kPairScanNs = 1.5;         ///< a current pair, scanned for the changed boxes' pairs
+constexpr double kDropSearchNsPerBox = 60;  ///< a removed or moved box searching the set for the pairs it had
 // The single-pass batch update (3.2.1, sap_batch.cpp), measured the same
 // way at 3,000 to 100k boxes (docs/algorithms/sap.md, "The single-pass batch
 // update"): a pass over every axis array, the sweep sets on the first and
@@ -128,10 +129,21 @@ inline bool wants_preparation(const SapFrameCounts& f) noexcept {
   return waste * kPrepareAmortization > layout_ns_per_box(f) * double(live);
 }
 
+/// What dropping the pairs of the removed and moved boxes costs on the
+/// resting path (ns): a scan of every pair, or each box searching the
+/// resting set, the active boxes and the other changed boxes with its box
+/// before the frame (RestingSet::drop_pairs()), whichever is cheaper.
+inline double drop_search_cost(const SapFrameCounts& f) noexcept {
+  return kDropSearchNsPerBox * double(f.moved + f.removed) + kActiveNsPerBox * double(f.active);
+}
+inline bool drops_by_search(const SapFrameCounts& f) noexcept {
+  return drop_search_cost(f) < kPairScanNs * double(f.pairs);
+}
+
 /// What the resting path would cost (ns).
 inline double resting_cost(const SapFrameCounts& f) noexcept {
   const std::size_t changed = f.moved + f.added, live = f.kept + f.added;
-  double ns = kPairScanNs * double(f.pairs) + kQueryNsPerBox * double(changed);
+  double ns = std::min(kPairScanNs * double(f.pairs), drop_search_cost(f)) + kQueryNsPerBox * double(changed);
   double resting = double(f.resting), cells = double(std::max<std::size_t>(1, f.resting_cells));
   if (wants_preparation(f)) {
     // The layout serves the frames after this one too: charged amortized,

@@ -25,11 +25,13 @@ constexpr std::string_view kPreferred[] = {"auto", "sap", "box-pruning", "sort-s
 // What `auto` says of itself through the debug draw: the algorithm it runs,
 // why, and how many times it switched.
 struct AutoState : DebugDraw {
-  std::string algorithm, reason;
+  std::string algorithm, reason, runs, handovers;
   std::uint64_t switches = 0;
   void text(std::string_view name, std::string_view value) override {
     if (name == "algorithm") algorithm = value;
     if (name == "reason") reason = value;
+    if (name == "runs") runs = value;
+    if (name == "handovers") handovers = value;
   }
   void count(std::string_view name, std::uint64_t value) override {
     if (name == "switches") switches = value;
@@ -152,6 +154,8 @@ int cmd_run(std::span<char* const> argv) {
     row(text, "auto runs",
         state.algorithm + " (" + state.reason + "), after " + std::to_string(state.switches) + " switch" +
             (state.switches == 1 ? "" : "es"));
+    row(text, "auto ran", state.runs);
+    if (state.switches > 0) row(text, "switches", state.handovers);
   }
   row(text, "scenario", params.name + "  " + describe_params(scenario->params()));
   row(text, "frames", std::to_string(frames) + " (frame 0 + " + std::to_string(steps) + " steps)");

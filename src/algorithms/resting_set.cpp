@@ -3,6 +3,7 @@
 #include "algorithms/resting_set.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "detail/reserve.hpp"
 
@@ -78,6 +79,85 @@ bool RestingSet::drop_pairs(std::span<const Slot> removed, std::span<const Slot>
   found.clear();
   pruner_.bipartite(query_boxes_, other_boxes_, found);
   for (const IndexPair& p : found) pairs.remove(ids[query_slots_[p.i]], ids[other_slots_[p.j]]);
+  return true;
+}
+
+namespace {
+
+// Whether a box moved from `from` to `to` searches with their union (one
+// search box no more than about twice its size on any axis) or with both.
+bool searches_with_union(const Box3& from, const Box3& to) {
+  for (int k = 0; k < 3; ++k) {
+    const float size = std::max(to.max[k] - to.min[k], from.max[k] - from.min[k]);
+    if (!(std::abs(to.min[k] - from.min[k]) <= size)) return false;  // NaN-free: both boxes valid; inf: apart
+  }
+  return true;
+}
+
+}  // namespace
+
+bool RestingSet::update_changed(std::span<const Slot> removed, std::span<const Slot> moved, std::span<const Slot> added,
+                                std::span<const Box3> before, const LiveBoxes& live, std::span<const Id> ids,
+                                PairManager& pairs, std::vector<IndexPair>& found) {
+  search_boxes_.clear();
+  search_now_.clear();
+  search_slots_.clear();
+  search_live_.clear();
+  const auto search = [&](Slot s, const Box3& box, const Box3* now) {
+    search_boxes_.push_back(box);
+    search_slots_.push_back(s);
+    search_live_.push_back(now != nullptr);
+    search_now_.push_back(now != nullptr ? *now : box);
+  };
+  for (const Slot s : removed) search(s, before[s], nullptr);
+  for (const Slot s : moved) {
+    const Box3& from = before[s];
+    const Box3& to = live.values<0>()[live.index(s)];
+    if (searches_with_union(from, to)) {
+      search(s, enclosing(from, to), &to);
+    } else {
+      search(s, from, &to);
+      search(s, to, &to);
+    }
+  }
+  for (const Slot s : added) search(s, live.values<0>()[live.index(s)], &live.values<0>()[live.index(s)]);
+  found.clear();
+  among_.clear();
+  if (!pruner_.bipartite_prepared(search_boxes_, found, among_)) return false;
+
+  // A pair met is set by the boxes now; met twice (a box searching with
+  // both of its boxes), it is set alike twice.
+  const auto set = [&](std::size_t i, Slot t, const Box3& t_box) {
+    const Slot s = search_slots_[i];
+    if (search_live_[i] != 0 && overlaps(search_now_[i], t_box) && filter_.accepts(s, t)) {
+      pairs.add(ids[s], ids[t]);
+    } else {
+      pairs.remove(ids[s], ids[t]);
+    }
+  };
+  for (const std::span<const Slot> list : {moved, added}) {
+    for (const Slot s : list) state_[s] = kChanged;
+  }
+  for (const IndexPair& p : found) {  // resting entries of boxes since moved or removed are stale
+    const Slot t = resting_slot_[p.j];
+    if (t != kNoSlot && state_[t] == kResting) set(p.i, t, live.values<0>()[live.index(t)]);
+  }
+  for (const IndexPair& p : among_) {
+    const Slot t = search_slots_[p.j];
+    if (search_slots_[p.i] == t) continue;  // a box's own two search boxes
+    if (search_live_[p.j] != 0) {
+      set(p.i, t, search_now_[p.j]);
+    } else {
+      pairs.remove(ids[search_slots_[p.i]], ids[t]);
+    }
+  }
+  gather_idle_active(live);
+  found.clear();
+  pruner_.bipartite(search_boxes_, other_boxes_, found);
+  for (const IndexPair& p : found) set(p.i, other_slots_[p.j], other_boxes_[p.j]);
+  for (const std::span<const Slot> list : {moved, added}) {
+    for (const Slot s : list) state_[s] = kActive;
+  }
   return true;
 }
 

@@ -58,6 +58,20 @@ class RestingSet {
   bool drop_pairs(std::span<const Slot> removed, std::span<const Slot> moved, std::span<const Box3> before,
                   const LiveBoxes& live, std::span<const Id> ids, PairManager& pairs, std::vector<IndexPair>& found);
 
+  /// The frame's pairs in one search, where the set is not laid out anew:
+  /// each removed, moved or added box searches the set (the resting grid,
+  /// the other changed boxes, the other active boxes) once, with the union
+  /// of its boxes before (`before`, by slot) and after the frame (in
+  /// `live`), or with both apart when it moved further than its own size;
+  /// every pair it meets is set by the boxes after the frame: added if they
+  /// overlap and the filter accepts, else removed (Terdiman 2007, II.3c, as
+  /// multi-sap updates its cells). After track(), with `live` holding the
+  /// frame's boxes. Returns false, having changed nothing, when the grid
+  /// declines the boxes (far larger than its cells).
+  bool update_changed(std::span<const Slot> removed, std::span<const Slot> moved, std::span<const Slot> added,
+                      std::span<const Box3> before, const LiveBoxes& live, std::span<const Id> ids, PairManager& pairs,
+                      std::vector<IndexPair>& found);
+
   /// Adds the pairs of the boxes moved or added this frame (their pairs
   /// dropped already, their new boxes in `live`) with every live box; with
   /// `prepare`, lays out every other live box as the new resting set first.
@@ -101,7 +115,11 @@ class RestingSet {
   std::uint64_t merges_ = 0;
   std::vector<Box3> query_boxes_, other_boxes_;  // scratch: this frame's changed boxes, the other active ones
   std::vector<Slot> query_slots_, other_slots_;
-  std::vector<IndexPair> among_;          // scratch: the changed boxes' pairs among themselves
+  std::vector<IndexPair> among_;  // scratch: the changed boxes' pairs among themselves
+  // Scratch of update_changed(): per search box, its slot and the slot's box after the frame (if live).
+  std::vector<Box3> search_boxes_, search_now_;
+  std::vector<Slot> search_slots_;
+  std::vector<std::uint8_t> search_live_;
   std::vector<std::uint8_t> keep_;        // scratch: by prepared index, whether it stays in a merge
   std::vector<std::uint32_t> merged_at_;  // scratch: the prepared indices of the boxes a merge adds
 };

@@ -426,26 +426,41 @@ void SweepAndPrune::recompute(const FrameOps& ops, std::size_t moves_applied, st
 // stale.
 void SweepAndPrune::prune_changed(const FrameOps& ops, std::size_t moves_applied, std::span<const Id> ids,
                                   bool prepare) {
-  // The changed boxes' pairs go: found by searching the set with their
-  // boxes before the frame where that costs less than a scan of every
-  // pair, and the walk moved none of them (its swaps changed pairs the old
-  // boxes do not show).
-  const bool search = moves_applied == 0 && drops_by_search(frame_counts(ops)) &&
-                      resting_.drop_pairs(ops.removed, ops.moved, ops.boxes, live_, id_, *pairs_, found_);
-  counters_.searched_drops += search;
-  if (!search && (!ops.removed.empty() || !ops.moved.empty())) {
-    removed_ids_.reset(ops.removed.size() + ops.moved.size());
-    for (const Slot s : ops.removed) removed_ids_.insert(id_[s]);
-    for (const Slot s : ops.moved) removed_ids_.insert(id_[s]);
-    pairs_->remove_if_involves([this](Id id) { return removed_ids_.contains(id); });
-  }
+  // Where the set stays laid out and the walk moved nothing (its swaps
+  // changed pairs the boxes before the frame do not show), the frame is
+  // one search of the changed boxes (RestingSet::update_changed()).
+  const bool one_search = moves_applied == 0 && !prepare;
+  if (!one_search) drop_changed_pairs(ops, moves_applied == 0);
   for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) live_.value<0>(ops.moved[j]) = ops.moved_boxes[j];
   add_objects(ops.added, ops.added_boxes, ids);
-  resting_.pair_changed(ops.moved, ops.added, prepare, live_, id_, *pairs_, found_);
+  if (one_search &&
+      resting_.update_changed(ops.removed, ops.moved, ops.added, ops.boxes, live_, id_, *pairs_, found_)) {
+    ++counters_.one_search_frames;
+  } else {
+    if (one_search) drop_changed_pairs(ops, false);  // the grid declined the search boxes
+    resting_.pair_changed(ops.moved, ops.added, prepare, live_, id_, *pairs_, found_);
+  }
   if (prepare) ++counters_.preparations;
   counters_.merged_layouts = resting_.merges();
   endpoints_.set_stale();
   ++counters_.resting_frames;
+}
+
+// The pairs of the frame's removed and moved boxes go, before their pairs
+// are found anew: with `may_search` (the walk moved none of them, and
+// `live_` still holds their boxes before the frame) found by searching the
+// set with those boxes where that costs less than a scan of every pair,
+// else by the scan.
+void SweepAndPrune::drop_changed_pairs(const FrameOps& ops, bool may_search) {
+  if (ops.removed.empty() && ops.moved.empty()) return;
+  const bool search = may_search && drops_by_search(frame_counts(ops)) &&
+                      resting_.drop_pairs(ops.removed, ops.moved, ops.boxes, live_, id_, *pairs_, found_);
+  counters_.searched_drops += search;
+  if (search) return;
+  removed_ids_.reset(ops.removed.size() + ops.moved.size());
+  for (const Slot s : ops.removed) removed_ids_.insert(id_[s]);
+  for (const Slot s : ops.moved) removed_ids_.insert(id_[s]);
+  pairs_->remove_if_involves([this](Id id) { return removed_ids_.contains(id); });
 }
 
 // ---------------------------------------------------------------------------

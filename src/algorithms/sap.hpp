@@ -27,6 +27,7 @@ struct SapCounters {
   std::uint64_t batch_frames = 0;        ///< frames finished by the single-pass batch update (3.2.1)
   std::uint64_t recomputed_frames = 0;   ///< frames finished by a full recomputation
   std::uint64_t resting_frames = 0;      ///< frames finished by pruning the changed boxes against the resting set
+  std::uint64_t one_search_frames = 0;  ///< of those, frames done by one search of the changed boxes (update_changed())
   std::uint64_t searched_drops = 0;   ///< of those, frames whose changed boxes' pairs were found by search, not a scan
   std::uint64_t preparations = 0;     ///< resting sets laid out (sorted into box pruning's grid)
   std::uint64_t merged_layouts = 0;   ///< of those, laid out by merging into the last (BoxPruner::update_prepared())
@@ -86,6 +87,7 @@ class SweepAndPrune final : public Algorithm {
   void add_found_pairs(std::size_t offset_i, std::size_t offset_j);
   void recompute(const FrameOps& ops, std::size_t moves_applied, std::span<const Id> ids);
   void prune_changed(const FrameOps& ops, std::size_t moves_applied, std::span<const Id> ids, bool prepare);
+  void drop_changed_pairs(const FrameOps& ops, bool may_search);
 
   std::vector<Id> id_;  // by slot
   LiveBoxes live_;      // the live boxes, dense

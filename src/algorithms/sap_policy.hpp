@@ -143,9 +143,11 @@ inline bool drops_by_search(const SapFrameCounts& f) noexcept {
 /// What the resting path would cost (ns).
 inline double resting_cost(const SapFrameCounts& f) noexcept {
   const std::size_t changed = f.moved + f.added, live = f.kept + f.added;
-  double ns = std::min(kPairScanNs * double(f.pairs), drop_search_cost(f)) + kQueryNsPerBox * double(changed);
+  double ns = kQueryNsPerBox * double(changed + f.removed);
   double resting = double(f.resting), cells = double(std::max<std::size_t>(1, f.resting_cells));
   if (wants_preparation(f)) {
+    // The old pairs dropped first (else one search finds what ends and what starts).
+    ns += std::min(kPairScanNs * double(f.pairs), drop_search_cost(f));
     // The layout serves the frames after this one too: charged amortized,
     // so that a frame due for one does not turn to a walk or a probe.
     ns += layout_ns_per_box(f) * double(live - changed) / kPrepareAmortization;

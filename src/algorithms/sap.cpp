@@ -426,10 +426,11 @@ void SweepAndPrune::recompute(const FrameOps& ops, std::size_t moves_applied, st
 // stale.
 void SweepAndPrune::prune_changed(const FrameOps& ops, std::size_t moves_applied, std::span<const Id> ids,
                                   bool prepare) {
-  // Where the set stays laid out and the walk moved nothing (its swaps
-  // changed pairs the boxes before the frame do not show), the frame is
-  // one search of the changed boxes (RestingSet::update_changed()).
-  const bool one_search = moves_applied == 0 && !prepare;
+  // Where the set stays laid out, the walk moved nothing (its swaps
+  // changed pairs the boxes before the frame do not show) and the pairs
+  // far outnumber the changes, the frame is one search of the changed
+  // boxes (RestingSet::update_changed()).
+  const bool one_search = moves_applied == 0 && !prepare && takes_one_search(frame_counts(ops));
   if (!one_search) drop_changed_pairs(ops, moves_applied == 0);
   for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) live_.value<0>(ops.moved[j]) = ops.moved_boxes[j];
   add_objects(ops.added, ops.added_boxes, ids);

@@ -42,6 +42,7 @@ constexpr double kSparseQueryNs = 40;       ///< a changed box searching its cel
 constexpr double kActiveNsPerBox = 40;      ///< an active box not changed this frame, paired with the changed
 constexpr double kPairScanNs = 1.5;         ///< a current pair, scanned for the changed boxes' pairs
 constexpr double kDropSearchNsPerBox = 60;  ///< a removed or moved box searching the set for the pairs it had
+constexpr double kOneSearchNsPerBox = 15;   ///< one search's extra per changed box over pair_changed()'s
 // The single-pass batch update (3.2.1, sap_batch.cpp), measured the same
 // way at 3,000 to 100k boxes (docs/algorithms/sap.md, "The single-pass batch
 // update"): a pass over every axis array, the sweep sets on the first and
@@ -139,22 +140,32 @@ inline double drop_search_cost(const SapFrameCounts& f) noexcept {
 inline bool drops_by_search(const SapFrameCounts& f) noexcept {
   return drop_search_cost(f) < kPairScanNs * double(f.pairs);
 }
+/// What the drop costs where the frame may instead be one search of the
+/// changed boxes (RestingSet::update_changed(): larger search boxes, and
+/// each box met read and tested against the box now), and whether it is.
+inline double one_search_cost(const SapFrameCounts& f) noexcept {
+  return kOneSearchNsPerBox * double(f.moved + f.added + f.removed);
+}
+inline bool takes_one_search(const SapFrameCounts& f) noexcept {
+  return one_search_cost(f) < std::min(kPairScanNs * double(f.pairs), drop_search_cost(f));
+}
 
 /// What the resting path would cost (ns).
 inline double resting_cost(const SapFrameCounts& f) noexcept {
   const std::size_t changed = f.moved + f.added, live = f.kept + f.added;
+  const double drop_ns = std::min(kPairScanNs * double(f.pairs), drop_search_cost(f));
   double ns = kQueryNsPerBox * double(changed + f.removed);
   double resting = double(f.resting), cells = double(std::max<std::size_t>(1, f.resting_cells));
   if (wants_preparation(f)) {
-    // The old pairs dropped first (else one search finds what ends and what starts).
-    ns += std::min(kPairScanNs * double(f.pairs), drop_search_cost(f));
+    // The old pairs dropped first (one search needs the set as it was).
+    ns += drop_ns;
     // The layout serves the frames after this one too: charged amortized,
     // so that a frame due for one does not turn to a walk or a probe.
     ns += layout_ns_per_box(f) * double(live - changed) / kPrepareAmortization;
     resting = double(live - changed);
     cells = std::max(1.0, resting / 256);  // a guess: the grid is not chosen yet
   } else {
-    ns += kActiveNsPerBox * double(f.active - changed);
+    ns += kActiveNsPerBox * double(f.active - changed) + std::min(drop_ns, one_search_cost(f));
   }
   // The query boxes land in about one cell each, whose resting entries are
   // swept, or, where they are few, searched from each (the sparse sweep).

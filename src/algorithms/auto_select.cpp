@@ -19,10 +19,10 @@
 // insertion of the world, so a tracking choice must hold longer
 // (kTrackingHoldFrames) than a recomputing one (kHoldFrames).
 //
-// Invariants after update(): slots_ marks exactly the live slots, live_
+// Invariants after update(): flags_ marks exactly the live slots, live_
 // counts them, odd_ and raised_ count the live boxes off the reference size
 // and off the plane; the next algorithm, while built, holds exactly the live
-// objects whose `joined` is epoch_, with their current boxes, and the scan
+// objects marked kJoined, with their current boxes, and the scan
 // has not passed any live object it does not hold.
 //
 // The one forced switch: when unisize runs and a box of another size comes,
@@ -112,13 +112,14 @@ class Auto final : public Algorithm {
   }
 
   void reserve(std::size_t objects) override {
-    if (objects > slots_.size()) slots_.reserve(objects);
+    if (objects > flags_.size()) flags_.reserve(objects);
     if (current_ != nullptr) current_->reserve(objects);
   }
 
   std::size_t memory_bytes() const override {
-    std::size_t bytes = slots_.capacity() * sizeof(SlotInfo) + moved_in_.capacity() * sizeof(Slot) +
-                        boxes_in_.capacity() * sizeof(Box3) + sink_.memory_bytes();
+    std::size_t bytes = flags_.capacity() + change_index_.capacity() * sizeof(std::uint32_t) +
+                        moved_in_.capacity() * sizeof(Slot) + boxes_in_.capacity() * sizeof(Box3) +
+                        sink_.memory_bytes();
     if (current_ != nullptr) bytes += current_->memory_bytes();
     if (next_ != nullptr) bytes += next_->memory_bytes();
     return bytes;
@@ -126,10 +127,10 @@ class Auto final : public Algorithm {
 
   bool validate() const override {
     std::size_t live = 0, odd = 0, raised = 0;
-    for (const SlotInfo& info : slots_) {
-      live += info.live;
-      odd += info.live && info.odd;
-      raised += info.live && info.raised;
+    for (const std::uint8_t f : flags_) {
+      live += (f & kLive) != 0;
+      odd += (f & kLive) != 0 && (f & kOdd) != 0;
+      raised += (f & kLive) != 0 && (f & kRaised) != 0;
     }
     if (live != live_ || odd != odd_ || raised != raised_) return false;
     if (current_ != nullptr && !current_->validate()) return false;
@@ -148,59 +149,79 @@ class Auto final : public Algorithm {
   }
 
  private:
-  // What auto keeps per slot: whether it is live, whether its box is off
-  // the reference size or off the plane, in which generation of the next
-  // algorithm it joined it, and where this frame moved or added it.
-  struct SlotInfo {
-    std::uint32_t joined = 0;      // == epoch_: held by the next algorithm
-    std::uint32_t changed_at = 0;  // the frame that last moved or added it ...
-    std::uint32_t changed_k = 0;   // ... and its index in that frame's moves or adds
-    bool added = false;            // changed by an add (else a move)
-    bool live = false, odd = false, raised = false;
-  };
+  // What auto keeps per slot, one byte: whether it is live, whether its
+  // box is off the reference size or off the plane, whether the next
+  // algorithm holds it (during a handover), and whether this frame moved
+  // or added it (during a switch or a handover frame only).
+  static constexpr std::uint8_t kLive = 1, kOdd = 2, kRaised = 4, kJoined = 8, kChanged = 16;
 
-  // The frame's operations into slots_ and the counts of live, odd and
+  // The frame's operations into flags_ and the counts of live, odd and
   // raised boxes; the size reference is the first box added to an empty
   // world (unisize's own rule, so that "one size" means what it takes).
   void record(const FrameOps& ops, std::size_t live_before) {
     if (live_before == 0 && !ops.added.empty()) reference_ = ops.added_boxes[0];
     for (const Slot s : ops.removed) {
-      SlotInfo& info = slots_[s];
-      info.live = false;
-      odd_ -= info.odd;
-      raised_ -= info.raised;
+      std::uint8_t& f = flags_[s];
+      odd_ -= (f & kOdd) != 0;
+      raised_ -= (f & kRaised) != 0;
+      f &= kJoined;  // not live
     }
-    for (std::size_t k = 0; k < ops.moved.size(); ++k) {
-      SlotInfo& info = slots_[ops.moved[k]];
-      set_shape(info, ops.moved_boxes[k]);
-      info.changed_at = frame_;
-      info.changed_k = static_cast<std::uint32_t>(k);
-      info.added = false;
-    }
-    std::size_t slots = slots_.size();
+    for (std::size_t k = 0; k < ops.moved.size(); ++k) set_shape(flags_[ops.moved[k]], ops.moved_boxes[k]);
+    std::size_t slots = flags_.size();
     for (const Slot s : ops.added) slots = std::max(slots, std::size_t{s} + 1);
-    if (slots > slots_.size()) {
-      reserve_geometric(slots_, slots);
-      slots_.resize(slots);
+    if (slots > flags_.size()) {
+      reserve_geometric(flags_, slots);
+      flags_.resize(slots, 0);
     }
     for (std::size_t k = 0; k < ops.added.size(); ++k) {
-      const Slot s = ops.added[k];
-      SlotInfo& info = slots_[s];
-      info = SlotInfo{.changed_at = frame_, .changed_k = static_cast<std::uint32_t>(k), .added = true, .live = true};
-      set_shape(info, ops.added_boxes[k]);
+      std::uint8_t& f = flags_[ops.added[k]];
+      f = kLive;
+      set_shape(f, ops.added_boxes[k]);
     }
     live_ = live_before - ops.removed.size() + ops.added.size();
   }
 
   // A live box's odd and raised flags, and the counts, for its new box.
-  void set_shape(SlotInfo& info, const Box3& box) {
-    odd_ -= info.odd;
-    raised_ -= info.raised;
-    info.odd = !same_size(box, reference_);
-    info.raised = !flat_box(box);
-    odd_ += info.odd;
-    raised_ += info.raised;
+  void set_shape(std::uint8_t& f, const Box3& box) {
+    odd_ -= (f & kOdd) != 0;
+    raised_ -= (f & kRaised) != 0;
+    const bool odd = !same_size(box, reference_), raised = !flat_box(box);
+    f = static_cast<std::uint8_t>((f & ~(kOdd | kRaised)) | (odd ? kOdd : 0) | (raised ? kRaised : 0));
+    odd_ += odd;
+    raised_ += raised;
   }
+
+  // Where this frame's moved and added boxes are (current_box()), marked
+  // for a frame that hands objects to another algorithm, and unmarked.
+  void mark_changes(const FrameOps& ops) {
+    if (change_index_.size() < flags_.size()) {
+      reserve_geometric(change_index_, flags_.size());
+      change_index_.resize(flags_.size());
+    }
+    for (std::size_t k = 0; k < ops.moved.size(); ++k) {
+      flags_[ops.moved[k]] |= kChanged;
+      change_index_[ops.moved[k]] = static_cast<std::uint32_t>(k);
+    }
+    for (std::size_t k = 0; k < ops.added.size(); ++k) {
+      flags_[ops.added[k]] |= kChanged;
+      change_index_[ops.added[k]] = kAddedBit | static_cast<std::uint32_t>(k);
+    }
+  }
+  void unmark_changes(const FrameOps& ops) {
+    for (const std::span<const Slot> list : {ops.moved, ops.added}) {
+      for (const Slot s : list) flags_[s] &= static_cast<std::uint8_t>(~kChanged);
+    }
+  }
+  static constexpr std::uint32_t kAddedBit = 0x80000000u;
+  // The frame's changes marked for the scope's current_box() calls.
+  struct ChangesMarked {
+    ChangesMarked(Auto& owner, const FrameOps& frame) : self(owner), ops(frame) { self.mark_changes(ops); }
+    ~ChangesMarked() { self.unmark_changes(ops); }
+    ChangesMarked(const ChangesMarked&) = delete;
+    ChangesMarked& operator=(const ChangesMarked&) = delete;
+    Auto& self;
+    const FrameOps& ops;
+  };
 
   Workload workload(const FrameOps& ops, std::size_t live_before, bool first) {
     Workload w;
@@ -287,8 +308,9 @@ class Auto final : public Algorithm {
     moved_in_.clear();
     boxes_in_.clear();
     if (!all_new) {
-      for (Slot s = 0; s < slots_.size(); ++s) {
-        if (!slots_[s].live) continue;
+      const ChangesMarked marked(*this, ops);
+      for (Slot s = 0; s < flags_.size(); ++s) {
+        if ((flags_[s] & kLive) == 0) continue;
         moved_in_.push_back(s);
         boxes_in_.push_back(current_box(s, ops));
       }
@@ -316,9 +338,9 @@ class Auto final : public Algorithm {
 
   // The box of a live object as of the frame's end.
   const Box3& current_box(Slot s, const FrameOps& ops) const {
-    const SlotInfo& info = slots_[s];
-    if (info.changed_at != frame_) return ops.boxes[s];
-    return info.added ? ops.added_boxes[info.changed_k] : ops.moved_boxes[info.changed_k];
+    if ((flags_[s] & kChanged) == 0) return ops.boxes[s];
+    const std::uint32_t k = change_index_[s];
+    return (k & kAddedBit) != 0 ? ops.added_boxes[k & ~kAddedBit] : ops.moved_boxes[k];
   }
 
   void start_handover(const Choice& choice) {
@@ -326,9 +348,9 @@ class Auto final : public Algorithm {
     if (next_ == nullptr) throw std::bad_alloc();
     next_name_ = choice.name;
     next_reason_ = choice.reason;
-    ++epoch_;
+    for (std::uint8_t& f : flags_) f &= static_cast<std::uint8_t>(~kJoined);
     scan_ = 0;
-    scan_end_ = static_cast<Slot>(slots_.size());
+    scan_end_ = static_cast<Slot>(flags_.size());
     slice_ = std::max(kMinSlice, (live_ + kHandoverFrames - 1) / kHandoverFrames);
   }
 
@@ -344,23 +366,24 @@ class Auto final : public Algorithm {
     added_in_.clear();
     added_boxes_in_.clear();
     for (const Slot s : ops.removed) {
-      if (slots_[s].joined == epoch_) removed_in_.push_back(s);
+      if ((flags_[s] & kJoined) != 0) removed_in_.push_back(s);
     }
     for (std::size_t k = 0; k < ops.moved.size(); ++k) {
-      if (slots_[ops.moved[k]].joined != epoch_) continue;
+      if ((flags_[ops.moved[k]] & kJoined) == 0) continue;
       moved_in_.push_back(ops.moved[k]);
       boxes_in_.push_back(ops.moved_boxes[k]);
     }
     for (std::size_t k = 0; k < ops.added.size(); ++k) {
-      slots_[ops.added[k]].joined = epoch_;
+      flags_[ops.added[k]] |= kJoined;
       added_in_.push_back(ops.added[k]);
       added_boxes_in_.push_back(ops.added_boxes[k]);
     }
     std::size_t taken = 0;
+    const ChangesMarked marked(*this, ops);
     for (; scan_ < scan_end_ && taken < slice_; ++scan_) {
-      SlotInfo& info = slots_[scan_];
-      if (!info.live || info.joined == epoch_) continue;
-      info.joined = epoch_;
+      std::uint8_t& f = flags_[scan_];
+      if ((f & kLive) == 0 || (f & kJoined) != 0) continue;
+      f |= kJoined;
       added_in_.push_back(scan_);
       added_boxes_in_.push_back(current_box(scan_, ops));
       ++taken;
@@ -436,7 +459,8 @@ class Auto final : public Algorithm {
   std::string next_name_, next_reason_;
   PairManager sink_;
 
-  std::vector<SlotInfo> slots_;
+  std::vector<std::uint8_t> flags_;          // by slot: kLive, kOdd, kRaised, kJoined, kChanged
+  std::vector<std::uint32_t> change_index_;  // by slot, where kChanged: its index in the frame's moves or adds
   std::size_t live_ = 0, odd_ = 0, raised_ = 0;
   Box3 reference_{};
   double moved_share_ = 0, churn_share_ = 0;  // averages over recent frames
@@ -447,7 +471,6 @@ class Auto final : public Algorithm {
   std::string_view wanted_;  // the choice holding, not yet switched to (a literal of auto_policy.hpp)
   int wanted_frames_ = 0;
 
-  std::uint32_t epoch_ = 0;  // generation of the next algorithm
   Slot scan_ = 0, scan_end_ = 0;
   std::size_t slice_ = 0;
   std::uint64_t switches_ = 0, handed_over_ = 0;

@@ -57,7 +57,14 @@ class SapEndpoints {
   /// until restore()).
   bool current() const noexcept { return current_; }
   /// Marks the arrays out of date: the boxes changed without them.
-  void set_stale() noexcept { current_ = false; }
+  /// The positions go with the arrays' currency: restore() and
+  /// finish_staged() write every one anew (24 bytes per object).
+  void set_stale() noexcept {
+    if (current_) {
+      for (std::vector<std::uint32_t>& p : pos_) std::vector<std::uint32_t>().swap(p);
+    }
+    current_ = false;
+  }
 
   /// Notes the added slots; while the arrays are current, makes room for
   /// them in the position arrays and widens the extents to their boxes.

@@ -88,6 +88,15 @@ class World {
     moved_boxes_.push_back(b);
   }
 
+  // Stages one box put down into the plane z = 0 (a move).
+  void flatten(std::size_t index) {
+    Box3 b = boxes_[index];
+    b.min[2] = b.max[2] = 0.0f;
+    boxes_[index] = b;
+    moved_.push_back(live_[index]);
+    moved_boxes_.push_back(b);
+  }
+
   // Runs the staged frame on both and compares; returns auto's state.
   AutoState step() {
     for (BroadPhase* bp : {auto_.get(), reference_.get()}) {
@@ -200,6 +209,35 @@ void run_switches(unsigned threads) {
 }
 
 TEST(Auto, SwitchesAndAgreesWithBrute) { run_switches(1); }
+
+// Sizes are followed only in a plane: a world with boxes raised off it, all
+// moving, stays on sap; once the last raised box is put down, every size is
+// measured again, and one size in a plane is unisize's (another size among
+// them, dual-axis's).
+void run_back_to_the_plane(float last_size, const std::string& expected) {
+  World w("brute", 1, 13);
+  w.add(2000, 1.0f, true);
+  w.add(3, 1.0f, false);
+  EXPECT_EQ(w.step().algorithm, "sap");
+  for (int f = 0; f < 4; ++f) {
+    w.move(1.0);
+    EXPECT_EQ(w.step().algorithm, "sap");  // not flat: sap recomputes itself
+  }
+  w.flatten(2000);
+  w.flatten(2001);
+  w.resize(2002, last_size);  // still raised
+  w.step();
+  w.flatten(2002);
+  std::string seen = w.step().algorithm;
+  for (int f = 0; f < 4; ++f) {
+    w.move(1.0);
+    seen = w.step().algorithm;
+  }
+  EXPECT_EQ(seen, expected);
+}
+
+TEST(Auto, BackToThePlaneMeasuresSizesAgain) { run_back_to_the_plane(1.0f, "unisize"); }
+TEST(Auto, BackToThePlaneWithAnotherSize) { run_back_to_the_plane(2.0f, "dual-axis"); }
 TEST(Auto, SwitchesAndAgreesWithBruteOnTwoThreads) { run_switches(2); }
 
 // A large plane of particles, all moving (unisize), then calming down to a

@@ -20,7 +20,7 @@
 // (kTrackingHoldFrames) than a recomputing one (kHoldFrames).
 //
 // Invariants after update(): flags_ marks exactly the live slots, live_
-// counts them, odd_ and raised_ count the live boxes off the reference size
+// counts them, odd_ (while sizes_known_) and raised_ count the live boxes off the reference size
 // and off the plane; the next algorithm, while built, holds exactly the live
 // objects marked kJoined, with their current boxes, and the scan
 // has not passed any live object it does not hold.
@@ -132,7 +132,7 @@ class Auto final : public Algorithm {
       odd += (f & kLive) != 0 && (f & kOdd) != 0;
       raised += (f & kLive) != 0 && (f & kRaised) != 0;
     }
-    if (live != live_ || odd != odd_ || raised != raised_) return false;
+    if (live != live_ || (sizes_known_ && odd != odd_) || raised != raised_) return false;
     if (current_ != nullptr && !current_->validate()) return false;
     return next_ == nullptr || next_->validate();
   }
@@ -158,8 +158,13 @@ class Auto final : public Algorithm {
   // The frame's operations into flags_ and the counts of live, odd and
   // raised boxes; the size reference is the first box added to an empty
   // world (unisize's own rule, so that "one size" means what it takes).
+  // Sizes matter only in a plane (one size in a plane is unisize's world):
+  // while some box is raised off it they are not followed, and once none
+  // is, every live box is measured again (sizes_known_).
   void record(const FrameOps& ops, std::size_t live_before) {
     if (live_before == 0 && !ops.added.empty()) reference_ = ops.added_boxes[0];
+    if (live_before == 0) sizes_known_ = true;
+    if (raised_ > 0) sizes_known_ = false;
     for (const Slot s : ops.removed) {
       std::uint8_t& f = flags_[s];
       odd_ -= (f & kOdd) != 0;
@@ -179,16 +184,31 @@ class Auto final : public Algorithm {
       set_shape(f, ops.added_boxes[k]);
     }
     live_ = live_before - ops.removed.size() + ops.added.size();
+    if (!sizes_known_ && raised_ == 0) measure_sizes(ops);
   }
 
   // A live box's odd and raised flags, and the counts, for its new box.
   void set_shape(std::uint8_t& f, const Box3& box) {
-    odd_ -= (f & kOdd) != 0;
-    raised_ -= (f & kRaised) != 0;
-    const bool odd = !same_size(box, reference_), raised = !flat_box(box);
-    f = static_cast<std::uint8_t>((f & ~(kOdd | kRaised)) | (odd ? kOdd : 0) | (raised ? kRaised : 0));
-    odd_ += odd;
-    raised_ += raised;
+    const bool raised = !flat_box(box);
+    raised_ += std::size_t{raised} - std::size_t{(f & kRaised) != 0};
+    f = static_cast<std::uint8_t>((f & ~kRaised) | (raised ? kRaised : 0));
+    if (!sizes_known_) return;
+    const bool odd = !same_size(box, reference_);
+    odd_ += std::size_t{odd} - std::size_t{(f & kOdd) != 0};
+    f = static_cast<std::uint8_t>((f & ~kOdd) | (odd ? kOdd : 0));
+  }
+
+  // Every live box's size measured again (a world that came back to a plane).
+  void measure_sizes(const FrameOps& ops) {
+    const ChangesMarked marked(*this, ops);
+    odd_ = 0;
+    for (Slot s = 0; s < flags_.size(); ++s) {
+      std::uint8_t& f = flags_[s];
+      const bool odd = (f & kLive) != 0 && !same_size(current_box(s, ops), reference_);
+      f = static_cast<std::uint8_t>((f & ~kOdd) | (odd ? kOdd : 0));
+      odd_ += odd;
+    }
+    sizes_known_ = true;
   }
 
   // Where this frame's moved and added boxes are (current_box()), marked
@@ -228,7 +248,7 @@ class Auto final : public Algorithm {
     w.live = live_;
     w.first_frame = first;
     w.new_world = age_ == 1;
-    w.one_size = live_ > 0 && odd_ == 0;
+    w.one_size = live_ > 0 && sizes_known_ && odd_ == 0;
     w.flat = live_ > 0 && raised_ == 0;
     if (live_before > 0) {
       const double before = static_cast<double>(live_before);
@@ -462,6 +482,7 @@ class Auto final : public Algorithm {
   std::vector<std::uint8_t> flags_;          // by slot: kLive, kOdd, kRaised, kJoined, kChanged
   std::vector<std::uint32_t> change_index_;  // by slot, where kChanged: its index in the frame's moves or adds
   std::size_t live_ = 0, odd_ = 0, raised_ = 0;
+  bool sizes_known_ = true;  // kOdd and odd_ follow the sizes (while no box is raised)
   Box3 reference_{};
   double moved_share_ = 0, churn_share_ = 0;  // averages over recent frames
   bool seen_motion_ = false;                  // the averages hold a frame

@@ -163,12 +163,12 @@ Layout probe_layout(const Stats& small, const Stats& large, std::size_t m) {
   return layout;
 }
 
-// A box as bucketed into a cell, before the cell is sorted.
 // Entries of prepare()'s borrowed staging buffer from which it is freed
 // afterwards rather than kept (a layout of this many boxes costs far more
 // than the buffer's page faults).
 constexpr std::size_t kKeptStagingEntries = std::size_t{1} << 16;
 
+// A box as bucketed into a cell, before the cell is sorted.
 struct Staged {
   std::uint32_t min_key, max_key;
   std::uint32_t index;  // box index | kSpansCells

@@ -329,6 +329,8 @@ class Auto final : public Algorithm {
     boxes_in_.clear();
     if (!all_new) {
       const ChangesMarked marked(*this, ops);
+      moved_in_.reserve(live_);
+      boxes_in_.reserve(live_);
       for (Slot s = 0; s < flags_.size(); ++s) {
         if ((flags_[s] & kLive) == 0) continue;
         moved_in_.push_back(s);
@@ -360,6 +362,10 @@ class Auto final : public Algorithm {
     current_ = std::move(fresh);
     current_name_ = name;
     reason_ = reason;
+    // The world's copy is not kept (switches are rare; a frame's moves
+    // during a handover take far less).
+    std::vector<Slot>().swap(moved_in_);
+    std::vector<Box3>().swap(boxes_in_);
   }
 
   // The box of a live object as of the frame's end.

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <new>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -57,11 +58,18 @@ std::vector<Pair> sorted(const BroadPhase& bp) {
 std::vector<Pair> listed(std::span<const Pair> pairs) { return {pairs.begin(), pairs.end()}; }
 
 // A few frames of a small world: boxes of one size (so every algorithm takes
-// them) moving, leaving and arriving.
+// them) moving, leaving and arriving; with `rich`, static objects arriving
+// and leaving too, dynamic ones arriving with filters and given new ones.
 struct World {
   std::mt19937 rng{7};
-  std::vector<Id> live;
+  std::vector<Id> live, statics;
   Id next = 100;
+  bool rich = false;
+
+  Filter filter() {
+    std::uniform_int_distribution<std::uint32_t> bits(1, 7);
+    return Filter{.category = bits(rng), .mask = bits(rng)};
+  }
 
   Box3 box() {
     std::uniform_real_distribution<float> u(0.0f, 12.0f);
@@ -85,13 +93,74 @@ struct World {
       live.push_back(next++);
       added_boxes.push_back(box());
     }
+    std::vector<Id> refiltered, static_added, static_removed;
+    std::vector<Filter> filters, added_filters;
+    std::vector<Box3> static_boxes;
+    if (rich) {
+      for (std::size_t k = 0; k < 2 && m + k < live.size() - adds; ++k) {  // untouched by the frame otherwise
+        refiltered.push_back(live[live.size() - adds - 1 - k]);
+        filters.push_back(filter());
+      }
+      for (std::size_t k = 0; k < added.size(); ++k) added_filters.push_back(filter());
+      if (statics.size() > 2) {
+        static_removed.push_back(statics.front());
+        statics.erase(statics.begin());
+      }
+      for (int k = 0; k < 3; ++k) {
+        static_added.push_back(next);
+        statics.push_back(next++);
+        Box3 b = box();
+        b.max[2] = b.min[2] + 0.5f;  // a floor tile: one size of its own
+        static_boxes.push_back(b);
+      }
+    }
     for (BroadPhase* bp : bps) {
       ASSERT_TRUE(bp->remove(removed));
       ASSERT_TRUE(bp->move(moved, moved_boxes));
-      ASSERT_TRUE(bp->add(added, added_boxes));
+      ASSERT_TRUE(bp->add(added, added_boxes, added_filters));
+      if (!rich) continue;
+      ASSERT_TRUE(bp->set_filter(refiltered, filters));
+      ASSERT_TRUE(bp->remove(static_removed));
+      ASSERT_TRUE(bp->add(static_added, static_boxes, {}, Motion::kStatic));
     }
   }
 };
+
+// What a user may ask between frames: the pairs, which ids are live, the
+// count, region queries and rays (every category and two masks).
+struct Answers {
+  std::vector<Pair> pairs;
+  std::vector<bool> contained;
+  std::size_t size = 0;
+  std::vector<std::vector<Id>> queries;
+  std::vector<std::vector<RayHit>> rays;
+  std::vector<std::optional<RayHit>> closest;
+  bool operator==(const Answers&) const = default;
+};
+
+Answers ask(const BroadPhase& bp, Id ids_below) {
+  Answers a;
+  bp.sorted_pairs(a.pairs);
+  for (Id id = 0; id < ids_below; ++id) a.contained.push_back(bp.contains(id));
+  a.size = bp.size();
+  for (const std::uint32_t mask : {kAllCategories, 1u, 6u}) {
+    for (const float at : {-1.0f, 3.0f, 7.5f, 11.0f}) {
+      std::vector<Id> hits;
+      EXPECT_TRUE(bp.query(Box3{{at, at, 0}, {at + 3, at + 4, 5}}, hits, mask));
+      a.queries.push_back(hits);
+    }
+    for (const float y : {1.5f, 6.25f, 10.0f}) {
+      const Ray3 ray{{-2, y, 1}, {1, 0.125f, 0.0625f}, 30};
+      std::vector<RayHit> hits;
+      std::optional<RayHit> first;
+      EXPECT_TRUE(bp.ray_cast(ray, hits, mask));
+      EXPECT_TRUE(bp.ray_cast_closest(ray, first, mask));
+      a.rays.push_back(hits);
+      a.closest.push_back(first);
+    }
+  }
+  return a;
+}
 
 struct Delta {
   std::vector<Pair> created, deleted;
@@ -101,7 +170,7 @@ struct Delta {
 
 // Frame `f` of the world, its n-th allocation failing, for every n until
 // the frame goes through: each n on a broad phase brought to frame f anew.
-void run_faults(const std::string& name, unsigned threads, int f, long& failures) {
+void run_faults(const std::string& name, unsigned threads, int f, bool rich, long& failures) {
   for (long n = 0;; ++n) {
     failures = n;
     SCOPED_TRACE(name + ", threads " + std::to_string(threads) + ", frame " + std::to_string(f) +
@@ -111,6 +180,7 @@ void run_faults(const std::string& name, unsigned threads, int f, long& failures
     auto twin = BroadPhase::create(name, {.threads = threads});
     ASSERT_NE(subject, nullptr);
     World world;
+    world.rich = rich;
     BroadPhase* both[] = {subject.get(), twin.get()};
     for (int g = 0; g < f; ++g) {
       world.stage(both);
@@ -121,6 +191,7 @@ void run_faults(const std::string& name, unsigned threads, int f, long& failures
     const Delta expected(twin->update());
     const std::vector<Pair> before = sorted(*subject);
     const std::size_t size_before = subject->size();
+    const Answers answers_before = ask(*subject, world.next);
 
     g_failed = false;
     const FrameDelta* delta = nullptr;
@@ -141,6 +212,7 @@ void run_faults(const std::string& name, unsigned threads, int f, long& failures
     ASSERT_EQ(sorted(*subject), before);
     ASSERT_EQ(subject->size(), size_before);
     ASSERT_TRUE(subject->validate());
+    ASSERT_TRUE(ask(*subject, world.next) == answers_before) << "a query, a ray or contains() changed";
     // The frame is still staged: its ids have their operation.
     if (!world.live.empty()) {
       EXPECT_EQ(subject->remove(world.live.back()).code(), StatusCode::kRepeatedId);
@@ -155,11 +227,13 @@ void run_faults(const std::string& name, unsigned threads, int f, long& failures
     if (delta == nullptr) {
       ASSERT_EQ(sorted(*subject), before);
       ASSERT_TRUE(subject->validate());
+      ASSERT_TRUE(ask(*subject, world.next) == answers_before) << "a query, a ray or contains() changed";
       delta = &subject->update();
     }
     ASSERT_EQ(Delta(*delta), expected);
     ASSERT_EQ(sorted(*subject), sorted(*twin));
     ASSERT_TRUE(subject->validate());
+    ASSERT_TRUE(ask(*subject, world.next) == ask(*twin, world.next));
     // And the frames after agree.
     for (int g = 0; g < 2; ++g) {
       world.stage(both);
@@ -174,7 +248,22 @@ TEST_P(OutOfMemory, EveryAllocationOfAFrameMayFail) {
   for (const unsigned threads : {1u, 2u}) {
     for (int f = 0; f < 4; ++f) {
       long failures = 0;
-      run_faults(GetParam(), threads, f, failures);
+      run_faults(GetParam(), threads, f, false, failures);
+      if (f == 0) {
+        EXPECT_GT(failures, 10) << "the first frame allocates: its allocations must have failed";
+      }
+    }
+  }
+}
+
+// The same with static objects coming and going, filters given at addition
+// and changed, and after every failure the queries, rays and live ids the
+// broad phase answered before the call.
+TEST_P(OutOfMemory, StaticsFiltersQueriesAndRaysSurviveAFailedFrame) {
+  for (const unsigned threads : {1u, 2u}) {
+    for (int f = 0; f < 4; ++f) {
+      long failures = 0;
+      run_faults(GetParam(), threads, f, true, failures);
       if (f == 0) {
         EXPECT_GT(failures, 10) << "the first frame allocates: its allocations must have failed";
       }

@@ -257,6 +257,9 @@ class BroadPhase {
   void for_each_dynamic_overlap(std::span<const Box3> boxes, Visit&& visit) const;
   template <class Visit>
   void for_each_dynamic_slot(Visit&& visit) const;
+  bool statics_trusted() const noexcept;
+  template <class Visit>
+  void for_each_static_slot(Visit&& visit) const;
   bool is_static(Slot s) const noexcept { return uses_statics_ && motion_of_slot_[s] == Motion::kStatic; }
   Filter filter_of(Slot s) const noexcept { return uses_filters_ ? filter_of_slot_[s] : Filter{}; }
   bool holds_the_pairs_there_are() const;

@@ -995,6 +995,24 @@ Status BroadPhase::query(std::span<const Box3> boxes, std::vector<Id>& ids, std:
   return {};
 }
 
+// Whether the static tree holds the static objects of the last update():
+// a frame that failed may have changed it before it failed (an insertion,
+// half a build), and the next update() makes it anew with the algorithm;
+// until then the static objects are tested one by one
+// (for_each_static_slot()), so that a query or a ray sees the broad phase
+// as it was before the failed call.
+bool BroadPhase::statics_trusted() const noexcept { return statics_ != nullptr && !remake_algorithm_; }
+
+// visit(slot) for every static object live at the last update() (its
+// removal may be staged; its addition, not yet).
+template <class Visit>
+void BroadPhase::for_each_static_slot(Visit&& visit) const {
+  if (!uses_statics_) return;
+  for (Slot s = 0; s < state_.size(); ++s) {
+    if ((state_[s] == SlotState::kLive || state_[s] == SlotState::kPendingRemove) && is_static(s)) visit(s);
+  }
+}
+
 // The static tree's answer and the algorithm's (or every dynamic box
 // tested, also while a failed frame awaits the algorithm's rebuild: the
 // boxes are the last frame's), kept by category.
@@ -1003,7 +1021,13 @@ void BroadPhase::answer_query(const Box3& box, std::vector<Id>& out, std::uint32
   const auto keep = [&](Slot s) {
     if ((filter_of(s).category & mask) != 0) out.push_back(id_of_slot_[s]);
   };
-  if (statics_ != nullptr) statics_->query(box, keep);
+  if (statics_trusted()) {
+    statics_->query(box, keep);
+  } else {
+    for_each_static_slot([&](Slot s) {
+      if (overlaps(box, box_of_slot_[s])) keep(s);
+    });
+  }
   query_slots_.clear();
   if (!remake_algorithm_ && algorithm_->query(box, query_slots_)) {
     for (const Slot s : query_slots_) keep(s);
@@ -1101,10 +1125,14 @@ void BroadPhase::cast_ray(const Ray3& ray, std::vector<RayHit>& hits, std::uint3
       hits.front() = hit;
     }
   };
-  if (statics_ != nullptr) {
+  if (statics_trusted()) {
     statics_->ray(ray, [&](Slot s, float t) {
       consider(s, t);
       return closest && !hits.empty() ? hits.front().t : ray.max_t;
+    });
+  } else {
+    for_each_static_slot([&](Slot s) {
+      if (float t = 0; ray_entry(ray, box_of_slot_[s], t)) consider(s, t);
     });
   }
   dynamic_tree().ray(ray, [&](Slot s, float t) {

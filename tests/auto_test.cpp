@@ -162,8 +162,9 @@ TEST(AutoPolicy, ChoosesByTheWorkload) {
   EXPECT_EQ(detail::hold_frames("dual-axis"), detail::kHoldFrames);
   EXPECT_EQ(detail::hold_frames("sap"), detail::kTrackingHoldFrames);
   // Hysteresis: a recomputing algorithm stays down to kStillMostMove.
-  EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.4, .flat = true}, "dual-axis").name, "dual-axis");
-  EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.4, .flat = true}, "sap").name, "sap");
+  EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.3, .flat = true}, "dual-axis").name, "dual-axis");
+  EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.3, .flat = true}, "sap").name, "sap");
+  EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.2, .flat = true}, "dual-axis").name, "sap");
   EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.4}, "box-pruning").name, "box-pruning");
   EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.2}, "box-pruning").name, "sap");
   const detail::Choice mass = choose(Workload{.live = 20'000, .mass_insertion = true}, "dual-axis");

@@ -60,7 +60,10 @@ std::vector<std::string> algorithm_names(bool with_reference) {
       names.push_back("multi-sap:mode=witness");
       names.push_back("multi-sap:cells=segmented,chunk=4");
     }
-    if (info.name == "sap") names.push_back("sap:path=batch");
+    if (info.name == "sap") {
+      names.push_back("sap:path=batch");
+      names.push_back("sap:path=search");  // the resting set's searches on every adversarial trace
+    }
     if (info.name == "segmented-sap") {
       names.push_back("segmented-sap:global=always");
       names.push_back("segmented-sap:global=never");

@@ -33,7 +33,10 @@ std::vector<std::string> algorithm_names() {
   for (const AlgorithmInfo& info : algorithms()) {
     names.push_back(info.name);
     if (info.name == "multi-sap") names.push_back("multi-sap:mode=witness");
-    if (info.name == "sap") names.push_back("sap:path=batch");
+    if (info.name == "sap") {
+      names.push_back("sap:path=batch");
+      names.push_back("sap:path=search");
+    }
   }
   return names;
 }

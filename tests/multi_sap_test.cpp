@@ -340,7 +340,7 @@ TEST(MultiSapSettings, TakenOrRefusedWithAReason) {
   EXPECT_EQ(BroadPhase::create("sap:mode=witness", {}, &why), nullptr);  // sap's one setting is path
   EXPECT_NE(why.message().find("path"), std::string::npos) << why.message();
   EXPECT_EQ(BroadPhase::create("sap:path=fast", {}, &why), nullptr);
-  EXPECT_NE(why.message().find("auto, walk or batch"), std::string::npos) << why.message();
+  EXPECT_NE(why.message().find("auto, walk, batch or search"), std::string::npos) << why.message();
   EXPECT_NE(BroadPhase::create("sap:path=walk", {}, &why), nullptr);
   EXPECT_EQ(BroadPhase::create("nothing:mode=witness", {}, &why), nullptr);
 }

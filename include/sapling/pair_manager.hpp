@@ -61,6 +61,7 @@ class PairManager {
   }
 
   /// Records that {x, y} no longer overlaps; nothing if it was not a pair.
+  /// Requires x != y ({~0, ~0} is the index's empty key).
   void remove(Id x, Id y) {
     if (index_stale_) rebuild_index();
     const std::uint32_t index = index_.find(pair_key(make_pair(x, y)));

@@ -67,15 +67,11 @@ bool RestingSet::drop_pairs(std::span<const Slot> removed, std::span<const Slot>
     if (t != kNoSlot && state_[t] == kResting) pairs.remove(ids[query_slots_[p.i]], ids[t]);
   }
   for (const IndexPair& p : among_) pairs.remove(ids[query_slots_[p.i]], ids[query_slots_[p.j]]);
-  // The active boxes at their boxes before the frame (the moved ones among
-  // them too: harmless; this frame's additions are not live yet).
-  other_slots_.clear();
-  other_boxes_.clear();
-  for (const Slot s : active_) {
-    if (state_[s] != kActive || !live.contains(s)) continue;
-    other_slots_.push_back(s);
-    other_boxes_.push_back(live.values<0>()[live.index(s)]);
-  }
+  // The other active boxes, at their boxes before the frame: not the moved
+  // ones (met among the changed boxes, and a box is no pair of its own).
+  for (const Slot s : moved) state_[s] = kChanged;
+  gather_idle_active(live);
+  for (const Slot s : moved) state_[s] = kActive;
   found.clear();
   pruner_.bipartite(query_boxes_, other_boxes_, found);
   for (const IndexPair& p : found) pairs.remove(ids[query_slots_[p.i]], ids[other_slots_[p.j]]);
@@ -252,12 +248,13 @@ void RestingSet::prepare(const LiveBoxes& live, std::vector<IndexPair>* pairs) {
 }
 
 // The active boxes not changed this frame, and their boxes, into
-// other_slots_ and other_boxes_.
+// other_slots_ and other_boxes_ (not the frame's additions while they are
+// not live yet: drop_pairs()).
 void RestingSet::gather_idle_active(const LiveBoxes& live) {
   other_slots_.clear();
   other_boxes_.clear();
   for (const Slot s : active_) {
-    if (state_[s] != kActive) continue;
+    if (state_[s] != kActive || !live.contains(s)) continue;
     other_slots_.push_back(s);
     other_boxes_.push_back(live.values<0>()[live.index(s)]);
   }

@@ -90,6 +90,7 @@ void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairMan
     choice.swap_budget = std::numeric_limits<double>::infinity();
   }
   if (batch_only_) choice.path = SapPath::kBatch;
+  if (search_only_) choice.path = SapPath::kResting;
   switch (choice.path) {
     case SapPath::kBatch:
       batch_frame(ops, ids);
@@ -430,7 +431,7 @@ void SweepAndPrune::prune_changed(const FrameOps& ops, std::size_t moves_applied
   // changed pairs the boxes before the frame do not show) and the pairs
   // far outnumber the changes, the frame is one search of the changed
   // boxes (RestingSet::update_changed()).
-  const bool one_search = moves_applied == 0 && !prepare && takes_one_search(frame_counts(ops));
+  const bool one_search = moves_applied == 0 && !prepare && (search_only_ || takes_one_search(frame_counts(ops)));
   if (!one_search) drop_changed_pairs(ops, moves_applied == 0);
   endpoints_.set_stale();  // before the additions: they then size no positions
   for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) live_.value<0>(ops.moved[j]) = ops.moved_boxes[j];
@@ -454,7 +455,7 @@ void SweepAndPrune::prune_changed(const FrameOps& ops, std::size_t moves_applied
 // else by the scan.
 void SweepAndPrune::drop_changed_pairs(const FrameOps& ops, bool may_search) {
   if (ops.removed.empty() && ops.moved.empty()) return;
-  const bool search = may_search && drops_by_search(frame_counts(ops)) &&
+  const bool search = may_search && (search_only_ || drops_by_search(frame_counts(ops))) &&
                       resting_.drop_pairs(ops.removed, ops.moved, ops.boxes, live_, id_, *pairs_, found_);
   counters_.searched_drops += search;
   if (search) return;
@@ -489,11 +490,13 @@ bool SweepAndPrune::validate() const {
 
 std::unique_ptr<Algorithm> make_sap(const Options& options) {
   SettingsReader settings(options.settings);
-  const std::size_t path = settings.choice("path", 0, {"auto", "walk", "batch"}, "sap: path is auto, walk or batch");
-  settings.finish("sap's only setting is path (auto, walk or batch)");
+  const std::size_t path =
+      settings.choice("path", 0, {"auto", "walk", "batch", "search"}, "sap: path is auto, walk, batch or search");
+  settings.finish("sap's only setting is path (auto, walk, batch or search)");
   auto sap = std::make_unique<SweepAndPrune>(options);
   sap->set_walk_only(path == 1);
   sap->set_batch_only(path == 2);
+  sap->set_search_only(path == 3);
   return sap;
 }
 

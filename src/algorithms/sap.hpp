@@ -65,6 +65,11 @@ class SweepAndPrune final : public Algorithm {
   /// For measurements and tests of the single-pass batch update (3.2.1):
   /// with `on`, every frame takes it (the setting path=batch).
   void set_batch_only(bool on) noexcept { batch_only_ = on; }
+  /// For tests of the resting set's searches: with `on`, every frame takes
+  /// the resting path, and drops and finds its pairs by searching the set
+  /// wherever the grid takes the boxes (RestingSet::update_changed() and
+  /// drop_pairs()), whatever the scan would cost (the setting path=search).
+  void set_search_only(bool on) noexcept { search_only_ = on; }
   /// Live boxes from which stale arrays are rebuilt a step a frame before a
   /// probe (kStageMinBoxes); for tests.
   void set_stage_min_boxes(std::size_t n) noexcept { stage_min_boxes_ = n; }
@@ -96,6 +101,7 @@ class SweepAndPrune final : public Algorithm {
   SapHistory history_;                            // what the policy measured in earlier frames
   bool walk_only_ = false;                        // set_walk_only()
   bool batch_only_ = false;                       // set_batch_only()
+  bool search_only_ = false;                      // set_search_only()
   std::size_t stage_min_boxes_ = kStageMinBoxes;  // set_stage_min_boxes()
 
   PairFilter filter_;                 // the frame's (FrameOps::filter)

@@ -532,6 +532,154 @@ INSTANTIATE_TEST_SUITE_P(OneSize, OneSizeDifferentialTest,
                          one_size_param_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(OneSizeDifferentialTest);
 
+// ---------------------------------------------------------------------------
+// The pair budget (Options::max_pairs): a frame after which more pairs than
+// the budget overlap is refused, and the same frames are refused whatever
+// the algorithm. The oracle takes, of each frame, the operations still valid
+// after earlier refusals (a refused frame's additions never happened, its
+// removals did not either), and refuses the frame iff it leaves more pairs
+// than the budget. Budgets: just below, at and just above the pair counts of
+// three frames of the trace run without a budget.
+
+// The frame's operations that are valid for the live objects `live`.
+TraceFrame still_valid(const TraceFrame& f, const std::map<Id, Box3>& live) {
+  TraceFrame out;
+  for (const Id id : f.removed) {
+    if (live.contains(id)) out.removed.push_back(id);
+  }
+  for (std::size_t i = 0; i < f.moved.size(); ++i) {
+    if (live.contains(f.moved[i])) out.moved.push_back(f.moved[i]), out.moved_boxes.push_back(f.moved_boxes[i]);
+  }
+  for (std::size_t i = 0; i < f.added.size(); ++i) {
+    if (!live.contains(f.added[i])) out.added.push_back(f.added[i]), out.added_boxes.push_back(f.added_boxes[i]);
+  }
+  return out;
+}
+
+// Budgets around the pair counts of the trace's frames: those of the frame
+// with the most pairs, of the middle frame and of the last frame with any.
+std::vector<std::size_t> budgets_near_counts(const Trace& trace) {
+  Oracle oracle(trace.dims);
+  std::vector<std::size_t> counts;
+  for (const TraceFrame& f : trace.frames) {
+    oracle.apply(f);
+    counts.push_back(oracle.pairs().size());
+  }
+  std::set<std::size_t> budgets;
+  if (counts.empty()) return {};
+  const auto most = std::max_element(counts.begin(), counts.end());
+  std::size_t last = 0;
+  for (const std::size_t c : counts) last = c != 0 ? c : last;
+  for (const std::size_t c : {*most, counts[counts.size() / 2], last}) {
+    for (const std::size_t b : {c - 1, c, c + 1}) {
+      if (c != 0 && b != 0) budgets.insert(b);  // 0 is no budget
+    }
+  }
+  return {budgets.begin(), budgets.end()};
+}
+
+// Runs `trace` on `algo` and on brute, both with `budget`, against the
+// oracle; counts the frames refused.
+std::string run_budgeted(const std::string& algo, unsigned threads, const Trace& trace, std::size_t budget,
+                         std::size_t& refused) {
+  const auto ref = BroadPhase::create(kReference, Options{.dims = trace.dims, .max_pairs = budget});
+  const auto alg = BroadPhase::create(algo, Options{.dims = trace.dims, .threads = threads, .max_pairs = budget});
+  if (!ref || !alg) return "BroadPhase::create failed";
+  Driver driver(trace.dims);
+  Oracle oracle(trace.dims);
+  std::vector<Pair> before;
+  for (std::size_t f = 0; f < trace.frames.size(); ++f) {
+    const TraceFrame frame = still_valid(trace.frames[f], oracle.live());
+    Oracle next = oracle;
+    next.apply(frame);
+    const std::vector<Pair> after = next.pairs();
+    const bool over = after.size() > budget;
+    std::string e;
+    for (BroadPhase* bp : {ref.get(), alg.get()}) {
+      const std::string who(bp->algorithm_name());
+      for (const Status s : {bp->remove(frame.removed), driver.move(*bp, frame.moved, frame.moved_boxes),
+                             driver.add(*bp, frame.added, frame.added_boxes)}) {
+        if (s.code() == StatusCode::kUnsupported) return "unsupported";  // unisize on mixed sizes: one-size traces
+        if (!s.ok()) return "frame " + std::to_string(f) + ": " + who + " refused a valid call: " + s.message();
+      }
+      const FrameDelta& d = bp->update();
+      const StatusCode code = d.status.code();
+      Observed o;
+      o.created.assign(d.created.begin(), d.created.end());
+      o.deleted.assign(d.deleted.begin(), d.deleted.end());
+      o.pairs.assign(bp->pairs().begin(), bp->pairs().end());
+      bp->sorted_pairs(o.sorted);
+      if (code != (over ? StatusCode::kPairBudget : StatusCode::kOk)) {
+        e += who + ": status " + std::string(status_code_name(code)) + " for a frame leaving " +
+             std::to_string(after.size()) + " pairs\n";
+      }
+      if (over) {
+        if (!o.created.empty() || !o.deleted.empty()) e += who + ": a refused frame reported pairs\n";
+        e += diff(who + " pairs after a refused frame", before, o.sorted);
+        e += check_live(who, *bp, oracle, f + 1);
+      } else {
+        e += check_against(who, o, before, after);
+        e += check_live(who, *bp, next, f + 1);
+      }
+    }
+    if (!e.empty()) return "frame " + std::to_string(f) + " (budget " + std::to_string(budget) + "):\n" + e;
+    if (over) {
+      ++refused;
+    } else {
+      oracle = std::move(next);
+      before = after;
+    }
+  }
+  return "";
+}
+
+using BudgetParam = std::tuple<std::string, TraceKind, int>;
+
+class PairBudgetTest : public ::testing::TestWithParam<BudgetParam> {};
+
+// Every budget of budgets_near_counts() on `trace`, 1 and 2 threads in turn.
+void expect_budgets_kept(const std::string& algo, const Trace& trace, const std::string& where) {
+  std::size_t refused = 0, runs = 0;
+  for (const std::size_t budget : budgets_near_counts(trace)) {
+    const unsigned threads = 1 + (runs++ % 2);
+    const std::string e = run_budgeted(algo, threads, trace, budget, refused);
+    if (e == "unsupported") GTEST_SKIP() << where << ": the algorithm does not support the trace";
+    ASSERT_TRUE(e.empty()) << where << " threads=" << threads << "\n" << e;
+  }
+  if (runs > 0) {
+    EXPECT_GT(refused, 0u) << where << ": no budget refused a frame";
+  }
+}
+
+TEST_P(PairBudgetTest, RefusesTheFramesOverBudgetLikeTheOracle) {
+  const auto& [algo, kind, dims] = GetParam();
+  const Trace trace = testgen::make_trace(kind, {.dims = dims, .seed = kSeeds[0]});
+  expect_budgets_kept(algo, trace, describe(algo, kind, dims, kSeeds[0]));
+}
+
+INSTANTIATE_TEST_SUITE_P(AllAlgorithms, PairBudgetTest,
+                         ::testing::Combine(::testing::ValuesIn(algorithm_names(true)),
+                                            ::testing::ValuesIn(testgen::kAllTraceKinds), ::testing::Values(2, 3)),
+                         diff_param_name);
+
+// The same on traces of one size, where unisize takes part.
+class OneSizePairBudgetTest : public ::testing::TestWithParam<OneSizeParam> {};
+
+TEST_P(OneSizePairBudgetTest, RefusesTheFramesOverBudgetLikeTheOracle) {
+  const auto& [algo, kind, dims] = GetParam();
+  const std::size_t n = kind == OneSize::kIdentical ? 100 : 300;
+  expect_budgets_kept(algo, one_size_trace(kind, dims, kSeeds[0], n),
+                      "algorithm=" + algo + " one-size kind=" + one_size_name(kind) + " dims=" + std::to_string(dims));
+}
+
+INSTANTIATE_TEST_SUITE_P(OneSize, OneSizePairBudgetTest,
+                         ::testing::Combine(::testing::ValuesIn(algorithm_names(true)),
+                                            ::testing::Values(OneSize::kTouchingLattice, OneSize::kIdentical,
+                                                              OneSize::kHalfGrid, OneSize::kPoints, OneSize::kFlatWorld,
+                                                              OneSize::kRandom, OneSize::kCentred),
+                                            ::testing::Values(2, 3)),
+                         one_size_param_name);
+
 // Brute against the oracle (and itself for determinism), so that the
 // reference is checked even with no other algorithm registered.
 using KindParam = std::tuple<TraceKind, int>;

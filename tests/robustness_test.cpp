@@ -14,6 +14,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sapling/sapling.hpp"
@@ -225,6 +226,30 @@ TEST(OutOfMemory, MillionsOfPairsUnderAMemoryLimit) {
     EXPECT_EXIT(identical_boxes_under_a_limit(algorithm), ::testing::ExitedWithCode(0), "");
   }
 #endif
+}
+
+// reserve() beyond what can be held throws std::bad_alloc, the contract's
+// only exception (std::vector's length_error was), before asking the system
+// for anything (so also under the sanitizers' allocators), and the broad
+// phase goes on as before.
+TEST(Reserve, BeyondWhatCanBeHeldThrowsBadAlloc) {
+  constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
+  for (const std::string& name : algorithm_names()) {
+    SCOPED_TRACE(name);
+    auto bp = BroadPhase::create(name);
+    ASSERT_NE(bp, nullptr);
+    ASSERT_TRUE(bp->add(std::vector<Id>{1, 2}, std::vector<Box3>{kUnit, kUnit}));
+    ASSERT_EQ(bp->update().created.size(), 1u);
+    for (const auto& [objects, pairs] :
+         {std::pair{kMax, kMax}, std::pair{kMax / 2, std::size_t{0}}, std::pair{std::size_t{0}, kMax / 2},
+          std::pair{std::size_t{1} << 32, std::size_t{0}}, std::pair{std::size_t{16}, std::size_t{1} << 32}}) {
+      EXPECT_THROW(bp->reserve(objects, pairs), std::bad_alloc) << objects << " objects, " << pairs << " pairs";
+    }
+    ASSERT_TRUE(bp->add(3, kUnit));
+    EXPECT_EQ(bp->update().created.size(), 2u);
+    EXPECT_EQ(bp->size(), 3u);
+    EXPECT_TRUE(bp->validate());
+  }
 }
 
 TEST(Dims2, ABox3OffThePlaneIsRefusedByEveryAlgorithm) {

@@ -49,7 +49,7 @@ struct FrameDelta {
   std::span<const Pair> created;
   std::span<const Pair> deleted;
   /// Ok, or why the frame was refused (StatusCode::kPairBudget: more pairs
-  /// than Options::max_pairs); a refused frame reports no pair, its
+  /// than Options::max_pairs after it); a refused frame reports no pair, its
   /// operations are dropped and the broad phase is as before the frame.
   Status status;
 };
@@ -147,8 +147,8 @@ class BroadPhase {
   /// pairs() and contains() are the previous frame's, and the next update()
   /// with memory available applies the frame and reports its exact delta
   /// (rebuilding the algorithm's structures from the live boxes once).
-  /// With Options::max_pairs, a frame that would exceed it is refused in
-  /// FrameDelta::status (then its operations are dropped).
+  /// With Options::max_pairs, a frame after which more pairs would overlap
+  /// is refused in FrameDelta::status (then its operations are dropped).
   const FrameDelta& update();
 
   /// Every pair overlapping after the last update(), contiguous, each with
@@ -206,7 +206,8 @@ class BroadPhase {
   /// Makes room for `objects` live objects and `pairs` pairs up front (a
   /// level about to load), so that frames up to that size allocate as
   /// little as the algorithm can. May throw std::bad_alloc (then nothing
-  /// has changed but capacity).
+  /// has changed but capacity), at once for more than 2^32 - 1 objects or
+  /// pairs, which no broad phase can hold.
   ///
   /// Memory is given back by itself: after an update() that leaves fewer
   /// than a quarter of the objects the broad phase has room for (and room

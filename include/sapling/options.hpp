@@ -22,11 +22,14 @@ struct Options {
   /// The engine's task system; overrides `threads` when set. Must outlive
   /// the broad phase.
   TaskSystem* tasks = nullptr;
-  /// The most pairs a frame may hold (the previous frame's plus those it
-  /// creates), 0 for no limit: a frame that would exceed it is refused with
-  /// StatusCode::kPairBudget in FrameDelta::status instead of exhausting
-  /// memory, and its operations are dropped. Recomputing algorithms hold
-  /// the frame's pairs once (8 bytes each) before the check.
+  /// The most pairs that may overlap after a frame, 0 for no limit: a frame
+  /// after which more would overlap is refused with StatusCode::kPairBudget
+  /// in FrameDelta::status, whatever the algorithm, and its operations are
+  /// dropped. Memory stays bounded while the frame runs: the pair manager
+  /// holds at most twice max_pairs pairs (the previous frame's and the new
+  /// ones); a frame that fills that room is computed again from the live
+  /// boxes to decide exactly. Recomputing algorithms hold the frame's pairs
+  /// once more (8 bytes each) before the check.
   std::size_t max_pairs = 0;
   /// The algorithm's own settings, "name=value" pairs separated by commas
   /// (e.g. "mode=witness,cell_size=2.5" for multi-sap; each algorithm's page

@@ -17,10 +17,19 @@
 // hash slot at load 1/4..1/2 (32..64 bytes per pair).
 //
 // Failure: every call either completes or, when an allocation fails (or the
-// budget is exceeded), throws having changed nothing, so a frame cut short
-// by an exception leaves the frame's earlier calls recorded, and
+// budget's room runs out), throws having changed nothing, so a frame cut
+// short by an exception leaves the frame's earlier calls recorded, and
 // abandon_frame() (which cannot fail) returns to the set of the previous
 // end_frame().
+//
+// Budget (set_budget()): a limit on the pairs after a frame, which only the
+// frame's end knows (removals wait for it, and an incremental algorithm may
+// add a pair it removes later in the same frame). During the frame the
+// array may hold twice the budget, the previous frame's pairs and the new
+// ones; beyond that add() throws. Whoever drives the frame decides with
+// size_at_end() before end_frame(), and, when the room ran out first,
+// by computing the frame again in a way that adds each pair once (then
+// running out of room proves the frame over budget: BroadPhase::update()).
 #pragma once
 
 #include <cstddef>
@@ -34,9 +43,9 @@
 
 namespace sapling {
 
-/// Thrown by PairManager when a frame would hold more pairs than its budget
+/// Thrown by PairManager when a frame runs out of the room its budget gives
 /// (set_budget(), from Options::max_pairs). BroadPhase::update() catches it
-/// and refuses the frame with StatusCode::kPairBudget.
+/// and decides whether the frame is over budget (StatusCode::kPairBudget).
 struct PairBudgetExceeded : std::exception {
   const char* what() const noexcept override { return "sapling: pair budget exceeded"; }
 };
@@ -49,7 +58,7 @@ class PairManager {
     const Pair p = make_pair(x, y);
     // Room first (the slow path, rarely taken), so that nothing below fails
     // after the index has changed.
-    if ((pairs_.size() == pairs_.capacity() || pairs_.size() == budget_) && !make_room(p)) return;
+    if ((pairs_.size() == pairs_.capacity() || pairs_.size() == room_) && !make_room(p)) return;
     const auto [index, inserted] = index_.insert(pair_key(p), static_cast<std::uint32_t>(pairs_.size()));
     if (inserted) {
       pairs_.push_back(p);
@@ -124,11 +133,16 @@ class PairManager {
   /// exception.
   void abandon_frame() noexcept;
 
-  /// The most pairs a frame may hold (those of the previous frame and the
-  /// new ones), 0 for no limit; beyond it add() and assign() throw
-  /// PairBudgetExceeded.
-  void set_budget(std::size_t pairs) noexcept { budget_ = pairs; }
+  /// The most pairs a frame may leave, 0 for no limit. Room during a frame:
+  /// twice that, beyond which add() throws PairBudgetExceeded; assign()
+  /// throws when given more than the budget.
+  void set_budget(std::size_t pairs) noexcept {
+    budget_ = pairs;
+    room_ = pairs > SIZE_MAX / 2 ? SIZE_MAX : 2 * pairs;
+  }
   std::size_t budget() const noexcept { return budget_; }
+  /// The number of pairs end_frame() would leave if called now.
+  std::size_t size_at_end() const noexcept;
 
   /// All current pairs, contiguous; valid after end_frame() until the next
   /// call that changes the manager. The order is deterministic for a given
@@ -181,6 +195,7 @@ class PairManager {
   std::vector<std::uint64_t> sort_keys_, sort_scratch_;  // scratch of assign()
   std::vector<std::uint32_t> sort_counts_;
   std::size_t budget_ = 0;
+  std::size_t room_ = 0;  // 2 * budget_: the most pairs_ holds during a frame
 };
 
 }  // namespace sapling

@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <new>
 
 namespace sapling {
@@ -328,33 +329,48 @@ const FrameDelta& BroadPhase::update() {
       pairs_.abandon_frame();
       if (geometry_applied_) undo_geometry();
       if (filters_swapped) swap_filters();
+      filters_swapped = false;
       remake_algorithm_ = true;
     };
-    try {
-      const FrameOps ops = dynamic_ops();
-      swap_filters();  // the algorithm reports pairs under the frame's filters
-      filters_swapped = true;
-      if (remake_algorithm_) {
-        apply_geometry();
-        rebuild_from_live();
-      } else {
-        if (!ops.empty()) algorithm_->update(ops, id_of_slot_, pairs_);
-        apply_geometry();
-        pair_with_statics();
-        pair_refiltered();
+    // The pair budget is on the pairs after the frame (Options::max_pairs).
+    // When the pair manager's room (twice the budget) runs out first, the
+    // frame may still end under budget (an incremental algorithm adds pairs
+    // its removals cancel at the end): it is computed again from the live
+    // boxes, which adds each pair once, so that running out of room then
+    // proves it over.
+    for (;;) {
+      const bool rebuilding = remake_algorithm_;
+      bool over_budget = false;
+      try {
+        const FrameOps ops = dynamic_ops();
+        swap_filters();  // the algorithm reports pairs under the frame's filters
+        filters_swapped = true;
+        if (rebuilding) {
+          apply_geometry();
+          rebuild_from_live();
+        } else {
+          if (!ops.empty()) algorithm_->update(ops, id_of_slot_, pairs_);
+          apply_geometry();
+          pair_with_statics();
+          pair_refiltered();
+        }
+        over_budget = pairs_.budget() != 0 && pairs_.size_at_end() > pairs_.budget();
+        if (over_budget) throw PairBudgetExceeded();
+        pairs_.end_frame(created_, deleted_);
+        break;
+      } catch (const PairBudgetExceeded&) {
+        undo();
+        if (!over_budget && !rebuilding) continue;
+        drop_staged();
+        ++frame_;
+        delta_.status = Status::pair_budget(pairs_.budget());
+        return delta_;
+      } catch (...) {
+        undo();
+        created_.clear();
+        deleted_.clear();
+        throw;
       }
-      pairs_.end_frame(created_, deleted_);
-    } catch (const PairBudgetExceeded&) {
-      undo();
-      drop_staged();
-      ++frame_;
-      delta_.status = Status::pair_budget(pairs_.budget());
-      return delta_;
-    } catch (...) {
-      undo();
-      created_.clear();
-      deleted_.clear();
-      throw;
     }
     remake_algorithm_ = false;
     // A recomputed frame's lists come sorted out of PairManager::assign().
@@ -779,6 +795,11 @@ void BroadPhase::compact_slots() {
 }
 
 void BroadPhase::reserve(std::size_t objects, std::size_t pairs) {
+  // Slots and pair positions are 32-bit: more cannot be held, which the
+  // contract reports as memory that cannot be had (std::vector's
+  // length_error is no part of it), before anything is asked of the system.
+  constexpr std::size_t kMostHeld = std::numeric_limits<std::uint32_t>::max();
+  if (objects > kMostHeld || pairs > kMostHeld) throw std::bad_alloc();
   id_of_slot_.reserve(objects);
   state_.reserve(objects);
   stamp_.reserve(objects);

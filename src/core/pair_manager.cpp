@@ -143,10 +143,10 @@ bool PairManager::make_room(Pair p) {
     flags_[index] &= static_cast<std::uint8_t>(~kRemoved);
     return false;
   }
-  if (budget_ != 0 && pairs_.size() >= budget_) throw PairBudgetExceeded();
+  if (budget_ != 0 && pairs_.size() >= room_) throw PairBudgetExceeded();
   if (pairs_.size() < pairs_.capacity()) return true;
   std::size_t capacity = std::max<std::size_t>(16, pairs_.capacity() * 2);
-  if (budget_ != 0) capacity = std::min(capacity, budget_);
+  if (budget_ != 0) capacity = std::min(capacity, room_);
   // pairs_ last: its capacity never exceeds theirs, so add() never grows them.
   touched_.reserve(capacity);
   flags_.reserve(capacity);
@@ -225,6 +225,12 @@ void PairManager::end_frame(std::vector<Pair>& created, std::vector<Pair>& delet
     pairs_.pop_back();
     flags_.pop_back();
   }
+}
+
+std::size_t PairManager::size_at_end() const noexcept {
+  std::size_t removed = 0;
+  for (const std::uint32_t index : touched_) removed += (flags_[index] & kRemoved) != 0;
+  return pairs_.size() - removed;
 }
 
 void PairManager::reserve(std::size_t pairs) {

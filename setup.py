@@ -2,15 +2,42 @@
 _sapling, SAPLING_BUILD_PYTHON=ON, for the interpreter running pip); the
 metadata is in pyproject.toml."""
 
+import importlib.util
 import os
 import shutil
 import subprocess
 import sys
 
-from setuptools import Extension, setup
-from setuptools.command.build_ext import build_ext
-
 ROOT = os.path.dirname(os.path.abspath(__file__))
+
+
+def check_interpreter():
+    """Stops at once, saying why, when the interpreter running the build
+    cannot import what the module is built with and runs on: the module is
+    for Debian's /usr/bin/python3, which sees python3-numpy, python3-pybind11
+    and python3-setuptools (scripts/install-deps.sh). A Python of its own
+    (pyenv, python.org) first on PATH sees none of them, and failed later
+    and obscurely (no setuptools, "invalid command 'bdist_wheel'", or a
+    module that cannot import numpy)."""
+    missing = [name for name in ("numpy", "pybind11", "setuptools") if importlib.util.find_spec(name) is None]
+    # pip builds a wheel: setuptools >= 70.1 does it alone, an older one needs the wheel package.
+    if "setuptools" not in missing and importlib.util.find_spec("wheel") is None:
+        if importlib.util.find_spec("setuptools.command.bdist_wheel") is None:
+            missing.append("wheel")
+    if missing:
+        sys.exit(
+            f"sapling: {sys.executable} (Python {sys.version.split()[0]}) cannot import: {', '.join(missing)}.\n"
+            "The Python module is built for Debian's /usr/bin/python3, which sees python3-numpy and "
+            "python3-pybind11 (scripts/install-deps.sh installs them). Build it with:\n"
+            "  /usr/bin/python3 -m venv --system-site-packages .venv\n"
+            "  .venv/bin/python -m pip install --no-build-isolation .\n"
+            "(for another interpreter, install what it cannot import for it first).")
+
+
+check_interpreter()
+
+from setuptools import Extension, setup  # noqa: E402 (after the check, which needs no setuptools)
+from setuptools.command.build_ext import build_ext  # noqa: E402
 
 
 class CMakeBuild(build_ext):

@@ -11,6 +11,16 @@
 //   are refused.
 // - Ids are a 1-D uint32 array, read in place when native and contiguous;
 //   other integer arrays are converted when every value is in [0, 2^32 - 1].
+// - Every other float (a ray's origin, direction and max_t, a query box)
+//   follows the boxes' rule; every unsigned integer (threads, max_pairs,
+//   dims, an id, a category, a mask) is a Python or numpy integer in range.
+// - What is refused raises one of two: TypeError when an argument is not a
+//   real number where numbers are due (a string, None, a bool, a complex or
+//   object dtype), sapling.Error (a ValueError) for everything else: a value
+//   out of range or not an integer, a shape, a float that is not exactly a
+//   float32 (code 'invalid_argument'), every Status of the library, and a
+//   trace the reader refuses (sapling.TraceError, a sapling.Error). A file
+//   that cannot be opened raises OSError.
 // Every call checks its arguments before anything changes; a refused call
 // raises and leaves the broad phase as it was. The work runs with the GIL
 // released; a per-object mutex keeps two Python threads from using one
@@ -20,6 +30,7 @@
 #include <pybind11/stl.h>
 
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -32,6 +43,7 @@
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -58,8 +70,29 @@ struct StatusError {
   std::string prefix;  // e.g. "frame 3: " for replay
 };
 
+// A value the binding refuses before the library sees it: raised as
+// sapling.Error with code 'invalid_argument', operation and id None, and
+// index the offending element's position (row of a box), if one is named.
+struct ArgumentError {
+  std::string message;
+  std::optional<std::size_t> index;
+};
+
+[[noreturn]] void refuse(std::string message, std::optional<std::size_t> index = std::nullopt) {
+  throw ArgumentError{std::move(message), index};
+}
+
 py::handle error_type;
 py::handle trace_error_type;
+
+void raise_argument_error(const ArgumentError& e) {
+  py::object error = py::reinterpret_borrow<py::object>(error_type)(e.message);
+  error.attr("code") = "invalid_argument";
+  error.attr("operation") = py::none();
+  error.attr("id") = py::none();
+  error.attr("index") = e.index ? py::object(py::int_(*e.index)) : py::object(py::none());
+  PyErr_SetObject(error_type.ptr(), error.ptr());
+}
 
 void raise_status(const StatusError& e) {
   const Status& s = e.status;
@@ -91,6 +124,66 @@ std::string shape_text(const py::array& a) {
 }
 
 std::string dtype_text(const py::array& a) { return py::str(a.dtype()).cast<std::string>(); }
+
+std::string str_of(py::handle obj) { return py::str(obj).cast<std::string>(); }
+
+std::string type_name(py::handle obj) { return Py_TYPE(obj.ptr())->tp_name; }
+
+bool is_bool(py::handle obj) {
+  static const py::handle numpy_bool = py::object(py::module_::import("numpy").attr("bool_")).release();
+  return PyBool_Check(obj.ptr()) || py::isinstance(obj, numpy_bool);
+}
+
+// A real number that is no bool: int, float, a numpy integer or floating scalar.
+bool is_real(py::handle obj) {
+  static const py::handle real = py::object(py::module_::import("numbers").attr("Real")).release();
+  return !is_bool(obj) && py::isinstance(obj, real);
+}
+
+// An unsigned integer argument in [min, max] (`range` says which in the
+// messages): a Python or numpy integer, or a 0-d integer array. Another real
+// number is a value refused (sapling.Error); anything else a TypeError.
+std::uint64_t as_unsigned(py::handle obj, const char* what, std::uint64_t min, std::uint64_t max,
+                          const std::string& range) {
+  py::object value = py::reinterpret_borrow<py::object>(obj);
+  if (py::isinstance<py::array>(value) && py::reinterpret_borrow<py::array>(value).ndim() == 0)
+    value = value.attr("item")();
+  if (!is_bool(value) && !py::isinstance<py::array>(value) && PyIndex_Check(value.ptr())) {
+    const auto v = py::reinterpret_steal<py::int_>(PyNumber_Index(value.ptr()));
+    if (!v) throw py::error_already_set();
+    if (v < py::int_(min) || v > py::int_(max)) refuse(std::string(what) + " must be " + range + ", not " + str_of(v));
+    return PyLong_AsUnsignedLongLong(v.ptr());
+  }
+  if (is_real(value)) refuse(std::string(what) + " must be " + range + ", not " + str_of(value));
+  throw py::type_error(std::string(what) + " must be " + range + ", not " + type_name(obj));
+}
+
+constexpr const char* kUint32Range = "an integer in [0, 2**32)";
+
+std::uint32_t as_uint32(py::handle obj, const char* what) {
+  return static_cast<std::uint32_t>(as_unsigned(obj, what, 0, 0xffffffffu, kUint32Range));
+}
+
+unsigned as_threads(py::handle obj) {
+  return static_cast<unsigned>(
+      as_unsigned(obj, "threads", 0, ThreadPool::kMaxThreads,
+                  "an integer in [0, " + std::to_string(ThreadPool::kMaxThreads) + "] (0: all hardware threads)"));
+}
+
+int as_dims(py::handle obj) { return static_cast<int>(as_unsigned(obj, "dims", 2, 3, "2 or 3")); }
+
+// A float argument (a ray's max_t) by the boxes' rule: a real number that is
+// exactly a float32 (NaN and +-inf included), never rounded.
+float as_exact_float(py::handle obj, const char* what) {
+  if (!is_real(obj)) throw py::type_error(std::string(what) + " must be a real number, not " + type_name(obj));
+  const double d = PyFloat_AsDouble(obj.ptr());  // an int beyond double's range: OverflowError
+  if (d == -1.0 && PyErr_Occurred()) PyErr_Clear();
+  const auto f = static_cast<float>(d);
+  if (d != d || py::float_(f).equal(obj)) return f;
+  refuse(std::string(what) + " = " + str_of(obj) +
+         " is not exactly a float32; sapling never rounds silently: pass a float32 (numpy.float32(x)), or round "
+         "explicitly");
+}
 
 py::array to_array(py::handle obj, const char* what) {
   py::array a = py::array::ensure(obj);
@@ -154,31 +247,48 @@ std::string value_text(std::uint64_t v) { return std::to_string(v); }
 std::string value_text(double v) { return py::repr(py::float_(v)).cast<std::string>(); }
 
 template <class T>
-py::array_t<float> convert_boxes(const py::array& a, py::ssize_t n, py::ssize_t width, const char* what) {
+py::array_t<float> convert_exact_array(const py::array& a, py::ssize_t width, const char* what) {
   auto src = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
   if (!src) throw py::error_already_set();
-  py::array_t<float> out({n, width});
+  const auto count = static_cast<std::size_t>(a.size());
+  py::array_t<float> out(static_cast<py::ssize_t>(count));
   const T* in = src.data();
   float* dst = out.mutable_data();
-  const auto count = static_cast<std::size_t>(n * width);
   py::ssize_t bad = -1;
   {
     py::gil_scoped_release release;
     bad = convert_exact(in, dst, count);
   }
   if (bad >= 0) {
-    const py::ssize_t row = bad / width;
-    const py::ssize_t col = bad % width;
-    const std::string value = value_text(in[bad]);
-    throw py::value_error(std::string(what) + "[" + std::to_string(row) + ", " + std::to_string(col) + "] = " + value +
-                          " (" + dtype_text(a) +
-                          ") is not exactly a float32; sapling never rounds a box silently: pass float32, or "
-                          "round explicitly (sapling.round_outward rounds min down and max up)");
+    const std::string where =
+        width > 0 ? std::to_string(bad / width) + ", " + std::to_string(bad % width) : std::to_string(bad);
+    refuse(std::string(what) + "[" + where + "] = " + value_text(in[bad]) + " (" + dtype_text(a) +
+               ") is not exactly a float32; sapling never rounds silently: pass float32, or round "
+               "explicitly (sapling.round_outward rounds boxes outward, min down and max up)",
+           static_cast<std::size_t>(width > 0 ? bad / width : bad));
   }
   return out;
 }
 
-// `dims` = 0: 2 or 3, from the shape.
+// The values of a real array `a` as contiguous float32, each exactly the
+// value given: float32 itself (copied only when not C-contiguous), another
+// real dtype converted when every value is exactly a float32, refused
+// naming the first that is not. `width` > 0 names an element [row, column]
+// of rows of `width` values; 0 names it [k].
+py::array_t<float> exact_float32(const py::array& a, py::ssize_t width, const char* what) {
+  if (py::array_t<float>::check_(a)) {
+    auto f = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(a);  // a itself when contiguous
+    if (!f) throw py::error_already_set();
+    return f;
+  }
+  const char kind = a.dtype().kind();
+  if (kind == 'f' && a.dtype().itemsize() <= 8) return convert_exact_array<double>(a, width, what);  // exact in double
+  if (kind == 'f') return convert_exact_array<long double>(a, width, what);
+  if (kind == 'i') return convert_exact_array<std::int64_t>(a, width, what);
+  return convert_exact_array<std::uint64_t>(a, width, what);
+}
+
+// `dims` = 0: 2 or 3, from the shape. An empty 1-D array is no boxes.
 Boxes as_boxes(py::handle obj, int dims, const char* what) {
   py::array a = to_array(obj, what);
   const char kind = a.dtype().kind();
@@ -190,36 +300,59 @@ Boxes as_boxes(py::handle obj, int dims, const char* what) {
   int d = 0;
   if (a.ndim() == 2 && (a.shape(1) == 4 || a.shape(1) == 6)) d = static_cast<int>(a.shape(1) / 2);
   if (a.ndim() == 3 && a.shape(1) == 2 && (a.shape(2) == 2 || a.shape(2) == 3)) d = static_cast<int>(a.shape(2));
+  if (a.ndim() == 1 && a.shape(0) == 0) d = dims != 0 ? dims : 3;  // [] : no boxes
   if (d == 0 || (dims != 0 && d != dims)) {
     const std::string want = dims == 3   ? "(n, 6) (min x, y, z, max x, y, z) or (n, 2, 3)"
                              : dims == 2 ? "(n, 4) (min x, y, max x, y) or (n, 2, 2)"
                                          : "(n, 4) or (n, 6) (min then max), or (n, 2, dims)";
-    throw py::value_error(std::string(what) + " must have shape " + want + ", not " + shape_text(a));
+    refuse(std::string(what) + " must have shape " + want + ", not " + shape_text(a));
   }
   Boxes boxes;
   boxes.dims = d;
   boxes.n = static_cast<std::size_t>(a.shape(0));
-  const py::ssize_t width = 2 * d;
-  if (py::array_t<float>::check_(a)) {
-    auto f = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(a);  // a itself when contiguous
-    if (!f) throw py::error_already_set();
-    boxes.data = f.data();
-    boxes.owner = std::move(f);
-    return boxes;
-  }
-  py::array_t<float> converted;
-  if (kind == 'f' && a.dtype().itemsize() <= 8) {
-    converted = convert_boxes<double>(a, a.shape(0), width, what);  // float16 and float64 are exact in double
-  } else if (kind == 'f') {
-    converted = convert_boxes<long double>(a, a.shape(0), width, what);
-  } else if (kind == 'i') {
-    converted = convert_boxes<std::int64_t>(a, a.shape(0), width, what);
-  } else {
-    converted = convert_boxes<std::uint64_t>(a, a.shape(0), width, what);
-  }
-  boxes.data = converted.data();
-  boxes.owner = std::move(converted);
+  py::array_t<float> values = exact_float32(a, 2 * d, what);
+  boxes.data = values.data();
+  boxes.owner = std::move(values);
   return boxes;
+}
+
+// One box of `dims` dimensions (a region query's): 2 * dims numbers, min
+// then max, in an array of any shape (read in C order: (2 * dims,),
+// (1, 2 * dims), (2, dims)); values as for boxes.
+Boxes as_box(py::handle obj, int dims, const char* what) {
+  py::array a = to_array(obj, what);
+  const char kind = a.dtype().kind();
+  if (kind != 'f' && kind != 'i' && kind != 'u') {
+    throw py::type_error(std::string(what) + " must hold real numbers, not " + dtype_text(a));
+  }
+  if (a.size() != 2 * dims) {
+    refuse(std::string(what) + " must hold " + std::to_string(2 * dims) + " numbers (min then max), not shape " +
+           shape_text(a));
+  }
+  Boxes box;
+  box.dims = dims;
+  box.n = 1;
+  py::array_t<float> values = exact_float32(a, 0, what);
+  box.data = values.data();
+  box.owner = std::move(values);
+  return box;
+}
+
+// A vector of `dims` numbers (a ray's origin or direction), lifted to 3D
+// with z = 0; values as for boxes.
+std::array<float, 3> as_vector(py::handle obj, int dims, const char* what) {
+  py::array a = to_array(obj, what);
+  const char kind = a.dtype().kind();
+  if (kind != 'f' && kind != 'i' && kind != 'u') {
+    throw py::type_error(std::string(what) + " must hold real numbers, not " + dtype_text(a));
+  }
+  if (a.ndim() != 1 || a.shape(0) != dims) {
+    refuse(std::string(what) + " must hold " + std::to_string(dims) + " numbers, not shape " + shape_text(a));
+  }
+  const py::array_t<float> values = exact_float32(a, 0, what);
+  std::array<float, 3> v{0, 0, 0};
+  for (int k = 0; k < dims; ++k) v[k] = values.data()[k];
+  return v;
 }
 
 // ---- ids -------------------------------------------------------------------
@@ -231,8 +364,14 @@ struct Ids {
   std::span<const Id> span() const { return {data, n}; }
 };
 
+// What an array of uint32 values holds, for the messages: ids, or another
+// field (a category, a mask, a label).
+const char* range_of(bool are_ids) {
+  return are_ids ? " is not an id: ids are uint32 (0 to 4294967295)" : " is not in [0, 2**32)";
+}
+
 template <class T>
-py::array_t<std::uint32_t> convert_ids(const py::array& a, const char* what) {
+py::array_t<std::uint32_t> convert_ids(const py::array& a, const char* what, bool are_ids) {
   auto src = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
   if (!src) throw py::error_already_set();
   const auto n = static_cast<std::size_t>(a.shape(0));
@@ -242,17 +381,44 @@ py::array_t<std::uint32_t> convert_ids(const py::array& a, const char* what) {
   for (std::size_t k = 0; k < n; ++k) {
     const T v = in[k];
     if (v < 0 || static_cast<std::uint64_t>(v) > 0xffffffffu) {
-      throw py::value_error(std::string(what) + "[" + std::to_string(k) + "] = " + std::to_string(v) +
-                            " is not an id: ids are uint32 (0 to 4294967295)");
+      refuse(std::string(what) + "[" + std::to_string(k) + "] = " + std::to_string(v) + range_of(are_ids), k);
     }
     dst[k] = static_cast<std::uint32_t>(v);
   }
   return out;
 }
 
-Ids as_ids(py::handle obj, const char* what) {
+// An object array (numpy's dtype for Python integers beyond 64 bits): each
+// element an integer in range, one by one (the error path of big integers).
+py::array_t<std::uint32_t> convert_object_ids(const py::array& a, const char* what, bool are_ids) {
+  const auto n = static_cast<std::size_t>(a.shape(0));
+  py::array_t<std::uint32_t> out(a.shape(0));
+  const py::list values = a.attr("tolist")();
+  for (std::size_t k = 0; k < n; ++k) {
+    const py::handle v = values[k];
+    const std::string where = std::string(what) + "[" + std::to_string(k) + "]";
+    if (is_bool(v) || !PyIndex_Check(v.ptr())) {
+      if (is_real(v)) refuse(where + " = " + str_of(v) + range_of(are_ids), k);
+      throw py::type_error(where + " must be an integer, not " + type_name(v));
+    }
+    const auto i = py::reinterpret_steal<py::int_>(PyNumber_Index(v.ptr()));
+    if (!i) throw py::error_already_set();
+    if (i < py::int_(0) || i > py::int_(0xffffffffu)) {
+      refuse(where + " = " + str_of(i) + range_of(are_ids), k);
+    }
+    out.mutable_data()[k] = static_cast<std::uint32_t>(PyLong_AsUnsignedLong(i.ptr()));
+  }
+  return out;
+}
+
+// A 1-D array of uint32 values (`are_ids`: ids; else categories, masks or
+// labels): read in place when uint32, native and contiguous; other integer
+// arrays converted when every value is in range. A float array is a value
+// refused; another dtype (bool, strings) a TypeError. An empty array of any
+// dtype is taken.
+Ids as_ids(py::handle obj, const char* what, bool are_ids = true) {
   py::array a = to_array(obj, what);
-  if (a.ndim() != 1) throw py::value_error(std::string(what) + " must be 1-D, not of shape " + shape_text(a));
+  if (a.ndim() != 1) refuse(std::string(what) + " must be 1-D, not of shape " + shape_text(a));
   Ids ids;
   ids.n = static_cast<std::size_t>(a.shape(0));
   const char kind = a.dtype().kind();
@@ -264,12 +430,16 @@ Ids as_ids(py::handle obj, const char* what) {
     return ids;
   }
   py::array_t<std::uint32_t> converted;
-  if (kind == 'i') {
-    converted = convert_ids<std::int64_t>(a, what);
-  } else if (kind == 'u') {
-    converted = convert_ids<std::uint64_t>(a, what);
-  } else if (ids.n == 0) {
+  if (ids.n == 0) {
     converted = py::array_t<std::uint32_t>(0);
+  } else if (kind == 'i') {
+    converted = convert_ids<std::int64_t>(a, what, are_ids);
+  } else if (kind == 'u') {
+    converted = convert_ids<std::uint64_t>(a, what, are_ids);
+  } else if (kind == 'O') {
+    converted = convert_object_ids(a, what, are_ids);
+  } else if (kind == 'f') {
+    refuse(std::string(what) + " must be uint32 (or integers in its range), not " + dtype_text(a));
   } else {
     throw py::type_error(std::string(what) + " must be uint32 (or integers in its range), not " + dtype_text(a));
   }
@@ -317,11 +487,8 @@ py::array_t<std::uint32_t> ids_array(const std::vector<Id>& ids) {
 
 // ---- threads ---------------------------------------------------------------
 
+// `threads` as checked by as_threads(); 1: none.
 std::unique_ptr<ThreadPool> make_pool(unsigned threads) {
-  if (threads > ThreadPool::kMaxThreads) {
-    throw py::value_error("threads must be 0 (all hardware threads) to " + std::to_string(ThreadPool::kMaxThreads) +
-                          ", not " + std::to_string(threads));
-  }
   if (threads == 1) return nullptr;
   return std::make_unique<ThreadPool>(threads);
 }
@@ -381,6 +548,7 @@ std::span<const Box3> checked_box3(const Boxes& boxes, std::vector<Box3>& lifted
 
 class PyBoxPruner {
  public:
+  explicit PyBoxPruner(py::handle threads) : PyBoxPruner(as_threads(threads)) {}
   explicit PyBoxPruner(unsigned threads) : pool_(make_pool(threads)), pruner_(pool_.get()) {}
 
   py::array_t<std::uint32_t> complete(py::handle boxes_obj) {
@@ -430,7 +598,7 @@ class PyBoxPruner {
   }
 
   py::object bipartite_prepared(py::handle query_obj) {
-    if (prepared_dims_ == 0) throw py::value_error("bipartite_prepared: no set prepared (call prepare(boxes) first)");
+    if (prepared_dims_ == 0) refuse("bipartite_prepared: no set prepared (call prepare(boxes) first)");
     const Boxes query = as_boxes(query_obj, prepared_dims_, "query");
     std::vector<IndexPair> out;
     bool done = false;
@@ -464,7 +632,8 @@ class PyBoxPruner {
 
 // complete_pairs() and bipartite_pairs(): on one thread, the library's free
 // functions (a warm pruner per thread); on more, a pool and a pruner per call.
-py::array_t<std::uint32_t> one_shot_complete(py::handle boxes_obj, unsigned threads) {
+py::array_t<std::uint32_t> one_shot_complete(py::handle boxes_obj, py::handle threads_obj) {
+  const unsigned threads = as_threads(threads_obj);
   if (threads != 1) return PyBoxPruner(threads).complete(boxes_obj);
   const Boxes boxes = as_boxes(boxes_obj, 0, "boxes");
   std::vector<IndexPair> out;
@@ -476,7 +645,8 @@ py::array_t<std::uint32_t> one_shot_complete(py::handle boxes_obj, unsigned thre
   return take_pairs(std::move(out));
 }
 
-py::array_t<std::uint32_t> one_shot_bipartite(py::handle a_obj, py::handle b_obj, unsigned threads) {
+py::array_t<std::uint32_t> one_shot_bipartite(py::handle a_obj, py::handle b_obj, py::handle threads_obj) {
+  const unsigned threads = as_threads(threads_obj);
   if (threads != 1) return PyBoxPruner(threads).bipartite(a_obj, b_obj);
   const Boxes a = as_boxes(a_obj, 0, "a");
   const Boxes b = as_boxes(b_obj, a.dims, "b");
@@ -493,6 +663,7 @@ py::array_t<std::uint32_t> one_shot_bipartite(py::handle a_obj, py::handle b_obj
 
 class PyUnisizePruner {
  public:
+  explicit PyUnisizePruner(py::handle threads) : PyUnisizePruner(as_threads(threads)) {}
   explicit PyUnisizePruner(unsigned threads) : pool_(make_pool(threads)), pruner_(pool_.get()) {}
 
   py::array_t<std::uint32_t> complete(py::handle boxes_obj) {
@@ -528,7 +699,11 @@ class PyBroadPhase {
   }
 
  public:
-  PyBroadPhase(const std::string& algorithm, int dims, unsigned threads, std::size_t max_pairs) {
+  PyBroadPhase(const std::string& algorithm, py::handle dims_obj, py::handle threads_obj, py::handle max_pairs_obj) {
+    const int dims = as_dims(dims_obj);
+    const unsigned threads = as_threads(threads_obj);
+    const std::size_t max_pairs = as_unsigned(max_pairs_obj, "max_pairs", 0, std::numeric_limits<std::size_t>::max(),
+                                              "an integer in [0, 2**64) (0: no budget)");
     Status why;
     broad_phase_ =
         BroadPhase::create(algorithm, Options{.dims = dims, .threads = threads, .max_pairs = max_pairs}, &why);
@@ -538,44 +713,57 @@ class PyBroadPhase {
     }
   }
 
+  // Filters: none when neither category nor mask is given, else the
+  // default for the part not given.
   void add(py::handle ids_obj, py::handle boxes_obj, py::handle category, py::handle mask, bool is_static) {
     const Ids ids = as_ids(ids_obj, "ids");
-    const std::vector<Filter> filters = as_filters(category, mask, ids.n, !category.is_none() || !mask.is_none());
+    const FilterFields fields = as_filter_fields(category, mask, ids.n);
+    std::vector<Filter> filters;
+    if (fields.given()) filters = fields.filters(std::vector<Filter>(ids.n));
     stage(Operation::kAdd, ids, boxes_obj, filters, is_static ? Motion::kStatic : Motion::kDynamic);
   }
   void move(py::handle ids_obj, py::handle boxes_obj) {
     stage(Operation::kMove, as_ids(ids_obj, "ids"), boxes_obj, {}, Motion::kDynamic);
   }
 
+  // The part of a filter not given keeps the object's current one (an id
+  // that is not live is refused by the library).
   void set_filter(py::handle ids_obj, py::handle category, py::handle mask) {
     const Ids ids = as_ids(ids_obj, "ids");
-    const std::vector<Filter> filters = as_filters(category, mask, ids.n, true);
+    const FilterFields fields = as_filter_fields(category, mask, ids.n);
     Status s;
     {
       py::gil_scoped_release release;
       std::lock_guard lock(mutex_);
-      s = broad_phase_->set_filter(ids.span(), filters);
+      std::vector<Filter> current(ids.n);
+      if (!fields.category || !fields.mask) {
+        for (std::size_t k = 0; k < ids.n; ++k) current[k] = broad_phase_->filter(ids.data[k]).value_or(Filter{});
+      }
+      s = broad_phase_->set_filter(ids.span(), fields.filters(std::move(current)));
     }
     check(s);
   }
 
   // (category, mask) of a live id, or None.
-  py::object filter(Id id) {
+  py::object filter(py::handle id_obj) {
+    const Id id = as_uint32(id_obj, "id");
     const std::optional<Filter> f = locked([&] { return broad_phase_->filter(id); });
     if (!f) return py::none();
     return py::make_tuple(f->category, f->mask);
   }
 
   // True or False for a live id, None otherwise.
-  py::object is_static(Id id) {
+  py::object is_static(py::handle id_obj) {
+    const Id id = as_uint32(id_obj, "id");
     const std::optional<Motion> m = locked([&] { return broad_phase_->motion(id); });
     if (!m) return py::none();
     return py::bool_(*m == Motion::kStatic);
   }
 
   // Every live object the ray meets, sorted by entry then id: (ids, t).
-  py::tuple ray_cast(py::handle origin, py::handle direction, float max_t, std::uint32_t mask) {
+  py::tuple ray_cast(py::handle origin, py::handle direction, py::handle max_t, py::handle mask_obj) {
     const Ray3 ray = as_ray(origin, direction, max_t);
+    const std::uint32_t mask = as_uint32(mask_obj, "mask");
     std::vector<RayHit> hits;
     Status s;
     {
@@ -594,8 +782,9 @@ class PyBroadPhase {
   }
 
   // The first hit, (id, t), or None.
-  py::object ray_cast_closest(py::handle origin, py::handle direction, float max_t, std::uint32_t mask) {
+  py::object ray_cast_closest(py::handle origin, py::handle direction, py::handle max_t, py::handle mask_obj) {
     const Ray3 ray = as_ray(origin, direction, max_t);
+    const std::uint32_t mask = as_uint32(mask_obj, "mask");
     std::optional<RayHit> hit;
     Status s;
     {
@@ -637,33 +826,13 @@ class PyBroadPhase {
 
   // Region queries: the ids overlapping each box, ascending, as of the
   // last update().
-  py::tuple query_many(py::handle boxes_obj, std::uint32_t mask) {
-    const int dims = broad_phase_->options().dims;
-    const Boxes boxes = as_boxes(boxes_obj, dims, "boxes");
-    std::vector<Box3> lifted;
-    std::span<const Box3> queries = boxes.box3();
-    if (dims == 2) {
-      lifted.reserve(boxes.n);
-      for (const Box2& b : boxes.box2()) lifted.push_back(lift(b));
-      queries = lifted;
-    }
-    std::vector<Id> ids;
-    std::vector<std::size_t> offsets;
-    Status s;
-    {
-      py::gil_scoped_release release;
-      std::lock_guard lock(mutex_);
-      s = broad_phase_->query(queries, ids, offsets, mask);
-    }
-    check(s);
-    py::array_t<std::uint64_t> offsets_array(static_cast<py::ssize_t>(offsets.size()));
-    std::copy(offsets.begin(), offsets.end(), offsets_array.mutable_data());
-    return py::make_tuple(ids_array(ids), offsets_array);
+  py::tuple query_many(py::handle boxes_obj, py::handle mask) {
+    return query_boxes(as_boxes(boxes_obj, broad_phase_->options().dims, "boxes"), as_uint32(mask, "mask"));
   }
 
-  py::array_t<std::uint32_t> query(py::handle box_obj, std::uint32_t mask) {
-    py::object one = py::module_::import("numpy").attr("asarray")(box_obj).attr("reshape")(1, -1);
-    return query_many(one, mask)[0].cast<py::array_t<std::uint32_t>>();
+  py::array_t<std::uint32_t> query(py::handle box_obj, py::handle mask) {
+    const Boxes box = as_box(box_obj, broad_phase_->options().dims, "box");
+    return query_boxes(box, as_uint32(mask, "mask"))[0].cast<py::array_t<std::uint32_t>>();
   }
 
   py::array_t<std::uint32_t> sorted_pairs() {
@@ -676,7 +845,8 @@ class PyBroadPhase {
     return take_pairs(std::move(out));
   }
 
-  bool contains(Id id) {
+  bool contains(py::handle id_obj) {
+    const Id id = as_uint32(id_obj, "id");
     return locked([&] { return broad_phase_->contains(id); });
   }
   std::size_t size() {
@@ -732,46 +902,76 @@ class PyBroadPhase {
     check(s);
   }
 
-  // Categories and masks: each an integer for every id, or one per id
-  // (None: the default); no filters at all when neither is given and
-  // `required` is false.
-  static std::vector<Filter> as_filters(py::handle category, py::handle mask, std::size_t n, bool required) {
-    std::vector<Filter> filters;
-    if (!required) return filters;
-    filters.assign(n, Filter{});
-    const auto fill = [&](py::handle values, const char* what, std::uint32_t Filter::*field) {
-      if (values.is_none()) return;
-      if (py::isinstance<py::int_>(values)) {
-        const auto v = values.cast<long long>();
-        if (v < 0 || v > 0xffffffffLL) throw py::value_error(std::string(what) + " must be in [0, 2**32)");
-        for (Filter& f : filters) f.*field = static_cast<std::uint32_t>(v);
-        return;
-      }
-      const Ids per_id = as_ids(values, what);
-      if (per_id.n != n) {
-        throw py::value_error(std::string(what) + " must be an integer or hold one value per id (" + std::to_string(n) +
-                              "), not " + std::to_string(per_id.n));
-      }
-      for (std::size_t k = 0; k < n; ++k) filters[k].*field = per_id.data[k];
-    };
-    fill(category, "category", &Filter::category);
-    fill(mask, "mask", &Filter::mask);
-    return filters;
+  // Region queries: the ids overlapping each box, ascending, as of the
+  // last update(): (ids, offsets).
+  py::tuple query_boxes(const Boxes& boxes, std::uint32_t mask) {
+    const int dims = broad_phase_->options().dims;
+    std::vector<Box3> lifted;
+    std::span<const Box3> queries = boxes.box3();
+    if (dims == 2) {
+      lifted.reserve(boxes.n);
+      for (const Box2& b : boxes.box2()) lifted.push_back(lift(b));
+      queries = lifted;
+    }
+    std::vector<Id> ids;
+    std::vector<std::size_t> offsets;
+    Status s;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      s = broad_phase_->query(queries, ids, offsets, mask);
+    }
+    check(s);
+    py::array_t<std::uint64_t> offsets_array(static_cast<py::ssize_t>(offsets.size()));
+    std::copy(offsets.begin(), offsets.end(), offsets_array.mutable_data());
+    return py::make_tuple(ids_array(ids), offsets_array);
   }
 
-  // A ray of the broad phase's dimensions, lifted to 3D.
-  Ray3 as_ray(py::handle origin_obj, py::handle direction_obj, float max_t) const {
-    const int dims = broad_phase_->options().dims;
-    const auto vector = [&](py::handle obj, const char* what) {
-      auto a = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(obj);
-      if (!a || a.ndim() != 1 || a.shape(0) != dims) {
-        throw py::value_error(std::string(what) + " must hold " + std::to_string(dims) + " numbers");
+  // The categories and masks given to add() or set_filter(): each None (not
+  // given), an integer for every id, or one per id.
+  struct FilterFields {
+    std::optional<std::vector<std::uint32_t>> category, mask;
+
+    bool given() const { return category || mask; }
+    // `filters` (one per id) with the parts given replaced.
+    std::vector<Filter> filters(std::vector<Filter> filters) const {
+      for (std::size_t k = 0; k < filters.size(); ++k) {
+        if (category) filters[k].category = (*category)[k];
+        if (mask) filters[k].mask = (*mask)[k];
       }
-      std::array<float, 3> v{0, 0, 0};
-      for (int k = 0; k < dims; ++k) v[k] = a.data()[k];
-      return v;
+      return filters;
+    }
+  };
+
+  static FilterFields as_filter_fields(py::handle category, py::handle mask, std::size_t n) {
+    const auto field = [&](py::handle values, const char* what) -> std::optional<std::vector<std::uint32_t>> {
+      if (values.is_none()) return std::nullopt;
+      const bool is_array = py::isinstance<py::array>(values);
+      const bool scalar = is_array ? py::reinterpret_borrow<py::array>(values).ndim() == 0
+                                   : !py::isinstance<py::sequence>(values) || py::isinstance<py::str>(values) ||
+                                         py::isinstance<py::bytes>(values);
+      if (scalar) {
+        return std::vector<std::uint32_t>(n, as_uint32(values, what));
+      }
+      const Ids per_id = as_ids(values, what, false);
+      if (per_id.n != n) {
+        refuse(std::string(what) + " must be an integer or hold one value per id (" + std::to_string(n) + "), not " +
+               std::to_string(per_id.n));
+      }
+      return std::vector<std::uint32_t>(per_id.data, per_id.data + n);
     };
-    return Ray3{vector(origin_obj, "origin"), vector(direction_obj, "direction"), max_t};
+    FilterFields fields;
+    fields.category = field(category, "category");
+    fields.mask = field(mask, "mask");
+    return fields;
+  }
+
+  // A ray of the broad phase's dimensions, lifted to 3D; floats as boxes take them.
+  Ray3 as_ray(py::handle origin_obj, py::handle direction_obj, py::handle max_t) const {
+    const int dims = broad_phase_->options().dims;
+    const std::array<float, 3> origin = as_vector(origin_obj, dims, "origin");
+    const std::array<float, 3> direction = as_vector(direction_obj, dims, "direction");
+    return Ray3{origin, direction, as_exact_float(max_t, "max_t")};
   }
 
   std::unique_ptr<BroadPhase> broad_phase_;
@@ -785,19 +985,68 @@ class PyBroadPhase {
                                                                       error.reason);
   e.attr("line") = error.line;
   e.attr("reason") = error.reason;
+  e.attr("code") = "invalid_trace";
+  e.attr("operation") = py::none();
+  e.attr("id") = py::none();
+  e.attr("index") = py::none();
   PyErr_SetObject(trace_error_type.ptr(), e.ptr());
   throw py::error_already_set();
 }
 
+// A trace, and the ids live after its last frame once append() needs them
+// (to refuse what read_trace() would); found from the frames on the first
+// append, kept up to date after.
 struct PyTrace {
   std::shared_ptr<Trace> trace = std::make_shared<Trace>();
+  std::optional<std::unordered_set<Id>> live;
 };
 
-PyTrace make_trace(int dims) {
-  if (dims != 2 && dims != 3) throw py::value_error("dims must be 2 or 3, not " + std::to_string(dims));
+// `live` after `frame`: its removed ids out, its added ids in.
+void apply_frame(std::unordered_set<Id>& live, const TraceFrame& frame) {
+  for (const Id id : frame.removed) live.erase(id);
+  live.insert(frame.added.begin(), frame.added.end());
+}
+
+std::unordered_set<Id>& live_ids(PyTrace& t) {
+  if (!t.live) {
+    t.live.emplace();
+    for (const TraceFrame& frame : t.trace->frames) apply_frame(*t.live, frame);
+  }
+  return *t.live;
+}
+
+PyTrace make_trace(py::handle dims) {
   PyTrace t;
-  t.trace->dims = dims;
+  t.trace->dims = as_dims(dims);
   return t;
+}
+
+// [[noreturn]] for the id errors of a frame below.
+[[noreturn]] void refuse_frame(std::size_t frame, StatusCode code, Operation op, Id id, std::size_t index) {
+  throw StatusError{Status::id_error(code, op, id, index), "frame " + std::to_string(frame) + ": "};
+}
+
+// Checks the ids of frame `index` as read_trace() checks the lines that
+// write_trace() writes for it (removes, moves, adds, filters, in that
+// order) against the ids `live` before it: a second operation on an id in
+// the frame, an add of a live id, a remove, move or filter of an id that is
+// not live. Throws the first refusal, "frame 3: move of id 9: id is not live".
+void check_frame_ids(const std::unordered_set<Id>& live, const TraceFrame& frame, std::size_t index) {
+  std::unordered_set<Id> touched;  // ids with an operation in this frame
+  const auto check_ids = [&](std::span<const Id> ids, Operation op) {
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      const Id id = ids[i];
+      if (!touched.insert(id).second) refuse_frame(index, StatusCode::kRepeatedId, op, id, i);
+      // An id touched earlier in the frame was refused above, so `live` is
+      // still the state before the frame for every id that gets here.
+      if (op == Operation::kAdd && live.contains(id)) refuse_frame(index, StatusCode::kDuplicateId, op, id, i);
+      if (op != Operation::kAdd && !live.contains(id)) refuse_frame(index, StatusCode::kUnknownId, op, id, i);
+    }
+  };
+  check_ids(frame.removed, Operation::kRemove);
+  check_ids(frame.moved, Operation::kMove);
+  check_ids(frame.added, Operation::kAdd);
+  check_ids(frame.filtered, Operation::kSetFilter);
 }
 
 // Boxes of a trace frame, checked like a broad phase checks them, lifted to 3D.
@@ -819,9 +1068,9 @@ std::vector<Box3> trace_boxes(py::handle obj, int dims, Operation op, const Ids&
   return out;
 }
 
-std::vector<Id> trace_ids(py::handle obj, const char* what, Ids& ids) {
+std::vector<Id> trace_ids(py::handle obj, const char* what, Ids& ids, bool are_ids = true) {
   if (obj.is_none()) return {};
-  ids = as_ids(obj, what);
+  ids = as_ids(obj, what, are_ids);
   return {ids.data, ids.data + ids.n};
 }
 
@@ -830,16 +1079,40 @@ std::vector<Filter> trace_filters(py::handle obj, const char* what, std::size_t 
   if (obj.is_none()) return {};
   py::array a = to_array(obj, what);
   if (!(a.ndim() == 2 && a.shape(1) == 2) && !(a.ndim() == 1 && a.shape(0) == 0)) {
-    throw py::value_error(std::string(what) + " must have shape (k, 2) (category, mask), not " + shape_text(a));
+    refuse(std::string(what) + " must have shape (k, 2) (category, mask), not " + shape_text(a));
   }
-  const Ids words = as_ids(py::array::ensure(a.attr("reshape")(-1)), what);
+  const Ids words = as_ids(py::array::ensure(a.attr("reshape")(-1)), what, false);
   if (words.n != 2 * n) {
-    throw py::value_error(std::string(what) + ": " + std::to_string(words.n / 2) + " rows for " + std::to_string(n) +
-                          " ids");
+    refuse(std::string(what) + ": " + std::to_string(words.n / 2) + " rows for " + std::to_string(n) + " ids");
   }
   std::vector<Filter> out(n);
   for (std::size_t k = 0; k < n; ++k) out[k] = Filter{words.data[2 * k], words.data[2 * k + 1]};
   return out;
+}
+
+// One flag per added id (`n`): bools, or numbers that are each 0 or 1.
+std::vector<std::uint8_t> trace_flags(py::handle obj, const char* what, std::size_t n) {
+  py::array a = to_array(obj, what);
+  const char kind = a.dtype().kind();
+  if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f') {
+    throw py::type_error(std::string(what) + " must hold bools, not " + dtype_text(a));
+  }
+  if (a.ndim() != 1 || static_cast<std::size_t>(a.shape(0)) != n) {
+    refuse(std::string(what) + " must be 1-D, one flag per added id (" + std::to_string(n) + "), not of shape " +
+           shape_text(a));
+  }
+  const auto values = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(a);
+  if (!values) throw py::error_already_set();
+  std::vector<std::uint8_t> flags(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const double v = values.data()[k];
+    if (v != 0 && v != 1)
+      refuse(
+          std::string(what) + "[" + std::to_string(k) + "] = " + value_text(v) + " is not a flag (True, False, 1 or 0)",
+          k);
+    flags[k] = v != 0 ? 1 : 0;
+  }
+  return flags;
 }
 
 // (k, 2) uint32 copy of `filters`: (category, mask) rows.
@@ -864,29 +1137,24 @@ void trace_append(PyTrace& t, py::handle removed, py::handle moved, py::handle m
   frame.moved_boxes = trace_boxes(moved_boxes, dims, Operation::kMove, moved_ids);
   frame.added = trace_ids(added, "added", added_ids);
   frame.added_boxes = trace_boxes(added_boxes, dims, Operation::kAdd, added_ids);
-  if (!added_static.is_none()) {
-    const auto flags = py::array_t<bool, py::array::c_style | py::array::forcecast>::ensure(added_static);
-    if (!flags || flags.ndim() != 1 || static_cast<std::size_t>(flags.shape(0)) != frame.added.size()) {
-      throw py::value_error("added_static must be 1-D, one flag per added id");
-    }
-    frame.added_static.assign(flags.data(), flags.data() + frame.added.size());
-  }
+  if (!added_static.is_none()) frame.added_static = trace_flags(added_static, "added_static", frame.added.size());
   frame.added_filters = trace_filters(added_filters, "added_filters", frame.added.size());
   frame.filtered = trace_ids(filtered, "filtered", filtered_ids);
   frame.filters = trace_filters(filters, "filters", frame.filtered.size());
-  if (frame.filters.size() != frame.filtered.size()) throw py::value_error("filters: one row per filtered id");
+  if (frame.filters.size() != frame.filtered.size()) refuse("filters: one row per filtered id");
   // Query boxes are checked as BroadPhase.query() checks them.
-  const std::vector<Id> labels = trace_ids(query_labels, "query_labels", label_ids);
+  const std::vector<Id> labels = trace_ids(query_labels, "query_labels", label_ids, false);
   const std::vector<Box3> boxes = trace_boxes(query_boxes, dims, Operation::kQuery, label_ids);
   Ids mask_ids;
-  const std::vector<Id> masks = trace_ids(query_masks, "query_masks", mask_ids);
-  if (!query_masks.is_none() && masks.size() != labels.size()) {
-    throw py::value_error("query_masks: one mask per query label");
-  }
+  const std::vector<Id> masks = trace_ids(query_masks, "query_masks", mask_ids, false);
+  if (!query_masks.is_none() && masks.size() != labels.size()) refuse("query_masks: one mask per query label");
   for (std::size_t q = 0; q < labels.size(); ++q) {
     frame.queries.push_back(TraceQuery{labels[q], boxes[q], masks.empty() ? kAllCategories : masks[q]});
   }
+  std::unordered_set<Id>& live = live_ids(t);
+  check_frame_ids(live, frame, t.trace->frames.size());
   t.trace->frames.push_back(std::move(frame));
+  apply_frame(live, t.trace->frames.back());
 }
 
 py::dict trace_frame(const PyTrace& t, py::ssize_t index) {
@@ -936,9 +1204,21 @@ PyTrace parse_trace(const std::string& text, const std::string& where) {
   return t;
 }
 
+// OSError (FileNotFoundError, PermissionError, ...) for a file that could not
+// be opened, read or written, from errno.
+[[noreturn]] void raise_os_error(const std::string& path) {
+  if (errno != 0) {
+    PyErr_SetFromErrnoWithFilename(PyExc_OSError, path.c_str());
+  } else {
+    PyErr_SetString(PyExc_OSError, ("cannot read or write '" + path + "'").c_str());
+  }
+  throw py::error_already_set();
+}
+
 PyTrace read_trace_file(const std::string& path) {
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw py::value_error("cannot open trace '" + path + "'");
+  if (!in) raise_os_error(path);
   std::stringstream buffer;
   buffer << in.rdbuf();
   return parse_trace(buffer.str(), path);
@@ -952,25 +1232,27 @@ std::string format_trace(const PyTrace& t) {
 }
 
 void write_trace_file(const std::string& path, const PyTrace& t) {
+  errno = 0;
   std::ofstream out(path, std::ios::binary);
-  if (!out) throw py::value_error("cannot write trace '" + path + "'");
+  if (!out) raise_os_error(path);
   {
     py::gil_scoped_release release;
     write_trace(out, *t.trace);
     out.flush();
   }
-  if (!out) throw py::value_error("writing trace '" + path + "' failed");
+  if (!out) raise_os_error(path);
 }
 
 // Runs `trace` through a fresh broad phase, collecting per frame what
 // `report` asks: "delta" -> [(created, deleted)], "pairs" -> [sorted pairs],
 // "hash" -> uint64 array of pair-set hashes, "time" -> float64 array of each
 // frame's seconds (staging and update(), timed in C++), "none" -> None.
-py::object replay(const PyTrace& t, const std::string& algorithm, unsigned threads, const std::string& report) {
+py::object replay(const PyTrace& t, const std::string& algorithm, py::handle threads_obj, const std::string& report) {
   if (report != "delta" && report != "pairs" && report != "hash" && report != "time" && report != "queries" &&
       report != "none") {
-    throw py::value_error("report must be 'delta', 'pairs', 'hash', 'time', 'queries' or 'none', not '" + report + "'");
+    refuse("report must be 'delta', 'pairs', 'hash', 'time', 'queries' or 'none', not '" + report + "'");
   }
+  const unsigned threads = as_threads(threads_obj);
   Status why;
   auto broad_phase = BroadPhase::create(algorithm, Options{.dims = t.trace->dims, .threads = threads}, &why);
   if (!broad_phase) check(why);
@@ -1054,7 +1336,7 @@ py::object replay(const PyTrace& t, const std::string& algorithm, unsigned threa
 std::uint64_t hash_pairs(py::handle pairs_obj) {
   py::array a = to_array(pairs_obj, "pairs");
   if (!(a.ndim() == 2 && a.shape(1) == 2) && !(a.ndim() == 1 && a.shape(0) == 0)) {
-    throw py::value_error("pairs must have shape (k, 2), not " + shape_text(a));
+    refuse("pairs must have shape (k, 2), not " + shape_text(a));
   }
   if (a.ndim() == 1) return pair_set_hash({});
   auto flat = py::array::ensure(a.attr("reshape")(-1));
@@ -1070,17 +1352,25 @@ std::uint64_t hash_pairs(py::handle pairs_obj) {
 PYBIND11_MODULE(_sapling, m) {
   using namespace sapling;
   using namespace sapling::python;
-  m.doc() = "sapling: exact broad-phase collision detection (numpy in, numpy out)";
+  m.doc() =
+      "sapling: exact broad-phase collision detection (numpy in, numpy out). What is refused raises "
+      "sapling.Error (a ValueError): a Status of the library, a value out of range or not an integer, a shape, a "
+      "float that is not exactly a float32; TypeError only for an argument that is not a real number where numbers "
+      "are due (a string, None, a bool, a complex or object dtype); OSError for a file.";
 
   error_type = PyErr_NewExceptionWithDoc(
       "sapling.Error",
-      "A call refused by sapling: the library's Status message, with its fields code (e.g. 'invalid_box'), "
-      "operation ('add', 'move', 'remove', ..., or None for a one-shot query), id and index (or None).",
+      "A call refused by sapling (a ValueError): the message names the argument, or is the library's Status "
+      "message, with the fields code (the Status's, e.g. 'invalid_box'; 'invalid_argument' for an argument the "
+      "binding refuses before the library sees it; 'invalid_trace' for a TraceError), operation ('add', 'move', "
+      "'remove', ..., or None for a one-shot query and the binding's refusals), id and index (or None).",
       PyExc_ValueError, nullptr);
   m.attr("Error") = error_type;
   trace_error_type = PyErr_NewExceptionWithDoc(
-      "sapling.TraceError", "A trace rejected by the reader: 'WHERE:LINE: reason', with fields line and reason.",
-      PyExc_ValueError, nullptr);
+      "sapling.TraceError",
+      "A trace rejected by the reader (a sapling.Error, code 'invalid_trace'): 'WHERE:LINE: reason', with fields "
+      "line and reason.",
+      error_type.ptr(), nullptr);
   m.attr("TraceError") = trace_error_type;
   m.attr("ALL_CATEGORIES") = kAllCategories;
   py::register_exception_translator([](std::exception_ptr p) {
@@ -1088,6 +1378,8 @@ PYBIND11_MODULE(_sapling, m) {
       if (p) std::rethrow_exception(p);
     } catch (const StatusError& e) {
       raise_status(e);
+    } catch (const ArgumentError& e) {
+      raise_argument_error(e);
     }
   });
 
@@ -1104,10 +1396,10 @@ PYBIND11_MODULE(_sapling, m) {
 
   py::class_<PyBroadPhase>(m, "BroadPhase",
                            "The persistent broad phase: stage add/move/remove batches, then update() each frame.")
-      .def(py::init<const std::string&, int, unsigned, std::size_t>(), py::arg("algorithm") = "auto",
+      .def(py::init<const std::string&, py::handle, py::handle, py::handle>(), py::arg("algorithm") = "auto",
            py::arg("dims") = 3, py::arg("threads") = 1, py::arg("max_pairs") = 0,
            "A broad phase running `algorithm` (see algorithms()) on boxes of `dims` (2 or 3) dimensions, on "
-           "`threads` threads (0: all hardware threads); max_pairs > 0 refuses a frame holding more pairs.")
+           "`threads` threads (0 to 256; 0: all hardware threads); max_pairs > 0 refuses a frame holding more pairs.")
       .def("add", &PyBroadPhase::add, py::arg("ids"), py::arg("boxes"), py::arg("category") = py::none(),
            py::arg("mask") = py::none(), py::arg("static") = false,
            "Stages objects to appear at the next update(): ids (n,) uint32, boxes (n, 2*dims) float32; "
@@ -1115,13 +1407,16 @@ PYBIND11_MODULE(_sapling, m) {
            "and static objects never pair with each other (docs/trace-format.md, version 2).")
       .def("set_filter", &PyBroadPhase::set_filter, py::arg("ids"), py::arg("category") = py::none(),
            py::arg("mask") = py::none(),
-           "Stages new categories and masks for live objects (None: the default); pairs follow at update().")
+           "Stages new categories and masks for live objects (an integer for all, or one per id); the one not "
+           "given (None) keeps each object's current value. Pairs follow at update().")
       .def("filter", &PyBroadPhase::filter, py::arg("id"), "(category, mask) of a live id, or None.")
       .def("is_static", &PyBroadPhase::is_static, py::arg("id"), "Whether a live id is static; None if not live.")
       .def("ray_cast", &PyBroadPhase::ray_cast, py::arg("origin"), py::arg("direction"),
            py::arg("max_t") = std::numeric_limits<float>::infinity(), py::arg("mask") = kAllCategories,
            "Every live object the segment origin + t * direction, t in [0, max_t], meets (closed boxes) and whose "
-           "category shares a bit with mask: (ids uint32, t float32), sorted by entry t, then id (ray.hpp).")
+           "category shares a bit with mask: (ids uint32, t float32), sorted by entry t, then id (ray.hpp). "
+           "origin, direction (dims numbers) and max_t are taken as boxes are: values exactly float32, never "
+           "rounded.")
       .def("ray_cast_closest", &PyBroadPhase::ray_cast_closest, py::arg("origin"), py::arg("direction"),
            py::arg("max_t") = std::numeric_limits<float>::infinity(), py::arg("mask") = kAllCategories,
            "The first object the ray meets, (id, t), or None.")
@@ -1139,7 +1434,7 @@ PYBIND11_MODULE(_sapling, m) {
       .def("query_many", &PyBroadPhase::query_many, py::arg("boxes"), py::arg("mask") = kAllCategories,
            "Region queries at once: (ids, offsets), box i's ids being ids[offsets[i]:offsets[i + 1]].")
       .def("contains", &PyBroadPhase::contains, py::arg("id"), "Whether id is live.")
-      .def("__contains__", &PyBroadPhase::contains)
+      .def("__contains__", &PyBroadPhase::contains, py::arg("id"))
       .def("__len__", &PyBroadPhase::size, "Number of live objects.")
       .def("validate", &PyBroadPhase::validate, "Checks every invariant; False on the first violation.")
       .def("__repr__", &PyBroadPhase::repr)
@@ -1154,7 +1449,7 @@ PYBIND11_MODULE(_sapling, m) {
       .def_property_readonly("pair_memory_bytes", &PyBroadPhase::pair_memory_bytes);
 
   py::class_<PyBoxPruner>(m, "BoxPruner", "One-shot box pruning with reusable buffers (and a prepared set).")
-      .def(py::init<unsigned>(), py::arg("threads") = 1)
+      .def(py::init<py::handle>(), py::arg("threads") = 1)
       .def("complete", &PyBoxPruner::complete, py::arg("boxes"),
            "Every overlapping pair (i, j), i < j, of boxes: (k, 2) uint32 indices.")
       .def("bipartite", &PyBoxPruner::bipartite, py::arg("a"), py::arg("b"),
@@ -1169,7 +1464,7 @@ PYBIND11_MODULE(_sapling, m) {
       .def_property_readonly("memory_bytes", &PyBoxPruner::memory_bytes);
 
   py::class_<PyUnisizePruner>(m, "UnisizePruner", "The one-shot sweep for boxes all of one size.")
-      .def(py::init<unsigned>(), py::arg("threads") = 1)
+      .def(py::init<py::handle>(), py::arg("threads") = 1)
       .def("complete", &PyUnisizePruner::complete, py::arg("boxes"),
            "Every overlapping pair (i, j), i < j; raises sapling.Error (code 'unsupported') for boxes not all of "
            "one size.");
@@ -1190,7 +1485,10 @@ PYBIND11_MODULE(_sapling, m) {
            py::arg("added_static") = py::none(), py::arg("added_filters") = py::none(),
            py::arg("filtered") = py::none(), py::arg("filters") = py::none(), py::arg("query_labels") = py::none(),
            py::arg("query_boxes") = py::none(), py::arg("query_masks") = py::none(),
-           "Appends a frame; boxes are checked as add(), move() and query() check them. Version 2: "
+           "Appends a frame; boxes are checked as add(), move() and query() check them, ids as read_trace() "
+           "checks them (an add of a live id, a remove, move or filter of one that is not, two operations on one "
+           "id), so that what write_trace() writes reads back; a refused frame raises sapling.Error "
+           "('frame 3: move of id 9: id is not live') and leaves the trace as it was. Version 2: "
            "added_static and added_filters ((n, 2) category, mask) per added id, filtered ids with their filters, "
            "queries as labels, boxes and masks (default every category).")
       .def("to_text", &format_trace, "The trace in the text format.")
@@ -1220,13 +1518,13 @@ PYBIND11_MODULE(_sapling, m) {
 
   m.def(
       "_time_complete_pairs",
-      [](py::handle boxes_obj, unsigned threads, int repeats) {
+      [](py::handle boxes_obj, py::handle threads_obj, int repeats) {
         // For bench/python_bench.py: sapling::complete_pairs (threads = 1,
         // the library's warm pruner) or BoxPruner::complete on one pruner
         // over a pool, timed in C++ with no Python in the timed region;
         // seconds of each repeat.
         const Boxes boxes = as_boxes(boxes_obj, 3, "boxes");
-        const auto pool = make_pool(threads);
+        const auto pool = make_pool(as_threads(threads_obj));
         BoxPruner pruner(pool.get());  // threads > 1: one pruner, warm after the first repeat
         std::vector<double> seconds;
         std::size_t pairs = 0;
@@ -1252,7 +1550,7 @@ PYBIND11_MODULE(_sapling, m) {
   m.def("bipartite_pairs", &one_shot_bipartite, py::arg("a"), py::arg("b"), py::arg("threads") = 1,
         "Every (i, j) with a[i] overlapping b[j]: (k, 2) uint32 indices.");
   m.def(
-      "unisize_pairs", [](py::handle boxes, unsigned threads) { return PyUnisizePruner(threads).complete(boxes); },
+      "unisize_pairs", [](py::handle boxes, py::handle threads) { return PyUnisizePruner(threads).complete(boxes); },
       py::arg("boxes"), py::arg("threads") = 1,
       "complete_pairs for boxes all of one size (UnisizePruner); raises sapling.Error otherwise.");
 }

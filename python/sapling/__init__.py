@@ -11,10 +11,20 @@ Intervals are closed: touching boxes overlap. A float32 C-contiguous array is
 read in place (no copy); float32 in another layout is copied unchanged;
 float64 and integer arrays are converted only when every value is exactly a
 float32, and refused otherwise (sapling never changes a box silently; use
-round_outward() to round explicitly). Ids are uint32 (other integer arrays
-are converted when in range). A refused call raises sapling.Error with the
-library's message ("add of id 9: invalid box: min.y > max.y") and changes
-nothing. The work runs with the GIL released.
+round_outward() to round explicitly); so are a ray's origin, direction and
+max_t and a query box. Ids are uint32 (other integer arrays are converted
+when in range); threads, max_pairs, dims, an id, a category or a mask is a
+Python or numpy integer in range.
+
+A refused call changes nothing and raises sapling.Error, a ValueError: with
+the library's message ("add of id 9: invalid box: min.y > max.y") and its
+fields code, operation, id, index; or, for an argument refused before the
+library sees it (a value out of range or not an integer, a shape, a float
+that is not exactly a float32), code 'invalid_argument' and a message naming
+the argument. TypeError is raised only for an argument that is not a real
+number where numbers are due (a string, None, a bool, a complex or object
+dtype); TraceError (a sapling.Error) for a trace the reader refuses; OSError
+for a file. The work runs with the GIL released.
 """
 
 import os
@@ -84,6 +94,13 @@ def write_trace(path, trace):
     _sapling.write_trace(os.fspath(path), trace)
 
 
+def _argument_error(message):
+    """sapling.Error for an argument refused here, as the module raises it."""
+    error = Error(message)
+    error.code, error.operation, error.id, error.index = "invalid_argument", None, None, None
+    return error
+
+
 def round_outward(boxes):
     """Boxes as float32, each min rounded down and each max rounded up.
 
@@ -103,7 +120,7 @@ def round_outward(boxes):
     elif a.ndim == 3 and a.shape[1] == 2 and a.shape[2] in (2, 3):
         lo, hi = a[:, 0, :], a[:, 1, :]
     else:
-        raise ValueError(f"boxes must have shape (n, 4), (n, 6) or (n, 2, dims), not {a.shape}")
+        raise _argument_error(f"boxes must have shape (n, 4), (n, 6) or (n, 2, dims), not {a.shape}")
     out = np.empty(a.shape, np.float32)
     if a.ndim == 2:
         out_lo, out_hi = out[:, :d], out[:, d:]

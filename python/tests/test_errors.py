@@ -66,22 +66,23 @@ def test_repeated_operation_across_calls_in_a_frame():
 
 def test_off_plane_box_in_2d_broad_phase_via_3d_shape():
     bp = sapling.BroadPhase(dims=2)
-    with pytest.raises(ValueError, match=r"shape \(n, 4\)"):
+    with pytest.raises(sapling.Error, match=r"shape \(n, 4\)"):
         bp.add([1], box(3))
 
 
 @pytest.mark.parametrize(
     "boxes, error, message",
     [
-        (np.zeros((2, 5), np.float32), ValueError, r"boxes must have shape \(n, 6\).*not \(2, 5\)"),
-        (np.zeros((2,), np.float32), ValueError, r"not \(2,\)"),
-        (np.zeros((2, 2, 2), np.float32), ValueError, r"not \(2, 2, 2\)"),
+        (np.zeros((2, 5), np.float32), sapling.Error, r"boxes must have shape \(n, 6\).*not \(2, 5\)"),
+        (np.zeros((2,), np.float32), sapling.Error, r"not \(2,\)"),
+        (np.zeros((2, 2, 2), np.float32), sapling.Error, r"not \(2, 2, 2\)"),
         (np.zeros((2, 6), np.complex64), TypeError, "not complex64"),
         (np.zeros((2, 6), bool), TypeError, "not bool"),
         (np.array([["a"] * 6] * 2), TypeError, "<U1"),
-        (np.array([[0, 0, 0, 1, 1, 0.1]] * 2), ValueError, r"boxes\[0, 5\] = 0.1 \(float64\) is not exactly a float32"),
-        (np.array([[0, 0, 0, 1, 1, 1e300]] * 2), ValueError, r"boxes\[0, 5\] = 1e\+300"),
-        (np.array([[0, 0, 0, 1, 1, 2**24 + 1]] * 2, np.int64), ValueError, r"= 16777217 \(int64\)"),
+        (np.array([[0, 0, 0, 1, 1, 0.1]] * 2), sapling.Error,
+         r"boxes\[0, 5\] = 0.1 \(float64\) is not exactly a float32"),
+        (np.array([[0, 0, 0, 1, 1, 1e300]] * 2), sapling.Error, r"boxes\[0, 5\] = 1e\+300"),
+        (np.array([[0, 0, 0, 1, 1, 2**24 + 1]] * 2, np.int64), sapling.Error, r"= 16777217 \(int64\)"),
         ("boxes", TypeError, "not <U5"),
     ],
 )
@@ -98,10 +99,12 @@ def test_bad_boxes(boxes, error, message):
 @pytest.mark.parametrize(
     "ids, error, message",
     [
-        (np.array([[20, 21]], np.uint32), ValueError, r"ids must be 1-D, not of shape \(1, 2\)"),
-        (np.array([20, -1]), ValueError, r"ids\[1\] = -1 is not an id"),
-        (np.array([20, 2**32]), ValueError, r"ids\[1\] = 4294967296 is not an id"),
-        (np.array([20.0, 21.0]), TypeError, "ids must be uint32.*not float64"),
+        (np.array([[20, 21]], np.uint32), sapling.Error, r"ids must be 1-D, not of shape \(1, 2\)"),
+        (np.array([20, -1]), sapling.Error, r"ids\[1\] = -1 is not an id"),
+        (np.array([20, 2**32]), sapling.Error, r"ids\[1\] = 4294967296 is not an id"),
+        ([20, 2**64], sapling.Error, r"ids\[1\] = 18446744073709551616 is not an id"),
+        (np.array([20.0, 21.0]), sapling.Error, "ids must be uint32.*not float64"),
+        (np.array([True, False]), TypeError, "ids must be uint32.*not bool"),
     ],
 )
 def test_bad_ids(ids, error, message):
@@ -165,9 +168,11 @@ def test_create_errors():
         sapling.BroadPhase(dims=4)
     with pytest.raises(sapling.Error, match="threads"):
         sapling.BroadPhase(threads=1000)
-    with pytest.raises(TypeError):
+    with pytest.raises(sapling.Error, match=r"^threads must be an integer in \[0, 256\].*, not -1$"):
         sapling.BroadPhase(threads=-1)
-    with pytest.raises(ValueError, match="threads"):
+    with pytest.raises(sapling.Error, match=r"^max_pairs must be an integer in \[0, 2\*\*64\).*, not -1$"):
+        sapling.BroadPhase(max_pairs=-1)
+    with pytest.raises(sapling.Error, match="threads"):
         sapling.complete_pairs(np.zeros((1, 6), np.float32), threads=1000)
 
 

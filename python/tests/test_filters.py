@@ -48,7 +48,7 @@ def test_rays():
     assert bp.ray_cast([0, 0, 0], [1, 0, 0], max_t=2.0)[0].tolist() == [1]  # closed: the face at t = 2
     with pytest.raises(sapling.Error, match="the direction is zero"):
         bp.ray_cast([0, 0, 0], [0, 0, 0])
-    with pytest.raises(ValueError, match="origin must hold 3 numbers"):
+    with pytest.raises(sapling.Error, match="origin must hold 3 numbers"):
         bp.ray_cast([0, 0], [1, 0, 0])
 
 
@@ -59,9 +59,9 @@ def test_refusals_change_nothing():
     with pytest.raises(sapling.Error) as e:
         bp.set_filter([1, 5], category=2)
     assert e.value.code == "unknown_id" and e.value.operation == "set_filter" and e.value.id == 5
-    with pytest.raises(ValueError, match="one value per id"):
+    with pytest.raises(sapling.Error, match="one value per id"):
         bp.set_filter([1], category=[1, 2])
-    with pytest.raises(ValueError, match=r"\[0, 2\*\*32\)"):
+    with pytest.raises(sapling.Error, match=r"\[0, 2\*\*32\)"):
         bp.add([2], boxes([0, 0, 0, 1, 1, 1]), mask=-1)
     created, deleted = bp.update()
     assert created.size == 0 and deleted.size == 0
@@ -79,5 +79,31 @@ def test_replay_answers_the_contract_queries():
     assert [(label, ids.tolist()) for label, ids in answers[1]] == [(100, [1, 7, 8, 9]), (101, [9])]
     deltas = sapling.replay(trace, report="delta")
     assert deltas[1][1].tolist() == [[7, 9], [8, 9]]
-    with pytest.raises(ValueError, match="'queries'"):
+    with pytest.raises(sapling.Error, match="'queries'"):
         sapling.replay(trace, report="nope")
+
+
+def test_set_filter_keeps_what_is_not_given():
+    """A category or mask not passed keeps the object's current one."""
+    bp = sapling.BroadPhase("sap")
+    bp.add([1, 2, 3], boxes([0, 0, 0, 1, 1, 1], [0.5, 0, 0, 1.5, 1, 1], [0.5, 0.5, 0, 2, 2, 1]),
+           category=[2, 4, 8], mask=[6, 0xFFFFFFFF, 0xFFFFFFFF])
+    assert bp.update()[0].tolist() == [[1, 2], [2, 3]]
+    bp.set_filter([1], mask=1)  # category 2 stays
+    created, deleted = bp.update()
+    assert bp.filter(1) == (2, 1) and deleted.tolist() == [[1, 2]]
+    bp.set_filter([1, 2], category=[1, 16])  # masks stay, one category each
+    bp.update()
+    assert bp.filter(1) == (1, 1) and bp.filter(2) == (16, 0xFFFFFFFF)
+    bp.set_filter([3], mask=[0x10])
+    bp.update()
+    assert bp.filter(3) == (8, 0x10)
+    bp.set_filter([2, 3])  # neither: both kept
+    assert all(a.size == 0 for a in bp.update())
+    assert bp.filter(2) == (16, 0xFFFFFFFF) and bp.filter(3) == (8, 0x10)
+    assert bp.sorted_pairs().tolist() == [[2, 3]]
+    # an id that is not live is refused as before, and nothing is staged
+    with pytest.raises(sapling.Error, match="set_filter of id 9: id is not live"):
+        bp.set_filter([3, 9], mask=1)
+    assert all(a.size == 0 for a in bp.update()) and bp.filter(3) == (8, 0x10)
+    assert bp.validate()

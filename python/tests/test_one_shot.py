@@ -30,7 +30,7 @@ def test_bipartite_pairs(dims, sizes, rng):
 
 
 def test_bipartite_dims_must_match(rng):
-    with pytest.raises(ValueError, match="shape"):
+    with pytest.raises(sapling.Error, match="shape"):
         sapling.bipartite_pairs(random_boxes(rng, 5, 2), random_boxes(rng, 5, 3))
 
 
@@ -79,7 +79,7 @@ def test_box_pruner_reuse_and_prepared(rng):
 
 
 def test_bipartite_prepared_needs_prepare():
-    with pytest.raises(ValueError, match="prepare"):
+    with pytest.raises(sapling.Error, match="prepare"):
         sapling.BoxPruner().bipartite_prepared(np.zeros((1, 6), np.float32))
 
 

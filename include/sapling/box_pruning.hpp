@@ -106,14 +106,15 @@ class BoxPruner {
   /// appends nothing) when the query boxes would be copied into many more
   /// cells than they number (boxes far larger than the prepared grid's
   /// cells): bipartite() over the boxes themselves is then the better call.
-  bool bipartite_prepared(std::span<const Box3> query, std::vector<IndexPair>& out);
+  [[nodiscard]] bool bipartite_prepared(std::span<const Box3> query, std::vector<IndexPair>& out);
   /// The same, and appends to `among` every pair {i, j}, i < j, of query
   /// boxes that overlap, once each: complete(query) found in the same pass,
   /// in the prepared grid's cells, without complete()'s own grid and sort
   /// (a persistent broad phase's changed boxes against its resting ones and
   /// among themselves). Order of `among`: by cell, then sweep order, the same
   /// for any thread count. Declines as above, appending to neither.
-  bool bipartite_prepared(std::span<const Box3> query, std::vector<IndexPair>& out, std::vector<IndexPair>& among);
+  [[nodiscard]] bool bipartite_prepared(std::span<const Box3> query, std::vector<IndexPair>& out,
+                                        std::vector<IndexPair>& among);
 
   /// Indices of the prepared set (0 until prepare()): its boxes, and after
   /// update_prepared() the free indices among them; and cells of its grid:

@@ -151,6 +151,13 @@ class BroadPhase {
   /// is refused in FrameDelta::status (then its operations are dropped).
   const FrameDelta& update();
 
+  /// Forgets every operation staged since the last update(), as if none
+  /// had been made: added ids are free again, moves, removals and filter
+  /// changes are gone, and each id may take an operation again this frame.
+  /// For a frame that update() could not apply (std::bad_alloc) and that
+  /// is not to be retried, or any change of mind. Never fails.
+  void drop_staged() noexcept;
+
   /// Every pair overlapping after the last update(), contiguous, each with
   /// a < b, in an order that is deterministic but otherwise unspecified.
   std::span<const Pair> pairs() const noexcept { return pairs_.pairs(); }
@@ -177,7 +184,9 @@ class BroadPhase {
   /// Ray cast (ray.hpp): every live object whose box the ray meets and
   /// whose category shares a bit with `mask`, sorted by entry parameter,
   /// then id, into `hits` (replaced), as of the last update(). Refused, with
-  /// `hits` emptied, for an invalid ray (check_ray()). Not safe to call from
+  /// `hits` emptied, for an invalid ray (check_ray(): kInvalidRay) and, in a
+  /// 2D broad phase, for a Ray3 that leaves the plane z = 0, its origin's or
+  /// direction's z other than 0 (kInvalidArgument). Not safe to call from
   /// two threads at once.
   Status ray_cast(const Ray3& ray, std::vector<RayHit>& hits, std::uint32_t mask = kAllCategories) const;
   Status ray_cast(const Ray2& ray, std::vector<RayHit>& hits, std::uint32_t mask = kAllCategories) const;
@@ -264,7 +273,7 @@ class BroadPhase {
   bool is_static(Slot s) const noexcept { return uses_statics_ && motion_of_slot_[s] == Motion::kStatic; }
   Filter filter_of(Slot s) const noexcept { return uses_filters_ ? filter_of_slot_[s] : Filter{}; }
   bool holds_the_pairs_there_are() const;
-  void drop_staged();
+  Status check_ray_here(const Ray3& ray) const;
   void commit_frame();
   void give_back_memory();
   void compact_slots();

@@ -23,6 +23,8 @@
 //
 // A valid ray has finite origin and direction, a direction other than zero,
 // and max_t >= 0 (+inf allowed); check_ray() says what is wrong otherwise.
+// It checks the ray alone: a 2D broad phase also refuses a Ray3 that leaves
+// its plane (BroadPhase::ray_cast()).
 #pragma once
 
 #include <algorithm>

@@ -181,6 +181,9 @@ Status BroadPhase::stage_add(std::span<const Id> ids, std::span<const Box3> boxe
   detail::reserve_geometric(id_of_slot_, slots);
   if (uses_filters_) detail::reserve_geometric(filter_of_slot_, slots);
   if (uses_statics_) detail::reserve_geometric(motion_of_slot_, slots);
+  // The free list's room for every staged addition: undoing them (a refused
+  // batch, drop_staged()) then cannot fail.
+  detail::reserve_geometric(free_slots_, free_slots_.size() + staged_before + ids.size());
   detail::reserve_geometric(added_, staged_before + ids.size());
   detail::reserve_geometric(added_boxes_, staged_before + ids.size());
   Status refusal;
@@ -813,14 +816,19 @@ void BroadPhase::reserve(std::size_t objects, std::size_t pairs) {
   algorithm_->reserve(objects);
 }
 
-// A refused frame: its operations are forgotten (stamps of this frame stop
-// counting once frame_ moves on), its additions undone.
-void BroadPhase::drop_staged() {
-  for (std::size_t k = added_.size(); k-- > 0;) {  // newest first: the free list as it was
+// The staged operations forgotten: additions undone (newest first, so that
+// the free list is as it was; add() reserved its room), the others' stamps
+// cleared so that their ids may take an operation again this frame.
+void BroadPhase::drop_staged() noexcept {
+  for (std::size_t k = added_.size(); k-- > 0;) {
     const Slot s = added_[k];
     slot_of_id_.erase(id_of_slot_[s]);
     state_[s] = SlotState::kFree;
-    free_slots_.push_back(s);  // room reserved by update()
+    stamp_[s] = 0;
+    free_slots_.push_back(s);
+  }
+  for (const std::vector<Slot>* staged : {&removed_, &moved_, &refiltered_}) {
+    for (const Slot s : *staged) stamp_[s] = 0;
   }
   removed_.clear();
   moved_.clear();
@@ -1092,12 +1100,19 @@ const detail::AabbTree& BroadPhase::dynamic_tree() const {
   return *dynamic_tree_;
 }
 
-Status BroadPhase::ray_cast(const Ray3& ray, std::vector<RayHit>& hits, std::uint32_t mask) const {
-  hits.clear();
+// What ray_cast() and ray_cast_closest() refuse: an invalid ray, and in a
+// 2D broad phase one that leaves its plane.
+Status BroadPhase::check_ray_here(const Ray3& ray) const {
   if (const RayCheck check = check_ray(ray); !check) return Status::invalid_ray(Operation::kRayCast, check);
   if (options_.dims == 2 && (ray.origin[2] != 0.0f || ray.direction[2] != 0.0f)) {
     return Status::invalid_argument(Operation::kRayCast, "the ray leaves the plane z = 0 of a 2D broad phase");
   }
+  return {};
+}
+
+Status BroadPhase::ray_cast(const Ray3& ray, std::vector<RayHit>& hits, std::uint32_t mask) const {
+  hits.clear();
+  if (Status refusal = check_ray_here(ray); !refusal) return refusal;
   cast_ray(ray, hits, mask, false);
   return {};
 }
@@ -1112,10 +1127,7 @@ Status BroadPhase::ray_cast(const Ray2& ray, std::vector<RayHit>& hits, std::uin
 
 Status BroadPhase::ray_cast_closest(const Ray3& ray, std::optional<RayHit>& hit, std::uint32_t mask) const {
   hit.reset();
-  if (const RayCheck check = check_ray(ray); !check) return Status::invalid_ray(Operation::kRayCast, check);
-  if (options_.dims == 2 && (ray.origin[2] != 0.0f || ray.direction[2] != 0.0f)) {
-    return Status::invalid_argument(Operation::kRayCast, "the ray leaves the plane z = 0 of a 2D broad phase");
-  }
+  if (Status refusal = check_ray_here(ray); !refusal) return refusal;
   std::vector<RayHit> hits;
   cast_ray(ray, hits, mask, true);
   if (!hits.empty()) hit = hits.front();

@@ -820,6 +820,16 @@ test_hostile() {
       --algo unisize --out "$TMP/kept.out"
     expect_grep '^keep me$' "$TMP/kept.out" "replay refused with --out EXISTING: the file is as it was"
   fi
+  # ... and the first write replaces a longer file whole.
+  head -c 100000 /dev/zero >"$TMP/long.out"
+  cli replay "$trace" --algo brute --report hash --out "$TMP/long.out"
+  expect_rc 0 "replay --out over a longer file"
+  expect_file "$TMP/long.out" "$DATA/example.hash" "replay --out over a longer file"
+  head -c 10000000 /dev/zero >"$TMP/long.trace"
+  cli gen tracy --n 100 --frames 2 --out "$TMP/long.trace"
+  expect_rc 0 "gen --out over a longer file"
+  "$SAPLING" gen tracy --n 100 --frames 2 --out - >"$TMP/short.trace"
+  expect_file "$TMP/long.trace" "$TMP/short.trace" "gen --out over a longer file"
   rm -f "$TMP/never.trace"
   hostile 1 "no-such-file" "replay of a missing trace with --out FILE" replay "$TMP/no-such-file.trace" --algo brute \
     --out "$TMP/never.trace"

@@ -117,6 +117,58 @@ TEST(DemoWorld, RefusedAlgorithmKeepsTheOldOne) {
   EXPECT_NE(why.find("unknown scene"), std::string::npos);
 }
 
+// Issue 29: a refusal is never silent. unisize takes only boxes of one
+// size: the mixed scene is refused before any step (accepts_pending, a dry
+// run that changes nothing), and a body of another size added later is
+// dropped with the refusal in last_error() and last_refusal().
+TEST(DemoWorld, RefusalsAreReported) {
+  World mixed("unisize", 100, 56.25f);
+  ASSERT_TRUE(build_scene(mixed, {"mixed", 50, -1, 1}, nullptr));
+  const Status refused = mixed.accepts_pending();
+  EXPECT_EQ(refused.code(), StatusCode::kUnsupported) << refused.message();
+  mixed.step();
+  EXPECT_EQ(mixed.last_refusal().code(), StatusCode::kUnsupported);
+  EXPECT_NE(mixed.last_error().find("unisize refused new bodies"), std::string::npos) << mixed.last_error();
+
+  World particles("unisize", 100, 56.25f), reference("sap", 100, 56.25f);
+  ASSERT_TRUE(build_scene(particles, {"particles", 100, -1, 1}, nullptr));
+  ASSERT_TRUE(build_scene(reference, {"particles", 100, -1, 1}, nullptr));
+  EXPECT_TRUE(particles.accepts_pending());
+  for (int f = 0; f < 3; ++f) {
+    particles.step();
+    reference.step();
+  }
+  EXPECT_EQ(particles.last_error(), "");
+  EXPECT_TRUE(particles.last_refusal());
+  EXPECT_EQ(particles.pairs(), reference.pairs()) << "the dry run changed nothing";
+  Body big;
+  big.shape = Shape::kBox;
+  big.x = big.y = 20;
+  big.half[0] = big.half[1] = 3;
+  particles.add(big);
+  const std::size_t before = particles.bodies().size();
+  particles.step();
+  EXPECT_EQ(particles.last_refusal().code(), StatusCode::kUnsupported);
+  EXPECT_EQ(particles.bodies().size(), before - 1) << "the refused body is dropped";
+  particles.step();
+  EXPECT_EQ(particles.last_error(), "") << "a later frame without refusals clears it";
+}
+
+// "NAME:" (settings lost after the colon) is refused, not taken as NAME.
+TEST(DemoWorld, EmptySettingsAreRefused) {
+  try {
+    World world("sap:", 100, 56.25f);
+    ADD_FAILURE() << "World(\"sap:\") was made";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("settings"), std::string::npos) << e.what();
+  }
+  World world("sap", 100, 56.25f);
+  ASSERT_TRUE(build_scene(world, {"pile", 100, -1, 1}, nullptr));
+  world.step();
+  EXPECT_NE(world.set_algorithm("box-pruning:"), "");
+  EXPECT_EQ(world.algorithm(), "sap");
+}
+
 TEST(DemoRender, WritesPng) {
   Demo demo({"particles", 100, -1, 1}, "sap");
   demo.advance();

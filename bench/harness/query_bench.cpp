@@ -12,9 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <functional>
-#include <iostream>
 #include <sstream>
 #include <stdexcept>
 
@@ -439,7 +437,7 @@ void write_tables(std::ostream& out, const std::vector<WorldResult>& results) {
 
 }  // namespace
 
-int run_query_bench(const QueryBenchOptions& options) {
+int run_query_bench(const QueryBenchOptions& options, std::string& tables_text) {
   const std::size_t side = options.quick ? 100 : 1000;
   const std::size_t queries = options.quick ? 1000 : 10'000;
   const int frames = options.frames >= 0 ? options.frames : (options.quick ? 2 : 3);
@@ -467,17 +465,9 @@ int run_query_bench(const QueryBenchOptions& options) {
            << " level's tiles: " << overlaps.size() << "\n\n";
   }
   write_tables(tables, results);
-  std::cout << tables.str();
+  tables_text = std::move(tables).str();
   int status = 0;
   for (const WorldResult& w : results) status = w.sapling_wrong ? 4 : status;
-  if (!options.md_path.empty()) {
-    std::ofstream md(options.md_path);
-    md << "`" << options.command << "`\n\n" << tables.str();
-    if (!md) {
-      std::cerr << "sapling bench: cannot write " << options.md_path << "\n";
-      return 1;
-    }
-  }
   return status;
 }
 

@@ -55,13 +55,11 @@ struct QueryBenchOptions {
   bool quick = false;                 ///< a 100 x 100 level, 1000 queries and rays
   int frames = -1;                    ///< frames (batches) per world; -1 = 3 (quick: 2)
   bool progress = true;               ///< progress lines on stderr
-  std::string md_path;                ///< also write the tables as Markdown here
-  std::string command;                ///< the command line, quoted in the Markdown
   std::vector<std::string> excluded;  ///< peers left out, by name ("bullet-dbvt", "box2d")
 };
 
-/// Runs the benchmark, prints its tables on stdout; 0, or 4 when an answer
-/// differed from sapling's, 1 when a file could not be written.
-int run_query_bench(const QueryBenchOptions& options);
+/// Runs the benchmark and sets `tables` to its tables (Markdown), for the
+/// caller to print and write; 0, or 4 when an answer differed from sapling's.
+int run_query_bench(const QueryBenchOptions& options, std::string& tables);
 
 }  // namespace sapling::bench

@@ -5,7 +5,7 @@
 #
 #   cli_test.sh SAPLING_BINARY SOURCE_DIR AREA
 #
-# AREA: contract | errors | usage | gen | counts | run | bench. Each failed check
+# AREA: contract | errors | usage | gen | counts | run | bench | hostile. Each failed check
 # prints what failed; the script exits 1 if any did.
 set -u
 
@@ -716,6 +716,175 @@ test_bench() {
   expect_rc 1 "bench: --threads beyond the pool's limit"
 }
 
+# ---------------------------------------------------------------------------
+# Hostile command lines (issue 29): every failed write is status 1 with the
+# destination named, an output file that cannot be opened is found before
+# the work (nothing on stdout), lists with empty or repeated entries, stray
+# arguments and an algorithm named with empty settings are refused.
+
+# hostile STATUS PATTERN WHAT ARGS...: sapling ARGS exits with STATUS and
+# its stderr has a line matching PATTERN (extended regex).
+hostile() {
+  local status=$1 pattern=$2 what=$3
+  shift 3
+  cli "$@"
+  expect_rc "$status" "$what"
+  expect_grep "$pattern" "$TMP/err" "$what: the message names the problem"
+}
+
+# full_stdout PATTERN WHAT ARGS...: the same with standard output on
+# /dev/full (every write fails): status 1 and PATTERN on stderr.
+full_stdout() {
+  local pattern=$1 what=$2
+  shift 2
+  "$SAPLING" "$@" >/dev/full 2>"$TMP/err"
+  rc=$?
+  expect_rc 1 "$what (stdout /dev/full)"
+  expect_grep "$pattern" "$TMP/err" "$what (stdout /dev/full): the message names the problem"
+}
+
+test_hostile() {
+  local trace=$DATA/example.trace help
+  # A tiny bench run: one small scene, one frame, one contender.
+  local scene=(--scene tracy-fig2-1k --frames 1 --quiet)
+  local nospace='No space left on device'
+
+  # Standard output that cannot be written, in every subcommand.
+  if [ -w /dev/full ]; then
+    for help in help --help -h "replay --help" "gen -h" "run --help"; do
+      # shellcheck disable=SC2086
+      full_stdout "cannot write standard output: $nospace" "sapling $help" $help
+    done
+    full_stdout "cannot write standard output: $nospace" "algos" algos
+    full_stdout "cannot write standard output: $nospace" "replay" replay "$trace" --algo brute
+    full_stdout "cannot write standard output: $nospace" "replay --report hash" replay "$trace" --algo brute --report hash
+    full_stdout "cannot write standard output: $nospace" "gen --out -" gen tracy --n 100 --frames 2 --out -
+    full_stdout "cannot write standard output: $nospace" "run" run --n 100 --frames 2
+    full_stdout "cannot write standard output: $nospace" "bench --help" bench --help
+    full_stdout "cannot write standard output: $nospace" "bench --list" bench --list
+    full_stdout "cannot write standard output: $nospace" "bench (a scene)" bench "${scene[@]}" --contenders sap
+    full_stdout "cannot write standard output: $nospace" "bench --suite queries" bench --suite queries --quick \
+      --quiet --frames 1
+
+    # Output files that cannot be written (found at write time).
+    hostile 1 "cannot write /dev/full: $nospace" "replay --out /dev/full" replay "$trace" --algo brute --out /dev/full
+    hostile 1 "cannot write /dev/full: $nospace" "gen --out /dev/full" gen tracy --n 100 --frames 2 --out /dev/full
+    hostile 1 "cannot write --md /dev/full: $nospace" "bench --md /dev/full" bench "${scene[@]}" --contenders sap \
+      --md /dev/full
+    hostile 1 "cannot write --json /dev/full: $nospace" "bench --json /dev/full" bench "${scene[@]}" \
+      --contenders sap --json /dev/full
+    hostile 1 "cannot write --frames-csv /dev/full: $nospace" "bench --frames-csv /dev/full" bench "${scene[@]}" \
+      --contenders sap --frames-csv /dev/full
+    hostile 1 "cannot write --md /dev/full: $nospace" "bench --suite queries --md /dev/full" bench --suite queries \
+      --quick --quiet --frames 1 --md /dev/full
+  else
+    echo "note: no writable /dev/full here: the failed-write checks were not run"
+  fi
+
+  # Output files that cannot be opened are found before the work: nothing
+  # on stdout, the option and the file named, and no "contender" blamed.
+  local bad
+  : >"$TMP/a-file"
+  for bad in "$TMP/no-such-dir/out" "$TMP/a-file/out" "$TMP"; do
+    local option
+    for option in --md --json --frames-csv; do
+      hostile 1 "cannot open $option $bad for writing: " "bench $option $bad" bench "${scene[@]}" \
+        --contenders sap "$option" "$bad"
+      expect_empty "$TMP/out" "bench $option $bad: found before the run (stdout)"
+      checks=$((checks + 1))
+      if grep -q "contender" "$TMP/err"; then fail "bench $option $bad: the message blames a contender"; fi
+    done
+    hostile 1 "cannot open --md $bad for writing: " "bench --suite queries --md $bad" bench --suite queries \
+      --quick --quiet --frames 1 --md "$bad"
+    expect_empty "$TMP/out" "bench --suite queries --md $bad: found before the run (stdout)"
+    hostile 1 "cannot open $bad for writing: " "replay --out $bad" replay "$trace" --algo brute --out "$bad"
+    hostile 1 "cannot open $bad for writing: " "gen --out $bad" gen tracy --n 100 --frames 2 --out "$bad"
+  done
+  if [ "$(id -u)" -ne 0 ]; then
+    mkdir -p "$TMP/read-only" && chmod 555 "$TMP/read-only"
+    hostile 1 "cannot open --md $TMP/read-only/x.md for writing: " "bench --md in a read-only directory" \
+      bench "${scene[@]}" --contenders sap --md "$TMP/read-only/x.md"
+    expect_empty "$TMP/out" "bench --md in a read-only directory: found before the run (stdout)"
+    chmod 755 "$TMP/read-only"
+  fi
+  # Proving a file writable before the work leaves nothing behind when the
+  # command then fails, and an existing file as it was.
+  if grep -qx unisize <<<"$ALGOS"; then
+    rm -f "$TMP/refused.out"
+    hostile 3 "unsupported by unisize" "replay --algo unisize --out FILE (refused)" replay "$trace" \
+      --algo unisize --out "$TMP/refused.out"
+    checks=$((checks + 1))
+    if [ -e "$TMP/refused.out" ]; then fail "replay refused with --out FILE: the file was left behind"; fi
+    printf 'keep me\n' >"$TMP/kept.out"
+    hostile 3 "unsupported by unisize" "replay --algo unisize --out EXISTING (refused)" replay "$trace" \
+      --algo unisize --out "$TMP/kept.out"
+    expect_grep '^keep me$' "$TMP/kept.out" "replay refused with --out EXISTING: the file is as it was"
+  fi
+  # ... and the first write replaces a longer file whole.
+  head -c 100000 /dev/zero >"$TMP/long.out"
+  cli replay "$trace" --algo brute --report hash --out "$TMP/long.out"
+  expect_rc 0 "replay --out over a longer file"
+  expect_file "$TMP/long.out" "$DATA/example.hash" "replay --out over a longer file"
+  head -c 10000000 /dev/zero >"$TMP/long.trace"
+  cli gen tracy --n 100 --frames 2 --out "$TMP/long.trace"
+  expect_rc 0 "gen --out over a longer file"
+  "$SAPLING" gen tracy --n 100 --frames 2 --out - >"$TMP/short.trace"
+  expect_file "$TMP/long.trace" "$TMP/short.trace" "gen --out over a longer file"
+  rm -f "$TMP/never.trace"
+  hostile 1 "no-such-file" "replay of a missing trace with --out FILE" replay "$TMP/no-such-file.trace" --algo brute \
+    --out "$TMP/never.trace"
+  checks=$((checks + 1))
+  if [ -e "$TMP/never.trace" ]; then fail "replay of a missing trace: --out FILE was left behind"; fi
+
+  # Lists: empty, with an empty entry, with a repeated entry.
+  # (Should one be taken, the run stays small: quick scenes, one contender.)
+  local option list
+  for option in --scene --contenders --exclude; do
+    local rest=(--quick --frames 1 --quiet --budget 1 --contenders sap)
+    [ "$option" = --scene ] || rest=(--quick --frames 1 --quiet --budget 1 --scene tracy-fig2-1k)
+    for list in '' ',' 'sap,' ',sap' 'sap,,brute'; do
+      hostile 1 "$option: (an empty list|an empty entry)" "bench $option '$list'" bench "${rest[@]}" "$option" "$list"
+      expect_empty "$TMP/out" "bench $option '$list': stdout"
+    done
+  done
+  hostile 1 "--scene: tracy-fig2-1k (is )?(given|repeated) twice" "bench --scene A,A" bench --frames 1 --quiet \
+    --contenders sap --scene tracy-fig2-1k,tracy-fig2-1k
+  expect_empty "$TMP/out" "bench --scene A,A: stdout"
+  hostile 1 "--contenders: sap (is )?(given|repeated) twice" "bench --contenders A,A" bench "${scene[@]}" \
+    --contenders sap,sap
+  expect_empty "$TMP/out" "bench --contenders A,A: stdout"
+  hostile 1 "--contenders: brute (is )?(given|repeated) twice" "bench --contenders A,B,A" bench "${scene[@]}" \
+    --contenders brute,sap,brute
+  hostile 1 "--exclude: brute (is )?(given|repeated) twice" "bench --exclude A,A" bench "${scene[@]}" \
+    --exclude brute,brute
+  # NAME: with nothing after the colon, and settings the algorithm refuses:
+  # refused before any work.
+  hostile 1 "--contenders: .*'sap:'.*settings" "bench --contenders sap:" bench "${scene[@]}" --contenders sap:
+  expect_empty "$TMP/out" "bench --contenders sap:: stdout"
+  hostile 1 "--exclude: .*'sap:'.*settings" "bench --exclude sap:" bench "${scene[@]}" --exclude sap:
+  hostile 1 "--contenders: 'sap:bogus'" "bench --contenders sap:bogus" bench "${scene[@]}" --contenders sap:bogus
+  expect_empty "$TMP/out" "bench --contenders sap:bogus: found before the run (stdout)"
+  hostile 1 "'sap:'.*settings" "replay --algo sap:" replay "$trace" --algo sap:
+  expect_empty "$TMP/out" "replay --algo sap:: stdout"
+  hostile 1 "'sap:'.*settings" "run --algo sap:" run --algo sap: --n 100 --frames 2
+  expect_empty "$TMP/out" "run --algo sap:: stdout"
+  hostile 1 "'brute:'.*settings" "replay --algo=brute:" replay "$trace" --algo=brute:
+
+  # Stray arguments.
+  hostile 1 "unexpected argument 'extra'" "bench --list extra" bench --list extra
+  expect_empty "$TMP/out" "bench --list extra: stdout"
+  hostile 1 "unexpected argument 'extra'" "bench extra" bench "${scene[@]}" --contenders sap extra
+  expect_empty "$TMP/out" "bench extra: stdout"
+  for help in help --help -h; do
+    hostile 1 "unexpected argument 'extra'" "sapling $help extra" "$help" extra
+    expect_empty "$TMP/out" "sapling $help extra: stdout"
+  done
+  hostile 1 "unexpected argument 'extra'" "algos extra" algos extra
+  hostile 1 "unexpected argument 'extra'" "run extra" run --n 100 --frames 2 extra
+  hostile 1 "more than one SCENARIO" "gen tracy extra" gen tracy extra --out -
+  hostile 1 "more than one TRACE" "replay TRACE extra" replay "$trace" extra --algo brute
+}
+
 case $AREA in
   contract) test_contract ;;
   errors)
@@ -727,6 +896,7 @@ case $AREA in
   counts) test_counts ;;
   run) test_run ;;
   bench) test_bench ;;
+  hostile) test_hostile ;;
   *)
     echo "unknown area '$AREA'" >&2
     exit 2

@@ -2,6 +2,7 @@
 // or headless (frames written as PNG). Usage: sapling-demo --help.
 #include <SDL.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 
 #include "canvas.hpp"
 #include "demo.hpp"
+#include "output.hpp"
 #include "png_writer.hpp"
 #include "renderer.hpp"
 #include "sapling/registry.hpp"
@@ -21,6 +23,8 @@
 namespace {
 
 using namespace sapling::demo;
+using sapling::cli::Output;
+using sapling::cli::prove_writable;
 
 constexpr const char* kUsage =
     "usage: sapling-demo [--scene S] [--algo A] [--count N] [--moving F] [--seed N]\n"
@@ -42,7 +46,10 @@ constexpr const char* kUsage =
     "                    of each algorithm (default brute,sort-sweep,sap,box-pruning)\n"
     "                    at each count (default 10..1000), interleaved in lockstep,\n"
     "                    pairs checked equal; plot: bench/plot_demo_scaling.py\n"
-    "keys (window): see the help line at the bottom; H hides it.\n";
+    "keys (window): see the help line at the bottom; H hides it.\n"
+    "exit status: 0 success; 1 an output that cannot be written, no display, or a\n"
+    "switch whose pairs differ; 2 a bad command line; 3 the algorithm does not\n"
+    "support the scene (unisize: bodies of one size only), said on stderr\n";
 
 struct Args {
   SceneSettings scene;
@@ -60,9 +67,42 @@ struct Args {
   int width = 1280, height = 720;
 };
 
+constexpr int kExitFailed = 1;       // an output that cannot be written, no display, a switch with other pairs
+constexpr int kExitUsage = 2;        // a bad command line
+constexpr int kExitUnsupported = 3;  // the algorithm does not support the scene
+
 [[noreturn]] void usage_error(const std::string& what) {
   std::fprintf(stderr, "sapling-demo: %s\n%s", what.c_str(), kUsage);
-  std::exit(2);
+  std::exit(kExitUsage);
+}
+
+int failed(const std::string& why) {
+  std::fprintf(stderr, "sapling-demo: %s\n", why.c_str());
+  return kExitFailed;
+}
+
+// A refusal of the broad phase: status 3 when the algorithm does not take
+// such boxes (StatusCode::kUnsupported), else 1.
+int refused(const std::string& why, const sapling::Status& status) {
+  std::fprintf(stderr, "sapling-demo: %s\n", why.c_str());
+  return status.code() == sapling::StatusCode::kUnsupported ? kExitUnsupported : kExitFailed;
+}
+
+// The entries of a comma-separated list given to `flag`: none empty, none twice.
+std::vector<std::string_view> list_entries(std::string_view flag, std::string_view list) {
+  if (list.empty()) usage_error(std::string(flag) + ": an empty list");
+  std::vector<std::string_view> items;
+  for (std::size_t at = 0;;) {
+    const std::size_t end = list.find(',', at);
+    const std::string_view item = list.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
+    if (item.empty()) usage_error(std::string(flag) + ": an empty entry in '" + std::string(list) + "'");
+    if (std::find(items.begin(), items.end(), item) != items.end()) {
+      usage_error(std::string(flag) + ": " + std::string(item) + " is given twice");
+    }
+    items.push_back(item);
+    if (end == std::string_view::npos) return items;
+    at = end + 1;
+  }
 }
 
 template <typename T>
@@ -84,8 +124,9 @@ Args parse(int argc, char** argv) {
       return argv[++i];
     };
     if (flag == "--help" || flag == "-h") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
+      Output out("-");
+      out.buffer() = kUsage;
+      std::exit(out.close() ? 0 : failed(out.error()));
     } else if (flag == "--scene") {
       a.scene.name = value();
       a.scene_given = true;
@@ -117,17 +158,12 @@ Args parse(int argc, char** argv) {
     } else if (flag == "--scaling") {
       a.scaling = value();
     } else if (flag == "--algos" || flag == "--sizes") {
-      const std::string_view list = value();
-      for (std::size_t at = 0; at <= list.size();) {
-        std::size_t end = list.find(',', at);
-        if (end == std::string_view::npos) end = list.size();
-        const std::string_view item = list.substr(at, end - at);
+      for (const std::string_view item : list_entries(flag, value())) {
         if (flag == "--algos") {
           a.algos.emplace_back(item);
         } else {
           a.sizes.push_back(number<std::size_t>(flag, item));
         }
-        at = end + 1;
       }
     } else if (flag == "--screenshot") {
       a.screenshot = value();
@@ -142,9 +178,18 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
+// Appends a line to standard output and writes it; false (said on stderr) if it cannot.
+bool say(Output& out, const std::string& line) {
+  out.buffer() += line;
+  out.buffer() += '\n';
+  if (out.flush()) return true;
+  failed(out.error());
+  return false;
+}
+
 // Every `switch_every` frames, the next registered algorithm that takes the
 // world; a switch that reports other pairs is an error.
-bool maybe_switch(Demo& demo, const Args& a, long frame) {
+bool maybe_switch(Demo& demo, const Args& a, long frame, Output& out) {
   if (a.switch_every <= 0 || frame == 0 || frame % a.switch_every != 0) return true;
   const auto all = sapling::algorithms();
   std::size_t i = 0;
@@ -152,50 +197,53 @@ bool maybe_switch(Demo& demo, const Args& a, long frame) {
   for (std::size_t k = 1; k < all.size(); ++k) {
     const auto& next = all[(i + k) % all.size()];
     const std::string why = demo.switch_algorithm(next.name);
-    if (why.empty()) {
-      std::printf("frame %ld: %s\n", frame, demo.message().c_str());
-      return true;
-    }
+    if (why.empty()) return say(out, "frame " + std::to_string(frame) + ": " + demo.message());
     if (why.find("reports") != std::string::npos) {
-      std::fprintf(stderr, "sapling-demo: frame %ld: %s\n", frame, why.c_str());
+      failed("frame " + std::to_string(frame) + ": " + why);
       return false;
     }
-    std::printf("frame %ld: skipped: %s\n", frame, why.c_str());
+    if (!say(out, "frame " + std::to_string(frame) + ": skipped: " + why)) return false;
   }
   return true;
 }
 
-int run_headless(Demo& demo, const Args& a) {
-  std::error_code ec;
-  std::filesystem::create_directories(a.out, ec);
-  if (ec) {
-    std::fprintf(stderr, "sapling-demo: cannot create %s: %s\n", a.out.c_str(), ec.message().c_str());
-    return 1;
-  }
-  Canvas canvas(a.width, a.height);
-  for (long frame = 0; frame < a.frames; ++frame) {
-    if (!maybe_switch(demo, a, frame)) return 1;
-    demo.advance();
-    if ((frame + 1) % a.every != 0) continue;
-    render(canvas, demo);
-    char name[32];
-    std::snprintf(name, sizeof name, "frame-%05ld.png", frame + 1);
-    const std::string path = (std::filesystem::path(a.out) / name).string();
-    if (std::string why = write_png(path, canvas.surface()); !why.empty()) {
-      std::fprintf(stderr, "sapling-demo: %s\n", why.c_str());
-      return 1;
-    }
-  }
-  const auto& s = demo.world().stats();
-  std::printf("%ld frames of %s on %s: %zu objects, %zu pairs; PNG in %s\n", a.frames, demo.scene().name.c_str(),
-              demo.world().algorithm().c_str(), s.objects, s.pairs, a.out.c_str());
-  return 0;
+// The PNG of frame `frame` (counted from 1) in `dir`.
+std::string frame_path(const std::string& dir, long frame) {
+  char name[32];
+  std::snprintf(name, sizeof name, "frame-%05ld.png", frame);
+  return (std::filesystem::path(dir) / name).string();
 }
 
-int run_window(Demo& demo, const Args& a) {
+int run_headless(Demo& demo, const Args& a, Output& out) {
+  std::error_code ec;
+  std::filesystem::create_directories(a.out, ec);
+  if (ec) return failed("cannot create " + a.out + ": " + ec.message());
+  // Proved writable before the first frame, even when no frame is written.
+  if (std::string why; !prove_writable(frame_path(a.out, a.every), why)) return failed(why);
+  Canvas canvas(a.width, a.height);
+  for (long frame = 0; frame < a.frames; ++frame) {
+    if (!maybe_switch(demo, a, frame, out)) return kExitFailed;
+    demo.advance();
+    if (const auto& w = demo.world(); !w.last_error().empty()) {
+      return refused("frame " + std::to_string(frame) + ": " + w.last_error(), w.last_refusal());
+    }
+    if ((frame + 1) % a.every != 0) continue;
+    render(canvas, demo);
+    if (std::string why = write_png(frame_path(a.out, frame + 1), canvas.surface()); !why.empty()) return failed(why);
+  }
+  const auto& s = demo.world().stats();
+  return say(out, std::to_string(a.frames) + " frames of " + demo.scene().name + " on " + demo.world().algorithm() +
+                      ": " + std::to_string(s.objects) + " objects, " + std::to_string(s.pairs) + " pairs; PNG in " +
+                      a.out)
+             ? 0
+             : kExitFailed;
+}
+
+int run_window(Demo& demo, const Args& a, Output& out) {
+  if (std::string why; !a.screenshot.empty() && !prove_writable(a.screenshot, why)) return failed(why);
   if (SDL_Init(SDL_INIT_VIDEO) != 0) {
     std::fprintf(stderr, "sapling-demo: no display (%s); use --headless --out DIR\n", SDL_GetError());
-    return 1;
+    return kExitFailed;
   }
   SDL_Window* window = SDL_CreateWindow("sapling-demo", SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, a.width,
                                         a.height, SDL_WINDOW_SHOWN);
@@ -206,7 +254,7 @@ int run_window(Demo& demo, const Args& a) {
   int rc = 0;
   if (!texture) {
     std::fprintf(stderr, "sapling-demo: cannot open a window: %s\n", SDL_GetError());
-    rc = 1;
+    rc = kExitFailed;
   } else {
     Canvas canvas(a.width, a.height);
     for (long frame = 0; !demo.quit() && (a.frames < 0 || frame < a.frames); ++frame) {
@@ -223,11 +271,15 @@ int run_window(Demo& demo, const Args& a) {
           demo.burst(view.world_x(static_cast<float>(e.button.x)), view.world_y(static_cast<float>(e.button.y)));
         }
       }
-      if (!maybe_switch(demo, a, frame)) {
-        rc = 1;
+      if (!maybe_switch(demo, a, frame, out)) {
+        rc = kExitFailed;
         break;
       }
       demo.advance();
+      // Here a refusal follows a key (a scene, a burst): the message line shows it, and stderr.
+      if (const auto& w = demo.world(); !w.last_error().empty()) {
+        std::fprintf(stderr, "sapling-demo: frame %ld: %s\n", frame, w.last_error().c_str());
+      }
       render(canvas, demo);
       SDL_UpdateTexture(texture, nullptr, canvas.surface()->pixels, canvas.surface()->pitch);
       SDL_RenderCopy(renderer, texture, nullptr, nullptr);
@@ -236,12 +288,9 @@ int run_window(Demo& demo, const Args& a) {
       if (spent < 16) SDL_Delay(static_cast<Uint32>(16 - spent));
     }
     if (rc == 0 && !a.screenshot.empty()) {
-      if (std::string why = write_png(a.screenshot, canvas.surface()); !why.empty()) {
-        std::fprintf(stderr, "sapling-demo: %s\n", why.c_str());
-        rc = 1;
-      }
+      if (std::string why = write_png(a.screenshot, canvas.surface()); !why.empty()) rc = failed(why);
     }
-    if (rc == 0) std::printf("%s\n", demo.message().c_str());
+    if (rc == 0 && !say(out, demo.message())) rc = kExitFailed;
   }
   if (texture) SDL_DestroyTexture(texture);
   if (renderer) SDL_DestroyRenderer(renderer);
@@ -254,6 +303,9 @@ int run_window(Demo& demo, const Args& a) {
 
 int main(int argc, char** argv) {
   const Args args = parse(argc, argv);
+  Output out("-");
+  if (!out.open()) return failed(out.error());
+  int rc = 0;
   if (!args.scaling.empty()) {
     ScalingSettings s;
     if (args.scene_given) s.scene = args.scene.name;
@@ -262,13 +314,19 @@ int main(int argc, char** argv) {
     if (!args.algos.empty()) s.algorithms = args.algos;
     if (!args.sizes.empty()) s.sizes = args.sizes;
     s.json = args.scaling;
-    return run_scaling(s);
+    rc = run_scaling(s, out);
+  } else {
+    try {
+      Demo demo(args.scene, args.algorithm);
+      // Refused up front: the scene's bodies the algorithm would not take.
+      if (const sapling::Status s = demo.world().accepts_pending(); !s) {
+        return refused(args.algorithm + " does not support the scene " + args.scene.name + ": " + s.message(), s);
+      }
+      rc = args.headless ? run_headless(demo, args, out) : run_window(demo, args, out);
+    } catch (const std::exception& e) {
+      return failed(e.what());
+    }
   }
-  try {
-    Demo demo(args.scene, args.algorithm);
-    return args.headless ? run_headless(demo, args) : run_window(demo, args);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "sapling-demo: %s\n", e.what());
-    return 1;
-  }
+  if (!out.close()) return failed(out.error());
+  return rc;
 }

@@ -3,8 +3,9 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <memory>
+#include <sstream>
+#include <string>
 
 #include "world.hpp"
 
@@ -19,28 +20,45 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-int run_scaling(const ScalingSettings& s) {
+int run_scaling(const ScalingSettings& s, cli::Output& out) {
+  const auto failed = [](const std::string& why, int status = 1) {
+    std::fprintf(stderr, "sapling-demo: %s\n", why.c_str());
+    return status;
+  };
+  cli::Output json(s.json, "--scaling");
+  if (!json.open()) return failed(json.error());
+  // Every algorithm is known before the work.
+  for (const std::string& a : s.algorithms) {
+    try {
+      World check(a, 100, 56.25f);
+    } catch (const std::exception& e) {
+      return failed(e.what());
+    }
+  }
   const std::size_t k = s.algorithms.size();
   std::vector<std::vector<double>> medians(k), means(k);
   std::vector<double> mean_pairs;
-  std::printf("%8s %10s", "objects", "pairs");
-  for (const std::string& a : s.algorithms) std::printf(" %14s", (a + " ms").c_str());
-  std::printf("\n");
+  char cell[64];
+  std::snprintf(cell, sizeof cell, "%8s %10s", "objects", "pairs");
+  out.buffer() += cell;
+  for (const std::string& a : s.algorithms) {
+    std::snprintf(cell, sizeof cell, " %14s", (a + " ms").c_str());
+    out.buffer() += cell;
+  }
+  out.buffer() += '\n';
+  if (!out.flush()) return failed(out.error());
   for (std::size_t n : s.sizes) {
     const SceneSettings scene{s.scene, n, s.moving, 1};
     std::vector<std::unique_ptr<World>> worlds;
     std::vector<Rng> rngs;
     for (const std::string& a : s.algorithms) {
-      try {
-        worlds.push_back(std::make_unique<World>(a, 100, 56.25f));
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "sapling-demo: %s\n", e.what());
-        return 1;
-      }
+      worlds.push_back(std::make_unique<World>(a, 100, 56.25f));
       std::string why;
-      if (!build_scene(*worlds.back(), scene, &why)) {
-        std::fprintf(stderr, "sapling-demo: %s\n", why.c_str());
-        return 1;
+      if (!build_scene(*worlds.back(), scene, &why)) return failed(why);
+      if (const Status refusal = worlds.back()->accepts_pending(); !refusal) {
+        return failed(
+            a + " does not support the scene " + s.scene + " (" + std::to_string(n) + " objects): " + refusal.message(),
+            refusal.code() == StatusCode::kUnsupported ? 3 : 1);
       }
       rngs.emplace_back(scene.seed ^ 0x5eedull);
     }
@@ -53,34 +71,33 @@ int run_scaling(const ScalingSettings& s) {
         const std::size_t i = (static_cast<std::size_t>(f) + j) % k;
         tick_scene(*worlds[i], scene, rngs[i]);
         worlds[i]->step();
-        if (!worlds[i]->last_error().empty()) {
-          std::fprintf(stderr, "sapling-demo: %s\n", worlds[i]->last_error().c_str());
-          return 1;
+        if (const World& w = *worlds[i]; !w.last_error().empty()) {
+          return failed(w.last_error(), w.last_refusal().code() == StatusCode::kUnsupported ? 3 : 1);
         }
         if (f >= s.warmup) times[i].push_back(worlds[i]->stats().broad_phase_ms);
       }
       for (std::size_t i = 1; i < k; ++i) {
         if (worlds[i]->pairs() != worlds[0]->pairs()) {
-          std::fprintf(stderr, "sapling-demo: %zu objects, frame %d: %s reports other pairs than %s\n", n, f,
-                       s.algorithms[i].c_str(), s.algorithms[0].c_str());
-          return 1;
+          return failed(std::to_string(n) + " objects, frame " + std::to_string(f) + ": " + s.algorithms[i] +
+                        " reports other pairs than " + s.algorithms[0]);
         }
       }
       if (f >= s.warmup) pairs += static_cast<double>(worlds[0]->pairs().size());
     }
     mean_pairs.push_back(pairs / s.frames);
-    std::printf("%8zu %10.1f", n, mean_pairs.back());
+    std::snprintf(cell, sizeof cell, "%8zu %10.1f", n, mean_pairs.back());
+    out.buffer() += cell;
     for (std::size_t i = 0; i < k; ++i) {
       medians[i].push_back(median(times[i]));
       double sum = 0;
       for (double t : times[i]) sum += t;
       means[i].push_back(sum / static_cast<double>(times[i].size()));
-      std::printf(" %14.5f", medians[i].back());
+      std::snprintf(cell, sizeof cell, " %14.5f", medians[i].back());
+      out.buffer() += cell;
     }
-    std::printf("\n");
+    out.buffer() += '\n';
+    if (!out.flush()) return failed(out.error());
   }
-  if (s.json.empty()) return 0;
-  std::ofstream out(s.json);
   auto list = [&](const std::vector<double>& v) {
     std::string r = "[";
     char buf[32];
@@ -90,21 +107,20 @@ int run_scaling(const ScalingSettings& s) {
     }
     return r + "]";
   };
-  out << "{\n  \"scene\": \"" << s.scene << "\",\n  \"moving\": " << s.moving << ",\n  \"warmup\": " << s.warmup
-      << ",\n  \"frames\": " << s.frames << ",\n  \"sub_steps\": 4,\n  \"sizes\": [";
-  for (std::size_t i = 0; i < s.sizes.size(); ++i) out << (i ? ", " : "") << s.sizes[i];
-  out << "],\n  \"mean_pairs\": " << list(mean_pairs) << ",\n  \"contenders\": [\n";
+  std::ostringstream text;
+  text << "{\n  \"scene\": \"" << s.scene << "\",\n  \"moving\": " << s.moving << ",\n  \"warmup\": " << s.warmup
+       << ",\n  \"frames\": " << s.frames << ",\n  \"sub_steps\": 4,\n  \"sizes\": [";
+  for (std::size_t i = 0; i < s.sizes.size(); ++i) text << (i ? ", " : "") << s.sizes[i];
+  text << "],\n  \"mean_pairs\": " << list(mean_pairs) << ",\n  \"contenders\": [\n";
   for (std::size_t i = 0; i < k; ++i) {
-    out << "    {\"name\": \"" << s.algorithms[i] << "\", \"median_ms\": " << list(medians[i])
-        << ", \"mean_ms\": " << list(means[i]) << "}" << (i + 1 < k ? "," : "") << "\n";
+    text << "    {\"name\": \"" << s.algorithms[i] << "\", \"median_ms\": " << list(medians[i])
+         << ", \"mean_ms\": " << list(means[i]) << "}" << (i + 1 < k ? "," : "") << "\n";
   }
-  out << "  ]\n}\n";
-  if (!out) {
-    std::fprintf(stderr, "sapling-demo: cannot write %s\n", s.json.c_str());
-    return 1;
-  }
-  std::printf("wrote %s\n", s.json.c_str());
-  return 0;
+  text << "  ]\n}\n";
+  json.buffer() = std::move(text).str();
+  if (!json.close()) return failed(json.error());
+  out.buffer() += "wrote " + s.json + "\n";
+  return out.flush() ? 0 : failed(out.error());
 }
 
 }  // namespace sapling::demo

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "output.hpp"
 #include "scenes.hpp"
 
 namespace sapling::demo {
@@ -26,8 +27,11 @@ struct ScalingSettings {
   std::string json;  ///< where the results go
 };
 
-/// Runs it, printing a table; 0 on success, 1 (with the reason on stderr)
-/// if an algorithm is unknown, refuses the scene, or reports other pairs.
-int run_scaling(const ScalingSettings& settings);
+/// Runs it, writing a table to `out` (standard output) and the JSON file
+/// (opened first: a path that cannot be written stops it before the work).
+/// 0 on success; 3 (the reason on stderr) if an algorithm does not support
+/// the scene; 1 if an algorithm is unknown, reports other pairs, or an
+/// output cannot be written.
+int run_scaling(const ScalingSettings& settings, cli::Output& out);
 
 }  // namespace sapling::demo

@@ -19,6 +19,12 @@ constexpr int kIterations = 2;           // contact passes per sub-step
 Box2 box_of(const Body& b) { return Box2{{b.x - b.half[0], b.y - b.half[1]}, {b.x + b.half[0], b.y + b.half[1]}}; }
 
 std::unique_ptr<BroadPhase> make_broad_phase(const std::string& name, std::string* why) {
+  // BroadPhase::create takes "NAME:" as NAME with the defaults; a command
+  // line that says "NAME:" most likely lost its settings.
+  if (!name.empty() && name.back() == ':') {
+    if (why) *why = "algorithm '" + name + "': no settings after the colon (NAME:SETTINGS, or NAME alone)";
+    return nullptr;
+  }
   Options options;
   options.dims = 2;
   Status status;
@@ -152,7 +158,8 @@ std::string World::set_algorithm(const std::string& name) {
 void World::reset(float width, float height) {
   std::string why;
   auto fresh = make_broad_phase(algorithm_, &why);
-  if (fresh) broad_phase_ = std::move(fresh);
+  if (!fresh) throw std::runtime_error(why);  // it was made once with this name: not expected
+  broad_phase_ = std::move(fresh);
   bodies_.clear();
   index_of_id_.clear();
   pending_adds_.clear();
@@ -160,6 +167,8 @@ void World::reset(float width, float height) {
   created_.clear();
   deleted_.clear();
   stats_ = {};
+  last_error_.clear();
+  last_refusal_ = {};
   swaps_seen_ = 0;
   next_id_ = 0;
   frame_ = 0;
@@ -173,6 +182,20 @@ void World::add(Body body) {
   index_of_id_.push_back(static_cast<std::int32_t>(bodies_.size()));
   pending_adds_.push_back(body.id);
   bodies_.push_back(body);
+}
+
+Status World::accepts_pending() const {
+  if (pending_adds_.empty()) return {};
+  std::string why;
+  const auto probe = make_broad_phase(algorithm_, &why);
+  if (!probe) throw std::runtime_error(why);  // it was made once with this name: not expected
+  std::vector<Id> ids;
+  std::vector<Box2> boxes;
+  for (const Id id : pending_adds_) {
+    ids.push_back(id);
+    boxes.push_back(box_of(bodies_[static_cast<std::size_t>(index_of_id_[id])]));
+  }
+  return probe->add(ids, boxes);
 }
 
 const Body* World::find(Id id) const noexcept {
@@ -196,6 +219,7 @@ void World::step(float dt) {
   created_.clear();
   deleted_.clear();
   last_error_.clear();
+  last_refusal_ = {};
   for (Body& b : bodies_) b.touching = false;
   despawn();
   const float h = dt / static_cast<float>(sub_steps_);
@@ -272,6 +296,7 @@ void World::sync_broad_phase() {
     }
     if (Status s = broad_phase_->add(ids_, boxes_); !s) {
       last_error_ = algorithm_ + " refused new bodies: " + s.message();
+      last_refusal_ = s;
       // pending_adds_ is sorted: ids are handed out in increasing order.
       std::erase_if(
           bodies_, [&](const Body& b) { return std::binary_search(pending_adds_.begin(), pending_adds_.end(), b.id); });
@@ -295,6 +320,8 @@ void World::sync_broad_phase() {
   }
   const auto start = std::chrono::steady_clock::now();
   const FrameDelta& d = broad_phase_->update();
+  // A refused frame (a pair budget: the demo sets none) would leave the broad phase behind the bodies.
+  if (!d.status) throw std::runtime_error("update: " + d.status.message());
   stats_.broad_phase_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   created_.insert(created_.end(), d.created.begin(), d.created.end());
   deleted_.insert(deleted_.end(), d.deleted.begin(), d.deleted.end());

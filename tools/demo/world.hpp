@@ -60,12 +60,16 @@ class World {
  public:
   /// An empty world [0, width] x [0, height] on algorithm `algorithm`;
   /// throws std::invalid_argument with the reason if it cannot be created.
+  /// A broad phase that refuses what a step gives it is reported by
+  /// last_error() (adds: the bodies are dropped) or, for what it should
+  /// never refuse (moves, removes, a frame), by std::runtime_error.
   World(std::string algorithm, float width, float height);
 
   /// Switches to another registered algorithm: a new broad phase gets every
   /// body's last box, and must report the same pairs. On failure (unknown
-  /// name, boxes the algorithm refuses, different pairs) returns the reason
-  /// and keeps the current algorithm; "" on success.
+  /// name, "NAME:" with empty settings, boxes the algorithm refuses,
+  /// different pairs) returns the reason and keeps the current algorithm;
+  /// "" on success.
   std::string set_algorithm(const std::string& name);
   const std::string& algorithm() const noexcept { return algorithm_; }
 
@@ -92,6 +96,14 @@ class World {
   const BroadPhase& broad_phase() const noexcept { return *broad_phase_; }
   /// Why the last step dropped bodies (the algorithm refused their boxes), or "".
   const std::string& last_error() const noexcept { return last_error_; }
+  /// The refusal behind last_error() (StatusCode::kUnsupported: the
+  /// algorithm does not take such boxes), or ok.
+  const Status& last_refusal() const noexcept { return last_refusal_; }
+  /// Whether the algorithm takes the bodies added since the last step: ok,
+  /// or the refusal their add would meet (unisize: boxes of several sizes).
+  /// A dry run on a fresh broad phase, exact while the world's own is
+  /// empty (a scene just built); nothing changes.
+  Status accepts_pending() const;
   float width() const noexcept { return width_; }
   float height() const noexcept { return height_; }
   std::uint64_t frame() const noexcept { return frame_; }
@@ -111,6 +123,7 @@ class World {
   std::vector<Id> pending_adds_;           // bodies not yet in the broad phase
   std::vector<Pair> sorted_, created_, deleted_;
   std::string last_error_;
+  Status last_refusal_;
   FrameStats stats_;
   std::uint64_t swaps_seen_ = 0;  // the algorithm's running swap total at the last frame
   Id next_id_ = 0;

@@ -1,5 +1,5 @@
 // Shared pieces of the `sapling` command (cli.hpp): help text, option
-// parsing, buffered output, number formatting and the progress line.
+// parsing, number formatting and the progress line.
 #include "cli.hpp"
 
 #include <unistd.h>
@@ -52,12 +52,15 @@ commands:
 
 NAME may carry the algorithm's settings after a colon, e.g. --algo
 multi-sap:mode=witness,cell_size=4 (each algorithm's settings:
-docs/algorithms/NAME.md).
+docs/algorithms/NAME.md); NAME: with nothing after the colon is refused.
 
-TRACE and FILE may be - for standard input and output. Trace format and
-outputs: docs/trace-format.md (versions 1 and 2: version 2 adds filters,
-static objects and region queries, answered after each frame's lines:
-query Q K and K ids, or query Q K H with --report hash).
+TRACE and FILE may be - for standard input and output. An output FILE is
+opened before the work, so one that cannot be written stops the command
+first; a file is replaced at the first write, and left as it was (or not
+made) by a command that fails before writing. Trace format and outputs:
+docs/trace-format.md (versions 1 and 2: version 2 adds filters, static
+objects and region queries, answered after each frame's lines: query Q K
+and K ids, or query Q K H with --report hash).
 
 scenario options (each scenario ignores those it does not use):
   --n N          initial boxes
@@ -108,8 +111,9 @@ int print_help() {
     text += info.description;
     text += '\n';
   }
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  return std::fflush(stdout) == 0 && std::ferror(stdout) == 0 ? kExitOk : kExitUsage;
+  Output out("-");
+  out.buffer() = std::move(text);
+  return out.close() ? kExitOk : fail(kExitUsage, out.error());
 }
 
 int usage_error(std::string_view message) {
@@ -287,6 +291,16 @@ std::unique_ptr<BroadPhase> start_broad_phase(const std::string& algo, int dims,
   return broad_phase;
 }
 
+std::string algorithm_error(std::string_view name) {
+  if (!is_algorithm(name)) return unknown_algorithm(name);
+  if (name.back() == ':') {
+    return "algorithm '" + std::string(name) +
+           "': no settings after the colon (NAME:SETTINGS, e.g. multi-sap:mode=witness, or NAME alone for the "
+           "defaults)";
+  }
+  return {};
+}
+
 std::string unknown_algorithm(std::string_view name) {
   std::string message = "unknown algorithm '" + std::string(name) + "'; algorithms:";
   for (const AlgorithmInfo& info : algorithms()) {
@@ -318,47 +332,6 @@ bool read_file(const std::string& path, std::string& text, std::string& error) {
   if (!is_stdin) std::fclose(file);
   if (bad) {
     error = "cannot read " + (is_stdin ? std::string("standard input") : path) + ": " + std::strerror(err);
-    return false;
-  }
-  return true;
-}
-
-Output::~Output() {
-  if (owned_ && file_ != nullptr) std::fclose(file_);
-}
-
-bool Output::flush() {
-  if (failed_) return false;
-  if (file_ == nullptr) {
-    if (path_ == "-") {
-      file_ = stdout;
-    } else {
-      file_ = std::fopen(path_.c_str(), "wb");
-      if (file_ == nullptr) {
-        error_ = "cannot open " + path_ + " for writing: " + std::strerror(errno);
-        failed_ = true;
-        return false;
-      }
-      owned_ = true;
-    }
-  }
-  if (!buffer_.empty() && std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) {
-    error_ = "cannot write " + (path_ == "-" ? std::string("standard output") : path_) + ": " + std::strerror(errno);
-    failed_ = true;
-    return false;
-  }
-  buffer_.clear();
-  return true;
-}
-
-bool Output::close() {
-  if (!flush()) return false;
-  const int result = owned_ ? std::fclose(file_) : std::fflush(file_);
-  if (owned_) file_ = nullptr;
-  owned_ = false;
-  if (result != 0) {
-    error_ = "cannot write " + (path_ == "-" ? std::string("standard output") : path_) + ": " + std::strerror(errno);
-    failed_ = true;
     return false;
   }
   return true;

@@ -1,6 +1,6 @@
 // Shared pieces of the `sapling` command: exit statuses, the option parser,
-// buffered output, number formatting, the progress line, and the lookups of
-// algorithms and scenarios every command needs.
+// checked output (output.hpp), number formatting, the progress line, and the
+// lookups of algorithms and scenarios every command needs.
 #pragma once
 
 #include <chrono>
@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "output.hpp"
 #include "sapling/broad_phase.hpp"
 #include "scenarios/scenario.hpp"
 
@@ -25,12 +26,14 @@ enum Exit : int {
   kExitUsage = 1,        // bad command line, unreadable input, unwritable output
   kExitTraceError = 2,   // the trace breaks the format (TRACE:LINE: reason)
   kExitUnsupported = 3,  // the algorithm refuses the trace by design
+  kExitWrongPairs = 4,   // bench only: a contender's pairs failed verification
 };
 
 /// The full help text (`sapling help`).
 std::string_view usage_text();
 
-/// Prints the help text on stdout; returns kExitOk (kExitUsage if it cannot).
+/// Prints the help text on stdout; returns kExitOk (kExitUsage, with a
+/// message, if it cannot).
 int print_help();
 /// Prints `sapling: MESSAGE` and the usage on stderr; returns kExitUsage.
 int usage_error(std::string_view message);
@@ -81,6 +84,10 @@ std::string describe_params(const ScenarioParams& params);
 
 /// Whether `name` is a registered algorithm (NAME, or NAME:SETTINGS).
 bool is_algorithm(std::string_view name);
+/// "" if `name` names a registered algorithm, NAME or NAME:SETTINGS with
+/// SETTINGS not empty; else why not (unknown_algorithm(), or "NAME:" with
+/// nothing after the colon, which BroadPhase::create would take as NAME).
+std::string algorithm_error(std::string_view name);
 
 /// Parses `--threads` (0..ThreadPool::kMaxThreads; 1 when absent).
 bool parse_threads(const Args& args, std::uint64_t& threads, std::string& error);
@@ -96,32 +103,6 @@ std::string unknown_algorithm(std::string_view name);
 /// Reads a whole file (`-`: standard input). False (and `error` set) if it
 /// cannot be read.
 bool read_file(const std::string& path, std::string& text, std::string& error);
-
-/// Output to a file or standard output (`-`), collected in a buffer the
-/// caller appends to and written by flush(). The file is opened at the first
-/// flush, so a command that fails before writing leaves no file behind.
-class Output {
- public:
-  explicit Output(std::string path) : path_(std::move(path)) {}
-  ~Output();
-  Output(const Output&) = delete;
-  Output& operator=(const Output&) = delete;
-
-  std::string& buffer() noexcept { return buffer_; }
-  /// Writes and clears the buffer. False (and error() set) on failure.
-  bool flush();
-  /// Flushes and closes. False (and error() set) on failure.
-  bool close();
-  const std::string& error() const noexcept { return error_; }
-
- private:
-  std::string path_;
-  std::string buffer_;
-  std::string error_;
-  std::FILE* file_ = nullptr;
-  bool owned_ = false;
-  bool failed_ = false;
-};
 
 /// Appends the decimal form of `value`.
 void append_uint(std::string& out, std::uint64_t value);

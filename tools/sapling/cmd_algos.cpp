@@ -26,7 +26,7 @@ int cmd_algos(std::span<char* const> argv) {
     line += info.description;
     line += '\n';
   }
-  return out.close() ? kExitOk : fail(kExitUsage, out.error());
+  return out.close() ? kExitOk : fail(kExitUsage, "algos: " + out.error());
 }
 
 }  // namespace sapling::cli

@@ -2,10 +2,9 @@
 // writes a scenario of docs/scenarios.md as a trace, frame 0 (every
 // box added) then F-1 steps, one frame at a time; with the version-2 options
 // (--static, --groups, --regroup, --queries) a version-2 trace.
-#include <fstream>
-#include <iostream>
 #include <limits>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -38,35 +37,29 @@ int cmd_gen(std::span<char* const> argv) {
   }
   const auto out_path = args->get("--out");
   if (!out_path) return usage_error("gen: --out FILE is required (- for standard output)");
+  Output out{std::string(*out_path)};
+  if (!out.open()) return fail(kExitUsage, "gen: " + out.error());
 
   const auto scenario = make_scenario(params, &error);
   if (!scenario) return fail(kExitUsage, "gen: " + error);
 
-  std::ofstream file;
-  std::vector<char> file_buffer;
-  std::ostream* out = &std::cout;
-  const std::string path(*out_path);
-  if (path != "-") {
-    file_buffer.resize(std::size_t{1} << 20);
-    file.rdbuf()->pubsetbuf(file_buffer.data(), static_cast<std::streamsize>(file_buffer.size()));
-    file.open(path, std::ios::binary | std::ios::trunc);
-    if (!file) return fail(kExitUsage, "cannot open " + path + " for writing");
-    out = &file;
-  } else {
-    std::ios::sync_with_stdio(false);
-  }
-
-  *out << "# sapling gen " << params.name << ' ' << describe_params(scenario->params()) << " frames=" << frames << '\n';
-  TraceWriter writer(*out, scenario->dims(), params.uses_version_2() ? 2 : 1);
+  // TraceWriter writes a frame into `text`; it moves to `out`, written a
+  // megabyte at a time.
+  constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
+  std::ostringstream text;
+  text << "# sapling gen " << params.name << ' ' << describe_params(scenario->params()) << " frames=" << frames << '\n';
+  TraceWriter writer(text, scenario->dims(), params.uses_version_2() ? 2 : 1);
   TraceFrame frame;
-  for (std::uint64_t f = 0; f < frames && *out; ++f) {
+  for (std::uint64_t f = 0; f < frames; ++f) {
     if (f > 0) scenario->step();
     fill_frame(*scenario, frame);
     writer.write_frame(frame);
+    out.buffer() += std::move(text).str();
+    text.str({});
+    if (out.buffer().size() >= kFlushBytes && !out.flush()) return fail(kExitUsage, "gen: " + out.error());
   }
-  out->flush();
-  if (!*out) return fail(kExitUsage, "cannot write " + (path == "-" ? std::string("standard output") : path));
-  return kExitOk;
+  out.buffer() += std::move(text).str();
+  return out.close() ? kExitOk : fail(kExitUsage, "gen: " + out.error());
 }
 
 }  // namespace sapling::cli

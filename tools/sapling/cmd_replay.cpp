@@ -90,7 +90,7 @@ int cmd_replay(std::span<char* const> argv) {
   const std::string& trace_name = args->positional()[0];
   const auto algo = args->get("--algo");
   if (!algo) return usage_error("replay: --algo NAME is required");
-  if (!is_algorithm(*algo)) return fail(kExitUsage, unknown_algorithm(*algo));
+  if (const std::string why = algorithm_error(*algo); !why.empty()) return fail(kExitUsage, "replay: " + why);
   Report report = Report::kDelta;
   if (const auto text = args->get("--report")) {
     if (*text == "pairs") {
@@ -102,6 +102,11 @@ int cmd_replay(std::span<char* const> argv) {
     }
   }
 
+  std::uint64_t threads = 1;
+  if (!parse_threads(*args, threads, error)) return usage_error("replay: " + error);
+  Output out(std::string(args->get("--out").value_or("-")));
+  if (!out.open()) return fail(kExitUsage, "replay: " + out.error());
+
   TraceReadResult read;
   {
     std::string text;
@@ -110,11 +115,8 @@ int cmd_replay(std::span<char* const> argv) {
   }
   const Trace& trace = read.trace;
 
-  std::uint64_t threads = 1;
-  if (!parse_threads(*args, threads, error)) return usage_error("replay: " + error);
   const auto broad_phase = start_broad_phase(std::string(*algo), trace.dims, threads, error);
   if (broad_phase == nullptr) return fail(kExitUsage, "replay: " + error);
-  Output out(std::string(args->get("--out").value_or("-")));
   std::string& buffer = out.buffer();
   std::vector<Pair> sorted;
   std::vector<Id> hits;
@@ -126,7 +128,7 @@ int cmd_replay(std::span<char* const> argv) {
     if (Status s = stage_frame(*broad_phase, frame); !s) {
       if (s.code() == StatusCode::kUnsupported && !proven) return unsupported(trace_name, *algo, Refusal{s, f});
       // read_trace checked every operation, so this is not expected.
-      if (!out.close()) return fail(kExitUsage, out.error());
+      if (!out.close()) return fail(kExitUsage, "replay: " + out.error());
       std::fprintf(stderr, "%s:?: frame %zu: %s\n", trace_name.c_str(), f, s.message().c_str());
       return kExitTraceError;
     }
@@ -173,7 +175,7 @@ int cmd_replay(std::span<char* const> argv) {
       if (Status s = broad_phase->query(query.box, hits, query.mask); !s) {
         // read_trace checked every query box, so this is not expected.
         buffer.resize(frame_start);
-        if (!out.close()) return fail(kExitUsage, out.error());
+        if (!out.close()) return fail(kExitUsage, "replay: " + out.error());
         std::fprintf(stderr, "%s:?: frame %zu: %s\n", trace_name.c_str(), f, s.message().c_str());
         return kExitTraceError;
       }
@@ -184,10 +186,10 @@ int cmd_replay(std::span<char* const> argv) {
         if (const auto refusal = check_supported(trace, *algo)) return unsupported(trace_name, *algo, *refusal);
         proven = true;
       }
-      if (!out.flush()) return fail(kExitUsage, out.error());
+      if (!out.flush()) return fail(kExitUsage, "replay: " + out.error());
     }
   }
-  if (!out.close()) return fail(kExitUsage, out.error());
+  if (!out.close()) return fail(kExitUsage, "replay: " + out.error());
   if (read.error) {
     std::fprintf(stderr, "%s:%zu: %s\n", trace_name.c_str(), read.error->line, read.error->reason.c_str());
     return kExitTraceError;

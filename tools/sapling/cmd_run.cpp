@@ -81,7 +81,7 @@ int cmd_run(std::span<char* const> argv) {
   if (!args->positional().empty()) return usage_error("run: unexpected argument '" + args->positional()[0] + "'");
 
   const std::string algo(args->get("--algo").value_or(best_algorithm()));
-  if (!is_algorithm(algo)) return fail(kExitUsage, unknown_algorithm(algo));
+  if (const std::string why = algorithm_error(algo); !why.empty()) return fail(kExitUsage, "run: " + why);
   ScenarioParams params;
   params.name = args->get("--scenario").value_or("tracy");
   if (!is_scenario(params.name)) return fail(kExitUsage, unknown_scenario(params.name));
@@ -98,6 +98,8 @@ int cmd_run(std::span<char* const> argv) {
   std::uint64_t threads = 1;
   if (!parse_threads(*args, threads, error)) return usage_error("run: " + error);
 
+  Output out("-");
+  if (!out.open()) return fail(kExitUsage, "run: " + out.error());
   const auto scenario = make_scenario(params, &error);
   if (!scenario) return fail(kExitUsage, "run: " + error);
   const auto broad_phase = start_broad_phase(algo, scenario->dims(), threads, error);
@@ -144,7 +146,6 @@ int cmd_run(std::span<char* const> argv) {
   const std::size_t steps = step_ms.size();
   const auto per_step = [&](std::uint64_t sum) { return fixed(static_cast<double>(sum) / double(steps), 1); };
 
-  Output out("-");
   std::string& text = out.buffer();
   text += "sapling run\n";
   row(text, "algorithm", algo + (threads == 1 ? "" : "  (threads " + std::to_string(threads) + ")"));
@@ -183,7 +184,7 @@ int cmd_run(std::span<char* const> argv) {
             fixed(sorted_ms.back(), 3) + " ms, mean " + fixed(total / double(steps), 3) + " ms");
   }
   row(text, "memory", memory_text(broad_phase->memory_bytes()) + " held by the broad phase at the end");
-  return out.close() ? kExitOk : fail(kExitUsage, out.error());
+  return out.close() ? kExitOk : fail(kExitUsage, "run: " + out.error());
 }
 
 }  // namespace sapling::cli

@@ -13,7 +13,10 @@ int main(int argc, char** argv) {
   if (argc < 2) return usage_error("no command given");
   const std::string_view command = argv[1];
   const std::span<char* const> rest(argv + 2, static_cast<std::size_t>(argc - 2));
-  if (command == "help" || command == "--help" || command == "-h") return print_help();
+  if (command == "help" || command == "--help" || command == "-h") {
+    if (!rest.empty()) return usage_error(std::string(command) + ": unexpected argument '" + rest[0] + "'");
+    return print_help();
+  }
   if (command == "algos") return cmd_algos(rest);
   if (command == "replay") return cmd_replay(rest);
   if (command == "gen") return cmd_gen(rest);

@@ -65,6 +65,11 @@ std::unique_ptr<BroadPhase> BroadPhase::create(std::string_view name, const Opti
   // Options::settings = SETTINGS.
   const std::size_t colon = name.find(':');
   if (colon != std::string_view::npos) {
+    if (colon + 1 == name.size()) {  // "sap:" is a slip, not a way to say the defaults
+      if (why != nullptr)
+        *why = Status::invalid_argument(Operation::kCreate, "no settings after the ':' (give NAME for the defaults)");
+      return nullptr;
+    }
     if (!options.settings.empty()) {
       if (why != nullptr)
         *why = Status::invalid_argument(Operation::kCreate, "settings given both after the name and in Options");

@@ -113,11 +113,14 @@ checks=$((checks + 1))
 # Algorithm names and lists.
 expect 1 "'sap:'.*settings" "--algo sap:" --headless --frames 2 --algo sap: --out "$TMP/frames"
 expect_no_stdout "--algo sap:"
-expect 2 "--algos: an empty list" "--algos ''" --scaling "$TMP/s.json" --algos '' --sizes 10 --frames 2
-expect 2 "--algos: an empty entry" "--algos sap," --scaling "$TMP/s.json" --algos sap, --sizes 10 --frames 2
-expect 2 "--algos: sap is given twice" "--algos sap,sap" --scaling "$TMP/s.json" --algos sap,sap --sizes 10 --frames 2
-expect 2 "--sizes: an empty entry" "--sizes 10,,20" --scaling "$TMP/s.json" --sizes 10,,20 --frames 2
-expect 2 "--sizes: 10 is given twice" "--sizes 10,10" --scaling "$TMP/s.json" --sizes 10,10 --frames 2
+expect 1 "--algos: an empty list" "--algos ''" --scaling "$TMP/s.json" --algos '' --sizes 10 --frames 2
+expect 1 "--algos: an empty entry" "--algos sap," --scaling "$TMP/s.json" --algos sap, --sizes 10 --frames 2
+expect 1 "--algos: sap is given twice" "--algos sap,sap" --scaling "$TMP/s.json" --algos sap,sap --sizes 10 --frames 2
+expect 1 "--sizes: an empty entry" "--sizes 10,,20" --scaling "$TMP/s.json" --sizes 10,,20 --frames 2
+expect 1 "--sizes: 10 is given twice" "--sizes 10,10" --scaling "$TMP/s.json" --sizes 10,10 --frames 2
+expect 1 "--frames: at least 1" "--frames -1" --headless --frames -1 --out "$TMP/frames"
+expect 1 "--switch-every: at least 1" "--switch-every 0" --headless --frames 2 --switch-every 0 --out "$TMP/frames"
+expect 1 "unknown option" "an unknown option" --headless --bogus
 expect 1 "'sap:'.*settings" "--algos sap:" --scaling "$TMP/s.json" --algos brute,sap: --sizes 10 --frames 2
 expect_no_stdout "--algos sap:"
 

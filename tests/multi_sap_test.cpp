@@ -343,6 +343,10 @@ TEST(MultiSapSettings, TakenOrRefusedWithAReason) {
   EXPECT_NE(why.message().find("auto, walk, batch or search"), std::string::npos) << why.message();
   EXPECT_NE(BroadPhase::create("sap:path=walk", {}, &why), nullptr);
   EXPECT_EQ(BroadPhase::create("nothing:mode=witness", {}, &why), nullptr);
+  for (const char* slip : {"sap:", "multi-sap:", "brute:"}) {  // a colon and nothing after it
+    EXPECT_EQ(BroadPhase::create(slip, {}, &why), nullptr) << slip;
+    EXPECT_NE(why.message().find("no settings after"), std::string::npos) << why.message();
+  }
 }
 
 // A regrid in the middle of a trace changes no output: the boxes move to a

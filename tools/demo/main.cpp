@@ -47,9 +47,10 @@ constexpr const char* kUsage =
     "                    at each count (default 10..1000), interleaved in lockstep,\n"
     "                    pairs checked equal; plot: bench/plot_demo_scaling.py\n"
     "keys (window): see the help line at the bottom; H hides it.\n"
-    "exit status: 0 success; 1 an output that cannot be written, no display, or a\n"
-    "switch whose pairs differ; 2 a bad command line; 3 the algorithm does not\n"
-    "support the scene (unisize: bodies of one size only), said on stderr\n";
+    "exit status (those of the sapling command): 0 success; 1 a bad command line,\n"
+    "an output that cannot be written, no display, or a switch whose pairs differ;\n"
+    "3 the algorithm does not support the scene (unisize: bodies of one size only),\n"
+    "said on stderr\n";
 
 struct Args {
   SceneSettings scene;
@@ -67,8 +68,9 @@ struct Args {
   int width = 1280, height = 720;
 };
 
+// The exit statuses of the sapling command (docs/trace-format.md).
 constexpr int kExitFailed = 1;       // an output that cannot be written, no display, a switch with other pairs
-constexpr int kExitUsage = 2;        // a bad command line
+constexpr int kExitUsage = 1;        // a bad command line
 constexpr int kExitUnsupported = 3;  // the algorithm does not support the scene
 
 [[noreturn]] void usage_error(const std::string& what) {
@@ -141,11 +143,13 @@ Args parse(int argc, char** argv) {
       a.scene.seed = number<std::uint64_t>(flag, value());
     } else if (flag == "--frames") {
       a.frames = number<long>(flag, value());
+      if (a.frames < 1) usage_error("--frames: at least 1");
     } else if (flag == "--every") {
       a.every = number<long>(flag, value());
       if (a.every < 1) usage_error("--every: at least 1");
     } else if (flag == "--switch-every") {
       a.switch_every = number<long>(flag, value());
+      if (a.switch_every < 1) usage_error("--switch-every: at least 1");
     } else if (flag == "--size") {
       const std::string_view s = value();
       const auto x = s.find('x');

@@ -18,6 +18,14 @@
 // takes but keeps being compared with its twin. In 2D, some batches go in
 // as Box3 with any z: off the plane they must be refused (kOffPlane).
 //
+// A run may have a pair budget (Options::max_pairs, the same for all): the
+// model refuses a frame that would leave more pairs, and so must every
+// broad phase, dropping the frame's operations. An update may also run with
+// the n-th allocation failing (a global operator new armed for that call):
+// if update() throws std::bad_alloc, the broad phase must answer pairs(),
+// size(), contains(), queries and rays as before the call, and the retried
+// update() must report the frame exactly.
+//
 // Coordinates come from a small grid so ties are common, plus ±0, ±inf,
 // ±FLT_MAX, denormals and NaN; ids from a small table with 0 and 2^32-1, so
 // reuse, duplicates and repeats are common.
@@ -28,13 +36,16 @@
 //   /tmp/opsf -max_total_time=30
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cfloat>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <memory>
+#include <new>
 #include <optional>
 #include <set>
 #include <span>
@@ -44,6 +55,31 @@
 #include "sapling/broad_phase.hpp"
 #include "sapling/ray.hpp"
 #include "sapling/registry.hpp"
+
+// Allocation failure on demand: the n-th allocation after arm(n) throws.
+namespace {
+std::atomic<long> g_allocations_left{-1};
+
+void* allocate(std::size_t size) {
+  if (g_allocations_left.load(std::memory_order_relaxed) >= 0 && g_allocations_left.fetch_sub(1) == 0) {
+    throw std::bad_alloc();
+  }
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+}  // namespace
+
+void* operator new(std::size_t size) { return allocate(size); }
+void* operator new[](std::size_t size) { return allocate(size); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+// libFuzzer allocates with these and frees with the plain delete above.
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return std::malloc(size == 0 ? 1 : size); }
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return std::malloc(size == 0 ? 1 : size); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace {
 
@@ -213,19 +249,22 @@ class Model {
     }
   }
 
-  // Ends the frame; returns the expected created and deleted lists.
-  void update(std::vector<Pair>& created, std::vector<Pair>& deleted) {
-    for (const Id id : removed_) live_.erase(id);
-    for (const auto& [id, box] : moved_) live_[id].box = box;
-    for (const auto& [id, object] : added_) live_[id] = object;
-    for (const auto& [id, filter] : refiltered_) live_[id].filter = filter;
+  // Ends the frame; returns the expected created and deleted lists, or
+  // false (nothing changed, the frame's operations dropped) when the frame
+  // would leave more pairs than `budget` (0: no budget).
+  bool update(std::size_t budget, std::vector<Pair>& created, std::vector<Pair>& deleted) {
+    std::map<Id, Object> live = live_;
+    for (const Id id : removed_) live.erase(id);
+    for (const auto& [id, box] : moved_) live[id].box = box;
+    for (const auto& [id, object] : added_) live[id] = object;
+    for (const auto& [id, filter] : refiltered_) live[id].filter = filter;
     added_.clear();
     moved_.clear();
     removed_.clear();
     refiltered_.clear();
     std::vector<Pair> now;
-    for (auto i = live_.begin(); i != live_.end(); ++i) {
-      for (auto j = std::next(i); j != live_.end(); ++j) {
+    for (auto i = live.begin(); i != live.end(); ++i) {
+      for (auto j = std::next(i); j != live.end(); ++j) {
         const Object &a = i->second, &b = j->second;
         if (overlap(a.box, b.box) && may_pair(a.filter, a.is_static, b.filter, b.is_static)) {
           now.push_back(Pair{i->first, j->first});
@@ -234,9 +273,12 @@ class Model {
     }
     created.clear();
     deleted.clear();
+    if (budget != 0 && now.size() > budget) return false;
     std::set_difference(now.begin(), now.end(), pairs_.begin(), pairs_.end(), std::back_inserter(created));
     std::set_difference(pairs_.begin(), pairs_.end(), now.begin(), now.end(), std::back_inserter(deleted));
     pairs_ = std::move(now);
+    live_ = std::move(live);
+    return true;
   }
 
   const std::vector<Pair>& pairs() const { return pairs_; }
@@ -275,6 +317,10 @@ struct Runner {
   std::string name;
   std::unique_ptr<BroadPhase> first, twin;
   bool off_model = false;  // refused input brute takes (unsupported): compared with its twin only
+  // The first instance recovered from a failed update() (its algorithm
+  // rebuilt from the live boxes): pairs() holds the twin's pairs, in an
+  // order of its own (the contract fixes the order for the same calls only).
+  bool recovered = false;
 };
 
 // An add with `filters` or `is_static` goes through the filtered add();
@@ -310,10 +356,56 @@ void check_sorted(const std::string& who, const std::vector<Pair>& v) {
   }
 }
 
+// What a user may ask between frames, for the comparison after a failed
+// update(): pairs(), size(), contains() of the ids in play, a region query
+// and a ray over everything.
+struct Answers {
+  std::vector<Pair> pairs;
+  std::size_t size = 0;
+  std::vector<bool> contained;
+  std::vector<Id> queried;
+  std::vector<RayHit> hits;
+  bool operator==(const Answers&) const = default;
+};
+
+template <class Ids>
+Answers ask(const BroadPhase& bp, const Ids& ids) {
+  Answers a;
+  a.pairs = copy(bp.pairs());
+  a.size = bp.size();
+  for (const Id id : ids) a.contained.push_back(bp.contains(id));
+  const float z = bp.options().dims == 2 ? 0.0f : kInf;
+  if (!bp.query(Box3{{-kInf, -kInf, -z}, {kInf, kInf, z}}, a.queried)) fail("a query of everything refused");
+  if (!bp.ray_cast(Ray3{{-3, 0.25f, 0}, {1, 0.125f, 0}, kInf}, a.hits)) fail("a ray refused");
+  return a;
+}
+
+// update() with the n-th allocation failing: null if it threw bad_alloc
+// (after checking that the broad phase answers as before the call), else
+// the frame it reported.
+template <class Ids>
+const sapling::FrameDelta* update_failing_at(const std::string& who, BroadPhase& bp, long n, const Ids& ids) {
+  const Answers before = ask(bp, ids);
+  const sapling::FrameDelta* frame = nullptr;
+  g_allocations_left = n;
+  try {
+    frame = &bp.update();
+  } catch (const std::bad_alloc&) {
+  }
+  g_allocations_left = -1;
+  if (frame != nullptr) return frame;
+  if (!(ask(bp, ids) == before)) fail(who + ": after a failed update() the answers changed");
+  if (!bp.validate()) fail(who + ": validate() failed after a failed update()");
+  return nullptr;
+}
+
 void run(const std::uint8_t* data, std::size_t size) {
   Input in(data, size);
-  const int dims = (in.next() & 1) ? 2 : 3;
-  const sapling::Options options{.dims = dims};
+  const std::uint8_t setup = in.next();
+  const int dims = (setup & 1) ? 2 : 3;
+  // A pair budget in half the runs: 1 to 12 pairs, near what the worlds hold.
+  const std::size_t budget = (setup & 2) != 0 ? 1 + (setup >> 3) % 12 : 0;
+  const sapling::Options options{.dims = dims, .max_pairs = budget};
 
   std::vector<Runner> runners;
   runners.push_back({"brute", BroadPhase::create("brute", options), BroadPhase::create("brute", options)});
@@ -378,24 +470,36 @@ void run(const std::uint8_t* data, std::size_t size) {
       continue;
     }
 
-    if (kind >= 8 && kind <= 9) {  // update
-      model.update(created, deleted);
+    if (kind >= 8 && kind <= 9) {  // update; with kind 9, the first instance's n-th allocation may fail
+      const long fail_at = kind == 9 ? long(in.next()) * ((in.next() & 1) ? 1 : 8) : -1;
+      const bool accepted = model.update(budget, created, deleted);
       for (Runner& r : runners) {
         std::vector<Pair> first_created, first_deleted;
+        StatusCode first_code = StatusCode::kOk;
         for (BroadPhase* bp : {r.first.get(), r.twin.get()}) {
           const std::string who = at + r.name + (bp == r.twin.get() ? " (twin)" : "");
-          const sapling::FrameDelta& d = bp->update();
-          if (!d.status) fail(who + ": update() refused: " + d.status.message());
+          const sapling::FrameDelta* frame = nullptr;
+          if (bp == r.first.get() && fail_at >= 0) {
+            frame = update_failing_at(who, *bp, fail_at, kIds);
+            r.recovered |= frame == nullptr;
+          }
+          if (frame == nullptr) frame = &bp->update();
+          const sapling::FrameDelta& d = *frame;
           const std::vector<Pair> c = copy(d.created), x = copy(d.deleted);
           if (bp == r.first.get()) {
             first_created = c;
             first_deleted = x;
-          } else if (c != first_created || x != first_deleted) {
-            fail(who + ": the twin's delta differs: a refused call left a trace");
+            first_code = d.status.code();
+          } else if (c != first_created || x != first_deleted || d.status.code() != first_code) {
+            fail(who + ": the twin's frame differs: a refused call left a trace");
           }
           bp->sorted_pairs(sorted);
           check_sorted(who + " sorted_pairs", sorted);
           if (r.off_model) continue;
+          if (d.status.code() != (accepted ? StatusCode::kOk : StatusCode::kPairBudget)) {
+            fail(who + ": update() says '" + d.status.message() + "', the model " +
+                 (accepted ? "accepts the frame" : "refuses it (pair budget)"));
+          }
           if (c != created) fail(who + ": created" + show(c) + " expected" + show(created));
           if (x != deleted) fail(who + ": deleted" + show(x) + " expected" + show(deleted));
           if (sorted != model.pairs()) fail(who + ": pairs" + show(sorted) + " expected" + show(model.pairs()));
@@ -404,7 +508,12 @@ void run(const std::uint8_t* data, std::size_t size) {
             if (bp->contains(id) != (model.live().count(id) != 0)) fail(who + ": contains(" + std::to_string(id) + ")");
           }
         }
-        if (copy(r.first->pairs()) != copy(r.twin->pairs())) {
+        std::vector<Pair> first_pairs = copy(r.first->pairs()), twin_pairs = copy(r.twin->pairs());
+        if (r.recovered) {
+          std::sort(first_pairs.begin(), first_pairs.end());
+          std::sort(twin_pairs.begin(), twin_pairs.end());
+        }
+        if (first_pairs != twin_pairs) {
           fail(at + r.name + ": pairs() order differs from the twin's (refused calls between)");
         }
         if (r.first->size() != r.twin->size()) fail(at + r.name + ": size() differs from the twin's");

@@ -31,7 +31,7 @@
 // reuse, duplicates and repeats are common.
 //
 // Build and run (from the repository root):
-//   clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -Isrc fuzz/ops_fuzz.cpp
+//   clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -Iinclude -Isrc -Itests fuzz/ops_fuzz.cpp
 //       src/core/*.cpp src/algorithms/*.cpp src/trace/*.cpp -o /tmp/opsf
 //   /tmp/opsf -max_total_time=30
 #include <algorithm>
@@ -52,34 +52,10 @@
 #include <string>
 #include <vector>
 
+#include "counting_allocator.hpp"  // tests/: update() with its n-th allocation failing
 #include "sapling/broad_phase.hpp"
 #include "sapling/ray.hpp"
 #include "sapling/registry.hpp"
-
-// Allocation failure on demand: the n-th allocation after arm(n) throws.
-namespace {
-std::atomic<long> g_allocations_left{-1};
-
-void* allocate(std::size_t size) {
-  if (g_allocations_left.load(std::memory_order_relaxed) >= 0 && g_allocations_left.fetch_sub(1) == 0) {
-    throw std::bad_alloc();
-  }
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-}  // namespace
-
-void* operator new(std::size_t size) { return allocate(size); }
-void* operator new[](std::size_t size) { return allocate(size); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-// libFuzzer allocates with these and frees with the plain delete above.
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return std::malloc(size == 0 ? 1 : size); }
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return std::malloc(size == 0 ? 1 : size); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace {
 
@@ -387,12 +363,12 @@ template <class Ids>
 const sapling::FrameDelta* update_failing_at(const std::string& who, BroadPhase& bp, long n, const Ids& ids) {
   const Answers before = ask(bp, ids);
   const sapling::FrameDelta* frame = nullptr;
-  g_allocations_left = n;
+  sapling::testing_allocator::fail_allocation_after(n);
   try {
     frame = &bp.update();
   } catch (const std::bad_alloc&) {
   }
-  g_allocations_left = -1;
+  sapling::testing_allocator::never_fail();
   if (frame != nullptr) return frame;
   if (!(ask(bp, ids) == before)) fail(who + ": after a failed update() the answers changed");
   if (!bp.validate()) fail(who + ": validate() failed after a failed update()");

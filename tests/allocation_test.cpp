@@ -11,21 +11,10 @@
 #include <vector>
 
 #include "algorithms/sap.hpp"
+#include "counting_allocator.hpp"
 #include "sapling/box_pruning.hpp"
 #include "sapling/broad_phase.hpp"
 #include "sapling/registry.hpp"
-
-namespace {
-std::atomic<std::size_t> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t size) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace sapling {
 namespace {
@@ -64,9 +53,9 @@ TEST(Allocation, WarmBoxPruningAllocatesNothing) {
       calls();
     }
     out.clear();
-    const std::size_t before = g_allocations.load();
+    const std::size_t before = testing_allocator::allocations.load();
     calls();
-    EXPECT_EQ(g_allocations.load() - before, 0u);
+    EXPECT_EQ(testing_allocator::allocations.load() - before, 0u);
     EXPECT_FALSE(out.empty());
   }
 }
@@ -91,12 +80,12 @@ TEST(Allocation, WarmFramesAllocateNothing) {
       ASSERT_TRUE(bp->move(ids, frame % 2 ? odd : even));
       bp->update();
     }
-    const std::size_t before = g_allocations.load();
+    const std::size_t before = testing_allocator::allocations.load();
     for (int frame = 0; frame < 4; ++frame) {
       ASSERT_TRUE(bp->move(ids, frame % 2 ? odd : even));
       bp->update();
     }
-    EXPECT_EQ(g_allocations.load() - before, 0u);
+    EXPECT_EQ(testing_allocator::allocations.load() - before, 0u);
   }
 }
 
@@ -108,17 +97,17 @@ TEST(Allocation, MassInsertionGrowsGeometrically) {
   const std::vector<Box3> boxes = random_boxes(100000, 3, 0.0f);
   std::vector<Id> ids(boxes.size());
   for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<Id>(i);
-  const std::size_t before = g_allocations.load();
+  const std::size_t before = testing_allocator::allocations.load();
   ASSERT_TRUE(bp->add(ids, boxes));
-  EXPECT_LT(g_allocations.load() - before, 200u);
+  EXPECT_LT(testing_allocator::allocations.load() - before, 200u);
   bp->update();
   // And one box at a time, in 5,000 frames of one add each.
   auto one_by_one = BroadPhase::create("sort-sweep");
-  const std::size_t start = g_allocations.load();
+  const std::size_t start = testing_allocator::allocations.load();
   for (Id i = 0; i < 5000; ++i) {
     ASSERT_TRUE(one_by_one->add(i, boxes[i]));
   }
-  EXPECT_LT(g_allocations.load() - start, 300u);
+  EXPECT_LT(testing_allocator::allocations.load() - start, 300u);
 }
 
 // sap (issue 4, point 6): a part of the boxes moving, a few removed and
@@ -165,9 +154,9 @@ detail::SapCounters run_sap_frames(const SapFrames& p) {
   };
   for (int f = 1; f < 20; ++f) frame(f);
   const detail::SapCounters before = sap.counters();
-  const std::size_t allocations = g_allocations.load();
+  const std::size_t allocations = testing_allocator::allocations.load();
   for (int f = 20; f < 40; ++f) frame(f);
-  EXPECT_EQ(g_allocations.load() - allocations, 0u);
+  EXPECT_EQ(testing_allocator::allocations.load() - allocations, 0u);
   EXPECT_EQ(bp.size(), p.n);
   detail::SapCounters delta = sap.counters();  // in the measured frames, but preparations
   delta.incremental_frames -= before.incremental_frames;

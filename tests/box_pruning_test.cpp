@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "sapling/box_pruning.hpp"
@@ -221,6 +222,33 @@ TEST_P(BoxPruningTest, PreparedBipartiteMatchesBruteForce) {
 
 // prepare() with an output finds exactly complete()'s pairs in the same
 // order, and leaves the same prepared set.
+// The prepared grid's search from each query box starts at the mins that
+// can still reach it, by the cell's longest extent: an upper bound, also
+// where max - min rounds in double (a tiny negative min under a large max).
+TEST(BoxPruner, PreparedSearchReachesATinyMinUnderALargeMax) {
+  for (const float tiny : {-0x1p-149f, -FLT_MIN, -1e-30f, -0x1p-60f, 0x1p-149f}) {
+    for (int axis = 0; axis < 3; ++axis) {
+      SCOPED_TRACE(std::to_string(tiny) + " on axis " + std::to_string(axis));
+      std::vector<Box3> resting = {{{-0.0f, 3, 0}, {3, 3, 0}},
+                                   {{3, 3, 0}, {3, 3, 0}},
+                                   {{3, 3, 0}, {3, 3, 0}},
+                                   {{-2, -2, 0}, {-2, -2, 0}},
+                                   {{-2, -2, -2}, {4.5f, 4.5f, 4.5f}}};
+      resting[4].min[axis] = tiny;
+      const std::vector<Box3> query = {{{4.5f, 4.5f, 0}, {4.5f, 4.5f, 0}}};
+      BoxPruner pruner;
+      pruner.prepare(resting);
+      std::vector<IndexPair> found, among;
+      ASSERT_TRUE(pruner.bipartite_prepared(query, found, among));
+      const bool touches = tiny < 0 || axis != 2;  // +tiny lifts the box off the plane z = 0
+      ASSERT_EQ(found.size(), touches ? 1u : 0u);
+      if (touches) {
+        EXPECT_TRUE(found[0].i == 0 && found[0].j == 4);
+      }
+    }
+  }
+}
+
 TEST_P(BoxPruningTest, PrepareFindsCompletesPairs) {
   const auto [kind, n] = GetParam();
   std::mt19937 rng(5);

@@ -539,7 +539,7 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(OneSizeDifferentialTest);
 // after earlier refusals (a refused frame's additions never happened, its
 // removals did not either), and refuses the frame iff it leaves more pairs
 // than the budget. Budgets: just below, at and just above the pair counts of
-// three frames of the trace run without a budget.
+// three frames of the trace run without a budget (one under the sanitizers).
 
 // The frame's operations that are valid for the live objects `live`.
 TraceFrame still_valid(const TraceFrame& f, const std::map<Id, Box3>& live) {
@@ -570,7 +570,12 @@ std::vector<std::size_t> budgets_near_counts(const Trace& trace) {
   const auto most = std::max_element(counts.begin(), counts.end());
   std::size_t last = 0;
   for (const std::size_t c : counts) last = c != 0 ? c : last;
-  for (const std::size_t c : {*most, counts[counts.size() / 2], last}) {
+#if defined(__SANITIZE_ADDRESS__)  // a third of the runs under ASan: the frame with the most pairs only
+  const std::vector<std::size_t> chosen{*most};
+#else
+  const std::vector<std::size_t> chosen{*most, counts[counts.size() / 2], last};
+#endif
+  for (const std::size_t c : chosen) {
     for (const std::size_t b : {c - 1, c, c + 1}) {
       if (c != 0 && b != 0) budgets.insert(b);  // 0 is no budget
     }
@@ -811,6 +816,27 @@ TEST_P(ContractExample, SignedZerosTouch) {
   ASSERT_TRUE(bp->add(3, Box3{{0.0f, 5, 5}, {-0.0f, 6, 6}}).ok());  // [+0, -0] is valid
   ASSERT_TRUE(bp->add(4, Box3{{-0.0f, 5, 5}, {0.0f, 5, 5}}).ok());
   EXPECT_EQ(copy(bp->update().created), (std::vector<Pair>{{1, 2}, {3, 4}}));
+}
+
+// A tiny negative min under a large max (-1e-30 under 4.5: their difference
+// rounds, down, in double) and a point touching that max, in a plane: a
+// search that starts at "the mins that can still reach the point" by the
+// rounded extent missed it (sap's resting set through the box pruner's
+// prepared grid, found by ops_fuzz). Frame 0 lays the world out, frame 1
+// adds the point.
+TEST_P(ContractExample, TinyNegativeMinUnderALargeMax) {
+  for (const float tiny : {-0x1p-149f, -FLT_MIN, -1e-30f, -0x1p-60f}) {
+    SCOPED_TRACE(tiny);
+    const auto bp = BroadPhase::create(GetParam(), {.dims = 2});
+    ASSERT_NE(bp, nullptr);
+    const std::vector<Id> ids = {4294967294u, 10, 6, 5, 1};
+    const std::vector<Box2> boxes = {
+        {{-0.0f, 3}, {3, 3}}, {{3, 3}, {3, 3}}, {{3, 3}, {3, 3}}, {{-2, -2}, {-2, -2}}, {{-2, tiny}, {4.5f, 4.5f}}};
+    ASSERT_TRUE(bp->add(ids, boxes).ok());
+    EXPECT_EQ(copy(bp->update().created).size(), 6u);
+    ASSERT_TRUE(bp->add(0, Box2{{4.5f, 4.5f}, {4.5f, 4.5f}}).ok());
+    EXPECT_EQ(copy(bp->update().created), (std::vector<Pair>{{0, 1}}));
+  }
 }
 
 // Infinite and extreme coordinates.

@@ -18,36 +18,15 @@
 #include <string>
 #include <vector>
 
+#include "counting_allocator.hpp"
 #include "sapling/broad_phase.hpp"
 #include "sapling/registry.hpp"
-
-namespace {
-// Allocations left before one fails; negative: never.
-std::atomic<long> g_allocations_left{-1};
-std::atomic<bool> g_failed{false};
-
-void* allocate(std::size_t size) {
-  if (g_allocations_left.load(std::memory_order_relaxed) >= 0 && g_allocations_left.fetch_sub(1) == 0) {
-    g_failed = true;
-    throw std::bad_alloc();
-  }
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-}  // namespace
-
-void* operator new(std::size_t size) { return allocate(size); }
-void* operator new[](std::size_t size) { return allocate(size); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 namespace sapling {
 namespace {
 
-void arm(long n) { g_allocations_left = n; }
-void disarm() { g_allocations_left = -1; }
+void arm(long n) { testing_allocator::fail_allocation_after(n); }
+void disarm() { testing_allocator::never_fail(); }
 
 std::vector<Pair> sorted(const BroadPhase& bp) {
   std::vector<Pair> out;
@@ -193,7 +172,7 @@ void run_faults(const std::string& name, unsigned threads, int f, bool rich, lon
     const std::size_t size_before = subject->size();
     const Answers answers_before = ask(*subject, world.next);
 
-    g_failed = false;
+    testing_allocator::failed = false;
     const FrameDelta* delta = nullptr;
     arm(n);
     try {
@@ -203,7 +182,7 @@ void run_faults(const std::string& name, unsigned threads, int f, bool rich, lon
     disarm();
     if (delta != nullptr) {
 #if !defined(SAPLING_VALIDATE)  // there the failure may land in the check after the frame, which skips it
-      ASSERT_FALSE(g_failed.load()) << "an allocation failed and update() did not say so";
+      ASSERT_FALSE(testing_allocator::failed.load()) << "an allocation failed and update() did not say so";
 #endif
       ASSERT_EQ(Delta(*delta), expected);
       return;  // the frame needs fewer than n allocations

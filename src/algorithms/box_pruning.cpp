@@ -36,6 +36,7 @@
 #include "algorithms/builtin.hpp"
 #include "algorithms/prune_loop.hpp"
 #include "detail/axis_sampler.hpp"
+#include "detail/float_bounds.hpp"
 #include "detail/monotone_bins.hpp"
 #include "detail/radix_sort.hpp"
 #include "detail/reserve.hpp"
@@ -528,8 +529,9 @@ void BoxPruner::Impl::measure_reach(const CellArrays& from) {
     Reach& r = prepared_reach[c];
     double back = 0;
     for (std::uint32_t i = from.begin(c), end = from.end(c); i < end; ++i) {
-      // NaN for a box at one infinity (no extent): std::max keeps the other.
-      back = std::max(back, double(key_float(from.max_key[i])) - double(key_float(from.min_key[i])));
+      // An upper bound (a tiny min under a large max rounds the difference);
+      // infinite for a box reaching one infinity.
+      back = std::max(back, detail::extent_of(key_float(from.min_key[i]), key_float(from.max_key[i])));
     }
     float rounded = back > double(std::numeric_limits<float>::max()) ? std::numeric_limits<float>::infinity()
                                                                      : static_cast<float>(back);

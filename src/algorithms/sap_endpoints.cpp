@@ -12,6 +12,7 @@
 
 #include "algorithms/sap_policy.hpp"
 #include "algorithms/sap_words.hpp"
+#include "detail/float_bounds.hpp"
 #include "detail/radix_sort.hpp"
 #include "detail/reserve.hpp"
 #include "sapling/float_key.hpp"
@@ -29,29 +30,6 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 /// branches would mispredict).
 inline bool cross_overlap(const Entry& e, std::uint32_t lo, std::uint32_t hi) noexcept {
   return (((std::uint64_t{e.cross_max} - lo) | (std::uint64_t{hi} - e.cross_min)) >> 63) == 0;
-}
-
-// ---------------------------------------------------------------------------
-// Numbers.
-
-/// At least hi - lo, for lo <= hi: the largest extent a box can have.
-double extent_of(float lo, float hi) noexcept {
-  if (lo == hi) return 0;  // also two equal infinities
-  return std::nextafter(double(hi) - double(lo), std::numeric_limits<double>::infinity());
-}
-
-/// At most x - e: no interval of extent at most e that reaches x starts
-/// below it. -inf when that is all there is to say.
-float reach_below(float x, double e) noexcept {
-  constexpr double kFloatMax = std::numeric_limits<float>::max();
-  const double lo = double(x) - e;
-  if (!(lo > -kFloatMax)) return -kInf;  // also NaN: inf - inf
-  if (lo > kFloatMax) return kInf;       // x = +inf and e finite: only +inf reaches it
-  // Step below the subtraction's rounding, then round down to a float.
-  const double below = std::nextafter(lo, -std::numeric_limits<double>::infinity());
-  float f = static_cast<float>(below);
-  if (double(f) > below) f = std::nextafter(f, -kInf);
-  return f;
 }
 
 // ---------------------------------------------------------------------------

@@ -23,8 +23,6 @@ namespace {
 using Entry = SapEndpoints::Entry;
 using namespace sap_words;
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
 /// Whether entry e's cross bounds overlap [lo, hi], either kind, with one
 /// branch (half the entries of a scan lie below lo, half above hi: two
 /// branches would mispredict).

@@ -348,6 +348,7 @@ template <class Ids>
 Answers ask(const BroadPhase& bp, const Ids& ids) {
   Answers a;
   a.pairs = copy(bp.pairs());
+  std::sort(a.pairs.begin(), a.pairs.end());  // the same pairs; a failed frame may leave them in another order
   a.size = bp.size();
   for (const Id id : ids) a.contained.push_back(bp.contains(id));
   const float z = bp.options().dims == 2 ? 0.0f : kInf;

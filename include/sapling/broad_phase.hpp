@@ -144,7 +144,8 @@ class BroadPhase {
   ///
   /// When memory runs out, update() throws std::bad_alloc and the broad
   /// phase is as before the call: the frame's operations are still staged,
-  /// pairs() and contains() are the previous frame's, and the next update()
+  /// pairs() (the same pairs, perhaps in another order), contains(),
+  /// queries and rays are the previous frame's, and the next update()
   /// with memory available applies the frame and reports its exact delta
   /// (rebuilding the algorithm's structures from the live boxes once).
   /// With Options::max_pairs, a frame after which more pairs would overlap

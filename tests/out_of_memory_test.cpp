@@ -298,6 +298,32 @@ TEST_P(OutOfMemory, AFailedFrameCanBeDropped) {
   }
 }
 
+// unisize fixes its size rule from the first box of a world (its slack
+// grows with that box's coordinates); rebuilt after a failed frame, it
+// starts from another first box, and must still take every live box the
+// old rule took (found by ops_fuzz: validate() failed after the recovery).
+TEST(OutOfMemory, UnisizeKeepsItsBoxesThroughARebuild) {
+  const float far = 5.5f, tiny = 0x1.4484cp-100f;
+  auto bp = BroadPhase::create("unisize");
+  auto twin = BroadPhase::create("brute");
+  for (BroadPhase* b : {bp.get(), twin.get()}) {
+    ASSERT_TRUE(b->add(6, Box3{{far, far, far}, {far, far, far}}));  // a point: the size is 0
+    b->update();
+    ASSERT_TRUE(b->add(7, Box3{{-0.0f, tiny, tiny}, {tiny, tiny, tiny}}));  // within 2^-16 * 5.5 of it
+    b->update();
+    ASSERT_TRUE(b->move(6, Box3{{-0.0f, -2, -0.0f}, {-0.0f, -2, -0.0f}}));
+    b->update();
+    ASSERT_TRUE(b->add(9, Box3{{-0.0f, tiny, tiny}, {tiny, tiny, tiny}}));
+  }
+  arm(0);
+  EXPECT_THROW(bp->update(), std::bad_alloc);
+  disarm();
+  EXPECT_TRUE(bp->validate());
+  EXPECT_EQ(Delta(bp->update()), Delta(twin->update()));
+  EXPECT_TRUE(bp->validate());
+  EXPECT_EQ(sorted(*bp), sorted(*twin));
+}
+
 std::vector<std::string> names() {
   std::vector<std::string> out;
   for (const AlgorithmInfo& info : algorithms()) out.push_back(info.name);

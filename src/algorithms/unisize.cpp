@@ -122,6 +122,14 @@ bool within(const Box3& b, const Reference& r) {
   return true;
 }
 
+// Widens r's slack just enough that within(b, r) holds.
+void widen_to_take(const Box3& b, Reference& r) {
+  for (int k = 0; k < 3; ++k) {
+    const double off = std::fabs((double(b.max[k]) - double(b.min[k])) - r.size[k]) - kMagnitudeSlack * magnitude(b, k);
+    if (off > r.slack[k]) r.slack[k] = std::nextafter(off, std::numeric_limits<double>::infinity());
+  }
+}
+
 // Refusals name the box by its index in `boxes` and, if `ids` is not
 // empty, its id.
 Status refusal(Operation op, std::span<const Id> ids, std::size_t i, const char* why) {
@@ -656,7 +664,15 @@ class Unisize final : public Algorithm {
   void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override {
     // A frame that adds to an empty set fixes the size from its first box
     // (accepts() checked that the rest are within the rule).
-    if (!any_live_ && !ops.added.empty()) make_reference(ops.added_boxes[0], ref_);
+    // A frame that refills the set with boxes an earlier reference took (the
+    // broad phase rebuilding after a failed frame, or renumbering slots) may
+    // hold some outside the new first box's rule: the slack widens to take
+    // them, so that the rule keeps holding every live box (the sweep reads
+    // only the size; the slack is the rule's alone).
+    if (!any_live_ && !ops.added.empty()) {
+      make_reference(ops.added_boxes[0], ref_);
+      for (const Box3& b : ops.added_boxes) widen_to_take(b, ref_);
+    }
     // Whether every live box is exactly [min, min + size], so that the sweep
     // need not test it: they were, and the boxes moved and added are (tested
     // on the boxes as they are copied, without a branch).

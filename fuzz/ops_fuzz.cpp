@@ -297,6 +297,11 @@ struct Runner {
   // rebuilt from the live boxes): pairs() holds the twin's pairs, in an
   // order of its own (the contract fixes the order for the same calls only).
   bool recovered = false;
+  // Recovered, it then took a box its twin refuses as unsupported: unisize's
+  // size rule follows a world's first box, which a rebuild may change (its
+  // slack only widens, to keep every box it had). No longer compared with
+  // the twin; still with the model.
+  bool twin_apart = false;
 };
 
 // An add with `filters` or `is_static` goes through the filtered add();
@@ -454,6 +459,7 @@ void run(const std::uint8_t* data, std::size_t size) {
         std::vector<Pair> first_created, first_deleted;
         StatusCode first_code = StatusCode::kOk;
         for (BroadPhase* bp : {r.first.get(), r.twin.get()}) {
+          if (bp == r.twin.get() && r.twin_apart) continue;
           const std::string who = at + r.name + (bp == r.twin.get() ? " (twin)" : "");
           const sapling::FrameDelta* frame = nullptr;
           if (bp == r.first.get() && fail_at >= 0) {
@@ -484,6 +490,10 @@ void run(const std::uint8_t* data, std::size_t size) {
           for (const Id id : kIds) {
             if (bp->contains(id) != (model.live().count(id) != 0)) fail(who + ": contains(" + std::to_string(id) + ")");
           }
+        }
+        if (r.twin_apart) {
+          if (!r.first->validate()) fail(at + r.name + ": validate() failed");
+          continue;
         }
         std::vector<Pair> first_pairs = copy(r.first->pairs()), twin_pairs = copy(r.twin->pairs());
         if (r.recovered) {
@@ -575,8 +585,13 @@ void run(const std::uint8_t* data, std::size_t size) {
       Runner& r = runners[k];
       const Status s = k == 0 ? ref : call(*r.first, dims, as_box3, last_op, ids, boxes, filters, is_static);
       if (s.ok()) {  // the twin sees accepted calls only, and must accept them too
-        const Status t = call(*r.twin, dims, as_box3, last_op, ids, boxes, filters, is_static);
-        if (!t.ok()) fail(what + "; " + r.name + " accepted, its twin says '" + t.message() + "'");
+        const Status t =
+            r.twin_apart ? Status{} : call(*r.twin, dims, as_box3, last_op, ids, boxes, filters, is_static);
+        if (!t.ok() && r.recovered && t.code() == StatusCode::kUnsupported) {
+          r.twin_apart = true;
+        } else if (!t.ok()) {
+          fail(what + "; " + r.name + " accepted, its twin says '" + t.message() + "'");
+        }
       }
       if (!r.off_model && k != 0) {
         if (s.code() == StatusCode::kUnsupported) {

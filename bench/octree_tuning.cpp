@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/octree.hpp"
+#include "reference/octree/octree.hpp"
 #include "sapling/broad_phase.hpp"
 #include "scenarios/scenario.hpp"
 

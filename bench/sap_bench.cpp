@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/sap.hpp"
+#include "algorithms/sap/sap.hpp"
 #include "sapling/broad_phase.hpp"
 #include "scenarios/scenario.hpp"
 

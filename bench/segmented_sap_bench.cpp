@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "algorithms/builtin.hpp"
-#include "algorithms/segmented_sap.hpp"
+#include "reference/segmented_sap/segmented_sap.hpp"
 #include "sapling/broad_phase.hpp"
 #include "scenarios/scenario.hpp"
 

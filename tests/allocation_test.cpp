@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-#include "algorithms/sap.hpp"
+#include "algorithms/sap/sap.hpp"
 #include "counting_allocator.hpp"
 #include "sapling/box_pruning.hpp"
 #include "sapling/broad_phase.hpp"

@@ -1,4 +1,4 @@
-// `auto` (src/algorithms/auto_select.cpp): workloads that force it to switch
+// `auto` (src/algorithms/auto/auto_select.cpp): workloads that force it to switch
 // (all moving, few moving, one size, a box of another size, growth to a
 // large world), checked every frame against a reference (delta and whole
 // pair set), with the algorithm it runs, its switches and the objects it
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/auto_policy.hpp"
+#include "algorithms/auto/auto_policy.hpp"
 #include "sapling/broad_phase.hpp"
 
 namespace sapling {

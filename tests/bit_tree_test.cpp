@@ -1,8 +1,8 @@
-// The succinct bit tree and its fixed-depth view (src/algorithms/bit_tree.hpp)
+// The succinct bit tree and its fixed-depth view (src/algorithms/unisize/bit_tree.hpp)
 // against std::set: random inserts, erases and queries on universes at and
 // around the level boundaries (64, 4096, 262144 values), with validate()
 // after every batch of operations. A failure names the universe and seed.
-#include "algorithms/bit_tree.hpp"
+#include "algorithms/unisize/bit_tree.hpp"
 
 #include <gtest/gtest.h>
 

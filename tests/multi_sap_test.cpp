@@ -1,4 +1,4 @@
-// Tests of multi-sap (src/algorithms/multi_sap.cpp), beyond the differential
+// Tests of multi-sap (src/algorithms/multi_sap/multi_sap.cpp), beyond the differential
 // tests every registered algorithm gets: traces aimed at the grid, each
 // replayed frame by frame against brute (whole deltas and sorted pair sets)
 // with validate() after every frame, under several grids (tiny cells, huge
@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "algorithms/builtin.hpp"
-#include "algorithms/cell_size_policy.hpp"
-#include "algorithms/multi_sap.hpp"
+#include "detail/cell_size_policy.hpp"
+#include "algorithms/multi_sap/multi_sap.hpp"
 #include "same_as_brute.hpp"
 #include "sapling/broad_phase.hpp"
 #include "trace_generators.hpp"

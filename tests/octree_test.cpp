@@ -1,4 +1,4 @@
-// Tests of octree (src/algorithms/octree.cpp), beyond the differential
+// Tests of octree (src/reference/octree/octree.cpp), beyond the differential
 // tests every registered algorithm gets: traces aimed at the tree, each
 // replayed frame by frame against brute (whole deltas and sorted pair sets)
 // with validate() after every frame, under several trees (leaf size from
@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "algorithms/builtin.hpp"
-#include "algorithms/octree.hpp"
+#include "reference/octree/octree.hpp"
 #include "same_as_brute.hpp"
 #include "sapling/broad_phase.hpp"
 #include "trace_generators.hpp"

@@ -1,10 +1,10 @@
-// The range bitmap (src/algorithms/range_bitmap.hpp) against std::set:
+// The range bitmap (src/algorithms/dual_axis/range_bitmap.hpp) against std::set:
 // random inserts and erases, then walks of random ranges (filter(), which
 // also removes what its callback rejects, and window() with
 // erase_window()), on universes around the word and summary boundaries (64
 // and 4096 values), with validate() after every batch. A failure names the
 // universe and seed.
-#include "algorithms/range_bitmap.hpp"
+#include "algorithms/dual_axis/range_bitmap.hpp"
 
 #include <gtest/gtest.h>
 

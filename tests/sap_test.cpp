@@ -1,4 +1,4 @@
-// Tests of the persistent sweep-and-prune (src/algorithms/sap.cpp), beyond
+// Tests of the persistent sweep-and-prune (src/algorithms/sap/sap.cpp), beyond
 // the differential tests every registered algorithm gets:
 // - randomized operation sequences (adds, moves, removes and updates
 //   interleaved, coordinates snapped to a grid so that ties, touching faces
@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "algorithms/sap.hpp"
+#include "algorithms/sap/sap.hpp"
 #include "sapling/broad_phase.hpp"
 #include "trace_generators.hpp"
 

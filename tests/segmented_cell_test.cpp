@@ -1,10 +1,10 @@
-// One segmented cell (src/algorithms/segmented_cell.hpp) against a plain
+// One segmented cell (src/algorithms/multi_sap/segmented_cell.hpp) against a plain
 // vector model: random insertions, erasures, slides left and right and tidy
 // passes on coordinates snapped to a coarse grid (ties, touching and
 // zero-width boxes, infinities), chunks of 2 to 7 entries, valid() and the
 // whole content in order after every step, and every query against a brute
 // scan of the model. A failure names the seed.
-#include "algorithms/segmented_cell.hpp"
+#include "algorithms/multi_sap/segmented_cell.hpp"
 
 #include <gtest/gtest.h>
 

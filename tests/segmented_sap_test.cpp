@@ -1,5 +1,5 @@
-// Tests of segmented-sap (src/algorithms/segmented_sap.cpp) and of its
-// segmented interval list (segmented_list.hpp), beyond the differential
+// Tests of segmented-sap (src/reference/segmented_sap/segmented_sap.cpp) and of its
+// segmented interval list (segmented_axis.hpp), beyond the differential
 // tests every registered algorithm gets:
 // - the list against a simple model (a sorted vector of endpoint words, the
 //   checkpoint and fast-mover sets recomputed from chunk edges by brute
@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "algorithms/builtin.hpp"
-#include "algorithms/segmented_list.hpp"
-#include "algorithms/segmented_sap.hpp"
+#include "reference/segmented_sap/segmented_axis.hpp"
+#include "reference/segmented_sap/segmented_sap.hpp"
 #include "same_as_brute.hpp"
 #include "sapling/broad_phase.hpp"
 #include "sapling/float_key.hpp"
@@ -35,11 +35,11 @@
 namespace sapling {
 namespace {
 
-using detail::SegmentedList;
+using detail::SegmentedAxis;
 using detail::SegmentedSap;
 using detail::SegmentedSapConfig;
-using Endpoint = SegmentedList::Endpoint;
-using Entry = SegmentedList::Entry;
+using Endpoint = SegmentedAxis::Endpoint;
+using Entry = SegmentedAxis::Entry;
 using testgen::Rng;
 using testgen::TraceBuilder;
 
@@ -56,8 +56,8 @@ struct ListModel {
   std::vector<Endpoint> words() const {
     std::vector<Endpoint> w;
     for (const auto& [s, k] : keys) {
-      w.push_back(SegmentedList::make_endpoint(k.first, false, s));
-      w.push_back(SegmentedList::make_endpoint(k.second, true, s));
+      w.push_back(SegmentedAxis::make_endpoint(k.first, false, s));
+      w.push_back(SegmentedAxis::make_endpoint(k.second, true, s));
     }
     std::sort(w.begin(), w.end());
     return w;
@@ -71,8 +71,8 @@ std::uint32_t cross_min_of(Slot s) { return (s * 7) % 31; }
 std::uint32_t cross_max_of(Slot s) { return cross_min_of(s) + (s % 4) * 3; }
 std::uint32_t far_min_of(Slot s) { return (s * 3) % 11; }
 std::uint32_t far_max_of(Slot s) { return far_min_of(s) + s % 2; }
-SegmentedList::Filter filter_of(Slot s) {
-  return SegmentedList::make_filter(cross_min_of(s) << 17, (cross_max_of(s) << 17) | 0x1ffffu,
+SegmentedAxis::Filter filter_of(Slot s) {
+  return SegmentedAxis::make_filter(cross_min_of(s) << 17, (cross_max_of(s) << 17) | 0x1ffffu,
                                     (far_min_of(s) << 17) | 5u, far_max_of(s) << 17);
 }
 bool cross_overlap(Slot a, Slot b) {
@@ -83,7 +83,7 @@ bool cross_overlap(Slot a, Slot b) {
 // Checks the list against the model: the same words in order, chunks within
 // capacity and non-empty, each chunk's checkpoints and fast movers as counted
 // by brute force at its first word, every place right.
-void expect_matches(const SegmentedList& list, const ListModel& model, const std::string& what) {
+void expect_matches(const SegmentedAxis& list, const ListModel& model, const std::string& what) {
   SCOPED_TRACE(what);
   ASSERT_TRUE(list.validate());
   std::vector<Endpoint> got;
@@ -94,8 +94,8 @@ void expect_matches(const SegmentedList& list, const ListModel& model, const std
     const Endpoint edge = entries[0].word;
     std::vector<Slot> spans, fast;
     for (const auto& [s, k] : model.keys) {
-      const Endpoint lo = SegmentedList::make_endpoint(k.first, false, s);
-      const Endpoint hi = SegmentedList::make_endpoint(k.second, true, s);
+      const Endpoint lo = SegmentedAxis::make_endpoint(k.first, false, s);
+      const Endpoint hi = SegmentedAxis::make_endpoint(k.second, true, s);
       const int count = int(lo < edge) - int(hi < edge);
       if (count == 1) spans.push_back(s);
       if (count == -1) fast.push_back(s);
@@ -113,8 +113,8 @@ void expect_matches(const SegmentedList& list, const ListModel& model, const std
     ASSERT_EQ(have_spans, spans) << "checkpoints of chunk at " << got.size();
     ASSERT_EQ(have_fast, fast) << "fast movers of chunk at " << got.size();
     for (std::uint32_t i = 0; i < entries.size(); ++i) {
-      const Slot s = SegmentedList::owner(entries[i].word);
-      const bool is_max = SegmentedList::is_max(entries[i].word);
+      const Slot s = SegmentedAxis::owner(entries[i].word);
+      const bool is_max = SegmentedAxis::is_max(entries[i].word);
       ASSERT_EQ(list.place(s, is_max).chunk, c);
       ASSERT_EQ(list.index_of(s, is_max), i);
       ASSERT_EQ(entries[i].filter, filter_of(s));
@@ -128,7 +128,7 @@ void expect_matches(const SegmentedList& list, const ListModel& model, const std
 // Candidates of every object: each once, never itself, and every object
 // whose interval interleaves with it and whose cross bounds overlap among
 // them.
-void expect_candidates(const SegmentedList& list, const ListModel& model) {
+void expect_candidates(const SegmentedAxis& list, const ListModel& model) {
   for (const auto& [s, k] : model.keys) {
     std::vector<Slot> found;
     list.for_each_candidate(s, [&](Slot o) { found.push_back(o); });
@@ -148,7 +148,7 @@ std::uint32_t random_key(Rng& r, std::uint32_t range) { return 1000 + static_cas
 // moves keep each min before its max (as segmented-sap moves); otherwise
 // single endpoints move anywhere, leaving objects inverted for a while.
 void run_list_model(std::uint32_t capacity, std::uint64_t seed, bool ordered) {
-  SegmentedList list(capacity, true);
+  SegmentedAxis list(capacity, true);
   ListModel model;
   Rng r(seed);
   const std::uint32_t range = 1 + static_cast<std::uint32_t>(r.below(200));
@@ -187,8 +187,8 @@ void run_list_model(std::uint32_t capacity, std::uint64_t seed, bool ordered) {
         const std::uint32_t key = inverted && r.chance(0.5)
                                       ? (which ? model.keys[s].first : model.keys[s].second)  // back in order
                                       : random_key(r, range);
-        const Endpoint old_word = SegmentedList::make_endpoint(which ? hi : lo, which, s);
-        const Endpoint new_word = SegmentedList::make_endpoint(key, which, s);
+        const Endpoint old_word = SegmentedAxis::make_endpoint(which ? hi : lo, which, s);
+        const Endpoint new_word = SegmentedAxis::make_endpoint(key, which, s);
         list.move_endpoint(s, which, key, record);
         (which ? hi : lo) = key;
         model.keys[s] = {lo, hi};
@@ -247,7 +247,7 @@ TEST(SegmentedListTest, FastMoversMatchModel) {
 // checkpoints of its edge (here an object spanning the whole list and one
 // whose min stays in the lower half).
 TEST(SegmentedListTest, SplitGivesNewChunkItsCheckpoints) {
-  SegmentedList list(4, true);
+  SegmentedAxis list(4, true);
   ListModel model;
   const auto add = [&](Slot s, std::uint32_t lo, std::uint32_t hi) {
     list.insert(s, lo, hi, filter_of(s));
@@ -270,7 +270,7 @@ TEST(SegmentedListTest, SplitGivesNewChunkItsCheckpoints) {
 // A merge: erasing leaves chunks small; they merge and keep the left edge's
 // checkpoints, down to no chunk at all.
 TEST(SegmentedListTest, MergesKeepLeftCheckpoints) {
-  SegmentedList list(4, true);
+  SegmentedAxis list(4, true);
   ListModel model;
   for (Slot s = 0; s < 16; ++s) {
     list.insert(s, 10 * s, 10 * s + 15, filter_of(s));
@@ -293,7 +293,7 @@ TEST(SegmentedListTest, MergesKeepLeftCheckpoints) {
 // across several chunks leaves it at -1 on the edges between, then brought
 // back empties the set.
 TEST(SegmentedListTest, MaxPastOwnMinUsesFastMoverSet) {
-  SegmentedList list(2, true);
+  SegmentedAxis list(2, true);
   ListModel model;
   for (Slot s = 0; s < 10; ++s) {
     list.insert(s, 100 + 10 * s, 100 + 10 * s, filter_of(s));
@@ -318,7 +318,7 @@ TEST(SegmentedListTest, FilterIsConservative) {
   const std::vector<float> v = {-kInf, -FLT_MAX, -1e30f,  -271.0f, -1.0f,  -FLT_MIN, -0.0f, 0.0f,    FLT_MIN,
                                 0.5f,  1.0f,     1.0001f, 2.0f,    270.0f, 271.0f,   1e30f, FLT_MAX, kInf};
   const auto filter = [](float a0, float a1, float b0, float b1) {
-    return SegmentedList::make_filter(float_key(a0), float_key(a1), float_key(b0), float_key(b1));
+    return SegmentedAxis::make_filter(float_key(a0), float_key(a1), float_key(b0), float_key(b1));
   };
   for (std::size_t i = 0; i < v.size(); ++i) {
     for (std::size_t j = i; j < v.size(); ++j) {
@@ -327,31 +327,31 @@ TEST(SegmentedListTest, FilterIsConservative) {
           // [v[i], v[j]] against [v[k], v[l]] on axis a; on axis b, the same
           // two intervals the other way round.
           const bool overlap = v[i] <= v[l] && v[k] <= v[j];
-          const SegmentedList::Filter f = filter(v[i], v[j], v[k], v[l]), g = filter(v[k], v[l], v[i], v[j]);
+          const SegmentedAxis::Filter f = filter(v[i], v[j], v[k], v[l]), g = filter(v[k], v[l], v[i], v[j]);
           if (overlap) {
-            ASSERT_EQ(SegmentedList::misses(SegmentedList::probe(f), g), 0u) << i << ' ' << j << ' ' << k << ' ' << l;
-            ASSERT_EQ(SegmentedList::misses(SegmentedList::probe(g), f), 0u) << i << ' ' << j << ' ' << k << ' ' << l;
+            ASSERT_EQ(SegmentedAxis::misses(SegmentedAxis::probe(f), g), 0u) << i << ' ' << j << ' ' << k << ' ' << l;
+            ASSERT_EQ(SegmentedAxis::misses(SegmentedAxis::probe(g), f), 0u) << i << ' ' << j << ' ' << k << ' ' << l;
           }
         }
       }
     }
   }
-  const SegmentedList::Filter unit = filter(10, 11, 10, 11);
-  EXPECT_NE(SegmentedList::misses(SegmentedList::probe(unit), filter(20, 21, 10, 11)), 0u);
-  EXPECT_NE(SegmentedList::misses(SegmentedList::probe(unit), filter(10, 11, 2, 3)), 0u);
-  EXPECT_NE(SegmentedList::misses(SegmentedList::probe(filter(20, 21, 10, 11)), unit), 0u);
-  EXPECT_EQ(SegmentedList::misses(SegmentedList::probe(unit), filter(11, 12, 9, 10)), 0u);
+  const SegmentedAxis::Filter unit = filter(10, 11, 10, 11);
+  EXPECT_NE(SegmentedAxis::misses(SegmentedAxis::probe(unit), filter(20, 21, 10, 11)), 0u);
+  EXPECT_NE(SegmentedAxis::misses(SegmentedAxis::probe(unit), filter(10, 11, 2, 3)), 0u);
+  EXPECT_NE(SegmentedAxis::misses(SegmentedAxis::probe(filter(20, 21, 10, 11)), unit), 0u);
+  EXPECT_EQ(SegmentedAxis::misses(SegmentedAxis::probe(unit), filter(11, 12, 9, 10)), 0u);
 }
 
 // build() from nothing equals the same objects inserted one by one.
 TEST(SegmentedListTest, BuildMatchesModel) {
   for (const std::uint32_t capacity : {2u, 3u, 25u, 64u}) {
     Rng r(capacity);
-    SegmentedList list(capacity, true);
+    SegmentedAxis list(capacity, true);
     ListModel model;
     std::vector<Slot> slots;
     std::vector<std::uint32_t> lo(500), hi(500);
-    std::vector<SegmentedList::Filter> filters(500);
+    std::vector<SegmentedAxis::Filter> filters(500);
     for (Slot s = 0; s < 500; s += 1 + static_cast<Slot>(r.below(2))) {
       lo[s] = random_key(r, 300), hi[s] = random_key(r, 300);
       if (lo[s] > hi[s]) std::swap(lo[s], hi[s]);

@@ -5,7 +5,7 @@
 #include <optional>
 #include <stdexcept>
 
-#include "algorithms/sap.hpp"
+#include "algorithms/sap/sap.hpp"
 #include "harness/contender.hpp"
 #include "harness/peers.hpp"
 #include "sapling/box_pruning.hpp"

@@ -40,7 +40,7 @@
 // Choose it over BoxPruner for many boxes of one size with many overlaps
 // (crowds, particles, tiles; flat worlds above all), where its time stays
 // flat as the density grows; BoxPruner for sparse scenes or mixed sizes.
-// The method: src/algorithms/unisize.cpp; measurements:
+// The method: src/algorithms/unisize/unisize.cpp; measurements:
 // docs/algorithms/unisize.md.
 #pragma once
 

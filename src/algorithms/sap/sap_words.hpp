@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "algorithms/sap_endpoints.hpp"
+#include "algorithms/sap/sap_endpoints.hpp"
 #include "sapling/float_key.hpp"
 
 namespace sapling::detail::sap_words {

@@ -1,6 +1,6 @@
 // sap's resting set (resting_set.hpp): the bookkeeping of resting and
 // active boxes, and the pairing of a frame's changed boxes against them.
-#include "algorithms/resting_set.hpp"
+#include "algorithms/sap/resting_set.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -34,7 +34,7 @@
 #include <limits>
 
 #include "algorithms/builtin.hpp"
-#include "algorithms/prune_loop.hpp"
+#include "algorithms/box_pruning/prune_loop.hpp"
 #include "detail/axis_sampler.hpp"
 #include "detail/float_bounds.hpp"
 #include "detail/monotone_bins.hpp"

@@ -44,7 +44,7 @@
 // Choose it for persistent worlds where a part of the objects moves each
 // frame and objects come and go; box-pruning when nearly all move.
 // The full method, measurements and tuning: docs/algorithms/sap.md.
-#include "algorithms/sap.hpp"
+#include "algorithms/sap/sap.hpp"
 
 #include <algorithm>
 #include <array>

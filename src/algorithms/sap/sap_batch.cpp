@@ -40,9 +40,9 @@
 // removals, on the last only with insertions).
 #include <algorithm>
 
-#include "algorithms/sap_endpoints.hpp"
-#include "algorithms/sap_policy.hpp"
-#include "algorithms/sap_words.hpp"
+#include "algorithms/sap/sap_endpoints.hpp"
+#include "algorithms/sap/sap_policy.hpp"
+#include "algorithms/sap/sap_words.hpp"
 
 namespace sapling::detail {
 namespace {

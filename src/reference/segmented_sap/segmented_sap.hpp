@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "algorithms/segmented_list.hpp"
+#include "reference/segmented_sap/segmented_axis.hpp"
 #include "sapling/algorithm.hpp"
 #include "sapling/box.hpp"
 #include "sapling/pair.hpp"
@@ -90,7 +90,7 @@ class SegmentedSap final : public Algorithm {
   bool validate() const override;
 
   /// The list of axis k (0 holds the checkpoints).
-  const SegmentedList& list(int k) const noexcept { return lists_[k]; }
+  const SegmentedAxis& list(int k) const noexcept { return lists_[k]; }
   /// Frames that took the global path so far.
   std::uint64_t global_frames() const noexcept { return global_frames_; }
   /// Endpoints passed by local sorts so far.
@@ -109,7 +109,7 @@ class SegmentedSap final : public Algorithm {
 
   SegmentedSapConfig config_;
   int axes_;  // lists kept: 2 for 2D input (z is always [0, 0])
-  std::array<SegmentedList, 3> lists_;
+  std::array<SegmentedAxis, 3> lists_;
   std::vector<Box3> box_;  // by slot (live slots: lists_[0].contains())
   std::vector<Id> id_;     // by slot, for validate()
   std::size_t live_ = 0;
@@ -127,7 +127,7 @@ class SegmentedSap final : public Algorithm {
   bool last_global_ = false;  // whether the last frame was
   // Scratch of sort_globally(), kept while global frames follow each other.
   std::vector<std::uint32_t> min_keys_, max_keys_;  // by slot
-  std::vector<SegmentedList::Filter> filters_;      // by slot
+  std::vector<SegmentedAxis::Filter> filters_;      // by slot
   std::vector<std::uint8_t> gone_;                  // by slot: removed this frame
   std::vector<Slot> live_slots_;                    // the live slots, after the frame
   std::vector<Box3> dense_boxes_;                   // their boxes, in that order

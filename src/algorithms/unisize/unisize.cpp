@@ -48,7 +48,7 @@
 #include <utility>
 #include <vector>
 
-#include "algorithms/bit_tree.hpp"
+#include "algorithms/unisize/bit_tree.hpp"
 #include "algorithms/builtin.hpp"
 #include "detail/axis_sampler.hpp"
 #include "detail/radix_sort.hpp"

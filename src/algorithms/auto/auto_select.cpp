@@ -37,7 +37,7 @@
 #include <new>
 #include <string>
 
-#include "algorithms/auto_policy.hpp"
+#include "algorithms/auto/auto_policy.hpp"
 #include "algorithms/builtin.hpp"
 #include "detail/reserve.hpp"
 #include "detail/settings.hpp"

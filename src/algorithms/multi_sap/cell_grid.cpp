@@ -1,5 +1,5 @@
 // multi-sap's hashed grid of sorted cells (cell_grid.hpp).
-#include "algorithms/cell_grid.hpp"
+#include "algorithms/multi_sap/cell_grid.hpp"
 
 #include "detail/reserve.hpp"
 

@@ -1,6 +1,6 @@
 // segmented-sap: persistent sweep and prune whose sorted axes are segmented
 // interval lists (Tracy, Buss and Woods 2009, section 3.2.2;
-// segmented_list.hpp holds the structure). Plain SAP keeps each axis in one
+// segmented_axis.hpp holds the structure). Plain SAP keeps each axis in one
 // array, so one insertion or removal shifts and swaps through O(n) entries
 // (or a batch merge passes the whole array); here an axis is a chain of
 // small chunks, and an insertion or removal costs a binary search, one
@@ -23,7 +23,7 @@
 // most objects moving, heavy churn; sorts_globally(), section 4's rule) is
 // global: every list rebuilt by one radix sort, every pair by box pruning.
 //
-// Invariants (validate()): each list is valid (segmented_list.hpp), holds
+// Invariants (validate()): each list is valid (segmented_axis.hpp), holds
 // exactly the live objects' endpoints with their boxes' keys, and the x
 // list, the only one with checkpoints, has no fast movers between frames;
 // the pair manager holds exactly the overlapping pairs of the live boxes.
@@ -43,7 +43,7 @@
 // removals and no grid (multi-sap is faster still); sap for many additions
 // at once (its batch merge) or many moving.
 // Measurements and chunk size: docs/algorithms/segmented-sap.md.
-#include "algorithms/segmented_sap.hpp"
+#include "reference/segmented_sap/segmented_sap.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -78,16 +78,16 @@ constexpr std::uint32_t kPlainChunk = 256;
 SegmentedSap::SegmentedSap(const Options& options, SegmentedSapConfig config)
     : config_(config),
       axes_(options.dims == 2 ? 2 : 3),
-      lists_{SegmentedList(config.chunk_capacity ? config.chunk_capacity : kFirstChunk, true),
-             SegmentedList(config.chunk_capacity ? config.chunk_capacity : kFirstChunk, false),
-             SegmentedList(config.chunk_capacity ? config.chunk_capacity : kFirstChunk, false)} {}
+      lists_{SegmentedAxis(config.chunk_capacity ? config.chunk_capacity : kFirstChunk, true),
+             SegmentedAxis(config.chunk_capacity ? config.chunk_capacity : kFirstChunk, false),
+             SegmentedAxis(config.chunk_capacity ? config.chunk_capacity : kFirstChunk, false)} {}
 
 namespace {
 // List k's filter of a box: its bounds on the two other axes (in 2D, one of
 // them z, always [0, 0]).
-SegmentedList::Filter filter_of(const Box3& b, int k) {
+SegmentedAxis::Filter filter_of(const Box3& b, int k) {
   const int p = (k + 1) % 3, q = (k + 2) % 3;
-  return SegmentedList::make_filter(float_key(b.min[p]), float_key(b.max[p]), float_key(b.min[q]), float_key(b.max[q]));
+  return SegmentedAxis::make_filter(float_key(b.min[p]), float_key(b.max[p]), float_key(b.min[q]), float_key(b.max[q]));
 }
 }  // namespace
 
@@ -206,7 +206,7 @@ void SegmentedSap::add_object(Slot s, const Box3& box, std::span<const Id> ids, 
 
 // The global path: the frame's removals, moves and
 // additions are applied to the boxes alone, every list is built again from
-// the live boxes by one radix sort (SegmentedList::build(), chunks chosen
+// the live boxes by one radix sort (SegmentedAxis::build(), chunks chosen
 // again for the world's size), and every pair is found by box pruning and
 // handed to the pair manager whole, which diffs it against the last frame's
 // (PairManager::assign). A sweep of the rebuilt x list would cost each
@@ -313,22 +313,22 @@ void SegmentedSap::move_object(Slot s, const Box3& box, std::span<const Id> ids,
   box_[s] = box;
   std::uint64_t swaps = 0;
   for (int k = 0; k < axes_; ++k) {
-    const SegmentedList::Filter now = filter_of(box, k);
-    const SegmentedList::Filter now_probe = SegmentedList::probe(now),
-                                old_probe = SegmentedList::probe(filter_of(old, k));
-    const auto passed = [&](const SegmentedList::Entry& moving, const SegmentedList::Entry& other) {
+    const SegmentedAxis::Filter now = filter_of(box, k);
+    const SegmentedAxis::Filter now_probe = SegmentedAxis::probe(now),
+                                old_probe = SegmentedAxis::probe(filter_of(old, k));
+    const auto passed = [&](const SegmentedAxis::Entry& moving, const SegmentedAxis::Entry& other) {
       // Only a min passing a max matters: a max rightward or a min leftward
       // starts the overlap on this axis, the other way ends it. The filter
       // test (the new box's for a start, the old one's for an end) and the
       // kinds' test are branch-free, so the one branch below is rarely taken
       // and well predicted.
-      constexpr SegmentedList::Endpoint kMax = SegmentedList::Endpoint{1} << 31;
-      const bool starts = (moving.word > other.word) == SegmentedList::is_max(moving.word);
-      const SegmentedList::Filter miss =
-          SegmentedList::misses(starts ? now_probe : old_probe, other.filter) | (~(moving.word ^ other.word) & kMax);
+      constexpr SegmentedAxis::Endpoint kMax = SegmentedAxis::Endpoint{1} << 31;
+      const bool starts = (moving.word > other.word) == SegmentedAxis::is_max(moving.word);
+      const SegmentedAxis::Filter miss =
+          SegmentedAxis::misses(starts ? now_probe : old_probe, other.filter) | (~(moving.word ^ other.word) & kMax);
       ++swaps;
       if (miss == 0) [[unlikely]]
-        flip_pair(s, SegmentedList::owner(other.word), starts, box, old, ids, pairs);
+        flip_pair(s, SegmentedAxis::owner(other.word), starts, box, old, ids, pairs);
     };
     lists_[k].move(s, float_key(box.min[k]), float_key(box.max[k]), now, passed);
   }
@@ -371,7 +371,7 @@ void SegmentedSap::reserve(std::size_t objects) {
 
 std::size_t SegmentedSap::memory_bytes() const {
   std::size_t bytes = box_.capacity() * sizeof(Box3) + id_.capacity() * sizeof(Id);
-  bytes += (min_keys_.capacity() + max_keys_.capacity()) * 4 + filters_.capacity() * sizeof(SegmentedList::Filter) +
+  bytes += (min_keys_.capacity() + max_keys_.capacity()) * 4 + filters_.capacity() * sizeof(SegmentedAxis::Filter) +
            gone_.capacity() + live_slots_.capacity() * sizeof(Slot) + dense_boxes_.capacity() * sizeof(Box3) +
            found_.capacity() * sizeof(IndexPair) + frame_pairs_.capacity() * sizeof(Pair);
   for (int k = 0; k < axes_; ++k) bytes += lists_[k].memory_bytes();
@@ -385,7 +385,7 @@ bool SegmentedSap::validate() const {
   }
   if (live.size() != live_) return false;
   for (int k = 0; k < 3; ++k) {
-    const SegmentedList& list = lists_[k];
+    const SegmentedAxis& list = lists_[k];
     if (!list.validate()) return false;
     if (k >= axes_) {
       if (!list.empty()) return false;
@@ -397,7 +397,7 @@ bool SegmentedSap::validate() const {
       if (list.place(s, false).key != float_key(box_[s].min[k]) || list.place(s, true).key != float_key(box_[s].max[k]))
         return false;
       for (const bool is_max : {false, true}) {
-        const SegmentedList::Entry& e = list.chunk_entries(list.place(s, is_max).chunk)[list.index_of(s, is_max)];
+        const SegmentedAxis::Entry& e = list.chunk_entries(list.place(s, is_max).chunk)[list.index_of(s, is_max)];
         if (e.filter != filter_of(box_[s], k)) return false;
       }
     }

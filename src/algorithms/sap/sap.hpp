@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "algorithms/builtin.hpp"
-#include "algorithms/resting_set.hpp"
-#include "algorithms/sap_endpoints.hpp"
-#include "algorithms/sap_policy.hpp"
+#include "algorithms/sap/resting_set.hpp"
+#include "algorithms/sap/sap_endpoints.hpp"
+#include "algorithms/sap/sap_policy.hpp"
 #include "detail/id_set.hpp"
 #include "sapling/algorithm.hpp"
 #include "sapling/box_pruning.hpp"

@@ -37,7 +37,7 @@
 #include <span>
 #include <vector>
 
-#include "algorithms/segmented_cell.hpp"
+#include "algorithms/multi_sap/segmented_cell.hpp"
 #include "sapling/algorithm.hpp"
 #include "sapling/box.hpp"
 #include "sapling/detail/hash_index.hpp"

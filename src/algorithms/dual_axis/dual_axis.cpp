@@ -52,7 +52,7 @@
 #endif
 
 #include "algorithms/builtin.hpp"
-#include "algorithms/range_bitmap.hpp"
+#include "algorithms/dual_axis/range_bitmap.hpp"
 #include "detail/axis_sampler.hpp"
 #include "detail/monotone_bins.hpp"
 #include "detail/scratch_pool.hpp"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "algorithms/builtin.hpp"
-#include "algorithms/cell_grid.hpp"
+#include "algorithms/multi_sap/cell_grid.hpp"
 #include "detail/frame_marks.hpp"
 #include "detail/scratch_pool.hpp"
 #include "detail/slot_map.hpp"

@@ -52,7 +52,7 @@
 //
 // Choose it for large persistent worlds where a minority moves each frame.
 // Method, tuning and measurements: docs/algorithms/multi-sap.md.
-#include "algorithms/multi_sap.hpp"
+#include "algorithms/multi_sap/multi_sap.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -60,7 +60,7 @@
 #include <utility>
 
 #include "algorithms/builtin.hpp"
-#include "algorithms/cell_size_policy.hpp"
+#include "detail/cell_size_policy.hpp"
 #include "detail/radix_sort.hpp"
 #include "detail/reserve.hpp"
 #include "detail/settings.hpp"

@@ -41,7 +41,7 @@
 // a box pruning of the changes; nothing follows the world's size but the
 // depth. Choose it as a baseline, or where boxes come and go more than they
 // move. Method and measurements: docs/algorithms/octree.md.
-#include "algorithms/octree.hpp"
+#include "reference/octree/octree.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -49,7 +49,7 @@
 #include <limits>
 
 #include "algorithms/builtin.hpp"
-#include "algorithms/cell_size_policy.hpp"
+#include "detail/cell_size_policy.hpp"
 #include "detail/reserve.hpp"
 #include "detail/settings.hpp"
 

@@ -17,7 +17,7 @@
 #include <span>
 #include <vector>
 
-#include "algorithms/sap_endpoints.hpp"
+#include "algorithms/sap/sap_endpoints.hpp"
 #include "sapling/algorithm.hpp"
 #include "sapling/box_pruning.hpp"
 #include "sapling/pair_manager.hpp"

@@ -1,7 +1,7 @@
 // sap's endpoint arrays (sap_endpoints.hpp): the walk, the merge, the
 // scans for new boxes' pairs, the rebuild and the checks. Terdiman 2007,
 // part I; the invariants are listed in sap.cpp and checked in validate().
-#include "algorithms/sap_endpoints.hpp"
+#include "algorithms/sap/sap_endpoints.hpp"
 
 #include <algorithm>
 #include <array>
@@ -10,8 +10,8 @@
 #include <limits>
 #include <utility>
 
-#include "algorithms/sap_policy.hpp"
-#include "algorithms/sap_words.hpp"
+#include "algorithms/sap/sap_policy.hpp"
+#include "algorithms/sap/sap_words.hpp"
 #include "detail/float_bounds.hpp"
 #include "detail/radix_sort.hpp"
 #include "detail/reserve.hpp"

@@ -1,5 +1,5 @@
-// The segmented interval list (segmented_list.hpp teaches the structure).
-#include "algorithms/segmented_list.hpp"
+// The segmented interval list (segmented_axis.hpp teaches the structure).
+#include "reference/segmented_sap/segmented_axis.hpp"
 
 #include <algorithm>
 #include <unordered_map>
@@ -9,16 +9,16 @@
 
 namespace sapling::detail {
 
-SegmentedList::SegmentedList(std::uint32_t chunk_capacity, bool with_checkpoints)
+SegmentedAxis::SegmentedAxis(std::uint32_t chunk_capacity, bool with_checkpoints)
     : capacity_(std::max<std::uint32_t>(chunk_capacity, 2)), with_checkpoints_(with_checkpoints) {}
 
-void SegmentedList::reset(std::uint32_t chunk_capacity) {
+void SegmentedAxis::reset(std::uint32_t chunk_capacity) {
   const std::size_t slots = place_.size() / 2;
-  *this = SegmentedList(chunk_capacity, with_checkpoints_);
+  *this = SegmentedAxis(chunk_capacity, with_checkpoints_);
   place_.resize(2 * slots);
 }
 
-void SegmentedList::clear(std::uint32_t chunk_capacity) {
+void SegmentedAxis::clear(std::uint32_t chunk_capacity) {
   capacity_ = std::max<std::uint32_t>(chunk_capacity, 2);
   entries_.clear();
   meta_.clear();
@@ -33,7 +33,7 @@ void SegmentedList::clear(std::uint32_t chunk_capacity) {
 // ---------------------------------------------------------------------------
 // Checkpoint counts (the paper's add, remove and set R).
 
-void SegmentedList::count_up(std::uint32_t c, const Entry& e) {
+void SegmentedAxis::count_up(std::uint32_t c, const Entry& e) {
   const Slot s = owner(e.word);
   std::vector<Slot>& fast = sets_[c].fast;
   const auto it = std::find(fast.begin(), fast.end(), s);
@@ -46,7 +46,7 @@ void SegmentedList::count_up(std::uint32_t c, const Entry& e) {
   sets_[c].filters.push_back(e.filter);
 }
 
-void SegmentedList::count_down(std::uint32_t c, Slot s) {
+void SegmentedAxis::count_down(std::uint32_t c, Slot s) {
   CheckpointSets& set = sets_[c];
   const auto it = std::find(set.slots.begin(), set.slots.end(), s);
   if (it != set.slots.end()) {
@@ -63,7 +63,7 @@ void SegmentedList::count_down(std::uint32_t c, Slot s) {
 // ---------------------------------------------------------------------------
 // Chunks.
 
-std::uint32_t SegmentedList::new_chunk() {
+std::uint32_t SegmentedAxis::new_chunk() {
   if (!free_.empty()) {
     const std::uint32_t c = free_.back();
     free_.pop_back();
@@ -87,7 +87,7 @@ std::uint32_t SegmentedList::new_chunk() {
 // that reads the chunks' real first words on either side (refreshing them)
 // until the answer is exact. The binary search reads a dense array instead
 // of a chunk's first entry per step, each a cache and TLB miss in a large list.
-std::uint32_t SegmentedList::find_chunk(Endpoint e) {
+std::uint32_t SegmentedAxis::find_chunk(Endpoint e) {
   const std::size_t n = order_.size();
   const Endpoint* base = firsts_.data();
   for (std::size_t m = n; m > 1;) {
@@ -112,7 +112,7 @@ std::uint32_t SegmentedList::find_chunk(Endpoint e) {
 }
 
 // Where non-empty chunk c (or the head, empty or not) stands in order_.
-std::size_t SegmentedList::rank(std::uint32_t c) const {
+std::size_t SegmentedAxis::rank(std::uint32_t c) const {
   if (c == head_) return 0;
   const Endpoint key = first(c);
   return static_cast<std::size_t>(
@@ -123,7 +123,7 @@ std::size_t SegmentedList::rank(std::uint32_t c) const {
 // Splits full chunk c: its upper half moves to a new chunk after it, whose
 // checkpoints are c's updated by the half that stays (a min entering, a max
 // leaving the span). `skip` is an object half-inserted, entered later.
-void SegmentedList::split(std::uint32_t c, Slot skip) {
+void SegmentedAxis::split(std::uint32_t c, Slot skip) {
   const std::uint32_t d = new_chunk();
   const std::uint32_t keep = meta_[c].count / 2, moved = meta_[c].count - keep;
   const Entry* const from = data(c) + keep;
@@ -158,7 +158,7 @@ void SegmentedList::split(std::uint32_t c, Slot skip) {
 
 // Appends chunk `right` (next after `left`) to `left` and frees it; the
 // merged chunk keeps left's leading edge, so its checkpoints.
-void SegmentedList::merge(std::uint32_t left, std::uint32_t right) {
+void SegmentedAxis::merge(std::uint32_t left, std::uint32_t right) {
   const std::size_t at = rank(left) + 1;
   Entry* const to = data(left);
   const Entry* const from = data(right);
@@ -182,7 +182,7 @@ void SegmentedList::merge(std::uint32_t left, std::uint32_t right) {
 
 // Binary search to the chunk, a split if it is full, then insertion sort from
 // the chunk's end.
-void SegmentedList::insert_entry(const Entry& e, Slot skip) {
+void SegmentedAxis::insert_entry(const Entry& e, Slot skip) {
   ++endpoints_;
   if (head_ == kNone) {
     head_ = new_chunk();
@@ -207,7 +207,7 @@ void SegmentedList::insert_entry(const Entry& e, Slot skip) {
 
 // Removes an endpoint; a chunk left empty, or small enough to fit with a
 // neighbour into half a chunk, merges with it.
-void SegmentedList::erase_endpoint(Slot s, bool max_end) {
+void SegmentedAxis::erase_endpoint(Slot s, bool max_end) {
   --endpoints_;
   const std::uint32_t c = place_[2 * std::size_t{s} + max_end].chunk;
   const std::uint32_t at = index_of(s, max_end);
@@ -238,7 +238,7 @@ void SegmentedList::erase_endpoint(Slot s, bool max_end) {
   }
 }
 
-void SegmentedList::insert(Slot s, std::uint32_t min_key, std::uint32_t max_key, Filter filter) {
+void SegmentedAxis::insert(Slot s, std::uint32_t min_key, std::uint32_t max_key, Filter filter) {
   if (place_.size() < 2 * (std::size_t{s} + 1)) {
     reserve_geometric(place_, 2 * (std::size_t{s} + 1));
     place_.resize(2 * (std::size_t{s} + 1));
@@ -256,7 +256,7 @@ void SegmentedList::insert(Slot s, std::uint32_t min_key, std::uint32_t max_key,
   }
 }
 
-void SegmentedList::erase(Slot s) {
+void SegmentedAxis::erase(Slot s) {
   if (with_checkpoints_) {
     const std::uint32_t last = place_[2 * std::size_t{s} + 1].chunk;
     for (std::uint32_t c = place_[2 * std::size_t{s}].chunk; c != last;) {
@@ -268,7 +268,7 @@ void SegmentedList::erase(Slot s) {
   erase_endpoint(s, true);
 }
 
-void SegmentedList::set_checkpoint_filter(Slot s, Filter filter) {
+void SegmentedAxis::set_checkpoint_filter(Slot s, Filter filter) {
   if (!with_checkpoints_) return;
   const std::uint32_t last = place_[2 * std::size_t{s} + 1].chunk;
   for (std::uint32_t c = place_[2 * std::size_t{s}].chunk; c != last;) {
@@ -282,7 +282,7 @@ void SegmentedList::set_checkpoint_filter(Slot s, Filter filter) {
 // The global path (the paper's section 4, for a list built from nothing):
 // radix sort the words, fill chunks to 3/4 so that the first insertions do
 // not split at once, and give each chunk the objects open at its edge.
-void SegmentedList::build(std::span<const Slot> slots, std::span<const std::uint32_t> min_keys,
+void SegmentedAxis::build(std::span<const Slot> slots, std::span<const std::uint32_t> min_keys,
                           std::span<const std::uint32_t> max_keys, std::span<const Filter> filters, bool keep_scratch) {
   if (slots.empty()) return;
   sort_items_.clear();
@@ -345,7 +345,7 @@ void SegmentedList::build(std::span<const Slot> slots, std::span<const std::uint
   if (!keep_scratch) give_back_scratch();
 }
 
-void SegmentedList::give_back_scratch() noexcept {
+void SegmentedAxis::give_back_scratch() noexcept {
   free_storage(sort_items_);
   free_storage(sort_scratch_);
   free_storage(radix_counts_);
@@ -356,7 +356,7 @@ void SegmentedList::give_back_scratch() noexcept {
 
 // ---------------------------------------------------------------------------
 
-void SegmentedList::reserve(std::size_t slots, std::size_t endpoints) {
+void SegmentedAxis::reserve(std::size_t slots, std::size_t endpoints) {
   if (place_.size() < 2 * slots) place_.resize(2 * slots);
   const std::size_t chunks = endpoints / std::max<std::uint32_t>(1, capacity_ / 2) + 1;
   entries_.reserve(chunks * capacity_);
@@ -369,7 +369,7 @@ void SegmentedList::reserve(std::size_t slots, std::size_t endpoints) {
 
 // Renumbers the live chunks in order when at least half the chunk pool is
 // free, so that their storage can be given back.
-void SegmentedList::shrink_to_fit(std::size_t slots) {
+void SegmentedAxis::shrink_to_fit(std::size_t slots) {
   if (2 * slots < place_.size()) {
     place_.resize(2 * slots);
     place_.shrink_to_fit();
@@ -398,7 +398,7 @@ void SegmentedList::shrink_to_fit(std::size_t slots) {
   head_ = live == 0 ? kNone : 0;
 }
 
-std::size_t SegmentedList::memory_bytes() const noexcept {
+std::size_t SegmentedAxis::memory_bytes() const noexcept {
   std::size_t bytes = entries_.capacity() * sizeof(Entry) + meta_.capacity() * sizeof(ChunkMeta) +
                       sets_.capacity() * sizeof(CheckpointSets) + (free_.capacity() + order_.capacity()) * 4 +
                       firsts_.capacity() * sizeof(Endpoint) + place_.capacity() * sizeof(Place) +
@@ -413,7 +413,7 @@ std::size_t SegmentedList::memory_bytes() const noexcept {
 
 // Walks the chunks in order with each object's count, [min passed] - [max
 // passed], and checks every invariant of the file opening.
-bool SegmentedList::validate() const {
+bool SegmentedAxis::validate() const {
   if (head_ == kNone) return order_.empty() && firsts_.empty() && endpoints_ == 0;
   if (order_.empty() || order_[0] != head_ || meta_[head_].prev != kNone) return false;
   if (firsts_.size() != order_.size()) return false;

@@ -56,7 +56,7 @@
 namespace sapling::detail {
 
 /// One axis' segmented interval list (the structure described above).
-class SegmentedList {
+class SegmentedAxis {
  public:
   /// The endpoint word: the sortable key (float_key) in the upper 32 bits,
   /// then the max flag (bit 31), then the owner's slot (below 2^31).
@@ -110,7 +110,7 @@ class SegmentedList {
 
   /// An empty list of chunks of `chunk_capacity` (at least 2) endpoints;
   /// with `with_checkpoints`, it keeps checkpoint and fast-mover sets.
-  SegmentedList(std::uint32_t chunk_capacity, bool with_checkpoints);
+  SegmentedAxis(std::uint32_t chunk_capacity, bool with_checkpoints);
 
   std::uint32_t chunk_capacity() const noexcept { return capacity_; }
   bool empty() const noexcept { return head_ == kNone; }
@@ -313,7 +313,7 @@ class SegmentedList {
 // at a chunk edge it swaps with the neighbouring chunk's end, so chunk counts
 // never change, and both entries crossing the edge update its checkpoints.
 template <class Passed>
-void SegmentedList::move_endpoint(Slot s, bool max_end, std::uint32_t key, Filter filter, Passed&& passed) {
+void SegmentedAxis::move_endpoint(Slot s, bool max_end, std::uint32_t key, Filter filter, Passed&& passed) {
   Place& at = place_[2 * std::size_t{s} + max_end];
   std::uint32_t c = at.chunk;
   Entry* d = data(c);
@@ -375,7 +375,7 @@ void SegmentedList::move_endpoint(Slot s, bool max_end, std::uint32_t key, Filte
 // max (each object in one of the three). Each entry is tested on the two
 // other axes by its filter, from the list itself.
 template <class F>
-void SegmentedList::for_each_candidate(Slot s, F&& f) const {
+void SegmentedAxis::for_each_candidate(Slot s, F&& f) const {
   const Place lo = place_[2 * std::size_t{s}], hi = place_[2 * std::size_t{s} + 1];
   const std::uint32_t lo_index = find_index(lo.chunk, make_endpoint(lo.key, false, s), lo.hint);
   const std::uint32_t hi_index = find_index(hi.chunk, make_endpoint(hi.key, true, s), hi.hint);

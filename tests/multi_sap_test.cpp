@@ -23,8 +23,8 @@
 #include <vector>
 
 #include "algorithms/builtin.hpp"
-#include "detail/cell_size_policy.hpp"
 #include "algorithms/multi_sap/multi_sap.hpp"
+#include "detail/cell_size_policy.hpp"
 #include "same_as_brute.hpp"
 #include "sapling/broad_phase.hpp"
 #include "trace_generators.hpp"

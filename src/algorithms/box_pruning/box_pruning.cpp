@@ -33,8 +33,8 @@
 #include <cmath>
 #include <limits>
 
-#include "algorithms/builtin.hpp"
 #include "algorithms/box_pruning/prune_loop.hpp"
+#include "algorithms/builtin.hpp"
 #include "detail/axis_sampler.hpp"
 #include "detail/float_bounds.hpp"
 #include "detail/monotone_bins.hpp"

@@ -48,8 +48,8 @@
 #include <utility>
 #include <vector>
 
-#include "algorithms/unisize/bit_tree.hpp"
 #include "algorithms/builtin.hpp"
+#include "algorithms/unisize/bit_tree.hpp"
 #include "detail/axis_sampler.hpp"
 #include "detail/radix_sort.hpp"
 #include "detail/scratch_pool.hpp"

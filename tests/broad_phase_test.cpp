@@ -155,7 +155,7 @@ TEST(BroadPhase, RemovingAnObjectDeletesAllItsPairs) {
 
 TEST(BroadPhase, UserAlgorithmsJoinTheRegistry) {
   struct Nothing final : Algorithm {
-    void update(const FrameOps&, std::span<const Id>, PairManager&) override {}
+    Reported update(const FrameOps&, std::span<const Id>, PairManager&) override { return Reported::kChanges; }
   };
   EXPECT_TRUE(register_algorithm({"test-nothing", "finds nothing", [](const Options&) {
                                     return std::unique_ptr<Algorithm>(std::make_unique<Nothing>());

@@ -64,14 +64,14 @@ TEST(PairBudget, CountsThePairsAfterTheFrame) {
 class TransientPairs final : public Algorithm {
  public:
   explicit TransientPairs(const Options& options) : inner_(algorithms().front().make(options)) {}
-  void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override {
+  Reported update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override {
     for (std::size_t i = 0; i < ops.moved.size(); ++i) {
       for (std::size_t j = i + 1; j < ops.moved.size(); ++j) pairs.add(ids[ops.moved[i]], ids[ops.moved[j]]);
     }
     for (std::size_t i = 0; i < ops.moved.size(); ++i) {
       for (std::size_t j = i + 1; j < ops.moved.size(); ++j) pairs.remove(ids[ops.moved[i]], ids[ops.moved[j]]);
     }
-    inner_->update(ops, ids, pairs);
+    return inner_->update(ops, ids, pairs);
   }
 
  private:

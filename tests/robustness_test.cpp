@@ -71,7 +71,7 @@ TEST(Registry, CopiesDoNotDangleAndUnusableRegistrationsAreRefused) {
   const std::vector<AlgorithmInfo> before = algorithms();
   const auto make_nothing = [](const Options&) -> std::unique_ptr<Algorithm> {
     struct Nothing final : Algorithm {
-      void update(const FrameOps&, std::span<const Id>, PairManager&) override {}
+      Reported update(const FrameOps&, std::span<const Id>, PairManager&) override { return Reported::kChanges; }
     };
     return std::make_unique<Nothing>();
   };

@@ -77,6 +77,16 @@ struct SettingError {
   const char* detail;
 };
 
+/// What an Algorithm::update() reported to the pair manager.
+enum class Reported : std::uint8_t {
+  /// The pairs that changed for the objects the frame touched.
+  kChanges,
+  /// Every pair there is, anew: a recomputation (PairManager::assign(), or
+  /// remove_all() and then add() for every pair). The BroadPhase then pairs
+  /// every dynamic object with the static ones anew as well.
+  kEveryPair,
+};
+
 /// A persistent broad-phase algorithm.
 class Algorithm {
  public:
@@ -86,9 +96,10 @@ class Algorithm {
   /// stops overlapping (PairManager::add/remove), in terms of user ids:
   /// slot s belongs to user id `ids[s]`. Removed slots keep their id during
   /// the call. The BroadPhase calls this only for frames with operations.
-  /// It may throw std::bad_alloc or PairBudgetExceeded part-way: the
-  /// BroadPhase then discards the algorithm and makes a new one.
-  virtual void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) = 0;
+  /// Returns what it reported (Reported). It may throw std::bad_alloc or
+  /// PairBudgetExceeded part-way: the BroadPhase then discards the
+  /// algorithm and makes a new one.
+  virtual Reported update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) = 0;
 
   /// Refuses boxes this algorithm cannot take (for example a box of another
   /// size for a unisize method). The BroadPhase asks once per add or move

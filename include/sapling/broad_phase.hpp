@@ -27,7 +27,6 @@
 #include "sapling/algorithm.hpp"
 #include "sapling/box.hpp"
 #include "sapling/debug_draw.hpp"
-#include "sapling/detail/id_index.hpp"
 #include "sapling/filter.hpp"
 #include "sapling/options.hpp"
 #include "sapling/pair.hpp"
@@ -37,11 +36,6 @@
 #include "sapling/task_system.hpp"
 
 namespace sapling {
-
-namespace detail {
-class AabbTree;
-class NeighbourCache;
-}  // namespace detail
 
 /// The pairs that changed in one frame, each list sorted by (a, b). Valid
 /// until the next update().
@@ -161,7 +155,7 @@ class BroadPhase {
 
   /// Every pair overlapping after the last update(), contiguous, each with
   /// a < b, in an order that is deterministic but otherwise unspecified.
-  std::span<const Pair> pairs() const noexcept { return pairs_.pairs(); }
+  std::span<const Pair> pairs() const noexcept;
   /// pairs() sorted by (a, b), into `out`.
   void sorted_pairs(std::vector<Pair>& out) const;
 
@@ -204,11 +198,11 @@ class BroadPhase {
   std::optional<Filter> filter(Id id) const noexcept;
   std::optional<Motion> motion(Id id) const noexcept;
   /// Number of live objects.
-  std::size_t size() const noexcept { return live_; }
+  std::size_t size() const noexcept;
   /// Number of update() calls so far.
-  std::uint64_t frame() const noexcept { return frame_; }
-  std::string_view algorithm_name() const noexcept { return name_; }
-  const Options& options() const noexcept { return options_; }
+  std::uint64_t frame() const noexcept;
+  std::string_view algorithm_name() const noexcept;
+  const Options& options() const noexcept;
   /// Threads the algorithm runs on: Options::threads, or fewer where the
   /// system would not start them all; the task system's with Options::tasks.
   unsigned concurrency() const noexcept;
@@ -230,7 +224,7 @@ class BroadPhase {
   /// Bytes held by the broad phase, its algorithm and its pair manager.
   std::size_t memory_bytes() const noexcept;
   /// The pair manager's share of memory_bytes().
-  std::size_t pair_memory_bytes() const noexcept { return pairs_.memory_bytes(); }
+  std::size_t pair_memory_bytes() const noexcept;
 
   /// Checks every invariant of the broad phase, its pair manager and its
   /// algorithm; false on the first violation. O(n + pairs). Builds with
@@ -243,99 +237,10 @@ class BroadPhase {
   void debug_draw(DebugDraw& draw) const;
 
  private:
-  // kPendingRemove: during update() only, a live object the frame removes.
-  enum class SlotState : std::uint8_t { kFree, kPendingAdd, kLive, kPendingRemove };
-
-  BroadPhase(std::string name, AlgorithmFactory make, const Options& options, std::unique_ptr<ThreadPool> pool,
-             std::unique_ptr<Algorithm> algorithm);
-  Status stage_add(std::span<const Id> ids, std::span<const Box3> boxes, std::span<const Filter> filters,
-                   Motion motion);
-  Status stage_change(Operation op, std::span<const Id> ids, std::span<const Box3> boxes,
-                      std::span<const Filter> filters = {});
-  Status algorithm_accepts(Operation op, std::span<const Id> ids, std::span<const Box3> boxes,
-                           const FrameOps& staged) const;
-  Slot allocate_slot();
-  BoxCheck check_input_box(const Box3& box) const noexcept;
-  FrameOps dynamic_ops();
-  void swap_filters() noexcept;
-  void apply_geometry() noexcept;
-  void undo_geometry() noexcept;
-  void rebuild_from_live();
-  void pair_with_statics();
-  void pair_refiltered();
-  void set_pair(Slot a, Slot b, bool overlapping);
-  template <class Visit>
-  void for_each_dynamic_overlap(std::span<const Box3> boxes, Visit&& visit) const;
-  template <class Visit>
-  void for_each_dynamic_slot(Visit&& visit) const;
-  bool statics_trusted() const noexcept;
-  template <class Visit>
-  void for_each_static_slot(Visit&& visit) const;
-  bool is_static(Slot s) const noexcept { return uses_statics_ && motion_of_slot_[s] == Motion::kStatic; }
-  Filter filter_of(Slot s) const noexcept { return uses_filters_ ? filter_of_slot_[s] : Filter{}; }
-  bool holds_the_pairs_there_are() const;
-  Status check_ray_here(const Ray3& ray) const;
-  void commit_frame();
-  void give_back_memory();
-  void compact_slots();
-
-  std::string name_;
-  AlgorithmFactory make_;             // remakes the algorithm after a failed frame
-  Options options_;                   // as given by the user
-  std::unique_ptr<ThreadPool> pool_;  // Options::threads' pool; outlives algorithm_
-  std::unique_ptr<Algorithm> algorithm_;
-  bool remake_algorithm_ = false;
-  bool geometry_applied_ = false;  // during update(): box_of_slot_ and state_ show the frame's end  // a frame failed
-                                   // part-way: the algorithm's state is lost
-
-  detail::IdIndex slot_of_id_;        // live and pending-add ids -> slot
-  std::vector<Id> id_of_slot_;        // slot -> user id
-  std::vector<SlotState> state_;      // slot -> state
-  std::vector<std::uint64_t> stamp_;  // slot -> frame+1 of its last staged operation
-  std::vector<Box3> box_of_slot_;     // slot -> box of a live object, as of the last update()
-  std::vector<Slot> free_slots_;      // LIFO
-
-  // Filters and motion (filter.hpp), by slot; each stays empty (all
-  // defaults) until an object needs it, so a world without filters or
-  // static objects pays nothing for them.
-  std::vector<Filter> filter_of_slot_;
-  std::vector<Motion> motion_of_slot_;
-  bool uses_filters_ = false, uses_statics_ = false;  // whether the tables above are kept
-  // The live static objects, as of the last update(): the algorithm never
-  // sees them; they are paired with dynamic objects through this tree.
-  std::unique_ptr<detail::AabbTree> statics_;
-  // By dynamic slot, the static objects near it (detail/neighbour_cache.hpp).
-  std::unique_ptr<detail::NeighbourCache> static_neighbours_;
-  // For queries and rays, the live dynamic objects, made by the first ray
-  // (or region query the algorithm cannot answer) and brought up to date by
-  // the next one: the slots changed since wait in tree_changes_ (each once,
-  // marked in tree_change_mark_).
-  mutable std::unique_ptr<detail::AabbTree> dynamic_tree_;
-  mutable std::vector<Slot> tree_changes_;
-  mutable std::vector<std::uint8_t> tree_change_mark_;
-
-  // This frame's staged operations.
-  std::vector<Slot> removed_, moved_, added_, refiltered_;
-  std::vector<Box3> moved_boxes_, added_boxes_;
-  std::vector<Filter> refilters_;  // parallel to refiltered_; the old filters while update() runs
-  // The frame's dynamic operations, for the algorithm, when there are static objects.
-  std::vector<Slot> dynamic_removed_, dynamic_moved_, dynamic_added_;
-  std::vector<Box3> dynamic_moved_boxes_, dynamic_added_boxes_;
-
-  PairManager pairs_;
-  std::vector<Pair> created_, deleted_;
-  FrameDelta delta_;
-
-  void answer_query(const Box3& box, std::vector<Id>& out, std::uint32_t mask) const;
-  const detail::AabbTree& dynamic_tree() const;
-  void cast_ray(const Ray3& ray, std::vector<RayHit>& hits, std::uint32_t mask, bool closest) const;
-
-  std::vector<Box3> lifted_;               // scratch: Box2 batches lifted to 3D
-  mutable std::vector<Slot> query_slots_;  // scratch: a query's slots
-  mutable std::vector<Box3> query_boxes_;  // scratch: the boxes of a frame's static changes or refilters
-  std::vector<std::uint64_t> old_stamps_;  // scratch: undo log of a refused batch
-  std::uint64_t frame_ = 0;
-  std::size_t live_ = 0;
+  // The broad phase's state and its jobs, one file each (src/core/broad_phase/).
+  struct Impl;
+  explicit BroadPhase(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace sapling

@@ -6,7 +6,10 @@
 //   (a.category & b.mask) != 0 && (b.category & a.mask) != 0
 //   && !(a is static && b is static).
 // This is Box2D's category/mask rule, Bullet's group/mask rule, and PhysX's
-// static group in one. The defaults (category 1, every mask bit, dynamic)
+// static group in one. A query (a region, a ray) with a mask reports an
+// object when
+//   (object.category & mask) != 0,
+// static objects included. The defaults (category 1, every mask bit, dynamic)
 // let every pair through, so a world that sets no filter sees the pairs of
 // version 1.
 //
@@ -46,5 +49,9 @@ constexpr bool filters_accept(Filter a, Filter b) noexcept {
 constexpr bool may_pair(Filter a, Motion motion_a, Filter b, Motion motion_b) noexcept {
   return filters_accept(a, b) && !(motion_a == Motion::kStatic && motion_b == Motion::kStatic);
 }
+
+/// The query rule: whether a region query or a ray with `mask` reports an
+/// object with filter `f`.
+constexpr bool query_accepts(Filter f, std::uint32_t mask) noexcept { return (f.category & mask) != 0; }
 
 }  // namespace sapling

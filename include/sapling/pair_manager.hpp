@@ -113,10 +113,6 @@ class PairManager {
     }
   }
 
-  /// Whether this frame began anew (assign() or remove_all()): every pair
-  /// not asserted since is deleted.
-  bool replaced_all() const noexcept { return replaced_all_; }
-
   /// Whether {x, y} is a pair now (during a frame: as recorded so far).
   bool contains(Id x, Id y) const {
     if (index_stale_) return sorted_contains(make_pair(x, y));  // then nothing is pending

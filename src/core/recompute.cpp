@@ -13,7 +13,7 @@ class Recompute final : public Algorithm {
  public:
   explicit Recompute(std::unique_ptr<OneShotComplete> one_shot) : one_shot_(std::move(one_shot)) {}
 
-  void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override {
+  Reported update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override {
     for (const Slot s : ops.removed) live_.erase(s);
     for (std::size_t k = 0; k < ops.moved.size(); ++k) live_.value<kBox>(ops.moved[k]) = ops.moved_boxes[k];
     for (std::size_t k = 0; k < ops.added.size(); ++k)
@@ -30,6 +30,7 @@ class Recompute final : public Algorithm {
     }
     frame_pairs_.resize(kept);
     pairs.assign(frame_pairs_);  // sorted and diffed in bulk
+    return Reported::kEveryPair;
   }
 
   // Invariant: live_ maps the live slots one-to-one to dense indices.

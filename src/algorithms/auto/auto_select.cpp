@@ -75,14 +75,16 @@ class Auto final : public Algorithm {
     inner_options_.settings.clear();
   }
 
-  void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override {
+  Reported update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override {
     ++frame_;
-    step(ops, ids, pairs);
+    const Reported reported = step(ops, ids, pairs);
     if (runs_.empty() || runs_.back().name != current_name_) runs_.push_back(Run{current_name_, 0});
     ++runs_.back().frames;
+    return reported;
   }
 
-  void step(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
+  // A switch made at once reports every pair.
+  Reported step(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
     const std::size_t live_before = live_;
     const bool first = current_ == nullptr || live_before == 0;
     age_ = first ? 0 : age_ + 1;
@@ -92,19 +94,20 @@ class Auto final : public Algorithm {
     // A box unisize would refuse: sap takes the whole world now.
     if (current_ != nullptr && !takes(ops)) {
       switch_at_once("sap", "a box of another size came: sap takes boxes of any size", ops, ids, pairs);
-      return;
+      return Reported::kEveryPair;
     }
     const Choice choice = choose(w, current_name_);
     if (current_ == nullptr || (first && choice.name != current_name_)) {
       switch_at_once(choice.name, choice.reason, ops, ids, pairs);
-      return;
+      return Reported::kEveryPair;
     }
     if (decide(choice) && recomputes(choice.name)) {
       switch_at_once(choice.name, choice.reason, ops, ids, pairs);
-      return;
+      return Reported::kEveryPair;
     }
-    current_->update(ops, ids, pairs);
+    const Reported reported = current_->update(ops, ids, pairs);
     if (next_ != nullptr) hand_over(ops, ids);
+    return reported;
   }
 
   bool query(const Box3& box, std::vector<Slot>& out) const override {

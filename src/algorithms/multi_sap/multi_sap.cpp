@@ -90,7 +90,7 @@ MultiSap::MultiSap(const Options& options, MultiSapConfig config)
   }
 }
 
-void MultiSap::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
+Reported MultiSap::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
   marks_.next_frame();
   frame_ops_ = ops;
   boxes_ = ops.boxes;
@@ -123,6 +123,7 @@ void MultiSap::update(const FrameOps& ops, std::span<const Id> ids, PairManager&
   boxes_ = {};
   frame_ops_ = {};
   release_scratch(ops.added.size());
+  return Reported::kChanges;
 }
 
 const Box3& MultiSap::box_before_slice(Slot s) const noexcept {

@@ -63,7 +63,7 @@ class MultiSap final : public Algorithm {
  public:
   explicit MultiSap(const Options& options, MultiSapConfig config = {});
 
-  void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override;
+  Reported update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override;
   bool query(const Box3& box, std::vector<Slot>& out) const override;
   std::size_t memory_bytes() const override;
   bool validate() const override;

@@ -62,8 +62,9 @@ SweepAndPrune::SweepAndPrune(const Options& options)
 
 SweepAndPrune::~SweepAndPrune() = default;
 
-void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
+Reported SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
   pairs_ = &pairs;
+  reported_ = Reported::kChanges;
   filter_ = ops.filter;
   endpoints_.set_filter(ops.filter);
   resting_.set_filter(ops.filter);
@@ -118,6 +119,7 @@ void SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairMan
   } else if (calm && !endpoints_.current() && !choice.prepare && choice.path != SapPath::kProbe) {
     stage_for_probe();
   }
+  return reported_;
 }
 
 // Whether stale arrays are rebuilt a step at a time before a probe, rather
@@ -409,6 +411,7 @@ void SweepAndPrune::recompute(const FrameOps& ops, std::size_t moves_applied, st
   }
   frame_pairs_.resize(kept);
   pairs_->assign(frame_pairs_);  // diffed in bulk (after walked moves: the general way)
+  reported_ = Reported::kEveryPair;
   // The next frames are the resting set's: their pair changes need the
   // hash index, built here where it costs a fraction of the frame, unless
   // the boxes overlap so much that it would not (a static level of

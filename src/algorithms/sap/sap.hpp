@@ -50,7 +50,7 @@ class SweepAndPrune final : public Algorithm {
   explicit SweepAndPrune(const Options& options);
   ~SweepAndPrune() override;
 
-  void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override;
+  Reported update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override;
   std::size_t memory_bytes() const override;
   bool validate() const override;
   /// The x axis' sorted endpoints (while the arrays are current) and the
@@ -104,15 +104,16 @@ class SweepAndPrune final : public Algorithm {
   bool search_only_ = false;                      // set_search_only()
   std::size_t stage_min_boxes_ = kStageMinBoxes;  // set_stage_min_boxes()
 
-  PairFilter filter_;                 // the frame's (FrameOps::filter)
-  PairManager* pairs_ = nullptr;      // the frame's pair manager (also read by validate())
-  detail::IdSet removed_ids_;         // scratch: the ids whose pairs are dropped this frame
-  std::vector<IndexPair> found_;      // scratch: pairs from box pruning, as dense indices
-  std::vector<float> estimate_ends_;  // scratch of estimate_mobility()
-  bool laid_out_ = false;             // this frame's recomputation laid out the resting set
-  std::vector<Pair> frame_pairs_;     // scratch: a recomputed frame's pairs, for PairManager::assign
-  std::vector<Box3> moved_from_;      // scratch: a batch frame's moved boxes before it
-  std::vector<Box3> removed_boxes_;   // scratch: a batch frame's removed boxes
+  PairFilter filter_;                       // the frame's (FrameOps::filter)
+  PairManager* pairs_ = nullptr;            // the frame's pair manager (also read by validate())
+  Reported reported_ = Reported::kChanges;  // what this frame reported (recompute(): every pair)
+  detail::IdSet removed_ids_;               // scratch: the ids whose pairs are dropped this frame
+  std::vector<IndexPair> found_;            // scratch: pairs from box pruning, as dense indices
+  std::vector<float> estimate_ends_;        // scratch of estimate_mobility()
+  bool laid_out_ = false;                   // this frame's recomputation laid out the resting set
+  std::vector<Pair> frame_pairs_;           // scratch: a recomputed frame's pairs, for PairManager::assign
+  std::vector<Box3> moved_from_;            // scratch: a batch frame's moved boxes before it
+  std::vector<Box3> removed_boxes_;         // scratch: a batch frame's removed boxes
   OptionTasks tasks_;
   BoxPruner pruner_;    // box pruning, and the resting set's prepared grid
   RestingSet resting_;  // laid out in pruner_

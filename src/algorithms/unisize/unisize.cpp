@@ -661,7 +661,7 @@ class Unisize final : public Algorithm {
     return refuse_size(op, ids, boxes, ref);
   }
 
-  void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override {
+  Reported update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override {
     // A frame that adds to an empty set fixes the size from its first box
     // (accepts() checked that the rest are within the rule).
     // A frame that refills the set with boxes an earlier reference took (the
@@ -702,6 +702,7 @@ class Unisize final : public Algorithm {
     pairs.assign(frame_pairs_);  // sorted and diffed in bulk; frame_pairs_ gets the old set's storage
     exact_live_ = sweep_.exact();
     any_live_ = !live_.empty();  // last: a frame that fails leaves accepts() as it was
+    return Reported::kEveryPair;
   }
 
   std::size_t memory_bytes() const override {

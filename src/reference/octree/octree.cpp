@@ -90,7 +90,7 @@ Octree::Octree(const Options& options, OctreeConfig config) : config_(config), a
   nodes_[kOutsized].bounds = Box3{{-kInf, -kInf, -kInf}, {kInf, kInf, kInf}};
 }
 
-void Octree::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
+Reported Octree::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
   filter_ = ops.filter;
   if (live_objects_ == 0 && !ops.added.empty()) size_from(ops.added_boxes);
   marks_.next_frame();
@@ -100,6 +100,7 @@ void Octree::update(const FrameOps& ops, std::span<const Id> ids, PairManager& p
   unchanged_pairs(ids, pairs);
   shrink_root();
   release_scratch();
+  return Reported::kChanges;
 }
 
 // The leaf size and margin for a world that starts with `boxes`, where the

@@ -41,7 +41,7 @@ class Octree final : public Algorithm {
  public:
   explicit Octree(const Options& options, OctreeConfig config = {});
 
-  void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override;
+  Reported update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override;
   bool query(const Box3& box, std::vector<Slot>& out) const override;
   std::size_t memory_bytes() const override;
   bool validate() const override;

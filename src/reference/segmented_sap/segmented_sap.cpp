@@ -107,12 +107,14 @@ bool sorts_globally(const SegmentedSapConfig& config, const SegmentedFrameCounts
   return local >= config.global_at * global;
 }
 
-void SegmentedSap::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
+Reported SegmentedSap::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
   filter_ = ops.filter;
   const double moved_by = config_.global == GlobalSort::kAuto ? displacement(ops) : 0;
+  Reported reported = Reported::kChanges;
   if (sorts_globally(config_,
                      {live_, ops.removed.size(), ops.moved.size(), ops.added.size(), density_ * moved_by, axes_})) {
     sort_globally(ops, ids, pairs);
+    reported = Reported::kEveryPair;
   } else {
     for (const Slot s : ops.removed) remove_object(s, ids, pairs);
     const std::uint64_t swaps_before = swaps_;
@@ -128,6 +130,7 @@ void SegmentedSap::update(const FrameOps& ops, std::span<const Id> ids, PairMana
   }
   live_peak_ = std::max(live_peak_, live_);
   if (!ops.removed.empty()) give_back_memory();
+  return reported;
 }
 
 // How far the moved objects' endpoints move, summed over the lists kept

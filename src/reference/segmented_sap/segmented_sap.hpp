@@ -84,7 +84,7 @@ class SegmentedSap final : public Algorithm {
  public:
   explicit SegmentedSap(const Options& options, SegmentedSapConfig config = {});
 
-  void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override;
+  Reported update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override;
   void reserve(std::size_t objects) override;
   std::size_t memory_bytes() const override;
   bool validate() const override;

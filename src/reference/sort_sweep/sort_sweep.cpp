@@ -33,7 +33,7 @@ namespace {
 
 class SortSweep final : public Algorithm {
  public:
-  void update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override {
+  Reported update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override {
     for (const Slot s : ops.removed) live_[s] = 0;
     for (std::size_t k = 0; k < ops.moved.size(); ++k) boxes_[ops.moved[k]] = ops.moved_boxes[k];
     for (std::size_t k = 0; k < ops.added.size(); ++k) {
@@ -48,6 +48,7 @@ class SortSweep final : public Algorithm {
     refresh_order(ops);
     sort_order();
     sweep(ids, pairs, ops.filter);
+    return Reported::kEveryPair;
   }
 
   // Invariant after update(): order_ lists every live slot once, with its

@@ -1,0 +1,77 @@
+// What a BroadPhase holds (broad_phase.hpp keeps the interface only), and
+// where each of its jobs lives:
+//   frame.cpp           creation, staging calls, update(): the frame
+//                       protocol, refusals, out-of-memory recovery, commit;
+//   static_objects.*    static objects and changes of filter;
+//   queries.cpp         region queries, rays and per-object lookups (with
+//                       query_tree.* for the dynamic objects' tree);
+//   memory.cpp          reserve(), memory given back, memory_bytes();
+//   validate.cpp        validate() and its oracle;
+//   object_table.*      the objects by slot, which every job shares;
+//   staged_frame.*      the frame's operations as staged.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/broad_phase/object_table.hpp"
+#include "core/broad_phase/query_tree.hpp"
+#include "core/broad_phase/staged_frame.hpp"
+#include "core/broad_phase/static_objects.hpp"
+#include "sapling/broad_phase.hpp"
+
+namespace sapling {
+
+struct BroadPhase::Impl {
+  Impl(std::string algorithm_name, AlgorithmFactory factory, const Options& given, std::unique_ptr<ThreadPool> threads,
+       std::unique_ptr<Algorithm> first)
+      : name(std::move(algorithm_name)),
+        make(std::move(factory)),
+        options(given),
+        pool(std::move(threads)),
+        algorithm(std::move(first)) {
+    pairs.set_budget(options.max_pairs);
+  }
+
+  std::string name;
+  AlgorithmFactory make;             // remakes the algorithm after a failed frame
+  Options options;                   // as given by the user
+  std::unique_ptr<ThreadPool> pool;  // Options::threads' pool; outlives algorithm
+  std::unique_ptr<Algorithm> algorithm;
+  // A frame failed part-way: the algorithm's and the static tree's state is
+  // lost until the next update() rebuilds them from the live objects.
+  bool remake_algorithm = false;
+
+  detail::ObjectTable objects;
+  detail::StagedFrame staged;
+  detail::StaticObjects statics;
+  mutable detail::QueryTree query_tree;
+  PairManager pairs;
+  std::vector<Pair> created, deleted;
+  FrameDelta delta;
+  std::uint64_t frame = 0;
+
+  std::vector<Box3> lifted;               // scratch: Box2 batches lifted to 3D
+  mutable std::vector<Slot> query_slots;  // scratch: the algorithm's answer to a region query
+  std::vector<Slot> overlap_slots;        // scratch of DynamicOverlaps during update()
+
+  // frame.cpp
+  void rebuild_from_live();
+  void commit_frame() noexcept;
+  // memory.cpp
+  void give_back_memory();
+  void compact_slots();
+  // validate.cpp
+  bool holds_the_pairs_there_are() const;
+  // queries.cpp
+  void answer_query(const Box3& box, std::vector<Id>& out, std::uint32_t mask) const;
+  void cast_ray(const Ray3& ray, std::vector<RayHit>& hits, std::uint32_t mask, bool closest) const;
+  Status check_ray_here(const Ray3& ray) const;
+  /// Whether the static tree holds the static objects of the last update()
+  /// (a failed frame may have changed it part-way).
+  bool statics_trusted() const noexcept { return statics.tree() != nullptr && !remake_algorithm; }
+};
+
+}  // namespace sapling

@@ -1,0 +1,86 @@
+// The broad phase's store of objects (object_table.hpp).
+#include "core/broad_phase/object_table.hpp"
+
+#include "detail/reserve.hpp"
+
+namespace sapling::detail {
+
+void ObjectTable::reserve_slots(std::size_t n) {
+  reserve_geometric(states, n);
+  reserve_geometric(stamps, n);
+  reserve_geometric(boxes, n);
+  reserve_geometric(ids, n);
+  if (uses_filters) reserve_geometric(filters, n);
+  if (uses_statics) reserve_geometric(motions, n);
+}
+
+Slot ObjectTable::allocate() {
+  if (!free_slots.empty()) {
+    const Slot s = free_slots.back();
+    free_slots.pop_back();
+    return s;
+  }
+  const auto s = static_cast<Slot>(ids.size());
+  ids.push_back(0);
+  states.push_back(SlotState::kFree);
+  stamps.push_back(0);
+  boxes.push_back(Box3{});
+  if (uses_filters) filters.push_back(Filter{});
+  if (uses_statics) motions.push_back(Motion::kDynamic);
+  return s;
+}
+
+ObjectTable ObjectTable::compacted() const {
+  ObjectTable out;
+  out.uses_filters = uses_filters;
+  out.uses_statics = uses_statics;
+  out.live = live;
+  out.ids.reserve(live);
+  out.boxes.reserve(live);
+  if (uses_filters) out.filters.reserve(live);
+  if (uses_statics) out.motions.reserve(live);
+  for (Slot s = 0; s < states.size(); ++s) {
+    if (states[s] != SlotState::kLive) continue;
+    out.slot_of_id.insert(ids[s], static_cast<Slot>(out.ids.size()));
+    out.ids.push_back(ids[s]);
+    out.boxes.push_back(boxes[s]);
+    if (uses_filters) out.filters.push_back(filters[s]);
+    if (uses_statics) out.motions.push_back(motions[s]);
+  }
+  out.states.assign(live, SlotState::kLive);
+  out.stamps.assign(live, 0);
+  return out;
+}
+
+std::size_t ObjectTable::memory_bytes() const noexcept {
+  return slot_of_id.memory_bytes() + ids.capacity() * sizeof(Id) + states.capacity() * sizeof(SlotState) +
+         stamps.capacity() * sizeof(std::uint64_t) + free_slots.capacity() * sizeof(Slot) +
+         boxes.capacity() * sizeof(Box3) + filters.capacity() * sizeof(Filter) + motions.capacity() * sizeof(Motion);
+}
+
+bool ObjectTable::validate() const {
+  const std::size_t n = slots();
+  if (states.size() != n || stamps.size() != n || boxes.size() != n) return false;
+  if ((uses_filters && filters.size() != n) || (uses_statics && motions.size() != n)) return false;
+  std::size_t live_seen = 0, free_seen = 0;
+  for (Slot s = 0; s < n; ++s) {
+    switch (states[s]) {
+      case SlotState::kLive:
+        ++live_seen;
+        [[fallthrough]];
+      case SlotState::kPendingAdd:
+        if (slot_of_id.find(ids[s]) != s) return false;
+        break;
+      case SlotState::kFree:
+        ++free_seen;
+        break;
+      case SlotState::kPendingRemove:  // only while update() runs
+        return false;
+    }
+  }
+  if (live_seen != live || free_seen != free_slots.size() || slot_of_id.size() != n - free_seen) return false;
+  return std::all_of(free_slots.begin(), free_slots.end(),
+                     [&](Slot s) { return s < n && states[s] == SlotState::kFree; });
+}
+
+}  // namespace sapling::detail

@@ -1,0 +1,181 @@
+// What a broad phase answers between frames (broad_phase.hpp): its pairs,
+// per-object lookups, region queries and rays, as of the last update().
+//
+// Static objects are answered by the static tree (or, while a failed frame
+// awaits its rebuild, by testing each one); dynamic objects by the
+// algorithm's structure where it answers region queries, else by the query
+// tree (query_tree.hpp), which also serves every ray. Objects are reported
+// by the query rule (filter.hpp, query_accepts()).
+#include <algorithm>
+
+#include "core/broad_phase/impl.hpp"
+
+namespace sapling {
+
+std::span<const Pair> BroadPhase::pairs() const noexcept { return impl_->pairs.pairs(); }
+
+void BroadPhase::sorted_pairs(std::vector<Pair>& out) const {
+  out.assign(pairs().begin(), pairs().end());
+  std::sort(out.begin(), out.end());
+}
+
+bool BroadPhase::contains(Id id) const noexcept { return impl_->objects.live_slot(id) != detail::IdIndex::kNotFound; }
+
+std::optional<Box3> BroadPhase::box(Id id) const noexcept {
+  const std::uint32_t s = impl_->objects.live_slot(id);
+  if (s == detail::IdIndex::kNotFound) return std::nullopt;
+  return impl_->objects.boxes[s];
+}
+
+std::optional<Filter> BroadPhase::filter(Id id) const noexcept {
+  const std::uint32_t s = impl_->objects.live_slot(id);
+  if (s == detail::IdIndex::kNotFound) return std::nullopt;
+  return impl_->objects.filter_of(s);
+}
+
+std::optional<Motion> BroadPhase::motion(Id id) const noexcept {
+  const std::uint32_t s = impl_->objects.live_slot(id);
+  if (s == detail::IdIndex::kNotFound) return std::nullopt;
+  return impl_->objects.motion_of(s);
+}
+
+std::size_t BroadPhase::size() const noexcept { return impl_->objects.live; }
+std::uint64_t BroadPhase::frame() const noexcept { return impl_->frame; }
+std::string_view BroadPhase::algorithm_name() const noexcept { return impl_->name; }
+const Options& BroadPhase::options() const noexcept { return impl_->options; }
+
+unsigned BroadPhase::concurrency() const noexcept {
+  const Impl& m = *impl_;
+  if (m.options.tasks != nullptr) return m.options.tasks->concurrency();
+  return m.pool != nullptr ? m.pool->concurrency() : 1;
+}
+
+void BroadPhase::debug_draw(DebugDraw& draw) const {
+  if (!impl_->remake_algorithm) impl_->algorithm->debug_draw(draw);
+}
+
+Status BroadPhase::query(const Box3& box, std::vector<Id>& out, std::uint32_t mask) const {
+  out.clear();
+  if (const BoxCheck check = detail::check_box_in(box, impl_->options.dims); !check) {
+    return Status::invalid_box(Operation::kQuery, 0, 0, check);
+  }
+  impl_->answer_query(box, out, mask);
+  return {};
+}
+
+Status BroadPhase::query(const Box2& box, std::vector<Id>& out, std::uint32_t mask) const {
+  return query(lift(box), out, mask);
+}
+
+Status BroadPhase::query(std::span<const Box3> boxes, std::vector<Id>& ids, std::vector<std::size_t>& offsets,
+                         std::uint32_t mask) const {
+  ids.clear();
+  offsets.clear();
+  for (std::size_t i = 0; i < boxes.size(); ++i) {
+    if (const BoxCheck check = detail::check_box_in(boxes[i], impl_->options.dims); !check) {
+      return Status::invalid_box(Operation::kQuery, 0, i, check);
+    }
+  }
+  offsets.reserve(boxes.size() + 1);
+  offsets.push_back(0);
+  std::vector<Id> one;
+  for (const Box3& box : boxes) {
+    impl_->answer_query(box, one, mask);
+    ids.insert(ids.end(), one.begin(), one.end());
+    offsets.push_back(ids.size());
+  }
+  return {};
+}
+
+void BroadPhase::Impl::answer_query(const Box3& box, std::vector<Id>& out, std::uint32_t mask) const {
+  out.clear();
+  const auto keep = [&](Slot s) {
+    if (query_accepts(objects.filter_of(s), mask)) out.push_back(objects.ids[s]);
+  };
+  if (statics_trusted()) {
+    statics.tree()->query(box, keep);
+  } else {
+    objects.for_each_static([&](Slot s) {
+      if (overlaps(box, objects.boxes[s])) keep(s);
+    });
+  }
+  query_slots.clear();
+  if (!remake_algorithm && algorithm->query(box, query_slots)) {
+    for (const Slot s : query_slots) keep(s);
+  } else {
+    query_tree.get(objects).query(box, keep);
+  }
+  std::sort(out.begin(), out.end());
+}
+
+// What ray_cast() and ray_cast_closest() refuse: an invalid ray, and in a
+// 2D broad phase one that leaves its plane.
+Status BroadPhase::Impl::check_ray_here(const Ray3& ray) const {
+  if (const RayCheck check = check_ray(ray); !check) return Status::invalid_ray(Operation::kRayCast, check);
+  if (options.dims == 2 && (ray.origin[2] != 0.0f || ray.direction[2] != 0.0f)) {
+    return Status::invalid_argument(Operation::kRayCast, "the ray leaves the plane z = 0 of a 2D broad phase");
+  }
+  return {};
+}
+
+Status BroadPhase::ray_cast(const Ray3& ray, std::vector<RayHit>& hits, std::uint32_t mask) const {
+  hits.clear();
+  if (Status refusal = impl_->check_ray_here(ray); !refusal) return refusal;
+  impl_->cast_ray(ray, hits, mask, false);
+  return {};
+}
+
+Status BroadPhase::ray_cast(const Ray2& ray, std::vector<RayHit>& hits, std::uint32_t mask) const {
+  if (const RayCheck check = check_ray(ray); !check) {
+    hits.clear();
+    return Status::invalid_ray(Operation::kRayCast, check);
+  }
+  return ray_cast(lift(ray), hits, mask);
+}
+
+Status BroadPhase::ray_cast_closest(const Ray3& ray, std::optional<RayHit>& hit, std::uint32_t mask) const {
+  hit.reset();
+  if (Status refusal = impl_->check_ray_here(ray); !refusal) return refusal;
+  std::vector<RayHit> hits;
+  impl_->cast_ray(ray, hits, mask, true);
+  if (!hits.empty()) hit = hits.front();
+  return {};
+}
+
+Status BroadPhase::ray_cast_closest(const Ray2& ray, std::optional<RayHit>& hit, std::uint32_t mask) const {
+  if (const RayCheck check = check_ray(ray); !check) {
+    hit.reset();
+    return Status::invalid_ray(Operation::kRayCast, check);
+  }
+  return ray_cast_closest(lift(ray), hit, mask);
+}
+
+// Static objects through their tree, which culls by node; dynamic ones
+// through the query tree. For the closest hit only the best so far is kept,
+// and the trees skip what lies beyond it.
+void BroadPhase::Impl::cast_ray(const Ray3& ray, std::vector<RayHit>& hits, std::uint32_t mask, bool closest) const {
+  const auto consider = [&](Slot s, float t) {
+    if (!query_accepts(objects.filter_of(s), mask)) return;
+    const RayHit hit{objects.ids[s], t};
+    if (!closest || hits.empty()) {
+      hits.push_back(hit);
+    } else if (hit < hits.front()) {
+      hits.front() = hit;
+    }
+  };
+  const auto visit = [&](Slot s, float t) {
+    consider(s, t);
+    return closest && !hits.empty() ? hits.front().t : ray.max_t;
+  };
+  if (statics_trusted()) {
+    statics.tree()->ray(ray, visit);
+  } else {
+    objects.for_each_static([&](Slot s) {
+      if (float t = 0; ray_entry(ray, objects.boxes[s], t)) consider(s, t);
+    });
+  }
+  query_tree.get(objects).ray(ray, visit);
+  if (!closest) std::sort(hits.begin(), hits.end());
+}
+
+}  // namespace sapling

@@ -1,0 +1,89 @@
+// One frame's operations as the user stages them, checked whole before any
+// is taken (docs/trace-format.md, "Semantics"): a batch of add(), move(),
+// remove() or set_filter() is taken entirely or refused with the first
+// fault, and leaves the object table as it was.
+//
+// Between calls, each staged slot carries this frame's stamp
+// (object_table.hpp); added slots are kPendingAdd. While update() applies
+// the frame, apply_geometry() puts the frame's boxes into the table (the
+// moved objects' old boxes into moved_boxes) and marks the removed objects
+// kPendingRemove, so that every later step sees the frame's end state;
+// undo_geometry() takes that back if the frame fails.
+//
+// The algorithm sees dynamic objects only: split_dynamic() gives it its
+// share of the staged lists (the lists themselves while no object is
+// static), both to ask accepts() and to run update().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/broad_phase/object_table.hpp"
+#include "sapling/algorithm.hpp"
+#include "sapling/status.hpp"
+
+namespace sapling::detail {
+
+/// The dynamic objects' share of a frame's operations, kept in lists of
+/// its own when some objects are static.
+struct DynamicShare {
+  std::vector<Slot> removed, moved, added;
+  std::vector<Box3> moved_boxes, added_boxes;
+
+  /// `ops` without its static objects: `ops` itself when none is static.
+  FrameOps split(const FrameOps& ops, const ObjectTable& objects);
+  void free_storage() noexcept;
+};
+
+class StagedFrame {
+ public:
+  std::vector<Slot> removed, moved, added, refiltered;
+  std::vector<Box3> moved_boxes, added_boxes;
+  std::vector<Filter> refilters;  // parallel to refiltered; the old filters while update() runs
+
+  bool empty() const noexcept { return removed.empty() && moved.empty() && added.empty() && refiltered.empty(); }
+  /// Whether a static object is removed, moved or added this frame.
+  bool changes_statics(const ObjectTable& objects) const noexcept;
+
+  /// Stages a batch (`stamp` is the frame's: frame + 1). The algorithm has
+  /// the last say on the dynamic objects of an add or move batch.
+  Status add(ObjectTable& objects, std::uint64_t stamp, std::span<const Id> ids, std::span<const Box3> boxes,
+             std::span<const Filter> filters, Motion motion, const Algorithm& algorithm, int dims);
+  Status change(ObjectTable& objects, std::uint64_t stamp, Operation op, std::span<const Id> ids,
+                std::span<const Box3> boxes, std::span<const Filter> filters, const Algorithm& algorithm, int dims);
+  /// Forgets every staged operation (additions undone newest first, so
+  /// that the free list is as it was); never fails: add() reserved the room.
+  void drop(ObjectTable& objects) noexcept;
+
+  /// The algorithm's share of the frame (see the opening), valid until the
+  /// next change to the staged lists.
+  FrameOps dynamic_ops(const ObjectTable& objects);
+
+  /// Staged filters and the table trade places: the table gets the frame's
+  /// filters and refilters the old ones (and back again, on failure).
+  void swap_filters(ObjectTable& objects) noexcept;
+  void apply_geometry(ObjectTable& objects) noexcept;
+  void undo_geometry(ObjectTable& objects) noexcept;
+  /// The frame becomes the table's state (apply_geometry() placed the
+  /// boxes): removed slots freed, added ones live, the lists emptied.
+  /// Never fails: update() reserved the free list's room.
+  void commit(ObjectTable& objects) noexcept;
+
+  void clear() noexcept;
+  void free_storage() noexcept;
+
+ private:
+  Status algorithm_accepts(const ObjectTable& objects, Operation op, std::span<const Id> ids,
+                           std::span<const Box3> boxes, const FrameOps& staged, const Algorithm& algorithm) const;
+
+  DynamicShare dynamic_;
+  std::vector<std::uint64_t> old_stamps_;  // undo log of a refused batch
+};
+
+/// The check of a box a broad phase takes: check_box(), and in a 2D broad
+/// phase a box in the plane z = 0.
+BoxCheck check_box_in(const Box3& box, int dims) noexcept;
+
+}  // namespace sapling::detail

@@ -1,0 +1,191 @@
+// Static objects and changes of filter (static_objects.hpp).
+#include "core/broad_phase/static_objects.hpp"
+
+namespace sapling::detail {
+
+void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& frame, std::uint64_t stamp,
+                               bool recomputed, const DynamicOverlaps& dynamics, PairManager& pairs) {
+  if (!objects.uses_statics) return;
+  if (tree_ == nullptr) tree_ = std::make_unique<AabbTree>();
+  if (neighbours_ == nullptr) neighbours_ = std::make_unique<NeighbourCache>();
+  AabbTree& tree = *tree_;
+  NeighbourCache& cache = *neighbours_;
+  const std::vector<Box3>& box_of = objects.boxes;
+  const auto gone = [&](Slot s) { return objects.states[s] == SlotState::kPendingRemove; };
+  const auto pair = [&](Slot a, Slot b, bool overlapping) { set_pair(objects, pairs, a, b, overlapping); };
+  // A dynamic object's static neighbours: its cached list while it stays
+  // in its fat box, else the tree's answer around the new fat box (and the
+  // old box), kept as the new list. A pair changes where the exact boxes
+  // say so: was (the old box) against now (the new one).
+  const auto neighbours = [&](Slot d, const Box3* old, const Box3& now, auto&& visit) {
+    bool cached = false;
+    for (const NeighbourCache::Neighbour& n : cache.lookup(d, now, cached)) visit(n.slot, n.box);
+    if (cached) return;
+    const Box3 fat = NeighbourCache::fat_box(now);
+    cache.scratch().clear();
+    tree.query(old != nullptr ? enclosing(*old, fat) : fat, [&](Slot s) {
+      visit(s, box_of[s]);
+      if (overlaps(box_of[s], fat)) cache.scratch().push_back({box_of[s], s});
+    });
+    cache.store(d, fat, cache.scratch());
+  };
+  // Whether a static object changes this frame (then its pairs are set in
+  // the second step whatever this one finds); none in most frames.
+  const bool statics_change = frame.changes_statics(objects);
+  const auto changing = [&](Slot s) { return statics_change && objects.stamps[s] == stamp && objects.is_static(s); };
+  // A pair that goes on is asserted again: the algorithm may have dropped
+  // every pair of an object it moved (PairManager::remove_if_involves()).
+  const auto change = [&](Slot d, Slot s, bool was, bool now) {
+    if (now) {
+      if (filters_accept(objects.filter_of(d), objects.filter_of(s))) pairs.add(objects.ids[d], objects.ids[s]);
+    } else if (was) {
+      pairs.remove(objects.ids[d], objects.ids[s]);
+    }
+  };
+  const auto arrives = [&](Slot d) {
+    const Box3& now = box_of[d];
+    neighbours(d, nullptr, now,
+               [&](Slot s, const Box3& s_box) { change(d, s, false, overlaps(s_box, now) && !gone(s)); });
+  };
+  // Step one: the dynamic objects that changed, against the tree as it was.
+  if (tree.size() > 0 && recomputed) {
+    objects.for_each_dynamic(true, arrives);
+  } else if (tree.size() > 0) {
+    for (const Slot d : frame.removed) {
+      if (objects.is_static(d)) continue;
+      bool cached = false;
+      for (const NeighbourCache::Neighbour& n : cache.lookup(d, box_of[d], cached)) {
+        pairs.remove(objects.ids[d], objects.ids[n.slot]);
+      }
+      if (!cached) tree.query(box_of[d], [&](Slot s) { pairs.remove(objects.ids[d], objects.ids[s]); });
+      cache.forget(d);
+    }
+    for (std::size_t k = 0; k < frame.moved.size(); ++k) {
+      const Slot d = frame.moved[k];
+      if (objects.is_static(d)) continue;
+      const Box3 &old = frame.moved_boxes[k], &now = box_of[d];
+      neighbours(d, &old, now, [&](Slot s, const Box3& s_box) {
+        // A static object the frame changes is set by its current box here,
+        // whatever the pair manager holds, and again in step two.
+        if (changing(s)) return pair(d, s, !gone(s) && overlaps(box_of[s], now));
+        change(d, s, overlaps(old, s_box), overlaps(now, s_box));
+      });
+    }
+    for (const Slot d : frame.added) {
+      if (!objects.is_static(d)) arrives(d);
+    }
+  }
+  if (!statics_change) return;
+  // Step two: the static objects that changed, and the region each touches.
+  changed_.clear();
+  regions_.clear();
+  std::size_t added_statics = 0;
+  for (const Slot s : frame.removed) {
+    if (objects.is_static(s)) changed_.push_back(s), regions_.push_back(box_of[s]);
+  }
+  for (std::size_t k = 0; k < frame.moved.size(); ++k) {
+    const Slot s = frame.moved[k];
+    if (objects.is_static(s)) changed_.push_back(s), regions_.push_back(enclosing(frame.moved_boxes[k], box_of[s]));
+  }
+  for (const Slot s : frame.added) {
+    if (objects.is_static(s)) changed_.push_back(s), regions_.push_back(box_of[s]), ++added_statics;
+  }
+  // Few changes: each asks the dynamic objects around it. Many (a level
+  // loading or streamed out): every dynamic object asks the tree instead,
+  // before the tree changes for the pairs that go, after for those that come.
+  const std::size_t statics_before = tree.size();
+  const std::size_t dynamics_at_end =
+      objects.live + frame.added.size() - frame.removed.size() - (statics_before + added_statics);
+  const bool many = changed_.size() > dynamics_at_end;
+  if (many) {
+    objects.for_each_dynamic(true, [&](Slot d) {
+      tree.query(box_of[d], [&](Slot s) {
+        if (changing(s)) pairs.remove(objects.ids[d], objects.ids[s]);
+      });
+    });
+  } else {
+    dynamics.for_each(regions_, [&](std::size_t i, Slot d) {
+      const Slot s = changed_[i];
+      pair(s, d, !gone(s) && overlaps(box_of[s], box_of[d]));
+    });
+  }
+  // The tree follows: a mass insertion is laid out anew. The neighbour
+  // lists around the changes go stale.
+  cache.invalidate_around(regions_);
+  if (added_statics > statics_before) {
+    std::vector<Slot> slots;
+    std::vector<Box3> boxes;
+    for (Slot s = 0; s < objects.states.size(); ++s) {
+      const SlotState state = objects.states[s];
+      if ((state == SlotState::kLive || state == SlotState::kPendingAdd) && objects.is_static(s)) {
+        slots.push_back(s);
+        boxes.push_back(box_of[s]);
+      }
+    }
+    tree.build(slots, boxes);
+  } else {
+    for (const Slot s : changed_) {
+      if (gone(s)) {
+        tree.remove(s);
+      } else if (objects.states[s] == SlotState::kPendingAdd) {
+        tree.insert(s, box_of[s]);
+      } else {
+        tree.move(s, box_of[s]);
+      }
+    }
+  }
+  if (many) {  // each dynamic object's neighbour list is made anew on the way
+    objects.for_each_dynamic(true, [&](Slot d) {
+      const Box3& box = box_of[d];
+      const Box3 fat = NeighbourCache::fat_box(box);
+      cache.scratch().clear();
+      tree.query(fat, [&](Slot s) {
+        cache.scratch().push_back({box_of[s], s});
+        if (changing(s) && overlaps(box, box_of[s])) pair(d, s, true);
+      });
+      cache.store(d, fat, cache.scratch());
+    });
+  }
+}
+
+// Objects whose filter changed (they have no other operation this frame):
+// every object they overlap at the frame's end is paired anew.
+void StaticObjects::pair_refiltered(const ObjectTable& objects, const StagedFrame& frame,
+                                    const DynamicOverlaps& dynamics, PairManager& pairs) {
+  if (frame.refiltered.empty()) return;
+  if (tree_ != nullptr) {
+    for (const Slot x : frame.refiltered) {
+      if (!objects.is_static(x)) {
+        tree_->query(objects.boxes[x], [&](Slot s) { set_pair(objects, pairs, x, s, true); });
+      }
+    }
+  }
+  regions_.clear();
+  for (const Slot x : frame.refiltered) regions_.push_back(objects.boxes[x]);
+  dynamics.for_each(regions_, [&](std::size_t i, Slot d) {
+    if (d != frame.refiltered[i]) set_pair(objects, pairs, frame.refiltered[i], d, true);
+  });
+}
+
+std::unique_ptr<AabbTree> StaticObjects::build(const ObjectTable& objects, std::span<const Slot> statics,
+                                               std::span<const Box3> boxes, std::span<const Slot> dynamics,
+                                               PairManager& pairs) {
+  auto tree = std::make_unique<AabbTree>();
+  tree->build(statics, boxes);
+  for (const Slot d : dynamics) {
+    tree->query(objects.boxes[d], [&](Slot s) { set_pair(objects, pairs, d, s, true); });
+  }
+  return tree;
+}
+
+void StaticObjects::adopt(std::unique_ptr<AabbTree> tree) noexcept {
+  tree_ = std::move(tree);
+  if (neighbours_ != nullptr) neighbours_->clear();
+}
+
+std::size_t StaticObjects::memory_bytes() const noexcept {
+  return (tree_ == nullptr ? 0 : tree_->memory_bytes()) + (neighbours_ == nullptr ? 0 : neighbours_->memory_bytes()) +
+         regions_.capacity() * sizeof(Box3) + changed_.capacity() * sizeof(Slot);
+}
+
+}  // namespace sapling::detail

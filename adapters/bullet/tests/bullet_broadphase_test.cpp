@@ -56,9 +56,11 @@ PairSet cache_pairs(const btOverlappingPairCache* cache, int (*id)(const btBroad
 }
 
 // Refuses pairs of two odd user indices, on top of group/mask (the usual way to write one).
+// While `strict`; then it accepts what group/mask accepts.
 struct OddFilter : btOverlapFilterCallback {
+  bool strict = true;
   bool needBroadphaseCollision(btBroadphaseProxy* a, btBroadphaseProxy* b) const override {
-    return group_mask(a, b) && !(user_index(a) % 2 == 1 && user_index(b) % 2 == 1);
+    return group_mask(a, b) && !(strict && user_index(a) % 2 == 1 && user_index(b) % 2 == 1);
   }
 };
 
@@ -336,9 +338,14 @@ TEST(BulletWorld, CollisionGroupsAndMasks) {
   std::size_t most = 0;
   for (int step = 150; step < 200; ++step) most = std::max(most, step_and_check(w, step, nullptr, false));
   EXPECT_GT(most, 40u);
-  // And back: B boxes refuse A again, their pairs leave the cache.
+  // And back: B boxes refuse A again, their pairs leave the cache; and the
+  // ground (static, never moved, so never set again) refuses B boxes.
   for (int b : b_boxes) w.sap.bodies[static_cast<std::size_t>(b)]->getBroadphaseHandle()->m_collisionFilterMask &= ~kA;
-  for (int step = 200; step < 220; ++step) step_and_check(w, step, nullptr, false);
+  w.sap.bodies[0]->getBroadphaseHandle()->m_collisionFilterMask &= ~kB;
+  const std::size_t before = cache_pairs(w.sap.cache()).size();
+  step_and_check(w, 200, nullptr, false);
+  EXPECT_LT(cache_pairs(w.sap.cache()).size() + b_boxes.size(), before);
+  for (int step = 201; step < 220; ++step) step_and_check(w, step, nullptr, false);
 }
 
 TEST(BulletWorld, FilterCallbackNarrows) {
@@ -353,9 +360,14 @@ TEST(BulletWorld, FilterCallbackNarrows) {
       w[i].add(cube, 1, btVector3((n % 5) * 0.9f, 1 + (n / 5) * 1.1f, 0), small_rotation(rng));
   }
   for (int step = 0; step < 200; ++step) step_and_check(w, step, &filter[0]);
-  EXPECT_EQ(w.sap.oracle(&filter[0]), cache_pairs(w.sap.cache()));
-  // Refused pairs (odd with odd) are offered again each step; none may be held.
   for (const auto& [x, y] : cache_pairs(w.sap.cache())) EXPECT_FALSE(x % 2 == 1 && y % 2 == 1);
+  // The callback relents: the refused pairs (odd with odd), offered again at
+  // each step, now enter the cache (dbvt offers them again only as they move).
+  filter[0].strict = filter[1].strict = false;
+  for (int step = 200; step < 210; ++step) step_and_check(w, step, &filter[0], false);
+  std::size_t odd = 0;
+  for (const auto& [x, y] : cache_pairs(w.sap.cache())) odd += x % 2 == 1 && y % 2 == 1;
+  EXPECT_GT(odd, 5u);
 }
 
 TEST(BulletWorld, FilterCallbackWidensInCacheMode) {
@@ -677,6 +689,26 @@ TEST(BulletBadUse, SeveralSetAabbInOneStepAndShortLives) {
   s.bp->destroyProxy(s.proxies[2], nullptr);
   EXPECT_EQ(s.step(), (PairSet{{0, 1}}));
   EXPECT_EQ(s.bp->misuse_count(), 0u);
+}
+
+TEST(BulletBadUse, AFilterChangeKeepsThePairsItAllows) {
+  // A proxy whose filter changes is handed to sapling again; its pairs that
+  // the new filter still allows stay in the cache as they were (a Bullet
+  // pair carries the narrow phase's state), the others leave.
+  Standalone s;
+  s.add(0, btVector3(0, 0, 0), kOne, 1, -1);
+  s.add(1, btVector3(0, 0, 0), kOne, 2, -1);
+  s.add(2, btVector3(0, 0, 0), kOne, 4, -1);
+  EXPECT_EQ(s.step().size(), 3u);
+  btOverlappingPairCache* cache = s.bp->getOverlappingPairCache();
+  cache->findPair(s.proxies[0], s.proxies[1])->m_internalInfo1 = &s;
+  s.proxies[0]->m_collisionFilterMask = 1 | 2;                         // keeps 1, drops 2
+  s.bp->setAabb(s.proxies[0], btVector3(0, 0, 0), kOne * 2, nullptr);  // and moves in the same step
+  EXPECT_EQ(s.step(), (PairSet{{0, 1}, {1, 2}}));
+  EXPECT_EQ(cache->findPair(s.proxies[0], s.proxies[1])->m_internalInfo1, &s);
+  s.proxies[0]->m_collisionFilterGroup = 2;  // as a static proxy now (group 2, mask without 2)
+  s.proxies[0]->m_collisionFilterMask = 1 | 4;
+  EXPECT_EQ(s.step(), (PairSet{{0, 2}, {1, 2}}));
 }
 
 TEST(BulletBadUse, ResetPoolAndCreateRefusals) {

@@ -10,6 +10,8 @@ packages=(cmake ninja-build g++ make libgtest-dev libbenchmark-dev)
 packages+=(python3-dev python3-pybind11 python3-numpy python3-pytest python3-pip python3-venv)
 # sapling-demo (tools/demo/): SDL2, libpng for its headless PNGs, Xvfb for its windowed test.
 packages+=(libsdl2-dev libpng-dev xvfb xauth)
+# sapling::bullet (adapters/bullet/): Bullet's headers and libraries, its tests against Bullet itself.
+packages+=(libbullet-dev pkg-config)
 if [[ "${1:-}" == "--ci" ]]; then
   packages+=(clang libclang-rt-dev clang-format)
 fi

@@ -1,4 +1,5 @@
-// The contender catalogue: sapling's contenders, then each peer compiled in.
+// The contender catalogue: sapling's contenders, then each peer compiled in;
+// the query peers by name.
 #include <algorithm>
 #include <deque>
 
@@ -43,6 +44,16 @@ const ContenderInfo* find_contender(const std::string& name) {
   std::optional<ContenderInfo> made = sapling_contender_with_settings(name);
   if (!made) return nullptr;
   return &with_settings.emplace_back(std::move(*made));
+}
+
+std::unique_ptr<QueryPeer> make_query_peer([[maybe_unused]] const std::string& name) {
+#if SAPLING_BENCH_HAVE_BULLET
+  if (name == "bullet-dbvt") return make_bullet_query_peer();
+#endif
+#if SAPLING_BENCH_HAVE_BOX2D
+  if (name == "box2d") return make_box2d_query_peer();
+#endif
+  return nullptr;
 }
 
 std::vector<std::string> peer_libraries() {

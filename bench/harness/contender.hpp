@@ -2,7 +2,9 @@
 // scene and can say which pairs overlap now. sapling's algorithms (through
 // the persistent BroadPhase or one-shot BoxPruner calls) and the peers
 // (CGAL, Bullet, FCL, Box2D; bench/harness/peer_*.cpp) all sit behind this
-// one interface, so the runner times and verifies them the same way.
+// one interface, so the runner times and verifies them the same way. The
+// query scenes' peers (a spatial index asked region queries and rays over a
+// fixed world) sit behind QueryPeer, below.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +18,7 @@
 
 #include "sapling/box.hpp"
 #include "sapling/pair.hpp"
+#include "sapling/ray.hpp"
 #include "scenarios/scenario.hpp"
 
 namespace sapling::bench {
@@ -116,6 +119,34 @@ const ContenderInfo* find_contender(const std::string& name);
 
 /// Names of the peer libraries compiled in (for reports), e.g. "CGAL 5.5.1".
 std::vector<std::string> peer_libraries();
+
+/// A peer's spatial index over a fixed world, for the query scenes
+/// (QuerySceneSpec, run_query_scene()). Its answers are exact: the peer's
+/// candidates (from fattened boxes, or a conservative ray test) are filtered
+/// by the exact closed-box test and by ray_entry(), timed, as a user who
+/// needs exact answers would.
+class QueryPeer {
+ public:
+  virtual ~QueryPeer() = default;
+  virtual std::string name() const = 0;
+  /// What the peer's own calls return and what is filtered, one line.
+  virtual std::string note() const = 0;
+  /// Inserts every box (ids 0 .. n - 1); `as_static`: in the peer's static set.
+  virtual void build(std::span<const Box3> boxes, bool as_static) = 0;
+  /// The ids of the boxes overlapping `box`, in any order, into `out` (replaced).
+  virtual void query(const Box3& box, std::vector<Id>& out) = 0;
+  /// Every box the ray meets with its entry (ray.hpp), in any order, into `out` (replaced).
+  virtual void ray(const Ray3& ray, std::vector<RayHit>& out) = 0;
+  /// The first hit only, or false.
+  virtual bool ray_closest(const Ray3& ray, RayHit& hit) = 0;
+  /// Candidates the peer's calls have reported so far (before the exact filter).
+  virtual std::size_t candidates() const = 0;
+};
+
+/// The query peer called `name` ("bullet-dbvt": Bullet's btDbvtBroadphase,
+/// 3D; "box2d": Box2D's b2DynamicTree, 2D, z ignored), or null when its
+/// library is not compiled in.
+std::unique_ptr<QueryPeer> make_query_peer(const std::string& name);
 
 /// Helpers shared by contenders.
 namespace detail {

@@ -23,7 +23,6 @@
 
 #include "harness/contender.hpp"
 #include "harness/peers.hpp"
-#include "harness/query_bench.hpp"
 
 namespace sapling::bench {
 namespace {
@@ -128,7 +127,7 @@ class Box2dContender final : public Contender {
   std::unordered_set<std::uint64_t> known_;
 };
 
-// The query benchmark's peer (query_bench.hpp): a b2DynamicTree holding the
+// The query scenes' peer (QueryPeer, contender.hpp): a b2DynamicTree holding the
 // world's boxes in the plane. CreateProxy fattens each box by
 // b2_aabbExtension (0.1) on every side, so Query calls back every proxy
 // whose fattened box overlaps the query, and RayCast every proxy whose

@@ -35,7 +35,6 @@
 
 #include "harness/contender.hpp"
 #include "harness/peers.hpp"
-#include "harness/query_bench.hpp"
 
 namespace sapling::bench {
 namespace {
@@ -165,7 +164,7 @@ class BulletContender final : public Contender {
   std::vector<btBroadphaseProxy*> proxies_;  // by scenario id
 };
 
-// The query benchmark's peer (query_bench.hpp): a btDbvtBroadphase holding
+// The query scenes' peer (QueryPeer, contender.hpp): a btDbvtBroadphase holding
 // the world. aabbTest calls back every proxy whose tree leaf overlaps the
 // box (leaves of proxies never moved are the boxes themselves, closed); rayTest
 // calls back every proxy whose leaf Bullet's slab test (btRayAabb2, floats)

@@ -4,6 +4,7 @@
 // SAPLING_BENCH_HAVE_<NAME> says which were.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,8 @@ std::string cgal_version();
 #if SAPLING_BENCH_HAVE_BULLET
 /// "bullet-dbvt": btDbvtBroadphase; "bullet-axis-sweep": bt32BitAxisSweep3.
 void add_bullet_contenders(std::vector<ContenderInfo>& out);
+/// The query peer "bullet-dbvt": a btDbvtBroadphase holding the world.
+std::unique_ptr<QueryPeer> make_bullet_query_peer();
 std::string bullet_version();
 #endif
 
@@ -40,6 +43,8 @@ std::string fcl_version();
 #if SAPLING_BENCH_HAVE_BOX2D
 /// "box2d": b2BroadPhase (b2DynamicTree plus its move buffer), 2D scenes only.
 void add_box2d_contenders(std::vector<ContenderInfo>& out);
+/// The query peer "box2d": a b2DynamicTree holding the world in the plane.
+std::unique_ptr<QueryPeer> make_box2d_query_peer();
 std::string box2d_version();
 #endif
 

@@ -1,4 +1,4 @@
-// Text, Markdown and JSON reports of benchmark runs.
+// Text, Markdown and JSON reports of benchmark runs; the query scenes' tables.
 #include "harness/report.hpp"
 
 #include <sys/utsname.h>
@@ -17,7 +17,16 @@
 #include <thread>
 #include <utility>
 
+#include "harness/timing.hpp"
+
 namespace sapling::bench {
+
+std::string fixed(double v, int digits) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(digits) << v;
+  return s.str();
+}
+
 namespace {
 
 std::string trim(std::string s) {
@@ -47,12 +56,6 @@ std::string run_and_read(const std::string& command) {
     if (pclose(pipe) != 0) text.clear();
   }
   return trim(text);
-}
-
-std::string fixed(double v, int digits) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << v;
-  return s.str();
 }
 
 // Milliseconds with about four significant digits.
@@ -578,6 +581,28 @@ void write_json(std::ostream& out, const RunInfo& info, const std::vector<SceneR
     out << "]}";
   }
   out << "\n  ]\n}\n";
+}
+
+void write_query_tables(std::ostream& out, const std::vector<QuerySceneResult>& scenes, std::size_t dense_overlaps,
+                        std::size_t spread_overlaps) {
+  if (scenes.empty()) return;
+  out << "## Queries and rays (" << scenes.front().boxes << " tiles of the dense static level, "
+      << scenes.front().frames << " frames, median ns per query)\n\n";
+  out << "Static-static overlaps among the dense level's tiles: " << dense_overlaps << "\n\n";
+  out << "Static-static overlaps among the spread level's tiles: " << spread_overlaps << "\n\n";
+  for (const QuerySceneResult& w : scenes) {
+    out << "\n### " << w.name << "\n\n"
+        << w.boxes << " boxes; " << w.queries << " region queries and " << w.rays << " rays per frame.\n\n";
+    for (const std::string& line : w.build_lines) out << "- " << line << "\n";
+    out << "\n| contender | call | ns/query (median) | min | answers | checked |\n|---|---|---|---|---|---|\n";
+    for (const QueryCallResult& c : w.calls) {
+      if (c.batch_size == 0) continue;
+      const double lo = c.ns_per_query.empty() ? 0 : *std::min_element(c.ns_per_query.begin(), c.ns_per_query.end());
+      out << "| " << c.contender << " | " << c.call << " | " << fixed(median(c.ns_per_query), 0) << " | "
+          << fixed(lo, 0) << " | " << c.answers << " | "
+          << (c.wrong == 0 ? "same as sapling" : "DIFFERS on " + std::to_string(c.wrong)) << " |\n";
+    }
+  }
 }
 
 }  // namespace sapling::bench

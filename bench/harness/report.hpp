@@ -1,7 +1,9 @@
 // Benchmark reports: a plain-text table per scene, a Markdown page and a
-// JSON file carrying the machine, the build, the command line and every figure.
+// JSON file carrying the machine, the build, the command line and every
+// figure; the query scenes' Markdown tables.
 #pragma once
 
+#include <cstddef>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -27,6 +29,9 @@ struct RunInfo {
   bool warm_heap = true;           ///< freed memory kept in the process (not --cold-heap)
 };
 
+/// `v` with `digits` digits after the point ("12.35").
+std::string fixed(double v, int digits);
+
 /// Fills everything but `command`, `threads` and `budget_s`.
 RunInfo collect_run_info();
 
@@ -48,5 +53,12 @@ void write_json(std::ostream& out, const RunInfo& info, const std::vector<SceneR
 /// Per-frame figures of the first repetition as CSV, one row per contender and frame:
 /// scene,contender,frame,ms,pairs (frame 0 = mass insertion; warm-up frames left out).
 void write_frames_csv(std::ostream& out, const std::vector<SceneResult>& scenes);
+
+/// The query scenes as Markdown: a heading (the level's tiles, the frames),
+/// the level's static-static overlaps, dense and spread (level_overlaps()),
+/// then per scene its build lines and a row per call: median and least ns
+/// per query, answers, and whether they were sapling's.
+void write_query_tables(std::ostream& out, const std::vector<QuerySceneResult>& scenes, std::size_t dense_overlaps,
+                        std::size_t spread_overlaps);
 
 }  // namespace sapling::bench

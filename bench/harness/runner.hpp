@@ -1,7 +1,10 @@
 // The benchmark runner: one scene, several contenders, run interleaved in
 // one process (each frame, every contender in turn, the order rotating), with
 // per-frame timings, a time budget per contender, and verification of the
-// pair sets against a reference contender on sampled frames.
+// pair sets against a reference contender on sampled frames (runner.cpp).
+// A query scene runs the same way with calls in place of contenders: each
+// frame every call over the whole batch, the order rotating, its answers
+// checked against sapling's on the first (query_runner.cpp).
 #pragma once
 
 #include <cstddef>
@@ -90,5 +93,35 @@ struct SceneResult {
 /// the first exact sapling contender, else the first exact one.
 SceneResult run_scene(const SceneSpec& spec, const std::vector<const ContenderInfo*>& contenders,
                       const RunOptions& options);
+
+/// One call timed in a query scene: a contender's region queries or rays over the whole batch.
+struct QueryCallResult {
+  std::string contender;  ///< "sapling sap (static)", a peer's name
+  std::string call;       ///< "query", "query (batched)", "ray (all hits)", "ray (closest)"
+  std::string note;       ///< the API called
+  std::size_t batch_size = 0;
+  std::vector<double> ns_per_query;  ///< one per frame: the batch's time over its size
+  std::size_t answers = 0;           ///< ids or hits returned over the batch
+  std::size_t wrong = 0;             ///< queries answered differently from sapling's reference
+};
+
+struct QuerySceneResult {
+  std::string name;
+  std::size_t boxes = 0, queries = 0, rays = 0;
+  int frames = 0;
+  std::vector<std::string> build_lines;  ///< how each contender built the world, and any difference arbitrated
+  std::vector<QueryCallResult> calls;
+  bool sapling_wrong = false;  ///< a sapling answer differed from another's, or from brute force
+};
+
+/// Runs a query scene: the world built by sapling (the reference answers:
+/// BroadPhase::query ids ascending, BroadPhase::ray_cast hits in (t, id)
+/// order) and by its peer unless `excluded` names it; a pass of every call
+/// over the batch, its answers checked query by query (untimed; brute force
+/// arbitrates the first differences); then `options.frames` frames (-1: the
+/// spec's) of every call over the batch, the order rotating, timed. Throws std::runtime_error when sapling
+/// refuses the world.
+QuerySceneResult run_query_scene(const QuerySceneSpec& spec, const RunOptions& options,
+                                 const std::vector<std::string>& excluded);
 
 }  // namespace sapling::bench

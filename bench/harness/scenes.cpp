@@ -13,9 +13,11 @@
 #include "harness/scenes.hpp"
 
 #include "harness/changing_scenes.hpp"
+#include "sapling/box_pruning.hpp"
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <stdexcept>
@@ -617,6 +619,50 @@ std::vector<Box3> make_level_tiles(std::size_t side, bool dense, std::uint64_t s
     }
   }
   return tiles;
+}
+
+std::vector<QuerySceneSpec> query_scenes(bool quick) {
+  const std::size_t side = quick ? 100 : 1000;
+  const std::size_t queries = quick ? 1000 : 10'000;
+  const int frames = quick ? 2 : 3;
+  // Rays against dynamic objects test every box (BroadPhase::cast_ray): 100 of them.
+  constexpr std::size_t kDynamicRays = 100;
+  return {
+      {"level-3d-static", 3, true, "sap", side, queries, queries, frames, "bullet-dbvt"},
+      {"level-3d-dynamic", 3, false, "octree", side, queries, kDynamicRays, frames, "bullet-dbvt"},
+      {"level-2d-static", 2, true, "sap", side, queries, queries, frames, "box2d"},
+  };
+}
+
+QueryBatch make_query_batch(const QuerySceneSpec& spec) {
+  QueryBatch batch;
+  const auto extent = static_cast<double>(spec.side);
+  const bool flat = spec.dims == 2;
+  for (std::size_t k = 0; k < spec.queries; ++k) {
+    scenario_math::Stream rng(kLevelSeed, (std::uint64_t{1} << 32) + k);
+    const double cx = rng.u01() * extent, cy = rng.u01() * extent;
+    const double hx = 0.5 + 1.5 * rng.u01(), hy = 0.5 + 1.5 * rng.u01();
+    batch.boxes.push_back(Box3{{static_cast<float>(cx - hx), static_cast<float>(cy - hy), 0.0f},
+                               {static_cast<float>(cx + hx), static_cast<float>(cy + hy), flat ? 0.0f : 2.5f}});
+  }
+  for (std::size_t k = 0; k < spec.rays; ++k) {
+    scenario_math::Stream rng(kLevelSeed, (std::uint64_t{1} << 33) + k);
+    const double ox = rng.u01() * extent, oy = rng.u01() * extent, oz = 0.2 + 1.8 * rng.u01();
+    const double heading = rng.u01() * 6.283185307179586, slope = (rng.u01() * 2 - 1) * 0.3;
+    Ray3 r;
+    r.origin = {static_cast<float>(ox), static_cast<float>(oy), flat ? 0.0f : static_cast<float>(oz)};
+    r.direction = {static_cast<float>(std::cos(heading)), static_cast<float>(std::sin(heading)),
+                   flat ? 0.0f : static_cast<float>(slope)};
+    r.max_t = 16.0f;
+    batch.rays.push_back(r);
+  }
+  return batch;
+}
+
+std::size_t level_overlaps(std::size_t side, bool dense) {
+  std::vector<IndexPair> overlaps;
+  BoxPruner().complete(make_level_tiles(side, dense, kLevelSeed), overlaps);
+  return overlaps.size();
 }
 
 std::unique_ptr<Scenario> make_terdiman_scene(std::size_t n) {

@@ -1,7 +1,8 @@
 // The benchmark scene catalogue: named instances of the spec's scenarios
 // (docs/scenarios.md W1..W4), Terdiman's static random-box test, and a
 // bipartite scene, grouped into suites (one-shot, persistent, persistent-large, unisize, cluster,
-// tracy).
+// tracy, static, changing); and the query scenes (suite "queries"): the static
+// level asked region queries and rays.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "harness/contender.hpp"
+#include "sapling/ray.hpp"
 #include "scenarios/scenario.hpp"
 
 namespace sapling::bench {
@@ -67,7 +69,7 @@ std::optional<SceneSpec> find_scene(const std::string& name);
 /// box = centre -+ extent. 10k boxes: 11,811 pairs; 100k: 1,144,045.
 std::unique_ptr<Scenario> make_terdiman_scene(std::size_t n);
 
-/// The seed of the static level's scenes and of the query benchmark's worlds.
+/// The seed of the static level's scenes and of the query scenes.
 inline constexpr std::uint64_t kLevelSeed = 15;
 
 /// Issue 15's static level: side x side floor tiles on a grid of pitch 1,
@@ -76,5 +78,42 @@ inline constexpr std::uint64_t kLevelSeed = 15;
 /// (`dense`: each tile overlaps its 8 neighbours, 4 static-static overlaps
 /// per inner tile) or 0.98 (spread: no two tiles overlap).
 std::vector<Box3> make_level_tiles(std::size_t side, bool dense, std::uint64_t seed);
+
+/// A query scene (issue 15, `sapling bench --suite queries`): the dense
+/// static level's tiles held by a sapling BroadPhase and by a peer's tree,
+/// asked the same batch of region queries and rays every frame.
+struct QuerySceneSpec {
+  std::string name;
+  int dims = 3;           ///< 2: the tiles' footprints as 2D boxes
+  bool as_static = true;  ///< the tiles as static objects (else dynamic ones)
+  std::string algorithm;  ///< sapling's BroadPhase algorithm (the dynamic objects' structure)
+  std::size_t side = 0;   ///< side x side tiles (make_level_tiles(side, true, kLevelSeed))
+  std::size_t queries = 0;
+  std::size_t rays = 0;  ///< fewer where every ray tests every box
+  int frames = 3;        ///< batches timed (RunOptions::frames overrides)
+  std::string peer;      ///< the QueryPeer compared (make_query_peer())
+};
+
+/// The query scenes: level-3d-static ("sap", Bullet's dbvt), level-3d-dynamic
+/// ("octree", the same Bullet world with dynamic proxies; 100 rays: rays
+/// test every dynamic box), level-2d-static ("sap" in 2D, Box2D's tree); a
+/// 1000 x 1000 level, 10,000 queries and rays, 3 frames (`quick`: 100 x 100,
+/// 1000, 2 frames).
+std::vector<QuerySceneSpec> query_scenes(bool quick);
+
+/// A query scene's batch, the same every frame: region queries (centres
+/// over the level, half-widths 0.5..2 on x and y, z = [0, 2.5], or 0 in 2D)
+/// and rays (origins over the level at heights 0.2..2, directions of length
+/// 1 at a random heading, slope up to +-0.3, max_t 16), from
+/// scenario_math::Stream(kLevelSeed, 2^32 + k) and (kLevelSeed, 2^33 + k).
+struct QueryBatch {
+  std::vector<Box3> boxes;
+  std::vector<Ray3> rays;
+};
+QueryBatch make_query_batch(const QuerySceneSpec& spec);
+
+/// The static-static overlaps among the tiles of make_level_tiles(side,
+/// dense, kLevelSeed): the pairs the static suite's scenes never report.
+std::size_t level_overlaps(std::size_t side, bool dense);
 
 }  // namespace sapling::bench

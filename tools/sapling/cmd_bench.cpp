@@ -23,7 +23,6 @@
 #include "cli.hpp"
 #include "commands.hpp"
 #include "harness/contender.hpp"
-#include "harness/query_bench.hpp"
 #include "harness/report.hpp"
 #include "harness/runner.hpp"
 #include "harness/scenes.hpp"
@@ -278,24 +277,27 @@ int run(const std::vector<std::string>& args, const std::string& command) {
 
   if (suite == "queries" && scene_names.empty()) {
     if (!open_file(md, md_path, "--md")) return kExitUsage;
-    bench::QueryBenchOptions query_options;
-    query_options.quick = quick;
-    query_options.frames = options.frames;
-    query_options.progress = options.progress;
-    query_options.excluded = excluded;
-    std::string tables;
-    int status = kExitOk;
+    const std::vector<bench::QuerySceneSpec> worlds = bench::query_scenes(quick);
+    std::vector<bench::QuerySceneResult> results;
+    std::ostringstream tables;
     try {
-      status = bench::run_query_bench(query_options, tables);
+      for (const bench::QuerySceneSpec& world : worlds) {
+        if (options.progress) std::cerr << "sapling bench --suite queries: " << world.name << "\n";
+        results.push_back(bench::run_query_scene(world, options, excluded));
+      }
+      const std::size_t side = worlds.front().side;
+      bench::write_query_tables(tables, results, bench::level_overlaps(side, true), bench::level_overlaps(side, false));
     } catch (const std::exception& e) {
       return bench_fail(std::string("--suite queries: ") + e.what());
     }
-    out.buffer() = tables;
+    const std::string text_tables = std::move(tables).str();
+    out.buffer() = text_tables;
     if (!out.close()) return bench_fail(out.error());
-    if (!write_report(md, [&](std::ostream& text) { text << "`" << command << "`\n\n" << tables; })) {
+    if (!write_report(md, [&](std::ostream& text) { text << "`" << command << "`\n\n" << text_tables; })) {
       return kExitUsage;
     }
-    return status;
+    const bool wrong = std::any_of(results.begin(), results.end(), [](const auto& r) { return r.sapling_wrong; });
+    return wrong ? kExitWrongPairs : kExitOk;
   }
   // Scenes.
   std::vector<SceneSpec> scenes;

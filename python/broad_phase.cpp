@@ -1,0 +1,376 @@
+// The persistent broad phase, sapling.BroadPhase: a sapling::BroadPhase
+// behind a mutex, its calls taking numpy arrays by the input rules
+// (binding.hpp): add, move and remove staged, update() returning the frame's
+// (created, deleted) pairs; filters and static objects; region queries and
+// rays; the figures (size, frame, memory). Each call checks its arguments
+// before it takes the lock, then runs without the GIL.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "binding.hpp"
+#include "sapling/broad_phase.hpp"
+
+namespace sapling::python {
+namespace {
+
+class PyBroadPhase {
+  // Runs `f` holding the lock, without the GIL (so a holder that wants the
+  // GIL back never waits on us).
+  template <class F>
+  auto locked(F f) {
+    py::gil_scoped_release release;
+    std::lock_guard lock(mutex_);
+    return f();
+  }
+
+ public:
+  PyBroadPhase(const std::string& algorithm, py::handle dims_obj, py::handle threads_obj, py::handle max_pairs_obj) {
+    const int dims = as_dims(dims_obj);
+    const unsigned threads = as_threads(threads_obj);
+    const std::size_t max_pairs = as_unsigned(max_pairs_obj, "max_pairs", 0, std::numeric_limits<std::size_t>::max(),
+                                              "an integer in [0, 2**64) (0: no budget)");
+    Status why;
+    broad_phase_ =
+        BroadPhase::create(algorithm, Options{.dims = dims, .threads = threads, .max_pairs = max_pairs}, &why);
+    if (!broad_phase_) {
+      check(why, "BroadPhase('" + algorithm + "', dims=" + std::to_string(dims) +
+                     ", threads=" + std::to_string(threads) + "): ");
+    }
+  }
+
+  // Filters: none when neither category nor mask is given, else the
+  // default for the part not given.
+  void add(py::handle ids_obj, py::handle boxes_obj, py::handle category, py::handle mask, bool is_static) {
+    const Ids ids = as_ids(ids_obj, "ids");
+    const FilterFields fields = as_filter_fields(category, mask, ids.n);
+    std::vector<Filter> filters;
+    if (fields.given()) filters = fields.filters(std::vector<Filter>(ids.n));
+    stage(Operation::kAdd, ids, boxes_obj, filters, is_static ? Motion::kStatic : Motion::kDynamic);
+  }
+  void move(py::handle ids_obj, py::handle boxes_obj) {
+    stage(Operation::kMove, as_ids(ids_obj, "ids"), boxes_obj, {}, Motion::kDynamic);
+  }
+
+  // The part of a filter not given keeps the object's current one (an id
+  // that is not live is refused by the library).
+  void set_filter(py::handle ids_obj, py::handle category, py::handle mask) {
+    const Ids ids = as_ids(ids_obj, "ids");
+    const FilterFields fields = as_filter_fields(category, mask, ids.n);
+    Status s;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      std::vector<Filter> current(ids.n);
+      if (!fields.category || !fields.mask) {
+        for (std::size_t k = 0; k < ids.n; ++k) current[k] = broad_phase_->filter(ids.data[k]).value_or(Filter{});
+      }
+      s = broad_phase_->set_filter(ids.span(), fields.filters(std::move(current)));
+    }
+    check(s);
+  }
+
+  // (category, mask) of a live id, or None.
+  py::object filter(py::handle id_obj) {
+    const Id id = as_uint32(id_obj, "id");
+    const std::optional<Filter> f = locked([&] { return broad_phase_->filter(id); });
+    if (!f) return py::none();
+    return py::make_tuple(f->category, f->mask);
+  }
+
+  // True or False for a live id, None otherwise.
+  py::object is_static(py::handle id_obj) {
+    const Id id = as_uint32(id_obj, "id");
+    const std::optional<Motion> m = locked([&] { return broad_phase_->motion(id); });
+    if (!m) return py::none();
+    return py::bool_(*m == Motion::kStatic);
+  }
+
+  // Every live object the ray meets, sorted by entry then id: (ids, t).
+  py::tuple ray_cast(py::handle origin, py::handle direction, py::handle max_t, py::handle mask_obj) {
+    const Ray3 ray = as_ray(origin, direction, max_t);
+    const std::uint32_t mask = as_uint32(mask_obj, "mask");
+    std::vector<RayHit> hits;
+    Status s;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      s = broad_phase_->ray_cast(ray, hits, mask);
+    }
+    check(s);
+    py::array_t<std::uint32_t> ids(static_cast<py::ssize_t>(hits.size()));
+    py::array_t<float> t(static_cast<py::ssize_t>(hits.size()));
+    for (std::size_t k = 0; k < hits.size(); ++k) {
+      ids.mutable_data()[k] = hits[k].id;
+      t.mutable_data()[k] = hits[k].t;
+    }
+    return py::make_tuple(ids, t);
+  }
+
+  // The first hit, (id, t), or None.
+  py::object ray_cast_closest(py::handle origin, py::handle direction, py::handle max_t, py::handle mask_obj) {
+    const Ray3 ray = as_ray(origin, direction, max_t);
+    const std::uint32_t mask = as_uint32(mask_obj, "mask");
+    std::optional<RayHit> hit;
+    Status s;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      s = broad_phase_->ray_cast_closest(ray, hit, mask);
+    }
+    check(s);
+    if (!hit) return py::none();
+    return py::make_tuple(hit->id, hit->t);
+  }
+
+  void remove(py::handle ids_obj) {
+    const Ids ids = as_ids(ids_obj, "ids");
+    Status s;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      s = broad_phase_->remove(ids.span());
+    }
+    check(s);
+  }
+
+  py::tuple update() {
+    py::gil_scoped_release release;
+    std::lock_guard lock(mutex_);
+    const FrameDelta& delta = broad_phase_->update();
+    py::gil_scoped_acquire acquire;
+    check(delta.status);
+    return py::make_tuple(copy_pairs(delta.created), copy_pairs(delta.deleted));
+  }
+
+  py::array_t<std::uint32_t> pairs() {
+    py::gil_scoped_release release;  // the lock is taken without the GIL: its holder may want the GIL
+    std::lock_guard lock(mutex_);
+    py::gil_scoped_acquire acquire;
+    return copy_pairs(broad_phase_->pairs());
+  }
+
+  // Region queries: the ids overlapping each box, ascending, as of the
+  // last update().
+  py::tuple query_many(py::handle boxes_obj, py::handle mask) {
+    return query_boxes(as_boxes(boxes_obj, broad_phase_->options().dims, "boxes"), as_uint32(mask, "mask"));
+  }
+
+  py::array_t<std::uint32_t> query(py::handle box_obj, py::handle mask) {
+    const Boxes box = as_box(box_obj, broad_phase_->options().dims, "box");
+    return query_boxes(box, as_uint32(mask, "mask"))[0].cast<py::array_t<std::uint32_t>>();
+  }
+
+  py::array_t<std::uint32_t> sorted_pairs() {
+    std::vector<Pair> out;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      broad_phase_->sorted_pairs(out);
+    }
+    return take_pairs(std::move(out));
+  }
+
+  bool contains(py::handle id_obj) {
+    const Id id = as_uint32(id_obj, "id");
+    return locked([&] { return broad_phase_->contains(id); });
+  }
+  std::size_t size() {
+    return locked([&] { return broad_phase_->size(); });
+  }
+  std::uint64_t frame() {
+    return locked([&] { return broad_phase_->frame(); });
+  }
+  std::string algorithm() const { return std::string(broad_phase_->algorithm_name()); }
+  int dims() const { return broad_phase_->options().dims; }
+  unsigned threads() const { return broad_phase_->concurrency(); }
+  std::size_t max_pairs() const { return broad_phase_->options().max_pairs; }
+  std::size_t memory_bytes() {
+    return locked([&] { return broad_phase_->memory_bytes(); });
+  }
+  std::size_t pair_memory_bytes() {
+    return locked([&] { return broad_phase_->pair_memory_bytes(); });
+  }
+  std::size_t pair_count() {
+    return locked([&] { return broad_phase_->pairs().size(); });
+  }
+
+  bool validate() {
+    return locked([&] { return broad_phase_->validate(); });
+  }
+
+  std::string repr() {
+    return locked([&] {
+      return "<sapling.BroadPhase '" + std::string(broad_phase_->algorithm_name()) +
+             "' dims=" + std::to_string(broad_phase_->options().dims) +
+             " threads=" + std::to_string(broad_phase_->concurrency()) + ": " + std::to_string(broad_phase_->size()) +
+             " objects, " + std::to_string(broad_phase_->pairs().size()) + " pairs, frame " +
+             std::to_string(broad_phase_->frame()) + ">";
+    });
+  }
+
+ private:
+  void stage(Operation op, const Ids& ids, py::handle boxes_obj, std::span<const Filter> filters, Motion motion) {
+    const int dims = broad_phase_->options().dims;
+    const Boxes boxes = as_boxes(boxes_obj, dims, "boxes");
+    Status s;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      if (dims == 2) {
+        s = op == Operation::kAdd ? broad_phase_->add(ids.span(), boxes.box2(), filters, motion)
+                                  : broad_phase_->move(ids.span(), boxes.box2());
+      } else {
+        s = op == Operation::kAdd ? broad_phase_->add(ids.span(), boxes.box3(), filters, motion)
+                                  : broad_phase_->move(ids.span(), boxes.box3());
+      }
+    }
+    check(s);
+  }
+
+  // Region queries: the ids overlapping each box, ascending, as of the
+  // last update(): (ids, offsets).
+  py::tuple query_boxes(const Boxes& boxes, std::uint32_t mask) {
+    const int dims = broad_phase_->options().dims;
+    std::vector<Box3> lifted;
+    std::span<const Box3> queries = boxes.box3();
+    if (dims == 2) {
+      lifted.reserve(boxes.n);
+      for (const Box2& b : boxes.box2()) lifted.push_back(lift(b));
+      queries = lifted;
+    }
+    std::vector<Id> ids;
+    std::vector<std::size_t> offsets;
+    Status s;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      s = broad_phase_->query(queries, ids, offsets, mask);
+    }
+    check(s);
+    py::array_t<std::uint64_t> offsets_array(static_cast<py::ssize_t>(offsets.size()));
+    std::copy(offsets.begin(), offsets.end(), offsets_array.mutable_data());
+    return py::make_tuple(ids_array(ids), offsets_array);
+  }
+
+  // The categories and masks given to add() or set_filter(): each None (not
+  // given), an integer for every id, or one per id.
+  struct FilterFields {
+    std::optional<std::vector<std::uint32_t>> category, mask;
+
+    bool given() const { return category || mask; }
+    // `filters` (one per id) with the parts given replaced.
+    std::vector<Filter> filters(std::vector<Filter> filters) const {
+      for (std::size_t k = 0; k < filters.size(); ++k) {
+        if (category) filters[k].category = (*category)[k];
+        if (mask) filters[k].mask = (*mask)[k];
+      }
+      return filters;
+    }
+  };
+
+  static FilterFields as_filter_fields(py::handle category, py::handle mask, std::size_t n) {
+    const auto field = [&](py::handle values, const char* what) -> std::optional<std::vector<std::uint32_t>> {
+      if (values.is_none()) return std::nullopt;
+      const bool is_array = py::isinstance<py::array>(values);
+      const bool scalar = is_array ? py::reinterpret_borrow<py::array>(values).ndim() == 0
+                                   : !py::isinstance<py::sequence>(values) || py::isinstance<py::str>(values) ||
+                                         py::isinstance<py::bytes>(values);
+      if (scalar) {
+        return std::vector<std::uint32_t>(n, as_uint32(values, what));
+      }
+      const Ids per_id = as_ids(values, what, false);
+      if (per_id.n != n) {
+        refuse(std::string(what) + " must be an integer or hold one value per id (" + std::to_string(n) + "), not " +
+               std::to_string(per_id.n));
+      }
+      return std::vector<std::uint32_t>(per_id.data, per_id.data + n);
+    };
+    FilterFields fields;
+    fields.category = field(category, "category");
+    fields.mask = field(mask, "mask");
+    return fields;
+  }
+
+  // A ray of the broad phase's dimensions, lifted to 3D; floats as boxes take them.
+  Ray3 as_ray(py::handle origin_obj, py::handle direction_obj, py::handle max_t) const {
+    const int dims = broad_phase_->options().dims;
+    const std::array<float, 3> origin = as_vector(origin_obj, dims, "origin");
+    const std::array<float, 3> direction = as_vector(direction_obj, dims, "direction");
+    return Ray3{origin, direction, as_exact_float(max_t, "max_t")};
+  }
+
+  std::unique_ptr<BroadPhase> broad_phase_;
+  std::mutex mutex_;
+};
+
+}  // namespace
+
+void bind_broad_phase(py::module_& m) {
+  py::class_<PyBroadPhase>(m, "BroadPhase",
+                           "The persistent broad phase: stage add/move/remove batches, then update() each frame.")
+      .def(py::init<const std::string&, py::handle, py::handle, py::handle>(), py::arg("algorithm") = "auto",
+           py::arg("dims") = 3, py::arg("threads") = 1, py::arg("max_pairs") = 0,
+           "A broad phase running `algorithm` (see algorithms()) on boxes of `dims` (2 or 3) dimensions, on "
+           "`threads` threads (0 to 256; 0: all hardware threads); max_pairs > 0 refuses a frame holding more pairs.")
+      .def("add", &PyBroadPhase::add, py::arg("ids"), py::arg("boxes"), py::arg("category") = py::none(),
+           py::arg("mask") = py::none(), py::arg("static") = false,
+           "Stages objects to appear at the next update(): ids (n,) uint32, boxes (n, 2*dims) float32; "
+           "category and mask (an integer for all, or one per id; defaults 1 and 0xffffffff) filter their pairs, "
+           "and static objects never pair with each other (docs/trace-format.md, version 2).")
+      .def("set_filter", &PyBroadPhase::set_filter, py::arg("ids"), py::arg("category") = py::none(),
+           py::arg("mask") = py::none(),
+           "Stages new categories and masks for live objects (an integer for all, or one per id); the one not "
+           "given (None) keeps each object's current value. Pairs follow at update().")
+      .def("filter", &PyBroadPhase::filter, py::arg("id"), "(category, mask) of a live id, or None.")
+      .def("is_static", &PyBroadPhase::is_static, py::arg("id"), "Whether a live id is static; None if not live.")
+      .def("ray_cast", &PyBroadPhase::ray_cast, py::arg("origin"), py::arg("direction"),
+           py::arg("max_t") = std::numeric_limits<float>::infinity(), py::arg("mask") = kAllCategories,
+           "Every live object the segment origin + t * direction, t in [0, max_t], meets (closed boxes) and whose "
+           "category shares a bit with mask: (ids uint32, t float32), sorted by entry t, then id (ray.hpp). "
+           "origin, direction (dims numbers) and max_t are taken as boxes are: values exactly float32, never "
+           "rounded.")
+      .def("ray_cast_closest", &PyBroadPhase::ray_cast_closest, py::arg("origin"), py::arg("direction"),
+           py::arg("max_t") = std::numeric_limits<float>::infinity(), py::arg("mask") = kAllCategories,
+           "The first object the ray meets, (id, t), or None.")
+      .def("move", &PyBroadPhase::move, py::arg("ids"), py::arg("boxes"), "Stages new boxes for live objects.")
+      .def("remove", &PyBroadPhase::remove, py::arg("ids"), "Stages removals of live objects.")
+      .def("update", &PyBroadPhase::update,
+           "Applies the staged operations; returns (created, deleted), (k, 2) uint32 arrays of id pairs, a < b, "
+           "sorted by (a, b).")
+      .def("pairs", &PyBroadPhase::pairs, "Every current pair, (k, 2) uint32, a < b, in a deterministic order.")
+      .def("sorted_pairs", &PyBroadPhase::sorted_pairs, "pairs() sorted by (a, b).")
+      .def("query", &PyBroadPhase::query, py::arg("box"), py::arg("mask") = kAllCategories,
+           "Region query: the ids (uint32, ascending) of the live objects whose boxes overlap box (min then max, "
+           "2 * dims numbers; closed intervals) and whose category shares a bit with mask, as of the last "
+           "update().")
+      .def("query_many", &PyBroadPhase::query_many, py::arg("boxes"), py::arg("mask") = kAllCategories,
+           "Region queries at once: (ids, offsets), box i's ids being ids[offsets[i]:offsets[i + 1]].")
+      .def("contains", &PyBroadPhase::contains, py::arg("id"), "Whether id is live.")
+      .def("__contains__", &PyBroadPhase::contains, py::arg("id"))
+      .def("__len__", &PyBroadPhase::size, "Number of live objects.")
+      .def("validate", &PyBroadPhase::validate, "Checks every invariant; False on the first violation.")
+      .def("__repr__", &PyBroadPhase::repr)
+      .def_property_readonly("frame", &PyBroadPhase::frame, "Number of update() calls so far.")
+      .def_property_readonly("algorithm", &PyBroadPhase::algorithm)
+      .def_property_readonly("dims", &PyBroadPhase::dims)
+      .def_property_readonly("threads", &PyBroadPhase::threads, "Threads the algorithm runs on.")
+      .def_property_readonly("max_pairs", &PyBroadPhase::max_pairs)
+      .def_property_readonly("pair_count", &PyBroadPhase::pair_count, "Number of current pairs.")
+      .def_property_readonly("memory_bytes", &PyBroadPhase::memory_bytes,
+                             "Bytes held by the broad phase, its algorithm and its pairs.")
+      .def_property_readonly("pair_memory_bytes", &PyBroadPhase::pair_memory_bytes);
+}
+
+}  // namespace sapling::python

@@ -163,7 +163,8 @@ class BroadPhase {
   /// (closed intervals), ascending, into `out` (replaced), as of the last
   /// update() (operations staged since are not seen). Answered on the
   /// algorithm's own structure where it has one (multi-sap's grid, the
-  /// octree), else by testing every live box. Refused, with `out` emptied,
+  /// octree), else on a tree of the dynamic boxes made by the first query
+  /// that needs it (rays always use it). Refused, with `out` emptied,
   /// for an invalid box (as add() refuses it; index() is 0). Not safe to
   /// call from two threads at once.
   /// Only objects whose category shares a bit with `mask` are reported

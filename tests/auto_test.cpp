@@ -137,8 +137,12 @@ class World {
 };
 
 TEST(AutoPolicy, ChoosesByTheWorkload) {
-  using detail::choose;
   using detail::Workload;
+  // The product line as the registry hands it to auto.
+  const detail::Candidates candidates = detail::product_line();
+  const auto choose = [&](const Workload& w, std::string_view current) {
+    return detail::choose(w, current, candidates);
+  };
   // A new world starts on sap, whatever it holds.
   EXPECT_EQ(choose(Workload{.live = 5000, .one_size = true, .flat = true, .first_frame = true}, "").name, "sap");
   EXPECT_EQ(choose(Workload{.live = 5000, .one_size = true, .first_frame = true}, "").name, "sap");
@@ -159,8 +163,8 @@ TEST(AutoPolicy, ChoosesByTheWorkload) {
   EXPECT_FALSE(choose(Workload{.live = 5000, .moved_share = 0.9, .flat = true}, "sap").urgent);
   // ... few moving in a plane: sap.
   EXPECT_EQ(choose(Workload{.live = 90'000, .moved_share = 0.01, .one_size = true, .flat = true}, "sap").name, "sap");
-  EXPECT_EQ(detail::hold_frames("dual-axis"), detail::kHoldFrames);
-  EXPECT_EQ(detail::hold_frames("sap"), detail::kTrackingHoldFrames);
+  EXPECT_EQ(detail::hold_frames("dual-axis", candidates), detail::kHoldFrames);
+  EXPECT_EQ(detail::hold_frames("sap", candidates), detail::kTrackingHoldFrames);
   // Hysteresis: a recomputing algorithm stays down to kStillMostMove.
   EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.3, .flat = true}, "dual-axis").name, "dual-axis");
   EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.3, .flat = true}, "sap").name, "sap");

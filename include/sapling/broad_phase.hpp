@@ -58,31 +58,12 @@ class BroadPhase {
   /// unknown name, options out of range (dims other than 2 or 3, more than
   /// ThreadPool::kMaxThreads threads), or a factory that made nothing.
   /// All algorithms report the same pairs; they differ in speed, and
-  /// unisize in the boxes it takes. Which to choose:
-  /// - "auto", the default: watches the workload (objects, share moving,
-  ///   churn, one size, flatness) and runs the algorithm below that suits
-  ///   it, switching as the workload changes without a frame spike; takes
-  ///   every box. Name one of the others to run exactly that one.
-  /// - "brute": tests and scenes of a few hundred boxes; the reference every
-  ///   other algorithm is checked against.
-  /// - "sort-sweep": a simple baseline, for small scenes spread along x.
-  /// - "sap": persistent worlds where a part of the objects moves each frame
-  ///   and objects come and go (games, simulations); a good default.
-  /// - "box-pruning": nearly everything moves every frame, boxes of any size,
-  ///   fully 3D scenes.
-  /// - "unisize": many boxes all of one size (particles, crowds, tiles), with
-  ///   many overlaps, flat worlds above all; refuses boxes of another size
-  ///   with StatusCode::kUnsupported.
-  /// - "dual-axis": flat worlds (2D, or 3D boxes spread over two axes) with
-  ///   boxes of any size.
-  /// - "multi-sap": large persistent worlds where most objects rest and a
-  ///   few move each frame: its cost follows the movers, not the world.
-  /// - "octree": a baseline of spatial subdivision (a loose octree with no
-  ///   world bounds): worlds where boxes come and go more than they move;
-  ///   "sap" or "multi-sap" are faster wherever motion is coherent.
-  /// - "segmented-sap": a large world at rest with a trickle of insertions
-  ///   and removals, when a grid is not wanted (multi-sap is faster there);
-  ///   sap when many objects move or the world is small.
+  /// unisize in the boxes it takes (it refuses boxes of another size with
+  /// StatusCode::kUnsupported). Which to choose: "auto", the default, which
+  /// watches the workload and runs the product algorithm that suits it,
+  /// switching as the workload changes; name another to run exactly that
+  /// one. When each pays is its AlgorithmInfo::when (registry.hpp), shown in
+  /// README's tables.
   /// Each one's method and measurements: docs/algorithms/. `name` may carry
   /// the algorithm's settings after a colon, "multi-sap:mode=witness",
   /// standing for Options::settings (which must then be empty).

@@ -19,6 +19,17 @@ struct AlgorithmInfo {
   /// False for an algorithm made for some boxes only (e.g. `unisize`: boxes
   /// of one size); it refuses others with StatusCode::kUnsupported.
   bool accepts_any_box = true;
+  /// Whether it finds every pair anew each frame (a recomputation) rather
+  /// than tracking changes: `auto` hands a world to a recomputing
+  /// algorithm at once, to a tracking one over several frames.
+  bool recomputes = false;
+  /// Part of the product line: `auto` itself and the algorithms it may run.
+  /// False for the reference shelf (the seed papers' other systems and the
+  /// baselines) and for algorithms registered by the user.
+  bool product = false;
+  /// When to choose it, in a line: README's algorithm tables and
+  /// docs/algorithms/README.md show this text (a test checks them).
+  std::string when = {};
 };
 
 /// Every registered algorithm, built-in ones first, in registration order:

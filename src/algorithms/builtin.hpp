@@ -51,8 +51,10 @@ struct SegmentedSapConfig;
 /// segmented-sap with a given chunk size (for tests and measurements;
 /// segmented_sap.hpp).
 std::unique_ptr<Algorithm> make_segmented_sap_with(const Options& options, const SegmentedSapConfig& config);
-/// auto: runs the registered algorithm that suits the workload, switching as
-/// it changes (auto_select.cpp, auto_policy.hpp).
-std::unique_ptr<Algorithm> make_auto(const Options& options);
+/// auto: runs the candidate that suits the workload, switching as it
+/// changes (auto_select.cpp, auto_policy.hpp); the registry hands it the
+/// product line (product_line(), candidates.hpp).
+class Candidates;
+std::unique_ptr<Algorithm> make_auto(const Options& options, Candidates candidates);
 
 }  // namespace sapling::detail

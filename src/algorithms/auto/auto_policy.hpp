@@ -29,6 +29,8 @@
 #include <cstddef>
 #include <string_view>
 
+#include "algorithms/auto/candidates.hpp"
+
 namespace sapling::detail {
 
 /// What `auto` knows of the workload after a frame's operations.
@@ -73,19 +75,14 @@ inline constexpr std::size_t kHandoverFrames = 8;
 /// ... of at least this many objects (a small world moves over in a frame).
 inline constexpr std::size_t kMinSlice = 4096;
 
-/// Whether `name` recomputes every pair each frame (PairManager::assign or
-/// remove_all), so that it can take over a world at once, without being
-/// handed the objects over several frames first.
-inline bool recomputes(std::string_view name) {
-  return name == "brute" || name == "sort-sweep" || name == "box-pruning" || name == "dual-axis" || name == "unisize";
-}
-
 /// Frames a choice must hold before auto switches to it.
-inline int hold_frames(std::string_view choice) { return recomputes(choice) ? kHoldFrames : kTrackingHoldFrames; }
+inline int hold_frames(std::string_view choice, const Candidates& candidates) {
+  return candidates.recomputes(choice) ? kHoldFrames : kTrackingHoldFrames;
+}
 
 /// The algorithm for workload `w`, the one running now being `current`,
 /// before the urgency of a new world (choose(), below).
-inline Choice choose_by_figures(const Workload& w, std::string_view current) {
+inline Choice choose_by_figures(const Workload& w, std::string_view current, const Candidates& candidates) {
   const bool particles = w.one_size && w.flat && w.live >= kUnisizeWorld;
   if (w.first_frame) return {"sap", "a new world: sap, which adapts in place, until the motion is seen"};
   if (w.mass_insertion && w.live >= kMassInsertion) {
@@ -94,7 +91,7 @@ inline Choice choose_by_figures(const Workload& w, std::string_view current) {
     return {"box-pruning", "a mass insertion: recomputing builds it faster than inserting", true};
   }
   const double changing = w.moved_share + w.churn_share;
-  const bool recomputing = recomputes(current);
+  const bool recomputing = candidates.recomputes(current);
   if (w.flat && (changing >= kMostMove || (recomputing && changing >= kStillMostMove))) {
     if (particles) return {"unisize", "a third or more of the boxes move, all of one size in a plane"};
     return {"dual-axis", "a third or more of the boxes move, in a plane, of several sizes"};
@@ -109,9 +106,9 @@ inline Choice choose_by_figures(const Workload& w, std::string_view current) {
 /// The algorithm for workload `w`: the frame after a new world's first
 /// takes a recomputing choice at once (its frame costs about one of its
 /// own; the world has been sap's for one frame only).
-inline Choice choose(const Workload& w, std::string_view current) {
-  Choice choice = choose_by_figures(w, current);
-  choice.urgent = choice.urgent || (w.new_world && recomputes(choice.name));
+inline Choice choose(const Workload& w, std::string_view current, const Candidates& candidates) {
+  Choice choice = choose_by_figures(w, current, candidates);
+  choice.urgent = choice.urgent || (w.new_world && candidates.recomputes(choice.name));
   return choice;
 }
 

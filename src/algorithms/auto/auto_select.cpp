@@ -1,11 +1,11 @@
-// auto: the algorithm that chooses the algorithm. It runs one registered
-// algorithm (the "current" one) and forwards every frame to it, while it
-// keeps a few figures of the workload (live objects, the share moving, the
-// churn, whether every box has one size, whether the world is a plane); a
-// rule over those figures (auto_policy.hpp) names the algorithm that suits
-// them, and once the same name has held for a few frames, auto switches to
-// it. The output is the current algorithm's, so it is exactly
-// every other algorithm's.
+// auto: the algorithm that chooses the algorithm. It runs one algorithm of
+// the product line, which the registry hands it (candidates.hpp), and
+// forwards every frame to that "current" one, while it keeps a few figures
+// of the workload (live objects, the share moving, the churn, whether every
+// box has one size, whether the world is a plane); a rule over those
+// figures (auto_policy.hpp) names the algorithm that suits them, and once
+// the same name has held for a few frames, auto switches to it. The output
+// is the current algorithm's, so it is exactly every other algorithm's.
 //
 // Switching without a spike: a recomputing algorithm (unisize, box-pruning,
 // dual-axis) finds every pair again each frame, so it takes over at once,
@@ -41,7 +41,6 @@
 #include "algorithms/builtin.hpp"
 #include "detail/reserve.hpp"
 #include "detail/settings.hpp"
-#include "sapling/registry.hpp"
 
 namespace sapling::detail {
 namespace {
@@ -70,7 +69,8 @@ bool same_size(const Box3& b, const Box3& size) {
 
 class Auto final : public Algorithm {
  public:
-  explicit Auto(const Options& options) : tasks_(options), inner_options_(options) {
+  Auto(const Options& options, Candidates candidates)
+      : candidates_(std::move(candidates)), tasks_(options), inner_options_(options) {
     inner_options_.tasks = tasks_.get();  // one pool for the current algorithm and the next
     inner_options_.settings.clear();
   }
@@ -96,12 +96,12 @@ class Auto final : public Algorithm {
       switch_at_once("sap", "a box of another size came: sap takes boxes of any size", ops, ids, pairs);
       return Reported::kEveryPair;
     }
-    const Choice choice = choose(w, current_name_);
+    const Choice choice = choose(w, current_name_, candidates_);
     if (current_ == nullptr || (first && choice.name != current_name_)) {
       switch_at_once(choice.name, choice.reason, ops, ids, pairs);
       return Reported::kEveryPair;
     }
-    if (decide(choice) && recomputes(choice.name)) {
+    if (decide(choice) && candidates_.recomputes(choice.name)) {
       switch_at_once(choice.name, choice.reason, ops, ids, pairs);
       return Reported::kEveryPair;
     }
@@ -298,23 +298,21 @@ class Auto final : public Algorithm {
       wanted_ = choice.name;
       wanted_frames_ = 0;
     }
-    if (++wanted_frames_ < hold_frames(choice.name) && !choice.urgent) return false;
+    if (++wanted_frames_ < hold_frames(choice.name, candidates_) && !choice.urgent) return false;
     wanted_ = {};
     if (choice.name == current_name_) {
       reason_ = choice.reason;
       next_.reset();
       return false;
     }
-    if (recomputes(choice.name)) return true;
+    if (candidates_.recomputes(choice.name)) return true;
     start_handover(choice);
     return false;
   }
 
   std::unique_ptr<Algorithm> make(std::string_view name) const {
-    for (const AlgorithmInfo& info : algorithms()) {
-      if (info.name == name) return info.make(inner_options_);
-    }
-    return nullptr;
+    const Candidate* candidate = candidates_.find(name);
+    return candidate != nullptr ? candidate->make(inner_options_) : nullptr;
   }
 
   // The frame goes to a new algorithm `name`, given every live object (as
@@ -348,7 +346,7 @@ class Auto final : public Algorithm {
       reason = "boxes of nearly one size that unisize refuses: sap takes boxes of any size";
       if (fresh == nullptr) throw std::bad_alloc();
     }
-    if (!recomputes(name)) pairs.remove_all();
+    if (!candidates_.recomputes(name)) pairs.remove_all();
     // The old structures go before the new one is built, so that it can
     // take their memory (a million boxes' switch from sap to unisize: 533
     // against 139 ms for unisize's own first step). A frame that fails for
@@ -485,6 +483,7 @@ class Auto final : public Algorithm {
     return text;
   }
 
+  Candidates candidates_;  // the product line, from the registry
   OptionTasks tasks_;
   Options inner_options_;  // the user's, on auto's task system, without settings
 
@@ -522,9 +521,9 @@ class Auto final : public Algorithm {
 
 }  // namespace
 
-std::unique_ptr<Algorithm> make_auto(const Options& options) {
+std::unique_ptr<Algorithm> make_auto(const Options& options, Candidates candidates) {
   no_settings(options);
-  return std::make_unique<Auto>(options);
+  return std::make_unique<Auto>(options, std::move(candidates));
 }
 
 }  // namespace sapling::detail

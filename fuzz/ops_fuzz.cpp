@@ -3,8 +3,9 @@
 // repeated ids, mismatched span sizes), with collision filters and static
 // objects (version 2 of the contract), driven through every registered
 // algorithm and "brute" in lockstep, against a model written here from the
-// contract (docs/trace-format.md, include/sapling/broad_phase.hpp); and
-// region queries and ray casts between frames, against the model's boxes.
+// contract (docs/trace-format.md, include/sapling/broad_phase.hpp) whose
+// pairs, region queries and rays come from the shared test oracle
+// (tests/oracle.hpp); and region queries and ray casts between frames.
 //
 // It traps when an algorithm's Status differs from brute's, when brute's
 // Status is not what the model expects, when a refused call changed anything
@@ -53,6 +54,7 @@
 #include <vector>
 
 #include "counting_allocator.hpp"  // tests/: update() with its n-th allocation failing
+#include "oracle.hpp"              // tests/: pairs, queries and rays by brute force
 #include "sapling/broad_phase.hpp"
 #include "sapling/ray.hpp"
 #include "sapling/registry.hpp"
@@ -92,11 +94,6 @@ constexpr int kMaxSteps = 500;
 // Filters: the default, and categories and masks that let some pairs through.
 constexpr std::array<Filter, 8> kFilters = {Filter{},     Filter{1, 1}, Filter{2, 0xffffffffu}, Filter{2, 0xfffffffdu},
                                             Filter{4, 1}, Filter{1, 0}, Filter{0xffffffffu, 2}, Filter{6, 6}};
-
-// The pair rule, written from the contract.
-bool may_pair(const Filter& a, bool a_static, const Filter& b, bool b_static) {
-  return (a.category & b.mask) != 0 && (b.category & a.mask) != 0 && !(a_static && b_static);
-}
 
 [[noreturn]] void fail(const std::string& what) {
   std::fprintf(stderr, "ops_fuzz: %s\n", what.c_str());
@@ -143,27 +140,18 @@ BoxCheck first_fault(const Box3& b, int axes, bool off_plane_refused) {
   return {};
 }
 
-bool overlap(const Box3& a, const Box3& b) {
-  for (int k = 0; k < 3; ++k) {
-    if (!(a.min[k] <= b.max[k] && b.min[k] <= a.max[k])) return false;
-  }
-  return true;
-}
-
-// What the library should do, from the contract alone.
+// What the library should do, from the contract alone: which calls it
+// refuses, here; what an accepted frame leaves (pairs, queries, rays), by
+// the shared oracle (tests/oracle.hpp).
 class Model {
  public:
+  explicit Model(int dims) : live_(dims) {}
+
   struct Expect {
     bool ok = true;
     std::size_t index = 0;
     std::vector<StatusCode> codes;  // acceptable codes for the element at `index`
     BoxCheck check;                 // if kInvalidBox
-  };
-
-  struct Object {
-    Box3 box;
-    Filter filter;
-    bool is_static = false;
   };
 
   // `as_box3`: the boxes go in as Box3 (in 2D, with any z). For kSetFilter,
@@ -193,7 +181,7 @@ class Model {
         check = as_box3 ? first_fault(boxes[i], 3, dims == 2) : first_fault(boxes[i], dims, false);
         if (!check) codes.push_back(StatusCode::kInvalidBox);
       }
-      const bool live = live_.count(id) != 0;
+      const bool live = live_.contains(id);
       const bool pending = added_.count(id) != 0 || (op == Operation::kAdd && batch.count(id) != 0);
       const bool touched =
           added_.count(id) || moved_.count(id) || removed_.count(id) || refiltered_.count(id) || batch.count(id);
@@ -218,7 +206,10 @@ class Model {
   void apply(Operation op, std::span<const Id> ids, std::span<const Box3> boxes, std::span<const Filter> filters,
              bool is_static) {
     for (std::size_t i = 0; i < ids.size(); ++i) {
-      if (op == Operation::kAdd) added_[ids[i]] = Object{boxes[i], filters.empty() ? Filter{} : filters[i], is_static};
+      if (op == Operation::kAdd) {
+        added_[ids[i]] = sapling::oracle::Object{boxes[i], filters.empty() ? Filter{} : filters[i],
+                                                 is_static ? Motion::kStatic : Motion::kDynamic};
+      }
       if (op == Operation::kMove) moved_[ids[i]] = boxes[i];
       if (op == Operation::kRemove) removed_.insert(ids[i]);
       if (op == Operation::kSetFilter) refiltered_[ids[i]] = filters[i];
@@ -229,58 +220,33 @@ class Model {
   // false (nothing changed, the frame's operations dropped) when the frame
   // would leave more pairs than `budget` (0: no budget).
   bool update(std::size_t budget, std::vector<Pair>& created, std::vector<Pair>& deleted) {
-    std::map<Id, Object> live = live_;
-    for (const Id id : removed_) live.erase(id);
-    for (const auto& [id, box] : moved_) live[id].box = box;
-    for (const auto& [id, object] : added_) live[id] = object;
-    for (const auto& [id, filter] : refiltered_) live[id].filter = filter;
+    sapling::oracle::World live = live_;
+    for (const Id id : removed_) live.remove(id);
+    for (const auto& [id, box] : moved_) live.move(id, box);
+    for (const auto& [id, o] : added_) live.add(id, o.box, o.filter, o.motion);
+    for (const auto& [id, filter] : refiltered_) live.set_filter(id, filter);
     added_.clear();
     moved_.clear();
     removed_.clear();
     refiltered_.clear();
-    std::vector<Pair> now;
-    for (auto i = live.begin(); i != live.end(); ++i) {
-      for (auto j = std::next(i); j != live.end(); ++j) {
-        const Object &a = i->second, &b = j->second;
-        if (overlap(a.box, b.box) && may_pair(a.filter, a.is_static, b.filter, b.is_static)) {
-          now.push_back(Pair{i->first, j->first});
-        }
-      }
-    }
+    std::vector<Pair> now = live.pairs();
     created.clear();
     deleted.clear();
     if (budget != 0 && now.size() > budget) return false;
-    std::set_difference(now.begin(), now.end(), pairs_.begin(), pairs_.end(), std::back_inserter(created));
-    std::set_difference(pairs_.begin(), pairs_.end(), now.begin(), now.end(), std::back_inserter(deleted));
+    created = sapling::oracle::minus(now, pairs_);
+    deleted = sapling::oracle::minus(pairs_, now);
     pairs_ = std::move(now);
     live_ = std::move(live);
     return true;
   }
 
   const std::vector<Pair>& pairs() const { return pairs_; }
-  const std::map<Id, Object>& live() const { return live_; }
-
-  // The ids a region query finds, ascending, and a ray's hits, sorted.
-  std::vector<Id> query(const Box3& box, std::uint32_t mask) const {
-    std::vector<Id> out;
-    for (const auto& [id, o] : live_) {
-      if (overlap(o.box, box) && (o.filter.category & mask) != 0) out.push_back(id);
-    }
-    return out;
-  }
-  std::vector<RayHit> ray(const Ray3& ray, std::uint32_t mask) const {
-    std::vector<RayHit> out;
-    for (const auto& [id, o] : live_) {
-      float t = 0;
-      if ((o.filter.category & mask) != 0 && sapling::ray_entry(ray, o.box, t)) out.push_back({id, t});
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-  }
+  // The live objects as of the last accepted update(): queries and rays.
+  const sapling::oracle::World& live() const { return live_; }
 
  private:
-  std::map<Id, Object> live_;
-  std::map<Id, Object> added_;
+  sapling::oracle::World live_;
+  std::map<Id, sapling::oracle::Object> added_;
   std::map<Id, Box3> moved_;
   std::map<Id, Filter> refiltered_;
   std::set<Id> removed_;
@@ -404,7 +370,7 @@ void run(const std::uint8_t* data, std::size_t size) {
     if (!r.first || !r.twin) fail("create(" + r.name + ") failed");
   }
 
-  Model model;
+  Model model(dims);
   Operation last_op = Operation::kAdd;
   bool as_box3 = false;
   bool is_static = false;
@@ -432,8 +398,8 @@ void run(const std::uint8_t* data, std::size_t size) {
       if (dims == 2) box.min[2] = box.max[2] = ray.origin[2] = ray.direction[2] = 0.0f;
       const bool moving = ray.direction[0] != 0 || ray.direction[1] != 0 || ray.direction[2] != 0;
       const std::uint32_t mask = kFilters[in.next() % kFilters.size()].mask | (in.next() & 1 ? 0 : 1u);
-      const std::vector<Id> expected = model.query(box, mask);
-      const std::vector<RayHit> expected_hits = model.ray(ray, mask);
+      const std::vector<Id> expected = model.live().query(box, mask);
+      const std::vector<RayHit> expected_hits = model.live().ray_cast(ray, mask);
       std::vector<Id> got;
       std::vector<RayHit> hits;
       std::optional<RayHit> closest;
@@ -488,7 +454,7 @@ void run(const std::uint8_t* data, std::size_t size) {
           if (sorted != model.pairs()) fail(who + ": pairs" + show(sorted) + " expected" + show(model.pairs()));
           if (bp->size() != model.live().size()) fail(who + ": size() differs from the model");
           for (const Id id : kIds) {
-            if (bp->contains(id) != (model.live().count(id) != 0)) fail(who + ": contains(" + std::to_string(id) + ")");
+            if (bp->contains(id) != model.live().contains(id)) fail(who + ": contains(" + std::to_string(id) + ")");
           }
         }
         if (r.twin_apart) {
@@ -534,8 +500,8 @@ void run(const std::uint8_t* data, std::size_t size) {
       boxes.clear();
       for (std::size_t i = 0; i < n; ++i) {
         const std::uint8_t b = in.next();
-        if ((b & 0x80) && !model.live().empty()) {  // a live id, so moves and removes often succeed
-          ids.push_back(std::next(model.live().begin(), (b & 0x7F) % model.live().size())->first);
+        if ((b & 0x80) && model.live().size() != 0) {  // a live id, so moves and removes often succeed
+          ids.push_back(std::next(model.live().objects().begin(), (b & 0x7F) % model.live().size())->first);
         } else {
           ids.push_back(kIds[b % kIds.size()]);
         }

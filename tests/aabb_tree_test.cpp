@@ -1,5 +1,5 @@
-// The static-object tree (src/detail/aabb_tree.hpp) against brute force: a
-// loop over every live box with sapling::overlaps and sapling::ray_entry.
+// The static-object tree (src/detail/aabb_tree.hpp) against brute force: the
+// test oracle's loop over every live box (oracle.hpp).
 // Boxes are snapped to a grid (touching faces, shared edges, duplicates),
 // mixed with points, infinite and +-FLT_MAX bounds and boxes out at +inf;
 // trees are built (both splits) and then changed by random inserts, removals
@@ -19,6 +19,8 @@
 #include <random>
 #include <utility>
 #include <vector>
+
+#include "oracle.hpp"
 
 namespace sapling::detail {
 namespace {
@@ -70,23 +72,28 @@ struct BoxMaker {
   }
 };
 
-std::vector<Slot> brute_query(const Model& model, const Box3& q) {
-  std::vector<Slot> out;
+// Brute force is the shared oracle (oracle.hpp) over the live slots, slot s
+// as id s: a loop with overlaps() and ray_entry(), hits sorted by (t, slot).
+oracle::World world_of(const Model& model) {
+  oracle::World world;
   for (Slot s = 0; s < model.size(); ++s) {
-    if (model[s] && overlaps(*model[s], q)) out.push_back(s);
+    if (model[s]) world.add(s, *model[s]);
   }
+  return world;
+}
+
+std::vector<Slot> brute_query(const oracle::World& world, const Box3& q) {
+  const std::vector<Id> ids = world.query(q);
+  return {ids.begin(), ids.end()};
+}
+
+std::vector<Hit> brute_ray(const oracle::World& world, const Ray3& r) {
+  std::vector<Hit> out;
+  for (const RayHit& h : world.ray_cast(r)) out.emplace_back(h.t, h.id);
   return out;
 }
 
-std::vector<Hit> brute_ray(const Model& model, const Ray3& r) {
-  std::vector<Hit> out;
-  for (Slot s = 0; s < model.size(); ++s) {
-    float t = 0.0f;
-    if (model[s] && ray_entry(r, *model[s], t)) out.emplace_back(t, s);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+std::vector<Hit> brute_ray(const Model& model, const Ray3& r) { return brute_ray(world_of(model), r); }
 
 std::vector<Slot> tree_query(const AabbTree& tree, const Box3& q) {
   std::vector<Slot> out;
@@ -160,12 +167,13 @@ Box3 make_query(BoxMaker& maker) {
 }
 
 void check_against_brute(const AabbTree& tree, const Model& model, BoxMaker& maker, int queries) {
+  const oracle::World world = world_of(model);
   for (int i = 0; i < queries; ++i) {
     const Box3 q = make_query(maker);
-    ASSERT_EQ(tree_query(tree, q), brute_query(model, q)) << "query " << i;
+    ASSERT_EQ(tree_query(tree, q), brute_query(world, q)) << "query " << i;
     const Ray3 r = make_ray(maker, model);
     ASSERT_TRUE(check_ray(r));
-    const std::vector<Hit> all = brute_ray(model, r);
+    const std::vector<Hit> all = brute_ray(world, r);
     ASSERT_EQ(tree_ray(tree, r), all) << "ray " << i;
     const std::optional<Hit> closest = tree_closest(tree, r);
     ASSERT_EQ(closest.has_value(), !all.empty());

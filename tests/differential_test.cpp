@@ -1,9 +1,9 @@
 // Differential test: every registered algorithm (sapling::algorithms()) is run
 // frame by frame against "brute" on random and adversarial traces
 // (trace_generators.hpp), and brute itself against an independent O(n^2)
-// oracle built on sapling::overlaps. Whole deltas and whole sorted pair sets
-// are compared, never counts, because an exact broad phase must be exact. A
-// new algorithm is covered just by being registered.
+// oracle built on sapling::overlaps (oracle.hpp). Whole deltas and whole
+// sorted pair sets are compared, never counts, because an exact broad phase
+// must be exact. A new algorithm is covered just by being registered.
 //
 // Also on every algorithm: the contract example of trace-format.md, refused
 // calls (a refused call must leave no trace: the broad phase then behaves
@@ -31,6 +31,7 @@
 #include <tuple>
 #include <vector>
 
+#include "oracle.hpp"
 #include "sapling/broad_phase.hpp"
 #include "sapling/registry.hpp"
 #include "sapling/trace.hpp"
@@ -126,44 +127,10 @@ std::string check_sorted(std::string_view what, const std::vector<Pair>& pairs) 
 
 Box2 drop_z(const Box3& b) { return Box2{{b.min[0], b.min[1]}, {b.max[0], b.max[1]}}; }
 
-// The independent oracle: the live boxes by id, and the pair set by a direct
-// loop over all pairs with sapling::overlaps.
-class Oracle {
- public:
-  explicit Oracle(int dims) : dims_(dims) {}
-
-  void apply(const TraceFrame& f) {
-    for (const Id id : f.removed) live_.erase(id);
-    for (std::size_t i = 0; i < f.moved.size(); ++i) live_[f.moved[i]] = f.moved_boxes[i];
-    for (std::size_t i = 0; i < f.added.size(); ++i) live_[f.added[i]] = f.added_boxes[i];
-  }
-
-  // Sorted by (a, b): ids ascend in the map, so the loop emits them in order.
-  std::vector<Pair> pairs() const {
-    std::vector<std::pair<Id, Box3>> v(live_.begin(), live_.end());
-    std::vector<Pair> out;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      for (std::size_t j = i + 1; j < v.size(); ++j) {
-        const bool hit =
-            dims_ == 2 ? overlaps(drop_z(v[i].second), drop_z(v[j].second)) : overlaps(v[i].second, v[j].second);
-        if (hit) out.push_back(Pair{v[i].first, v[j].first});
-      }
-    }
-    return out;
-  }
-
-  const std::map<Id, Box3>& live() const { return live_; }
-
- private:
-  int dims_;
-  std::map<Id, Box3> live_;
-};
-
-std::vector<Pair> minus(const std::vector<Pair>& x, const std::vector<Pair>& y) {
-  std::vector<Pair> out;
-  std::set_difference(x.begin(), x.end(), y.begin(), y.end(), std::back_inserter(out));
-  return out;
-}
+// The oracle (oracle.hpp): the live objects by id, and the pair set by a
+// direct loop over all pairs with sapling::overlaps.
+using oracle::minus;
+using Oracle = oracle::World;
 
 // Passes Box3 batches to the Box2 overloads when the trace is 2D.
 class Driver {
@@ -273,10 +240,9 @@ std::string check_against(std::string_view who, const Observed& o, const std::ve
 
 std::string check_live(std::string_view who, const BroadPhase& bp, const Oracle& oracle, std::uint64_t frames) {
   std::ostringstream os;
-  if (bp.size() != oracle.live().size())
-    os << who << ": size() " << bp.size() << ", expected " << oracle.live().size() << "\n";
+  if (bp.size() != oracle.size()) os << who << ": size() " << bp.size() << ", expected " << oracle.size() << "\n";
   if (bp.frame() != frames) os << who << ": frame() " << bp.frame() << ", expected " << frames << "\n";
-  for (const auto& [id, box] : oracle.live()) {
+  for (const auto& [id, object] : oracle.objects()) {
     if (!bp.contains(id)) {
       os << who << ": contains(" << id << ") is false for a live id\n";
       break;
@@ -542,7 +508,7 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(OneSizeDifferentialTest);
 // three frames of the trace run without a budget (one under the sanitizers).
 
 // The frame's operations that are valid for the live objects `live`.
-TraceFrame still_valid(const TraceFrame& f, const std::map<Id, Box3>& live) {
+TraceFrame still_valid(const TraceFrame& f, const Oracle& live) {
   TraceFrame out;
   for (const Id id : f.removed) {
     if (live.contains(id)) out.removed.push_back(id);
@@ -594,7 +560,7 @@ std::string run_budgeted(const std::string& algo, unsigned threads, const Trace&
   Oracle oracle(trace.dims);
   std::vector<Pair> before;
   for (std::size_t f = 0; f < trace.frames.size(); ++f) {
-    const TraceFrame frame = still_valid(trace.frames[f], oracle.live());
+    const TraceFrame frame = still_valid(trace.frames[f], oracle);
     Oracle next = oracle;
     next.apply(frame);
     const std::vector<Pair> after = next.pairs();

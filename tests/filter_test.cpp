@@ -18,6 +18,7 @@
 #include <tuple>
 #include <vector>
 
+#include "oracle.hpp"
 #include "sapling/broad_phase.hpp"
 #include "sapling/registry.hpp"
 #include "sapling/trace.hpp"
@@ -48,48 +49,7 @@ std::string identifier(std::string s) {
   return s;
 }
 
-struct Object {
-  Box3 box;
-  Filter filter;
-  Motion motion = Motion::kDynamic;
-};
-
-// The semantics, object by object.
-class Oracle {
- public:
-  std::map<Id, Object> live;
-
-  std::set<Pair> pairs() const {
-    std::set<Pair> out;
-    for (auto a = live.begin(); a != live.end(); ++a) {
-      for (auto b = std::next(a); b != live.end(); ++b) {
-        if (overlaps(a->second.box, b->second.box) &&
-            may_pair(a->second.filter, a->second.motion, b->second.filter, b->second.motion)) {
-          out.insert(make_pair(a->first, b->first));
-        }
-      }
-    }
-    return out;
-  }
-
-  std::vector<Id> query(const Box3& box, std::uint32_t mask) const {
-    std::vector<Id> out;
-    for (const auto& [id, o] : live) {
-      if (overlaps(o.box, box) && (o.filter.category & mask) != 0) out.push_back(id);
-    }
-    return out;
-  }
-
-  std::vector<RayHit> ray(const Ray3& ray, std::uint32_t mask) const {
-    std::vector<RayHit> out;
-    for (const auto& [id, o] : live) {
-      float t = 0;
-      if ((o.filter.category & mask) != 0 && ray_entry(ray, o.box, t)) out.push_back({id, t});
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-};
+using oracle::World;
 
 // A few categories, so that filters reject some pairs and accept others.
 Filter random_filter(testgen::Rng& rng) {
@@ -131,12 +91,9 @@ Ray3 random_ray(testgen::Rng& rng) {
 }
 
 // The frame's delta is the difference of the oracle's pair sets.
-void expect_delta(const FrameDelta& d, const std::set<Pair>& before, const std::set<Pair>& now) {
-  std::vector<Pair> created, deleted;
-  std::set_difference(now.begin(), now.end(), before.begin(), before.end(), std::back_inserter(created));
-  std::set_difference(before.begin(), before.end(), now.begin(), now.end(), std::back_inserter(deleted));
-  ASSERT_EQ(std::vector<Pair>(d.created.begin(), d.created.end()), created);
-  ASSERT_EQ(std::vector<Pair>(d.deleted.begin(), d.deleted.end()), deleted);
+void expect_delta(const FrameDelta& d, const std::vector<Pair>& before, const std::vector<Pair>& now) {
+  ASSERT_EQ(std::vector<Pair>(d.created.begin(), d.created.end()), oracle::minus(now, before));
+  ASSERT_EQ(std::vector<Pair>(d.deleted.begin(), d.deleted.end()), oracle::minus(before, now));
 }
 
 std::vector<Pair> sorted(std::span<const Pair> pairs) {
@@ -160,12 +117,12 @@ void run_world(const std::string& algo, std::uint64_t seed, std::size_t max_pair
   Status why;
   auto bp = BroadPhase::create(algo, options, &why);
   ASSERT_NE(bp, nullptr) << why.message();
-  Oracle oracle;
-  std::set<Pair> before;
+  World oracle;
+  std::vector<Pair> before;
   constexpr Id kIds = 90;
   for (int frame = 0; frame < 70; ++frame) {
     SCOPED_TRACE("frame " + std::to_string(frame));
-    Oracle next = oracle;
+    World next = oracle;
     std::set<Id> touched;
     std::vector<Id> add_ids[2], move_ids, remove_ids, filter_ids;
     std::vector<Box3> add_boxes[2], move_boxes;
@@ -175,31 +132,31 @@ void run_world(const std::string& algo, std::uint64_t seed, std::size_t max_pair
       const Id id = static_cast<Id>(rng.below(kIds));
       if (touched.count(id)) continue;
       touched.insert(id);
-      const auto it = oracle.live.find(id);
-      if (it == oracle.live.end()) {
+      const auto it = oracle.objects().find(id);
+      if (it == oracle.objects().end()) {
         const int motion = rng.chance(0.35) ? 1 : 0;
         const Box3 box = motion == 1 ? static_box(rng) : dynamic_box(rng);
         const Filter f = random_filter(rng);
         add_ids[motion].push_back(id);
         add_boxes[motion].push_back(box);
         add_filters[motion].push_back(f);
-        next.live[id] = Object{box, f, motion == 1 ? Motion::kStatic : Motion::kDynamic};
+        next.add(id, box, f, motion == 1 ? Motion::kStatic : Motion::kDynamic);
         continue;
       }
       const double roll = rng.unit();
       if (roll < 0.2) {
         remove_ids.push_back(id);
-        next.live.erase(id);
+        next.remove(id);
       } else if (roll < 0.45) {
         const Filter f = random_filter(rng);
         filter_ids.push_back(id);
         filters.push_back(f);
-        next.live[id].filter = f;
+        next.set_filter(id, f);
       } else if (it->second.motion == Motion::kDynamic || rng.chance(0.3)) {
         const Box3 box = it->second.motion == Motion::kStatic ? static_box(rng) : dynamic_box(rng);
         move_ids.push_back(id);
         move_boxes.push_back(box);
-        next.live[id].box = box;
+        next.move(id, box);
       }
     }
     ASSERT_TRUE(bp->remove(remove_ids));
@@ -210,19 +167,19 @@ void run_world(const std::string& algo, std::uint64_t seed, std::size_t max_pair
     const FrameDelta& d = bp->update();
     if (d.status.code() == StatusCode::kPairBudget) {
       ASSERT_TRUE(d.created.empty() && d.deleted.empty());
-      EXPECT_EQ(sorted(bp->pairs()), std::vector<Pair>(before.begin(), before.end()));
+      EXPECT_EQ(sorted(bp->pairs()), before);
       ++refused;
       continue;  // the frame's operations were dropped
     }
     ASSERT_TRUE(d.status) << d.status.message();
     oracle = next;
-    const std::set<Pair> now = oracle.pairs();
+    const std::vector<Pair> now = oracle.pairs();
     expect_delta(d, before, now);
     if (::testing::Test::HasFatalFailure()) return;
-    ASSERT_EQ(sorted(bp->pairs()), std::vector<Pair>(now.begin(), now.end()));
+    ASSERT_EQ(sorted(bp->pairs()), now);
     ASSERT_TRUE(bp->validate());
     before = now;
-    for (const auto& [id, o] : oracle.live) {
+    for (const auto& [id, o] : oracle.objects()) {
       ASSERT_EQ(bp->filter(id), o.filter);
       ASSERT_EQ(bp->motion(id), o.motion);
     }
@@ -237,10 +194,9 @@ void run_world(const std::string& algo, std::uint64_t seed, std::size_t max_pair
       ASSERT_EQ(got, oracle.query(box, mask));
       const Ray3 ray = random_ray(rng);
       ASSERT_TRUE(bp->ray_cast(ray, hits, mask));
-      const std::vector<RayHit> expected = oracle.ray(ray, mask);
-      ASSERT_EQ(hits, expected);
+      ASSERT_EQ(hits, oracle.ray_cast(ray, mask));
       ASSERT_TRUE(bp->ray_cast_closest(ray, closest, mask));
-      ASSERT_EQ(closest, expected.empty() ? std::nullopt : std::optional<RayHit>(expected.front()));
+      ASSERT_EQ(closest, oracle.ray_cast_closest(ray, mask));
     }
     std::vector<Box3> boxes;
     for (int q = 0; q < 20; ++q) boxes.push_back(static_box(rng));
@@ -344,29 +300,23 @@ TEST_P(FilterTraceKinds, MatchesOracle) {
   const Trace trace = with_version_2(testgen::make_trace(kind, {.dims = 3, .seed = 3}), 17);
   auto bp = BroadPhase::create(algo);
   ASSERT_NE(bp, nullptr);
-  Oracle oracle;
-  std::set<Pair> before;
+  World oracle;
+  std::vector<Pair> before;
   for (std::size_t f = 0; f < trace.frames.size(); ++f) {
     SCOPED_TRACE("frame " + std::to_string(f));
     const TraceFrame& frame = trace.frames[f];
     const Status staged = stage_frame(*bp, frame);
     if (staged.code() == StatusCode::kUnsupported) GTEST_SKIP() << algo << ": " << staged.message();
     ASSERT_TRUE(staged) << staged.message();
-    for (const Id id : frame.removed) oracle.live.erase(id);
-    for (std::size_t k = 0; k < frame.moved.size(); ++k) oracle.live[frame.moved[k]].box = frame.moved_boxes[k];
-    for (std::size_t k = 0; k < frame.added.size(); ++k) {
-      oracle.live[frame.added[k]] = Object{frame.added_boxes[k], frame.added_filter(k),
-                                           frame.added_is_static(k) ? Motion::kStatic : Motion::kDynamic};
-    }
-    for (std::size_t k = 0; k < frame.filtered.size(); ++k) oracle.live[frame.filtered[k]].filter = frame.filters[k];
+    oracle.apply(frame);
     const FrameDelta& d = bp->update();
     ASSERT_TRUE(d.status) << d.status.message();
-    const std::set<Pair> now = oracle.pairs();
+    const std::vector<Pair> now = oracle.pairs();
     expect_delta(d, before, now);
     if (::testing::Test::HasFatalFailure()) return;
     before = now;
   }
-  ASSERT_EQ(sorted(bp->pairs()), std::vector<Pair>(before.begin(), before.end()));
+  ASSERT_EQ(sorted(bp->pairs()), before);
   ASSERT_TRUE(bp->validate());
 }
 
@@ -447,16 +397,16 @@ TEST(Rays, QueryTreeFollowsTheFrames) {
     auto bp = BroadPhase::create(algo);
     ASSERT_NE(bp, nullptr);
     testgen::Rng rng(5);
-    Oracle oracle;
+    World oracle;
     Id next_id = 0;
     for (int frame = 0; frame < 30; ++frame) {
       const int changes = frame % 3 == 0 ? 250 : rng.range(0, 5);
       std::vector<Id> moved, removed, added;
       std::vector<Box3> moved_boxes, added_boxes;
       std::set<Id> touched;
-      for (int k = 0; k < changes && !oracle.live.empty(); ++k) {
-        auto it = oracle.live.begin();
-        std::advance(it, static_cast<std::ptrdiff_t>(rng.below(oracle.live.size())));
+      for (int k = 0; k < changes && oracle.size() != 0; ++k) {
+        auto it = oracle.objects().begin();
+        std::advance(it, static_cast<std::ptrdiff_t>(rng.below(oracle.size())));
         if (!touched.insert(it->first).second) continue;
         if (rng.chance(0.2)) {
           removed.push_back(it->first);
@@ -473,15 +423,15 @@ TEST(Rays, QueryTreeFollowsTheFrames) {
       ASSERT_TRUE(bp->move(moved, moved_boxes));
       ASSERT_TRUE(bp->add(added, added_boxes));
       ASSERT_TRUE(bp->update().status);
-      for (const Id id : removed) oracle.live.erase(id);
-      for (std::size_t k = 0; k < moved.size(); ++k) oracle.live[moved[k]].box = moved_boxes[k];
-      for (std::size_t k = 0; k < added.size(); ++k) oracle.live[added[k]] = Object{added_boxes[k], {}, {}};
+      for (const Id id : removed) oracle.remove(id);
+      for (std::size_t k = 0; k < moved.size(); ++k) oracle.move(moved[k], moved_boxes[k]);
+      for (std::size_t k = 0; k < added.size(); ++k) oracle.add(added[k], added_boxes[k]);
       std::vector<RayHit> hits;
       std::vector<Id> got;
       for (int q = 0; q < 5; ++q) {
         const Ray3 ray = random_ray(rng);
         ASSERT_TRUE(bp->ray_cast(ray, hits));
-        ASSERT_EQ(hits, oracle.ray(ray, kAllCategories));
+        ASSERT_EQ(hits, oracle.ray_cast(ray, kAllCategories));
         const Box3 box = static_box(rng);
         ASSERT_TRUE(bp->query(box, got));
         ASSERT_EQ(got, oracle.query(box, kAllCategories));

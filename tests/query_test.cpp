@@ -1,10 +1,11 @@
 // Region queries (BroadPhase::query): every registered algorithm, on every
 // trace kind of the differential suite in 2D and 3D, answers queries after
-// each frame exactly as a test of every live box does: boxes of the scene
-// grown and shrunk, points, flat boxes, infinite and +-FLT_MAX boxes, boxes
-// from the special values (signed zeros, denormals). Also the batched form,
-// refusals (an invalid box names its index, the output is emptied), and
-// operations staged since the last update() staying unseen.
+// each frame exactly as the oracle's test of every live box does
+// (oracle.hpp): boxes of the scene grown and shrunk, points, flat boxes,
+// infinite and +-FLT_MAX boxes, boxes from the special values (signed
+// zeros, denormals). Also the batched form, refusals (an invalid box names
+// its index, the output is emptied), and operations staged since the last
+// update() staying unseen.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "oracle.hpp"
 #include "same_as_brute.hpp"
 #include "sapling/broad_phase.hpp"
 #include "sapling/registry.hpp"
@@ -30,15 +32,15 @@ std::vector<std::string> algorithm_names() {
 }
 
 // A query box: around a live box, or from the special values.
-Box3 query_box(Rng& r, const std::map<Id, Box3>& live, int dims) {
+Box3 query_box(Rng& r, const oracle::World& live, int dims) {
   static const std::vector<float> kSpecial = testgen::special_values();
   Box3 q;
-  switch (live.empty() ? 4 : r.below(6)) {
+  switch (live.size() == 0 ? 4 : r.below(6)) {
     case 0:
     case 1: {  // a live box, grown or shrunk on each axis
-      auto it = live.begin();
+      auto it = live.objects().begin();
       std::advance(it, static_cast<long>(r.below(live.size())));
-      q = it->second;
+      q = it->second.box;
       for (int k = 0; k < 3; ++k) {
         const float grow = r.uniform(-0.4, 2.0);
         const float w = q.max[k] - q.min[k];
@@ -48,9 +50,9 @@ Box3 query_box(Rng& r, const std::map<Id, Box3>& live, int dims) {
       break;
     }
     case 2: {  // a live box's corner, as a point
-      auto it = live.begin();
+      auto it = live.objects().begin();
       std::advance(it, static_cast<long>(r.below(live.size())));
-      q = Box3{it->second.min, it->second.min};
+      q = Box3{it->second.box.min, it->second.box.min};
       break;
     }
     case 3:  // everything
@@ -63,14 +65,6 @@ Box3 query_box(Rng& r, const std::map<Id, Box3>& live, int dims) {
   return q;
 }
 
-std::vector<Id> brute(const std::map<Id, Box3>& live, const Box3& q) {
-  std::vector<Id> out;
-  for (const auto& [id, box] : live) {
-    if (overlaps(box, q)) out.push_back(id);
-  }
-  return out;
-}
-
 class QueryTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(QueryTest, SameAsTestingEveryBox) {
@@ -80,7 +74,7 @@ TEST_P(QueryTest, SameAsTestingEveryBox) {
       const Trace trace = testgen::make_trace(kind, testgen::GenParams{.dims = dims, .seed = 4});
       auto bp = BroadPhase::create(GetParam(), Options{.dims = dims});
       ASSERT_NE(bp, nullptr);
-      std::map<Id, Box3> live;
+      oracle::World live(dims);
       Rng r(static_cast<std::uint64_t>(dims) * 977 + static_cast<std::uint64_t>(kind));
       std::vector<Id> got;
       bool refused = false;
@@ -93,14 +87,12 @@ TEST_P(QueryTest, SameAsTestingEveryBox) {
           break;
         }
         bp->update();
-        for (const Id id : frame.removed) live.erase(id);
-        for (std::size_t i = 0; i < frame.moved.size(); ++i) live[frame.moved[i]] = frame.moved_boxes[i];
-        for (std::size_t i = 0; i < frame.added.size(); ++i) live[frame.added[i]] = frame.added_boxes[i];
+        live.apply(frame);
         for (int k = 0; k < 8; ++k) {
           const Box3 q = query_box(r, live, dims);
           ASSERT_TRUE(bp->query(q, got).ok());
-          ASSERT_EQ(got, brute(live, q)) << "frame " << f << " query " << k << ": " << q.min[0] << " " << q.min[1]
-                                         << " " << q.min[2] << " .. " << q.max[0] << " " << q.max[1] << " " << q.max[2];
+          ASSERT_EQ(got, live.query(q)) << "frame " << f << " query " << k << ": " << q.min[0] << " " << q.min[1] << " "
+                                        << q.min[2] << " .. " << q.max[0] << " " << q.max[1] << " " << q.max[2];
         }
       }
     }

@@ -15,7 +15,7 @@
 // size) covers that and the rounding of the step's points (beyond the limit
 // every coordinate is the clamped cell's), so R_s meets the box's cell range.
 // A ray whose M reaches a cell (an origin some 2^40 cells away) is not
-// walked: ray_walkable() says so, and the caller answers otherwise.
+// walked: walkable() says so (nor one crossing far more cells than are live), and the caller answers otherwise.
 //
 // Each once. R_s moves monotonically along each axis (M is constant, the
 // points and the cell coordinate monotone in t), so a range met by R_s and
@@ -46,13 +46,24 @@ class GridRay {
     for (int k = 0; k < 3; ++k) margin_[k] = 0x1p-40 * (std::abs(double(ray.origin[k])) + kLimit * size_);
   }
 
-  /// Whether the margin stays below a cell on every axis (else walk() would
-  /// visit far too many cells: the caller answers some other way).
-  bool walkable() const noexcept {
+  /// Whether the margin stays below a cell on every axis and the walk
+  /// crosses at most `most` cells (else walk() would visit far too many, as
+  /// across a grid whose extent reaches the clamped cells: the caller
+  /// answers some other way).
+  bool walkable(std::size_t most) const noexcept {
     for (int k = 0; k < 3; ++k) {
       if (!(margin_[k] < size_)) return false;
     }
-    return true;
+    double t0 = 0.0, t1 = 0.0;
+    if (!span(t0, t1)) return true;
+    double crossed = 0;
+    for (int k = 0; k < (flat_ ? 2 : 3); ++k) {
+      if (ray_.direction[k] == 0) continue;
+      const CellRange& e = grid_.extent(gen_);
+      const auto a = std::clamp(coord(at(k, t0)), e.lo[k], e.hi[k]), b = std::clamp(coord(at(k, t1)), e.lo[k], e.hi[k]);
+      crossed += std::abs(double(b) - double(a));
+    }
+    return crossed <= double(most);
   }
 
   /// Calls hit(entry, t) for every entry of the generation's cells that the
@@ -103,6 +114,27 @@ class GridRay {
   // A float box holding every box whose cell range lies in e (margins over
   // the rounding of coord(); the clamped cells reach infinity).
   Box3 region(const CellRange& e) const noexcept;
+  // Where the ray enters and leaves the region of the extent (ray_entry()'s
+  // computation); false if it misses it or there is no cell.
+  bool span(double& t0, double& t1) const noexcept {
+    const CellRange& e = grid_.extent(gen_);
+    if (e.lo[0] > e.hi[0]) return false;
+    const Box3 box = region(e);
+    t0 = 0.0, t1 = ray_.max_t;
+    for (int k = 0; k < 3; ++k) {
+      const double o = ray_.origin[k], d = ray_.direction[k];
+      if (d == 0.0) {
+        if (o < box.min[k] || o > box.max[k]) return false;
+        continue;
+      }
+      double near = (static_cast<double>(box.min[k]) - o) / d;
+      double far = (static_cast<double>(box.max[k]) - o) / d;
+      if (d < 0.0) std::swap(near, far);
+      t0 = std::max(t0, near);
+      t1 = std::min(t1, far);
+    }
+    return t0 <= t1 && t0 != kInf;
+  }
 
   const CellGrid& grid_;
   const Ray3& ray_;
@@ -142,23 +174,8 @@ inline Box3 GridRay::region(const CellRange& e) const noexcept {
 template <class Hit>
 void GridRay::walk(float bound, Hit&& hit) const {
   const CellRange& e = grid_.extent(gen_);
-  if (e.lo[0] > e.hi[0]) return;  // no cell
-  // Where the ray enters and leaves the region: ray_entry()'s computation.
-  const Box3 box = region(e);
-  double t0 = 0.0, t1 = ray_.max_t;
-  for (int k = 0; k < 3; ++k) {
-    const double o = ray_.origin[k], d = ray_.direction[k];
-    if (d == 0.0) {
-      if (o < box.min[k] || o > box.max[k]) return;
-      continue;
-    }
-    double near = (static_cast<double>(box.min[k]) - o) / d;
-    double far = (static_cast<double>(box.max[k]) - o) / d;
-    if (d < 0.0) std::swap(near, far);
-    t0 = std::max(t0, near);
-    t1 = std::min(t1, far);
-  }
-  if (!(t0 <= t1) || t0 == kInf) return;
+  double t0 = 0.0, t1 = 0.0;
+  if (!span(t0, t1)) return;
   // Per moving axis, the next boundary j and the parameter where it is crossed.
   std::int32_t next[3] = {0, 0, 0};
   double cross[3] = {kInf, kInf, kInf};

@@ -653,7 +653,9 @@ bool MultiSap::query(const Box3& box, std::vector<Slot>& out) const {
 bool MultiSap::ray_cast(const Ray3& ray, RayVisitor visit) const {
   const bool grids[2] = {grid_gen_ == 0 || regridding(), grid_gen_ == 1 || regridding()};
   for (int gen = 0; gen < 2; ++gen) {
-    if (grids[gen] && !GridRay(grid_, ray, gen, dims_ == 2).walkable()) return false;
+    // A walk across far more cells than are live (an extent reaching the
+    // clamped cells) is left to the BroadPhase's tree.
+    if (grids[gen] && !GridRay(grid_, ray, gen, dims_ == 2).walkable(4 * grid_.live_cells() + 64)) return false;
   }
   float bound = ray.max_t, t = 0;
   const std::span<const Slot> outsized = outsized_.slots();

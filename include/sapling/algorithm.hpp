@@ -20,6 +20,7 @@
 #include "sapling/options.hpp"
 #include "sapling/pair.hpp"
 #include "sapling/pair_manager.hpp"
+#include "sapling/ray.hpp"
 #include "sapling/status.hpp"
 
 namespace sapling {
@@ -87,6 +88,25 @@ enum class Reported : std::uint8_t {
   kEveryPair,
 };
 
+/// What Algorithm::ray_cast() calls for each hit: visit(slot, t), t the
+/// hit's entry (ray_entry()); it returns the largest t still of interest
+/// (the ray's max_t to see every hit, the best so far for the closest). A
+/// reference to a callable, never owning it: no allocation, one indirect
+/// call per hit.
+class RayVisitor {
+ public:
+  template <class Visit>
+  explicit RayVisitor(Visit& visit) noexcept
+      : target_(&visit),
+        call_([](const void* v, Slot s, float t) { return (*static_cast<Visit*>(const_cast<void*>(v)))(s, t); }) {}
+  /// Reports slot `s` met at entry `t`; returns the bound on t from now on.
+  float operator()(Slot s, float t) const { return call_(target_, s, t); }
+
+ private:
+  const void* target_;
+  float (*call_)(const void*, Slot, float);
+};
+
 /// A persistent broad-phase algorithm.
 class Algorithm {
  public:
@@ -126,6 +146,15 @@ class Algorithm {
   /// algorithm keeps no structure that answers it (the BroadPhase then
   /// tests its own copy of every box). Must not change the algorithm.
   virtual bool query(const Box3& /*box*/, std::vector<Slot>& /*out*/) const { return false; }
+
+  /// Calls visit(slot, t) for every live object whose box the valid ray
+  /// meets, each once, in any order, t its entry exactly as ray_entry()
+  /// computes it, as of the last update() that returned; the algorithm may
+  /// skip every object whose entry is greater than the bound visit last
+  /// returned (never one at the bound). Or returns false, calling nothing,
+  /// if it keeps no structure that answers rays (the BroadPhase then casts
+  /// through a tree of its own). Must not change the algorithm.
+  virtual bool ray_cast(const Ray3& /*ray*/, RayVisitor /*visit*/) const { return false; }
 
   /// Bytes held by the algorithm's own structures.
   virtual std::size_t memory_bytes() const { return 0; }

@@ -113,6 +113,9 @@ class Auto final : public Algorithm {
   bool query(const Box3& box, std::vector<Slot>& out) const override {
     return current_ != nullptr && current_->query(box, out);
   }
+  bool ray_cast(const Ray3& ray, RayVisitor visit) const override {
+    return current_ != nullptr && current_->ray_cast(ray, visit);
+  }
 
   void reserve(std::size_t objects) override {
     if (objects > flags_.size()) flags_.reserve(objects);

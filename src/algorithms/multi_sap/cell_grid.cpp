@@ -63,6 +63,7 @@ std::uint32_t CellGrid::find_or_add(const Coord& c, int gen) {
   cell.max_width = 0;
   cell.live = true;
   ++live_;
+  grow_extent(c, gen);
   return id;
 }
 
@@ -197,11 +198,23 @@ void CellGrid::release_if_empty(std::uint32_t cell) {
   c.live = false;
   c.max_width = 0;
   --live_;
+  ++freed_;
   free_.push_back(cell);
 }
 
 void CellGrid::trim() {
+  if (freed_ > 64 + live_ / 4) {
+    // Rays walk the extent: made tight again once many cells are gone (a
+    // drifting world), at O(cells) per a quarter of them freed.
+    freed_ = 0;
+    extent_[0] = extent_[1] = kNoExtent;
+    for (const Cell& c : cells_) {
+      if (c.live) grow_extent(c.coord, c.gen);
+    }
+  }
   if (live_ == 0) {
+    extent_[0] = extent_[1] = kNoExtent;
+    freed_ = 0;
     detail::free_storage(cells_);
     detail::free_storage(segs_);
     detail::free_storage(free_);

@@ -26,7 +26,8 @@
 // Invariants (validate()): every live cell is in the hash index under its
 // generation and coordinates and holds at least one entry; its entries are sorted by min x;
 // its max_width bounds every entry's x extent from above (a segmented cell:
-// that and its own invariants); no tag is set between frames.
+// that and its own invariants); no tag is set between frames; every live
+// cell lies in its generation's extent.
 #pragma once
 
 #include <algorithm>
@@ -77,6 +78,7 @@ class CellGrid {
   void set_cell_size(double size, int gen = 0) noexcept {
     size_[gen] = size;
     inverse_[gen] = 1.0 / size;
+    extent_[gen] = kNoExtent;
   }
   double cell_size(int gen = 0) const noexcept { return size_[gen]; }
   /// Whether the grid has only one cell on z (a 2D broad phase: z is 0).
@@ -224,6 +226,16 @@ class CellGrid {
   void prefetch_header(std::uint32_t cell) const noexcept { __builtin_prefetch(&cells_[cell]); }
 
   std::size_t live_cells() const noexcept { return live_; }
+  /// A cell range holding every live cell of generation `gen` (lo > hi on
+  /// an axis when there is none): grown as cells are made, made tight again
+  /// by trim() once many cells have been freed.
+  const CellRange& extent(int gen) const noexcept { return extent_[gen]; }
+  /// Calls each(entry) for every entry of `cell`, in the cell's order.
+  template <class Each>
+  void for_each_entry(std::uint32_t cell, Each&& each) const {
+    if (chunk_ != 0) return segs_[cell].for_each(each);
+    for (const Entry& e : cells_[cell].entries) each(e);
+  }
   /// Calls each(bounds) with the region of every live cell (for debug
   /// drawing): [c, c + 1) cell sizes per axis, z = [0, 0] when flat.
   template <class Each>
@@ -268,7 +280,7 @@ class CellGrid {
       const Cell& c = cells_[i];
       if (!c.live) continue;
       ++live;
-      if (entries(i) == 0 || find(c.coord, c.gen) != i) return false;
+      if (entries(i) == 0 || find(c.coord, c.gen) != i || !extent_[c.gen].contains(c.coord)) return false;
       if (chunk_ != 0) {
         if (!c.entries.empty() || !segs_[i].valid()) return false;
         bool ok = true;
@@ -315,12 +327,21 @@ class CellGrid {
   void prefetch_segmented(std::uint32_t cell) const noexcept;
   static std::size_t position_of(const Cell& c, float min_x, Slot slot) noexcept;
 
+  static constexpr CellRange kNoExtent{{kCoordLimit, kCoordLimit, kCoordLimit},
+                                       {-kCoordLimit, -kCoordLimit, -kCoordLimit}};
+  void grow_extent(const Coord& c, int gen) noexcept {
+    CellRange& e = extent_[gen];
+    for (int k = 0; k < 3; ++k) e.lo[k] = std::min(e.lo[k], c[k]), e.hi[k] = std::max(e.hi[k], c[k]);
+  }
+
   std::vector<Cell> cells_;
   std::vector<SegmentedCell<Entry>> segs_;  // by cell id, when chunk_ > 0 (cells_' entries then unused)
   std::uint32_t chunk_ = 0;
   std::vector<std::uint32_t> free_;  // ids of cells not live, storage maybe kept
   detail::HashIndex index_;          // key(coord) -> cell id, live cells only
   std::size_t live_ = 0;
+  std::size_t freed_ = 0;  // cells freed since the extents were last made tight
+  CellRange extent_[2] = {kNoExtent, kNoExtent};
   double size_[2] = {1, 1}, inverse_[2] = {1, 1};
   bool flat_ = false;
 };

@@ -60,6 +60,7 @@
 #include <utility>
 
 #include "algorithms/builtin.hpp"
+#include "algorithms/multi_sap/grid_ray.hpp"
 #include "detail/cell_size_policy.hpp"
 #include "detail/radix_sort.hpp"
 #include "detail/reserve.hpp"
@@ -645,6 +646,29 @@ bool MultiSap::query(const Box3& box, std::vector<Slot>& out) const {
         }
       }
     }
+  }
+  return true;
+}
+
+bool MultiSap::ray_cast(const Ray3& ray, RayVisitor visit) const {
+  const bool grids[2] = {grid_gen_ == 0 || regridding(), grid_gen_ == 1 || regridding()};
+  for (int gen = 0; gen < 2; ++gen) {
+    // A walk across far more cells than are live (an extent reaching the
+    // clamped cells) is left to the BroadPhase's tree.
+    if (grids[gen] && !GridRay(grid_, ray, gen, dims_ == 2).walkable(4 * grid_.live_cells() + 64)) return false;
+  }
+  float bound = ray.max_t, t = 0;
+  const std::span<const Slot> outsized = outsized_.slots();
+  for (std::size_t d = 0; d < outsized.size(); ++d) {
+    if (ray_entry(ray, outsized_.values<0>()[d], t) && !(t > bound)) bound = visit(outsized[d], t);
+  }
+  // Each box is in the cells of one generation only.
+  for (int gen = 0; gen < 2; ++gen) {
+    if (!grids[gen]) continue;
+    GridRay(grid_, ray, gen, dims_ == 2).walk(bound, [&](const CellGrid::Entry& e, float at) {
+      bound = visit(e.slot, at);
+      return bound;
+    });
   }
   return true;
 }

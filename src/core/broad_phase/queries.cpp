@@ -3,8 +3,9 @@
 //
 // Static objects are answered by the static tree (or, while a failed frame
 // awaits its rebuild, by testing each one); dynamic objects by the
-// algorithm's structure where it answers region queries, else by the query
-// tree (query_tree.hpp), which also serves every ray. Objects are reported
+// algorithm's structure where it answers region queries and rays
+// (Algorithm::query(), Algorithm::ray_cast()), else by the query tree
+// (query_tree.hpp), made only when needed. Objects are reported
 // by the query rule (filter.hpp, query_accepts()).
 #include <algorithm>
 
@@ -151,8 +152,9 @@ Status BroadPhase::ray_cast_closest(const Ray2& ray, std::optional<RayHit>& hit,
 }
 
 // Static objects through their tree, which culls by node; dynamic ones
-// through the query tree. For the closest hit only the best so far is kept,
-// and the trees skip what lies beyond it.
+// through the algorithm's structure, else the query tree. For the closest
+// hit only the best so far is kept (the least (t, id)), and the structures
+// skip what lies beyond its t, never what is at it.
 void BroadPhase::Impl::cast_ray(const Ray3& ray, std::vector<RayHit>& hits, std::uint32_t mask, bool closest) const {
   const auto consider = [&](Slot s, float t) {
     if (!query_accepts(objects.filter_of(s), mask)) return;
@@ -174,7 +176,7 @@ void BroadPhase::Impl::cast_ray(const Ray3& ray, std::vector<RayHit>& hits, std:
       if (float t = 0; ray_entry(ray, objects.boxes[s], t)) consider(s, t);
     });
   }
-  query_tree.get(objects).ray(ray, visit);
+  if (remake_algorithm || !algorithm->ray_cast(ray, RayVisitor(visit))) query_tree.get(objects).ray(ray, visit);
   if (!closest) std::sort(hits.begin(), hits.end());
 }
 

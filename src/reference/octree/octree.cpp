@@ -232,6 +232,51 @@ bool Octree::query(const Box3& box, std::vector<Slot>& out) const {
   return true;
 }
 
+// Every entry the ray meets: the outsized list, then the tree from the root
+// through the nodes whose loose bounds the ray enters within the bound. A
+// node's bounds hold every box of its subtree, so a ray that misses them (or
+// enters them past the bound) misses those boxes (or enters them later:
+// ray.hpp). Children are walked nearer first, so that a closest-hit search
+// tightens its bound early; the stack holds at most 7 nodes per level.
+bool Octree::ray_cast(const Ray3& ray, RayVisitor visit) const {
+  struct Pending {
+    std::uint32_t node;
+    float t;
+  };
+  float bound = ray.max_t, t = 0;
+  for (const Entry& e : nodes_[kOutsized].entries) {
+    if (ray_entry(ray, e.box, t) && !(t > bound)) bound = visit(e.slot, t);
+  }
+  if (root_ == kNone || !ray_entry(ray, nodes_[root_].bounds, t) || t > bound) return true;
+  std::array<Pending, 512> local;
+  std::vector<Pending> deep;
+  Pending* stack = local.data();
+  if (const std::size_t most = 8 * (std::size_t(std::max(config_.max_levels, 0)) + 2); most > local.size()) {
+    deep.resize(most);
+    stack = deep.data();
+  }
+  std::size_t top = 0;
+  stack[top++] = {root_, t};
+  while (top != 0) {
+    const Pending p = stack[--top];
+    if (p.t > bound) continue;  // the bound fell since it was pushed
+    const Node& n = nodes_[p.node];
+    for (const Entry& e : n.entries) {
+      if (ray_entry(ray, e.box, t) && !(t > bound)) bound = visit(e.slot, t);
+    }
+    // The children the ray enters within the bound, pushed farthest first.
+    const std::size_t first = top;
+    for (std::uint32_t m = n.mask; m != 0; m &= m - 1) {
+      const std::uint32_t c = n.child[std::countr_zero(m)];
+      if (!ray_entry(ray, nodes_[c].bounds, t) || t > bound) continue;
+      std::size_t at = top++;
+      for (; at > first && stack[at - 1].t < t; --at) stack[at] = stack[at - 1];
+      stack[at] = {c, t};
+    }
+  }
+  return true;
+}
+
 // The tree takes the frame's changes: a moved box stays in its entry when
 // place() finds the same node, else it is appended to the new node before
 // leaving the old one (whose emptied ancestors are then freed: never the

@@ -43,6 +43,9 @@ class Octree final : public Algorithm {
 
   Reported update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override;
   bool query(const Box3& box, std::vector<Slot>& out) const override;
+  /// Down through the nodes whose loose bounds the ray enters, nearer first;
+  /// the outsized list tested box by box.
+  bool ray_cast(const Ray3& ray, RayVisitor visit) const override;
   std::size_t memory_bytes() const override;
   bool validate() const override;
   /// Draws the cell of every live node (DebugCategory::kNode) and counts

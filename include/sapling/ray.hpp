@@ -98,11 +98,12 @@ constexpr RayCheck check_ray(const Ray<D>& r) noexcept {
   return {};
 }
 
-/// Whether the valid ray `r` meets `box`; if so its entry parameter goes to
-/// `t` (the computation above, step by step).
+/// Where the valid ray `r` is inside `box`: [enter, leave] in double, the
+/// computation above step by step (each slab's parameters, the largest
+/// entry and the smallest exit, within [0, max_t]); false if it misses.
 template <int D>
-inline bool ray_entry(const Ray<D>& r, const Box<D>& box, float& t) noexcept {
-  double enter = 0.0, leave = r.max_t;
+inline bool ray_interval(const Ray<D>& r, const Box<D>& box, double& enter, double& leave) noexcept {
+  enter = 0.0, leave = r.max_t;
   for (int k = 0; k < D; ++k) {
     const double o = r.origin[k], d = r.direction[k];
     if (d == 0.0) {
@@ -115,7 +116,15 @@ inline bool ray_entry(const Ray<D>& r, const Box<D>& box, float& t) noexcept {
     enter = std::max(enter, near);
     leave = std::min(leave, far);
   }
-  if (!(enter <= leave) || enter == std::numeric_limits<double>::infinity()) return false;
+  return enter <= leave && enter != std::numeric_limits<double>::infinity();
+}
+
+/// Whether the valid ray `r` meets `box`; if so its entry parameter goes to
+/// `t` (ray_interval()'s entry, rounded to float).
+template <int D>
+inline bool ray_entry(const Ray<D>& r, const Box<D>& box, float& t) noexcept {
+  double enter = 0.0, leave = 0.0;
+  if (!ray_interval(r, box, enter, leave)) return false;
   t = static_cast<float>(enter);
   return true;
 }

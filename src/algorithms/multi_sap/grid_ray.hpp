@@ -114,26 +114,12 @@ class GridRay {
   // A float box holding every box whose cell range lies in e (margins over
   // the rounding of coord(); the clamped cells reach infinity).
   Box3 region(const CellRange& e) const noexcept;
-  // Where the ray enters and leaves the region of the extent (ray_entry()'s
-  // computation); false if it misses it or there is no cell.
+  // Where the ray enters and leaves the region of the extent
+  // (ray_interval()); false if it misses it or there is no cell.
   bool span(double& t0, double& t1) const noexcept {
     const CellRange& e = grid_.extent(gen_);
     if (e.lo[0] > e.hi[0]) return false;
-    const Box3 box = region(e);
-    t0 = 0.0, t1 = ray_.max_t;
-    for (int k = 0; k < 3; ++k) {
-      const double o = ray_.origin[k], d = ray_.direction[k];
-      if (d == 0.0) {
-        if (o < box.min[k] || o > box.max[k]) return false;
-        continue;
-      }
-      double near = (static_cast<double>(box.min[k]) - o) / d;
-      double far = (static_cast<double>(box.max[k]) - o) / d;
-      if (d < 0.0) std::swap(near, far);
-      t0 = std::max(t0, near);
-      t1 = std::min(t1, far);
-    }
-    return t0 <= t1 && t0 != kInf;
+    return ray_interval(ray_, region(e), t0, t1);
   }
 
   const CellGrid& grid_;

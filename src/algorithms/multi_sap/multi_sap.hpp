@@ -66,8 +66,8 @@ class MultiSap final : public Algorithm {
   Reported update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override;
   bool query(const Box3& box, std::vector<Slot>& out) const override;
   /// The outsized boxes one by one, then the cells the ray crosses
-  /// (grid_ray.hpp); false where the walk would cross far more cells than are live, or the origin lies some 2^40 cells
-  /// out.
+  /// (grid_ray.hpp); false where the walk would cross far more cells than
+  /// are live, or the origin lies some 2^40 cells out.
   bool ray_cast(const Ray3& ray, RayVisitor visit) const override;
   std::size_t memory_bytes() const override;
   bool validate() const override;

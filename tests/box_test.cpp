@@ -87,5 +87,42 @@ TEST(Box, EnclosingIsTheSmallestBoxHoldingBoth) {
   EXPECT_EQ(enclosing(Box2{{0, 0}, {1, 1}}, Box2{{2, -3}, {2, -3}}), (Box2{{0, -3}, {2, 1}}));
 }
 
+// Outward rounding and growth, checked through the defining property: the
+// result holds the real value, and the next float inward does not.
+TEST(Box, RoundingOutwardHoldsTheRealValueTightly) {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(round_down(1.0), 1.0f);
+  EXPECT_EQ(round_up(1.0), 1.0f);
+  EXPECT_EQ(round_down(1.0 + 1e-12), 1.0f);
+  EXPECT_EQ(round_up(1.0 + 1e-12), std::nextafter(1.0f, 2.0f));
+  EXPECT_EQ(round_down(1e300), std::numeric_limits<float>::max());
+  EXPECT_EQ(round_up(1e300), inf);
+  EXPECT_EQ(round_down(-1e300), -inf);
+  EXPECT_EQ(round_up(-1e300), -std::numeric_limits<float>::max());
+  const Box3d planet{{6.371e6 + 0.1, -1e12, 0}, {6.371e6 + 0.2, 1e12 + 1e-3, 1e-40}};
+  const Box3 f = outward(planet);
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_LE(double(f.min[k]), planet.min[k]);
+    EXPECT_GT(double(std::nextafter(f.min[k], inf)), planet.min[k]);
+    EXPECT_GE(double(f.max[k]), planet.max[k]);
+    EXPECT_LT(double(std::nextafter(f.max[k], -inf)), planet.max[k]);
+  }
+}
+
+TEST(Box, GrownRoundsOutwardWhereTheDoubleRounds) {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(grown(Box2{{0, 0}, {1, 1}}, 0.0f), (Box2{{0, 0}, {1, 1}}));
+  EXPECT_EQ(grown(Box2{{0, 0}, {1, 1}}, 0.5f), (Box2{{-0.5f, -0.5f}, {1.5f, 1.5f}}));
+  // 1 - 1e-30 is 1 in double: the error term says it lies below.
+  const Box2 tiny = grown(Box2{{1, -inf}, {1, inf}}, 1e-30f);
+  EXPECT_EQ(tiny.min[0], std::nextafter(1.0f, 0.0f));
+  EXPECT_EQ(tiny.max[0], std::nextafter(1.0f, 2.0f));
+  EXPECT_EQ(tiny.min[1], -inf);
+  EXPECT_EQ(tiny.max[1], inf);
+  // Exact sums stay exact; near the float range's edge the max goes to inf.
+  EXPECT_EQ(grown(Box2{{0.25f, 0}, {0.75f, 0}}, 0.25f), (Box2{{0, -0.25f}, {1, 0.25f}}));
+  EXPECT_EQ(grown(Box2{{0, 0}, {std::numeric_limits<float>::max(), 0}}, 1e38f).max[0], inf);
+}
+
 }  // namespace
 }  // namespace sapling

@@ -27,6 +27,22 @@ struct Box {
 using Box2 = Box<2>;
 using Box3 = Box<3>;
 
+/// A box with double bounds, for worlds larger than float resolves (a planet,
+/// a streamed open world): the broad phase keeps it rounded outward to a
+/// float box (outward()), so that no overlap is lost.
+template <int D>
+struct BoxD {
+  static_assert(D == 2 || D == 3, "sapling boxes have 2 or 3 dimensions");
+  static constexpr int kDims = D;
+  std::array<double, D> min{};
+  std::array<double, D> max{};
+
+  friend constexpr bool operator==(const BoxD&, const BoxD&) = default;
+};
+
+using Box2d = BoxD<2>;
+using Box3d = BoxD<3>;
+
 /// True when the closed boxes `a` and `b` share at least one point.
 template <int D>
 constexpr bool overlaps(const Box<D>& a, const Box<D>& b) noexcept {
@@ -53,6 +69,56 @@ constexpr Box<D> enclosing(const Box<D>& a, const Box<D>& b) noexcept {
 /// overlap relation exactly, so algorithms work on 3D boxes only.
 constexpr Box3 lift(const Box2& b) noexcept { return Box3{{b.min[0], b.min[1], 0.0f}, {b.max[0], b.max[1], 0.0f}}; }
 
+/// The largest float at most `x` (-inf below the float range).
+inline float round_down(double x) noexcept {
+  float f = static_cast<float>(x);
+  if (double(f) > x) f = std::nextafter(f, -HUGE_VALF);
+  return f;
+}
+
+/// The smallest float at least `x` (+inf above the float range).
+inline float round_up(double x) noexcept {
+  float f = static_cast<float>(x);
+  if (double(f) < x) f = std::nextafter(f, HUGE_VALF);
+  return f;
+}
+
+/// The smallest float box that holds `b`: min rounded down, max rounded up.
+/// Two double boxes that overlap have outward boxes that overlap.
+template <int D>
+inline Box<D> outward(const BoxD<D>& b) noexcept {
+  Box<D> f;
+  for (int k = 0; k < D; ++k) f.min[k] = round_down(b.min[k]), f.max[k] = round_up(b.max[k]);
+  return f;
+}
+
+/// `b` grown by `distance` (>= 0, finite) on every side: the smallest float
+/// box that holds the real box [min - distance, max + distance]. The
+/// difference of two floats is a double plus an exact error term (Knuth's
+/// TwoSum), so the rounding is right even where the double rounds, as for
+/// 1 - 1e-30, whose double is 1.
+template <int D>
+inline Box<D> grown(const Box<D>& b, float distance) noexcept {
+  if (distance == 0.0f) return b;
+  const auto shifted = [](float x, double by, bool up) {
+    if (std::isinf(x)) return x;
+    const double s = double(x) + by;
+    const double back = s - double(x);
+    const double error = (double(x) - (s - back)) + (by - back);  // s + error == x + by exactly
+    float f = static_cast<float>(s);
+    if (up ? (double(f) < s || (double(f) == s && error > 0)) : (double(f) > s || (double(f) == s && error < 0))) {
+      f = std::nextafter(f, up ? HUGE_VALF : -HUGE_VALF);
+    }
+    return f;
+  };
+  Box<D> g;
+  for (int k = 0; k < D; ++k) {
+    g.min[k] = shifted(b.min[k], -double(distance), false);
+    g.max[k] = shifted(b.max[k], double(distance), true);
+  }
+  return g;
+}
+
 /// What is wrong with a box, if anything.
 enum class BoxFault : std::uint8_t {
   kNone,
@@ -69,8 +135,9 @@ struct BoxCheck {
 };
 
 /// Checks a box against the semantics: the first fault found, axis by axis.
-template <int D>
-constexpr BoxCheck check_box(const Box<D>& b) noexcept {
+template <class B>
+constexpr BoxCheck check_box(const B& b) noexcept {
+  constexpr int D = B::kDims;
   for (int k = 0; k < D; ++k) {
     const auto axis = static_cast<std::uint8_t>(k);
     if (b.min[k] != b.min[k]) return {BoxFault::kNanMin, axis};

@@ -17,6 +17,7 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -420,8 +421,8 @@ TEST(AabbTree, SortedInsertsStayShallow) {
 // Boxes at x = 2^i, inserted by increasing distance: each new leaf is best
 // paired with the whole tree so far, and the rotations undo that only in
 // part, so the tree grows deeper than the walks' inline stack (64 entries):
-// queries and rays then walk with the member scratch.
-TEST(AabbTree, DeepTreesWalkWithTheScratch) {
+// queries and rays then walk with a local vector, several threads at once.
+TEST(AabbTree, DeepTreesWalkWithLocalStacks) {
   Model model;
   for (int i = 0; i < 250; ++i) {
     const float x = std::ldexp(1.0f, i - 125);
@@ -436,6 +437,21 @@ TEST(AabbTree, DeepTreesWalkWithTheScratch) {
   const Ray3 along{{0, 0.5f, 0.5f}, {1, 0, 0}, kInf};
   EXPECT_EQ(tree_ray(tree, along).size(), 250u);
   EXPECT_EQ(tree_query(tree, {{0, 0, 0}, {kInf, 1, 1}}).size(), 250u);
+  // Walks share nothing: threads on the const tree, and a query from inside a visitor.
+  std::vector<std::size_t> found(4, 0);
+  std::vector<std::thread> threads;
+  for (std::size_t k = 0; k < found.size(); ++k) {
+    threads.emplace_back([&, k] {
+      for (int round = 0; round < 200; ++round) {
+        found[k] = tree_query(tree, {{0, 0, 0}, {kInf, 1, 1}}).size() + tree_ray(tree, along).size();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::size_t f : found) EXPECT_EQ(f, 500u);
+  std::size_t nested = 0;
+  tree.query({{1, 0, 0}, {1, 1, 1}}, [&](Slot) { nested += tree_query(tree, {{0, 0, 0}, {kInf, 1, 1}}).size(); });
+  EXPECT_EQ(nested, 250u);
   for (Slot s = 0; s < model.size(); s += 2) {
     model[s].reset();
     tree.remove(s);

@@ -177,7 +177,6 @@ void AabbTree::build(std::span<const Slot> slots, std::span<const Box3> boxes, S
     if (nodes_[i].child[1] != kNull) refit(static_cast<std::uint32_t>(i));
   }
   leaves_ = n;
-  fit_stack();
 }
 
 std::uint32_t AabbTree::allocate_node() {
@@ -245,10 +244,6 @@ void AabbTree::walk_up(std::uint32_t i) noexcept {
   }
 }
 
-void AabbTree::fit_stack() {
-  if (height() + 1 > kInlineStack && deep_stack_.size() < height() + 1) deep_stack_.resize(height() + 1);
-}
-
 // Greedy descent by SAH cost (the idea of Box2D's b2DynamicTree): at each
 // node, compare making the new leaf this node's sibling (a new parent of the
 // union's area) with descending into either child (the area that child's
@@ -297,7 +292,6 @@ void AabbTree::insert(Slot slot, const Box3& box) {
   nodes_[at].parent = parent;
   nodes_[leaf].parent = parent;
   walk_up(parent);
-  fit_stack();
 }
 
 void AabbTree::remove(Slot slot) {
@@ -350,8 +344,7 @@ void AabbTree::clear() noexcept {
 }
 
 std::size_t AabbTree::memory_bytes() const noexcept {
-  return nodes_.capacity() * sizeof(Node) + leaf_of_.capacity() * sizeof(std::uint32_t) +
-         deep_stack_.capacity() * sizeof(StackEntry);
+  return nodes_.capacity() * sizeof(Node) + leaf_of_.capacity() * sizeof(std::uint32_t);
 }
 
 double AabbTree::area_ratio() const noexcept {

@@ -28,13 +28,13 @@
 // parent by its sibling and walks up the same way; move() is a removal and
 // an insertion. Each costs O(height).
 //
-// Queries walk an explicit stack, no recursion, no allocation: a depth-first
-// walk needs at most height + 1 entries, kept on the C++ stack up to
-// kInlineStack entries; a deeper tree (possible after adversarial inserts)
-// walks with a member scratch sized by the change that deepened it, so
-// queries are const but run one at a time: never on two threads at once,
-// nor from inside a visitor on the same tree. Rays walk the nearer child
-// first and skip what lies beyond the bound the visitor returns.
+// Queries walk an explicit stack, no recursion: a depth-first walk needs at
+// most height + 1 entries, kept in an array on the C++ stack up to
+// kInlineStack entries (no allocation); a deeper tree (possible after
+// adversarial inserts) walks with a local vector of height + 1. A walk
+// writes nothing shared, so any number of threads may query or cast rays on
+// a const tree at once, and a visitor may query the same tree. Rays walk the
+// nearer child first and skip what lies beyond the bound the visitor returns.
 //
 // Infinite bounds (a ground plane) and +-FLT_MAX are valid: a centroid
 // coordinate is taken in double, 0 for [-inf, +inf], clamped to +-FLT_MAX;
@@ -96,7 +96,7 @@ class AabbTree {
   void reserve(std::size_t leaves);
   /// Empties the tree, keeping its room.
   void clear() noexcept;
-  /// Bytes held: nodes, the slot map and the deep-walk scratch.
+  /// Bytes held: nodes and the slot map.
   std::size_t memory_bytes() const noexcept;
   /// Checks every invariant: parent and child links agree and reach every
   /// live node once, node boxes are the exact union of their children's,
@@ -129,20 +129,17 @@ class AabbTree {
   std::uint32_t balance(std::uint32_t i) noexcept;
   // Refits and balances from i up to the root.
   void walk_up(std::uint32_t i) noexcept;
-  // Sizes the deep-walk scratch for the current height.
-  void fit_stack();
-  // The stack a walk uses: `local` when the tree is shallow enough, else the scratch.
-  StackEntry* walk_stack(std::array<StackEntry, kInlineStack>& local) const noexcept {
-    return height() + 1 <= kInlineStack ? local.data() : deep_stack_.data();
-  }
+  // The walks proper, on a stack of at least height() + 1 entries.
+  template <class Visit>
+  void query_walk(const Box3& box, Visit& visit, StackEntry* stack) const;
+  template <class Visit>
+  void ray_walk(const Ray3& r, float t, Visit& visit, StackEntry* stack) const;
 
   std::vector<Node> nodes_;
   std::vector<std::uint32_t> leaf_of_;  // slot -> leaf node, kNull when absent
   std::uint32_t root_ = kNull;
   std::uint32_t free_ = kNull;
   std::size_t leaves_ = 0;
-  // Written by queries on trees deeper than kInlineStack: one query at a time.
-  mutable std::vector<StackEntry> deep_stack_;
 };
 
 template <class Visit>
@@ -152,8 +149,17 @@ void AabbTree::query(const Box3& box, Visit&& visit) const {
     visit(Slot{nodes_[root_].child[0]});
     return;
   }
-  std::array<StackEntry, kInlineStack> local;
-  StackEntry* stack = walk_stack(local);
+  if (height() + 1 <= kInlineStack) {
+    std::array<StackEntry, kInlineStack> stack;
+    query_walk(box, visit, stack.data());
+  } else {
+    std::vector<StackEntry> stack(std::size_t{height()} + 1);
+    query_walk(box, visit, stack.data());
+  }
+}
+
+template <class Visit>
+void AabbTree::query_walk(const Box3& box, Visit& visit, StackEntry* stack) const {
   std::size_t top = 0;
   stack[top++] = {root_, 0.0f};
   // Only internal nodes known to overlap are pushed: children are tested
@@ -176,8 +182,17 @@ template <class Visit>
 void AabbTree::ray(const Ray3& r, Visit&& visit) const {
   float t = 0.0f;
   if (root_ == kNull || !ray_entry(r, nodes_[root_].box, t)) return;
-  std::array<StackEntry, kInlineStack> local;
-  StackEntry* stack = walk_stack(local);
+  if (height() + 1 <= kInlineStack) {
+    std::array<StackEntry, kInlineStack> stack;
+    ray_walk(r, t, visit, stack.data());
+  } else {
+    std::vector<StackEntry> stack(std::size_t{height()} + 1);
+    ray_walk(r, t, visit, stack.data());
+  }
+}
+
+template <class Visit>
+void AabbTree::ray_walk(const Ray3& r, float t, Visit& visit, StackEntry* stack) const {
   std::size_t top = 0;
   float bound = r.max_t;
   stack[top++] = {root_, t};

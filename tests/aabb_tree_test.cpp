@@ -249,7 +249,8 @@ TEST(AabbTree, ReserveClearAndReuse) {
 }
 
 TEST(AabbTree, BuildMatchesBruteForce) {
-  for (const AabbTree::Split split : {AabbTree::Split::kBinnedSah, AabbTree::Split::kMedian}) {
+  for (const AabbTree::Split split :
+       {AabbTree::Split::kBinnedSah, AabbTree::Split::kMedian, AabbTree::Split::kSorted}) {
     for (std::uint32_t seed = 1; seed <= 4; ++seed) {
       for (std::size_t n : {1, 2, 3, 5, 17, 100, 1000}) {
         SCOPED_TRACE(testing::Message() << "seed " << seed << " n " << n << " split " << int(split));
@@ -278,7 +279,8 @@ TEST(AabbTree, DuplicatesAndTouching) {
       for (int z = 0; z < 3; ++z) model.push_back(Box3{{float(x), float(y), float(z)}, {x + 1.0f, y + 1.0f, z + 1.0f}});
     }
   }
-  for (const AabbTree::Split split : {AabbTree::Split::kBinnedSah, AabbTree::Split::kMedian}) {
+  for (const AabbTree::Split split :
+       {AabbTree::Split::kBinnedSah, AabbTree::Split::kMedian, AabbTree::Split::kSorted}) {
     AabbTree tree;
     build_from(tree, model, split);
     ASSERT_TRUE(tree.validate());
@@ -313,7 +315,8 @@ TEST(AabbTree, InfiniteBoxes) {
       Box3{{-kInf, 0, 0}, {-kInf, 0, 0}},  // a point at -inf
       Box3{{0, -kInf, 0}, {0, kInf, 0}},   // a line
   };
-  for (const AabbTree::Split split : {AabbTree::Split::kBinnedSah, AabbTree::Split::kMedian}) {
+  for (const AabbTree::Split split :
+       {AabbTree::Split::kBinnedSah, AabbTree::Split::kMedian, AabbTree::Split::kSorted}) {
     AabbTree tree;
     build_from(tree, model, split);
     ASSERT_TRUE(tree.validate());
@@ -375,7 +378,8 @@ TEST(AabbTree, ChurnSmall) {
 
 TEST(AabbTree, ChurnMedium) {
   for (std::uint32_t seed = 21; seed <= 24; ++seed) {
-    churn(seed, 200, 1500, 5, seed % 2 ? AabbTree::Split::kBinnedSah : AabbTree::Split::kMedian);
+    churn(seed, 200, 1500, 5,
+          std::array{AabbTree::Split::kBinnedSah, AabbTree::Split::kMedian, AabbTree::Split::kSorted}[seed % 3]);
   }
 }
 
@@ -457,6 +461,40 @@ TEST(AabbTree, DeepTreesWalkWithLocalStacks) {
     tree.remove(s);
     ASSERT_TRUE(tree.validate());
   }
+  check_against_brute(tree, model, maker, 200);
+}
+
+// The sorted build (Morton order) on a grid cuts it in halves and quarters;
+// on boxes at exponentially growing distances, where the Morton cuts are
+// lopsided, it falls back to the middle: shallow either way, and exact.
+TEST(AabbTree, SortedBuildStaysShallow) {
+  std::vector<Slot> slots;
+  std::vector<Box3> grid;
+  for (int y = 0; y < 128; ++y) {
+    for (int x = 0; x < 128; ++x) {
+      slots.push_back(static_cast<Slot>(grid.size()));
+      grid.push_back({{float(x), float(y), 0}, {x + 1.02f, y + 1.02f, 0.5f + float((x * 7 + y * 3) % 10) / 10}});
+    }
+  }
+  AabbTree tree;
+  tree.build(slots, grid, AabbTree::Split::kSorted);
+  ASSERT_TRUE(tree.validate());
+  EXPECT_EQ(tree.height(), 14u);  // 2^14 tiles, every cut in the middle
+  EXPECT_EQ(tree_query(tree, {{10.5f, 10.5f, 0}, {10.5f, 10.5f, 0}}).size(), 1u);
+  EXPECT_EQ(tree_query(tree, {{10, 10, 0}, {10, 10, 0}}).size(), 4u);  // a corner of four tiles
+  Model model;
+  slots.clear();
+  std::vector<Box3> spread;
+  for (int i = 0; i < 250; ++i) {
+    const float x = std::ldexp(1.0f, i - 125);
+    slots.push_back(static_cast<Slot>(i));
+    spread.push_back(Box3{{x, 0, 0}, {x, 1, 1}});
+    model.push_back(spread.back());
+  }
+  tree.build(slots, spread, AabbTree::Split::kSorted);
+  ASSERT_TRUE(tree.validate());
+  EXPECT_LE(tree.height(), 42u);  // a cut leaves at least an eighth on each side: log_{8/7} 250 < 42
+  BoxMaker maker{std::mt19937(13)};
   check_against_brute(tree, model, maker, 200);
 }
 

@@ -14,8 +14,13 @@
 // two by binned SAH (the surface area heuristic, MacDonald and Booth 1990,
 // binned as in Wald 2007: 32 bins along the longest axis of the centroids'
 // bounds) or at the median centroid of that axis (nth_element); both are
-// O(n log n). Nodes are numbered depth first, a node's two children side by
-// side, which a walk tests together. The median split's height is ceil(log2 n).
+// O(n log n). Or, for a bulk load, sorted: the centroids sorted once by
+// their Morton code (z-order; a radix sort, O(n)), and each range cut where
+// its first and last codes part (Lauterbach et al. 2009's LBVH, built top
+// down), each split a binary search: several times faster than the binned
+// SAH, and as good on the grids levels are made of. Nodes are numbered depth
+// first, a node's two children side by side, which a walk tests together.
+// The median split's height is ceil(log2 n).
 //
 // Changing. insert() descends from the root towards the best sibling by the
 // greedy SAH cost of Box2D's b2DynamicTree (the area a new parent would add
@@ -61,9 +66,11 @@ class AabbTree {
   enum class Split : std::uint8_t {
     kBinnedSah,  ///< the cheapest of 32 binned SAH splits along the centroids' longest axis
     kMedian,     ///< at the median centroid along that axis
+    kSorted,     ///< by the centroids' Morton order, sorted once: at the highest differing bit (a bulk load)
   };
 
   /// Replaces the content by `slots[i]` with `boxes[i]` (distinct slots, equal lengths): top-down, O(n log n).
+  /// An empty build gives the storage back.
   void build(std::span<const Slot> slots, std::span<const Box3> boxes, Split split = Split::kBinnedSah);
   /// Adds `slot` (not in the tree) with `box`: O(height).
   void insert(Slot slot, const Box3& box);
@@ -121,6 +128,9 @@ class AabbTree {
     float t;  // the node's ray entry (ray casts only)
   };
 
+  // The nodes of a build, top down (aabb_tree.cpp).
+  template <class SplitRange, class MakeLeaf>
+  void lay_out(std::size_t n, SplitRange&& split, MakeLeaf&& leaf);
   std::uint32_t allocate_node();
   void free_node(std::uint32_t i) noexcept;
   // Box and height of internal node i from its children.

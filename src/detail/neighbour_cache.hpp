@@ -120,6 +120,13 @@ class NeighbourCache {
     ++generation_;
   }
 
+  /// clear(), and the storage given back.
+  void release() noexcept {
+    clear();
+    std::vector<Neighbour>().swap(pool_);
+    std::vector<Neighbour>().swap(scratch_);
+  }
+
   std::size_t memory_bytes() const noexcept {
     return lists_.memory_bytes() + (pool_.capacity() + scratch_.capacity()) * sizeof(Neighbour);
   }

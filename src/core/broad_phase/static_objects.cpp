@@ -1,6 +1,8 @@
 // Static objects and changes of filter (static_objects.hpp).
 #include "core/broad_phase/static_objects.hpp"
 
+#include "detail/reserve.hpp"
+
 namespace sapling::detail {
 
 void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& frame, std::uint64_t stamp,
@@ -79,9 +81,9 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
   // Step two: the static objects that changed, and the region each touches.
   changed_.clear();
   regions_.clear();
-  std::size_t added_statics = 0;
+  std::size_t added_statics = 0, removed_statics = 0;
   for (const Slot s : frame.removed) {
-    if (objects.is_static(s)) changed_.push_back(s), regions_.push_back(box_of[s]);
+    if (objects.is_static(s)) changed_.push_back(s), regions_.push_back(box_of[s]), ++removed_statics;
   }
   for (std::size_t k = 0; k < frame.moved.size(); ++k) {
     const Slot s = frame.moved[k];
@@ -95,7 +97,7 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
   // before the tree changes for the pairs that go, after for those that come.
   const std::size_t statics_before = tree.size();
   const std::size_t dynamics_at_end =
-      objects.live + frame.added.size() - frame.removed.size() - (statics_before + added_statics);
+      (objects.live + frame.added.size() - frame.removed.size()) - (statics_before + added_statics - removed_statics);
   const bool many = changed_.size() > dynamics_at_end;
   if (many) {
     objects.for_each_dynamic(true, [&](Slot d) {
@@ -109,10 +111,11 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
       pair(s, d, !gone(s) && overlaps(box_of[s], box_of[d]));
     });
   }
-  // The tree follows: a mass insertion is laid out anew. The neighbour
-  // lists around the changes go stale.
+  // The tree follows: a mass change (a level loaded, or streamed out) is
+  // laid out anew from the statics left, in bulk; a few changes are made in
+  // place, O(height) each. The neighbour lists around the changes go stale.
   cache.invalidate_around(regions_);
-  if (added_statics > statics_before) {
+  if (2 * changed_.size() > statics_before) {
     std::vector<Slot> slots;
     std::vector<Box3> boxes;
     for (Slot s = 0; s < objects.states.size(); ++s) {
@@ -122,7 +125,11 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
         boxes.push_back(box_of[s]);
       }
     }
-    tree.build(slots, boxes);
+    tree.build(slots, boxes, AabbTree::Split::kSorted);
+    if (tree.size() == 0) cache.release();  // an empty level holds no memory
+    // Scratch the size of a level goes too: the next frame is unlikely to need it.
+    free_storage(regions_);
+    free_storage(changed_);
   } else {
     for (const Slot s : changed_) {
       if (gone(s)) {
@@ -171,7 +178,7 @@ std::unique_ptr<AabbTree> StaticObjects::build(const ObjectTable& objects, std::
                                                std::span<const Box3> boxes, std::span<const Slot> dynamics,
                                                PairManager& pairs) {
   auto tree = std::make_unique<AabbTree>();
-  tree->build(statics, boxes);
+  tree->build(statics, boxes, AabbTree::Split::kSorted);
   for (const Slot d : dynamics) {
     tree->query(objects.boxes[d], [&](Slot s) { set_pair(objects, pairs, d, s, true); });
   }

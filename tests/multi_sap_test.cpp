@@ -277,6 +277,41 @@ TEST(MultiSapTest, MassInsertThenMassRemove) {
   }
 }
 
+// A frame that removes most of the world starts over (start_over()): the
+// rest moves, new boxes come and outsized ones stay in the same frame, in a
+// dense world (many pairs survive it), then play goes on; twice.
+TEST(MultiSapTest, MostOfTheWorldLeavesWhileTheRestMoves) {
+  TraceBuilder t(3, 31);
+  Rng& r = t.rng();
+  const auto box = [&](float size) {
+    return testgen::cube(r.uniform(0, 20), r.uniform(0, 20), r.uniform(0, 20), size);
+  };
+  Id next = 0;
+  t.begin_frame();
+  for (int i = 0; i < 1500; ++i) t.add(next++, box(r.chance(0.02) ? 30.0f : 1.5f));
+  for (int round = 0; round < 2; ++round) {
+    t.begin_frame();
+    const std::vector<Id> live(t.live_ids().begin(), t.live_ids().end());
+    for (const Id id : live) {
+      if (r.chance(0.7)) {
+        t.remove(id);
+      } else if (r.chance(0.5)) {
+        const Box3& b = t.box_of(id);
+        t.move(id, testgen::cube(b.min[0] + 0.25f, b.min[1], b.min[2], b.max[0] - b.min[0]));
+      }
+    }
+    for (int i = 0; i < 100; ++i) t.add(next++, box(1.5f));
+    for (int f = 0; f < 3; ++f) {
+      t.begin_frame();
+      for (const Id id : t.live_ids()) {
+        if (r.chance(0.3)) t.move(id, box(1.5f));
+      }
+    }
+  }
+  const Trace trace = t.take();
+  for (const MultiSapConfig& config : grids(1.0f)) expect_exact(trace, config, "most leave");
+}
+
 // Cells updated in parallel (tasks of consecutive cells, their findings
 // replayed in order) give the same deltas and the same pairs() in the same
 // order as one thread, in both modes; also run under TSan in CI.

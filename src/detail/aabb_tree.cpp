@@ -117,7 +117,7 @@ std::size_t sah_split(std::span<Ref> refs, int axis, double lo, double width) {
   return static_cast<std::size_t>(mid - refs.begin());
 }
 
-// The sorted build's order: each box's centroid quantised to 21 bits per
+// The sorted build's order: each box's centroid quantised to 16 bits per
 // axis on one scale for all three (the widest spread of the centroids: a
 // flat level keeps its little height in few bits) and the bits interleaved
 // (a Morton code, z-order); the boxes' indices sorted by code, ties in
@@ -137,9 +137,9 @@ std::vector<Coded> morton_order(std::span<const Box3> boxes) {
   }
   double width = 0.0;
   for (int k = 0; k < 3; ++k) width = std::max(width, static_cast<double>(cmax[k]) - static_cast<double>(cmin[k]));
-  constexpr double kTop = (1u << 21) - 1;
+  constexpr double kTop = (1u << 16) - 1;  // 48-bit codes: four passes of the sort
   const double scale = width > 0.0 ? kTop / width : 0.0;
-  // Spreads the 21 low bits of v to every third bit.
+  // Spreads the 21 low bits of v to every third bit (16 are used).
   const auto spread = [](std::uint64_t v) {
     v &= 0x1fffff;
     v = (v | v << 32) & 0x001f00000000ffffull;
@@ -158,7 +158,7 @@ std::vector<Coded> morton_order(std::span<const Box3> boxes) {
     }
     order[i] = {code, static_cast<std::uint32_t>(i)};
   }
-  constexpr RadixDigits kDigits{.bits = 11, .passes = 6, .insertion_up_to = 32};
+  constexpr RadixDigits kDigits{.bits = 12, .passes = 4, .insertion_up_to = 32};
   std::vector<std::uint32_t> counts(kDigits.counts());
   radix_sort(
       order, scratch, [](const Coded& c) { return c.code; }, kDigits, counts.data());

@@ -280,7 +280,7 @@ TEST(MultiSapTest, MassInsertThenMassRemove) {
 // A frame that removes most of the world starts over (start_over()): the
 // rest moves, new boxes come and outsized ones stay in the same frame, in a
 // dense world (many pairs survive it), then play goes on; twice.
-TEST(MultiSapTest, MostOfTheWorldLeavesWhileTheRestMoves) {
+Trace most_leave_trace() {
   TraceBuilder t(3, 31);
   Rng& r = t.rng();
   const auto box = [&](float size) {
@@ -308,7 +308,11 @@ TEST(MultiSapTest, MostOfTheWorldLeavesWhileTheRestMoves) {
       }
     }
   }
-  const Trace trace = t.take();
+  return t.take();
+}
+
+TEST(MultiSapTest, MostOfTheWorldLeavesWhileTheRestMoves) {
+  const Trace trace = most_leave_trace();
   for (const MultiSapConfig& config : grids(1.0f)) expect_exact(trace, config, "most leave");
 }
 
@@ -319,33 +323,35 @@ TEST(MultiSapThreads, SameOutputInTheSameOrderOnAnyThreadCount) {
   ScenarioParams params;
   params.name = "tracy";
   params.n = 30000;
-  const Trace trace = testgen::scenario_trace(params, 5);
-  for (const char* algo : {"multi-sap", "multi-sap:mode=witness", "multi-sap:cells=segmented,chunk=4"}) {
-    SCOPED_TRACE(algo);
-    auto one = BroadPhase::create(algo, Options{.dims = trace.dims});
-    ASSERT_NE(one, nullptr);
-    for (const unsigned threads : {2u, 3u}) {
-      auto many = BroadPhase::create(algo, Options{.dims = trace.dims, .threads = threads});
-      ASSERT_NE(many, nullptr);
-      auto single = BroadPhase::create(algo, Options{.dims = trace.dims});
-      for (std::size_t f = 0; f < trace.frames.size(); ++f) {
-        SCOPED_TRACE("threads " + std::to_string(threads) + ", frame " + std::to_string(f));
-        const TraceFrame& frame = trace.frames[f];
-        for (BroadPhase* bp : {single.get(), many.get()}) {
-          ASSERT_TRUE(bp->remove(frame.removed).ok());
-          ASSERT_TRUE(testgen::stage_boxes(*bp, false, trace.dims, frame.moved, frame.moved_boxes).ok());
-          ASSERT_TRUE(testgen::stage_boxes(*bp, true, trace.dims, frame.added, frame.added_boxes).ok());
+  // A tracy world, and one that mostly leaves (start_over()) while the rest moves.
+  for (const Trace& trace : {testgen::scenario_trace(params, 5), most_leave_trace()}) {
+    for (const char* algo : {"multi-sap", "multi-sap:mode=witness", "multi-sap:cells=segmented,chunk=4"}) {
+      SCOPED_TRACE(algo);
+      auto one = BroadPhase::create(algo, Options{.dims = trace.dims});
+      ASSERT_NE(one, nullptr);
+      for (const unsigned threads : {2u, 3u}) {
+        auto many = BroadPhase::create(algo, Options{.dims = trace.dims, .threads = threads});
+        ASSERT_NE(many, nullptr);
+        auto single = BroadPhase::create(algo, Options{.dims = trace.dims});
+        for (std::size_t f = 0; f < trace.frames.size(); ++f) {
+          SCOPED_TRACE("threads " + std::to_string(threads) + ", frame " + std::to_string(f));
+          const TraceFrame& frame = trace.frames[f];
+          for (BroadPhase* bp : {single.get(), many.get()}) {
+            ASSERT_TRUE(bp->remove(frame.removed).ok());
+            ASSERT_TRUE(testgen::stage_boxes(*bp, false, trace.dims, frame.moved, frame.moved_boxes).ok());
+            ASSERT_TRUE(testgen::stage_boxes(*bp, true, trace.dims, frame.added, frame.added_boxes).ok());
+          }
+          const FrameDelta& a = single->update();
+          const std::vector<Pair> created(a.created.begin(), a.created.end()),
+              deleted(a.deleted.begin(), a.deleted.end());
+          const FrameDelta& b = many->update();
+          EXPECT_TRUE(std::equal(created.begin(), created.end(), b.created.begin(), b.created.end()));
+          EXPECT_TRUE(std::equal(deleted.begin(), deleted.end(), b.deleted.begin(), b.deleted.end()));
+          ASSERT_TRUE(
+              std::equal(single->pairs().begin(), single->pairs().end(), many->pairs().begin(), many->pairs().end()));
         }
-        const FrameDelta& a = single->update();
-        const std::vector<Pair> created(a.created.begin(), a.created.end()),
-            deleted(a.deleted.begin(), a.deleted.end());
-        const FrameDelta& b = many->update();
-        EXPECT_TRUE(std::equal(created.begin(), created.end(), b.created.begin(), b.created.end()));
-        EXPECT_TRUE(std::equal(deleted.begin(), deleted.end(), b.deleted.begin(), b.deleted.end()));
-        ASSERT_TRUE(
-            std::equal(single->pairs().begin(), single->pairs().end(), many->pairs().begin(), many->pairs().end()));
+        EXPECT_FALSE(single->pairs().empty());
       }
-      EXPECT_FALSE(single->pairs().empty());
     }
   }
 }

@@ -17,6 +17,7 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -248,7 +249,8 @@ TEST(AabbTree, ReserveClearAndReuse) {
 }
 
 TEST(AabbTree, BuildMatchesBruteForce) {
-  for (const AabbTree::Split split : {AabbTree::Split::kBinnedSah, AabbTree::Split::kMedian}) {
+  for (const AabbTree::Split split :
+       {AabbTree::Split::kBinnedSah, AabbTree::Split::kMedian, AabbTree::Split::kSorted}) {
     for (std::uint32_t seed = 1; seed <= 4; ++seed) {
       for (std::size_t n : {1, 2, 3, 5, 17, 100, 1000}) {
         SCOPED_TRACE(testing::Message() << "seed " << seed << " n " << n << " split " << int(split));
@@ -277,7 +279,8 @@ TEST(AabbTree, DuplicatesAndTouching) {
       for (int z = 0; z < 3; ++z) model.push_back(Box3{{float(x), float(y), float(z)}, {x + 1.0f, y + 1.0f, z + 1.0f}});
     }
   }
-  for (const AabbTree::Split split : {AabbTree::Split::kBinnedSah, AabbTree::Split::kMedian}) {
+  for (const AabbTree::Split split :
+       {AabbTree::Split::kBinnedSah, AabbTree::Split::kMedian, AabbTree::Split::kSorted}) {
     AabbTree tree;
     build_from(tree, model, split);
     ASSERT_TRUE(tree.validate());
@@ -312,7 +315,8 @@ TEST(AabbTree, InfiniteBoxes) {
       Box3{{-kInf, 0, 0}, {-kInf, 0, 0}},  // a point at -inf
       Box3{{0, -kInf, 0}, {0, kInf, 0}},   // a line
   };
-  for (const AabbTree::Split split : {AabbTree::Split::kBinnedSah, AabbTree::Split::kMedian}) {
+  for (const AabbTree::Split split :
+       {AabbTree::Split::kBinnedSah, AabbTree::Split::kMedian, AabbTree::Split::kSorted}) {
     AabbTree tree;
     build_from(tree, model, split);
     ASSERT_TRUE(tree.validate());
@@ -374,7 +378,8 @@ TEST(AabbTree, ChurnSmall) {
 
 TEST(AabbTree, ChurnMedium) {
   for (std::uint32_t seed = 21; seed <= 24; ++seed) {
-    churn(seed, 200, 1500, 5, seed % 2 ? AabbTree::Split::kBinnedSah : AabbTree::Split::kMedian);
+    churn(seed, 200, 1500, 5,
+          std::array{AabbTree::Split::kBinnedSah, AabbTree::Split::kMedian, AabbTree::Split::kSorted}[seed % 3]);
   }
 }
 
@@ -420,8 +425,8 @@ TEST(AabbTree, SortedInsertsStayShallow) {
 // Boxes at x = 2^i, inserted by increasing distance: each new leaf is best
 // paired with the whole tree so far, and the rotations undo that only in
 // part, so the tree grows deeper than the walks' inline stack (64 entries):
-// queries and rays then walk with the member scratch.
-TEST(AabbTree, DeepTreesWalkWithTheScratch) {
+// queries and rays then walk with a local vector, several threads at once.
+TEST(AabbTree, DeepTreesWalkWithLocalStacks) {
   Model model;
   for (int i = 0; i < 250; ++i) {
     const float x = std::ldexp(1.0f, i - 125);
@@ -436,11 +441,60 @@ TEST(AabbTree, DeepTreesWalkWithTheScratch) {
   const Ray3 along{{0, 0.5f, 0.5f}, {1, 0, 0}, kInf};
   EXPECT_EQ(tree_ray(tree, along).size(), 250u);
   EXPECT_EQ(tree_query(tree, {{0, 0, 0}, {kInf, 1, 1}}).size(), 250u);
+  // Walks share nothing: threads on the const tree, and a query from inside a visitor.
+  std::vector<std::size_t> found(4, 0);
+  std::vector<std::thread> threads;
+  for (std::size_t k = 0; k < found.size(); ++k) {
+    threads.emplace_back([&, k] {
+      for (int round = 0; round < 200; ++round) {
+        found[k] = tree_query(tree, {{0, 0, 0}, {kInf, 1, 1}}).size() + tree_ray(tree, along).size();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::size_t f : found) EXPECT_EQ(f, 500u);
+  std::size_t nested = 0;
+  tree.query({{1, 0, 0}, {1, 1, 1}}, [&](Slot) { nested += tree_query(tree, {{0, 0, 0}, {kInf, 1, 1}}).size(); });
+  EXPECT_EQ(nested, 250u);
   for (Slot s = 0; s < model.size(); s += 2) {
     model[s].reset();
     tree.remove(s);
     ASSERT_TRUE(tree.validate());
   }
+  check_against_brute(tree, model, maker, 200);
+}
+
+// The sorted build (Morton order) on a grid cuts it in halves and quarters;
+// on boxes at exponentially growing distances, where the Morton cuts are
+// lopsided, it falls back to the middle: shallow either way, and exact.
+TEST(AabbTree, SortedBuildStaysShallow) {
+  std::vector<Slot> slots;
+  std::vector<Box3> grid;
+  for (int y = 0; y < 128; ++y) {
+    for (int x = 0; x < 128; ++x) {
+      slots.push_back(static_cast<Slot>(grid.size()));
+      grid.push_back({{float(x), float(y), 0}, {x + 1.02f, y + 1.02f, 0.5f + float((x * 7 + y * 3) % 10) / 10}});
+    }
+  }
+  AabbTree tree;
+  tree.build(slots, grid, AabbTree::Split::kSorted);
+  ASSERT_TRUE(tree.validate());
+  EXPECT_EQ(tree.height(), 14u);  // 2^14 tiles, every cut in the middle
+  EXPECT_EQ(tree_query(tree, {{10.5f, 10.5f, 0}, {10.5f, 10.5f, 0}}).size(), 1u);
+  EXPECT_EQ(tree_query(tree, {{10, 10, 0}, {10, 10, 0}}).size(), 4u);  // a corner of four tiles
+  Model model;
+  slots.clear();
+  std::vector<Box3> spread;
+  for (int i = 0; i < 250; ++i) {
+    const float x = std::ldexp(1.0f, i - 125);
+    slots.push_back(static_cast<Slot>(i));
+    spread.push_back(Box3{{x, 0, 0}, {x, 1, 1}});
+    model.push_back(spread.back());
+  }
+  tree.build(slots, spread, AabbTree::Split::kSorted);
+  ASSERT_TRUE(tree.validate());
+  EXPECT_LE(tree.height(), 42u);  // a cut leaves at least an eighth on each side: log_{8/7} 250 < 42
+  BoxMaker maker{std::mt19937(13)};
   check_against_brute(tree, model, maker, 200);
 }
 

@@ -277,6 +277,45 @@ TEST(MultiSapTest, MassInsertThenMassRemove) {
   }
 }
 
+// A frame that removes most of the world starts over (start_over()): the
+// rest moves, new boxes come and outsized ones stay in the same frame, in a
+// dense world (many pairs survive it), then play goes on; twice.
+Trace most_leave_trace() {
+  TraceBuilder t(3, 31);
+  Rng& r = t.rng();
+  const auto box = [&](float size) {
+    return testgen::cube(r.uniform(0, 20), r.uniform(0, 20), r.uniform(0, 20), size);
+  };
+  Id next = 0;
+  t.begin_frame();
+  for (int i = 0; i < 1500; ++i) t.add(next++, box(r.chance(0.02) ? 30.0f : 1.5f));
+  for (int round = 0; round < 2; ++round) {
+    t.begin_frame();
+    const std::vector<Id> live(t.live_ids().begin(), t.live_ids().end());
+    for (const Id id : live) {
+      if (r.chance(0.7)) {
+        t.remove(id);
+      } else if (r.chance(0.5)) {
+        const Box3& b = t.box_of(id);
+        t.move(id, testgen::cube(b.min[0] + 0.25f, b.min[1], b.min[2], b.max[0] - b.min[0]));
+      }
+    }
+    for (int i = 0; i < 100; ++i) t.add(next++, box(1.5f));
+    for (int f = 0; f < 3; ++f) {
+      t.begin_frame();
+      for (const Id id : t.live_ids()) {
+        if (r.chance(0.3)) t.move(id, box(1.5f));
+      }
+    }
+  }
+  return t.take();
+}
+
+TEST(MultiSapTest, MostOfTheWorldLeavesWhileTheRestMoves) {
+  const Trace trace = most_leave_trace();
+  for (const MultiSapConfig& config : grids(1.0f)) expect_exact(trace, config, "most leave");
+}
+
 // Cells updated in parallel (tasks of consecutive cells, their findings
 // replayed in order) give the same deltas and the same pairs() in the same
 // order as one thread, in both modes; also run under TSan in CI.
@@ -284,33 +323,35 @@ TEST(MultiSapThreads, SameOutputInTheSameOrderOnAnyThreadCount) {
   ScenarioParams params;
   params.name = "tracy";
   params.n = 30000;
-  const Trace trace = testgen::scenario_trace(params, 5);
-  for (const char* algo : {"multi-sap", "multi-sap:mode=witness", "multi-sap:cells=segmented,chunk=4"}) {
-    SCOPED_TRACE(algo);
-    auto one = BroadPhase::create(algo, Options{.dims = trace.dims});
-    ASSERT_NE(one, nullptr);
-    for (const unsigned threads : {2u, 3u}) {
-      auto many = BroadPhase::create(algo, Options{.dims = trace.dims, .threads = threads});
-      ASSERT_NE(many, nullptr);
-      auto single = BroadPhase::create(algo, Options{.dims = trace.dims});
-      for (std::size_t f = 0; f < trace.frames.size(); ++f) {
-        SCOPED_TRACE("threads " + std::to_string(threads) + ", frame " + std::to_string(f));
-        const TraceFrame& frame = trace.frames[f];
-        for (BroadPhase* bp : {single.get(), many.get()}) {
-          ASSERT_TRUE(bp->remove(frame.removed).ok());
-          ASSERT_TRUE(testgen::stage_boxes(*bp, false, trace.dims, frame.moved, frame.moved_boxes).ok());
-          ASSERT_TRUE(testgen::stage_boxes(*bp, true, trace.dims, frame.added, frame.added_boxes).ok());
+  // A tracy world, and one that mostly leaves (start_over()) while the rest moves.
+  for (const Trace& trace : {testgen::scenario_trace(params, 5), most_leave_trace()}) {
+    for (const char* algo : {"multi-sap", "multi-sap:mode=witness", "multi-sap:cells=segmented,chunk=4"}) {
+      SCOPED_TRACE(algo);
+      auto one = BroadPhase::create(algo, Options{.dims = trace.dims});
+      ASSERT_NE(one, nullptr);
+      for (const unsigned threads : {2u, 3u}) {
+        auto many = BroadPhase::create(algo, Options{.dims = trace.dims, .threads = threads});
+        ASSERT_NE(many, nullptr);
+        auto single = BroadPhase::create(algo, Options{.dims = trace.dims});
+        for (std::size_t f = 0; f < trace.frames.size(); ++f) {
+          SCOPED_TRACE("threads " + std::to_string(threads) + ", frame " + std::to_string(f));
+          const TraceFrame& frame = trace.frames[f];
+          for (BroadPhase* bp : {single.get(), many.get()}) {
+            ASSERT_TRUE(bp->remove(frame.removed).ok());
+            ASSERT_TRUE(testgen::stage_boxes(*bp, false, trace.dims, frame.moved, frame.moved_boxes).ok());
+            ASSERT_TRUE(testgen::stage_boxes(*bp, true, trace.dims, frame.added, frame.added_boxes).ok());
+          }
+          const FrameDelta& a = single->update();
+          const std::vector<Pair> created(a.created.begin(), a.created.end()),
+              deleted(a.deleted.begin(), a.deleted.end());
+          const FrameDelta& b = many->update();
+          EXPECT_TRUE(std::equal(created.begin(), created.end(), b.created.begin(), b.created.end()));
+          EXPECT_TRUE(std::equal(deleted.begin(), deleted.end(), b.deleted.begin(), b.deleted.end()));
+          ASSERT_TRUE(
+              std::equal(single->pairs().begin(), single->pairs().end(), many->pairs().begin(), many->pairs().end()));
         }
-        const FrameDelta& a = single->update();
-        const std::vector<Pair> created(a.created.begin(), a.created.end()),
-            deleted(a.deleted.begin(), a.deleted.end());
-        const FrameDelta& b = many->update();
-        EXPECT_TRUE(std::equal(created.begin(), created.end(), b.created.begin(), b.created.end()));
-        EXPECT_TRUE(std::equal(deleted.begin(), deleted.end(), b.deleted.begin(), b.deleted.end()));
-        ASSERT_TRUE(
-            std::equal(single->pairs().begin(), single->pairs().end(), many->pairs().begin(), many->pairs().end()));
+        EXPECT_FALSE(single->pairs().empty());
       }
-      EXPECT_FALSE(single->pairs().empty());
     }
   }
 }

@@ -2,9 +2,11 @@
 #include "detail/aabb_tree.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cfloat>
 
+#include "detail/radix_sort.hpp"
 #include "detail/reserve.hpp"
 
 namespace sapling::detail {
@@ -32,8 +34,7 @@ float centroid(float lo, float hi) noexcept {
   return static_cast<float>(std::clamp(c, -static_cast<double>(FLT_MAX), static_cast<double>(FLT_MAX)));
 }
 
-// A box to build from, with its centroid and its index in the input (a copy:
-// the splits then read memory in order, not the input at random).
+// A box to build from, with its centroid and its index in the input.
 struct Ref {
   Box3 box;
   std::array<float, 3> c;
@@ -116,27 +117,81 @@ std::size_t sah_split(std::span<Ref> refs, int axis, double lo, double width) {
   return static_cast<std::size_t>(mid - refs.begin());
 }
 
+// The sorted build's order: each box's centroid quantised to 16 bits per
+// axis on one scale for all three (the widest spread of the centroids: a
+// flat level keeps its little height in few bits) and the bits interleaved
+// (a Morton code, z-order); the boxes' indices sorted by code, ties in
+// input order (a stable radix sort).
+struct Coded {
+  std::uint64_t code;
+  std::uint32_t index;
+};
+
+std::vector<Coded> morton_order(std::span<const Box3> boxes) {
+  const std::size_t n = boxes.size();
+  const auto centre = [&](std::size_t i, int k) { return centroid(boxes[i].min[k], boxes[i].max[k]); };
+  std::array<float, 3> cmin{}, cmax{};
+  for (int k = 0; k < 3; ++k) cmin[k] = cmax[k] = centre(0, k);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (int k = 0; k < 3; ++k) cmin[k] = std::min(cmin[k], centre(i, k)), cmax[k] = std::max(cmax[k], centre(i, k));
+  }
+  double width = 0.0;
+  for (int k = 0; k < 3; ++k) width = std::max(width, static_cast<double>(cmax[k]) - static_cast<double>(cmin[k]));
+  constexpr double kTop = (1u << 16) - 1;  // 48-bit codes: four passes of the sort
+  const double scale = width > 0.0 ? kTop / width : 0.0;
+  // Spreads the 21 low bits of v to every third bit (16 are used).
+  const auto spread = [](std::uint64_t v) {
+    v &= 0x1fffff;
+    v = (v | v << 32) & 0x001f00000000ffffull;
+    v = (v | v << 16) & 0x001f0000ff0000ffull;
+    v = (v | v << 8) & 0x100f00f00f00f00full;
+    v = (v | v << 4) & 0x10c30c30c30c30c3ull;
+    v = (v | v << 2) & 0x1249249249249249ull;
+    return v;
+  };
+  std::vector<Coded> order(n), scratch(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t code = 0;
+    for (int k = 0; k < 3; ++k) {
+      const double q = std::min(kTop, (static_cast<double>(centre(i, k)) - cmin[k]) * scale);
+      code |= spread(static_cast<std::uint64_t>(q)) << (2 - k);
+    }
+    order[i] = {code, static_cast<std::uint32_t>(i)};
+  }
+  constexpr RadixDigits kDigits{.bits = 12, .passes = 4, .insertion_up_to = 32};
+  std::vector<std::uint32_t> counts(kDigits.counts());
+  radix_sort(
+      order, scratch, [](const Coded& c) { return c.code; }, kDigits, counts.data());
+  return order;
+}
+
+// Where the sorted build splits a range of `order`: at the highest bit in
+// which its first and last codes differ (every code before the split has it
+// clear, every one after set: a cut of space by a plane of the Morton grid),
+// or in the middle where all codes agree or that cut would leave one side
+// under an eighth (clustered input: the height stays O(log n)). The size of
+// the left part.
+std::size_t morton_split(std::span<const Coded> range) {
+  const std::size_t n = range.size(), middle = n / 2;
+  const std::uint64_t differ = range.front().code ^ range.back().code;
+  if (differ == 0) return middle;
+  const std::uint64_t bit = std::uint64_t{1} << (63 - std::countl_zero(differ));
+  const auto at =
+      std::partition_point(range.begin(), range.end(), [bit](const Coded& c) { return (c.code & bit) == 0; });
+  const auto left = static_cast<std::size_t>(at - range.begin());
+  return 8 * std::min(left, n - left) < n ? middle : left;
+}
+
 }  // namespace
 
-void AabbTree::build(std::span<const Slot> slots, std::span<const Box3> boxes, Split split) {
-  assert(slots.size() == boxes.size());
-  clear();
-  const std::size_t n = slots.size();
-  if (n == 0) return;
-  reserve(n);
-  Slot top = 0;
-  for (const Slot s : slots) top = std::max(top, s);
-  if (leaf_of_.size() <= top) leaf_of_.resize(std::size_t{top} + 1, kNull);
-
-  std::vector<Ref> refs(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const Box3& b = boxes[i];
-    refs[i] = {b,
-               {centroid(b.min[0], b.max[0]), centroid(b.min[1], b.max[1]), centroid(b.min[2], b.max[2])},
-               static_cast<std::uint32_t>(i)};
-  }
-  // Top down, depth first, the left part next: a split numbers its two
-  // children side by side (a walk reads both at once), after their parent.
+// Top down, depth first, the left part next: a split numbers its two
+// children side by side (a walk reads both at once), after their parent.
+// split(begin, end) cuts the range [begin, end) of the build's order, the
+// size of its left part in (0, end - begin); leaf(node, at) makes node the
+// leaf of position `at`. Children follow their parents: boxes and heights
+// are refit from the last node back.
+template <class SplitRange, class MakeLeaf>
+void AabbTree::lay_out(std::size_t n, SplitRange&& split, MakeLeaf&& leaf) {
   std::vector<BuildTask> tasks;
   root_ = 0;
   nodes_.emplace_back();
@@ -146,25 +201,10 @@ void AabbTree::build(std::span<const Slot> slots, std::span<const Box3> boxes, S
     tasks.pop_back();
     const std::uint32_t i = task.node;
     if (task.end - task.begin == 1) {
-      const Ref& r = refs[task.begin];
-      nodes_[i].box = r.box;
-      nodes_[i].child[0] = slots[r.index];
-      leaf_of_[slots[r.index]] = i;
+      leaf(i, task.begin);
       continue;
     }
-    const std::span<Ref> range(refs.data() + task.begin, task.end - task.begin);
-    double lo = 0.0, width = 0.0;
-    const int axis = widest_axis(range, lo, width);
-    std::size_t left = 0;
-    if (split == Split::kBinnedSah && width > 0.0) left = sah_split(range, axis, lo, width);
-    if (left == 0) {  // the median: also where every centroid coincides
-      left = range.size() / 2;
-      if (width > 0.0) {
-        std::nth_element(range.begin(), range.begin() + static_cast<std::ptrdiff_t>(left), range.end(),
-                         [axis](const Ref& a, const Ref& b) { return a.c[axis] < b.c[axis]; });
-      }
-    }
-    const auto mid = task.begin + static_cast<std::uint32_t>(left);
+    const auto mid = task.begin + static_cast<std::uint32_t>(split(task.begin, task.end));
     const auto first = static_cast<std::uint32_t>(nodes_.size());
     nodes_.resize(nodes_.size() + 2);
     nodes_[first].parent = nodes_[first + 1].parent = i;
@@ -172,12 +212,65 @@ void AabbTree::build(std::span<const Slot> slots, std::span<const Box3> boxes, S
     tasks.push_back({mid, task.end, first + 1});
     tasks.push_back({task.begin, mid, first});
   }
-  // Children follow their parents: refit from the last node back.
   for (std::size_t i = nodes_.size(); i-- > 0;) {
     if (nodes_[i].child[1] != kNull) refit(static_cast<std::uint32_t>(i));
   }
+}
+
+void AabbTree::build(std::span<const Slot> slots, std::span<const Box3> boxes, Split split) {
+  assert(slots.size() == boxes.size());
+  clear();
+  const std::size_t n = slots.size();
+  if (n == 0) {
+    std::vector<Node>().swap(nodes_);
+    std::vector<std::uint32_t>().swap(leaf_of_);
+    return;
+  }
+  reserve(n);
+  Slot top = 0;
+  for (const Slot s : slots) top = std::max(top, s);
+  if (leaf_of_.size() <= top) leaf_of_.resize(std::size_t{top} + 1, kNull);
+
+  const auto leaf = [&](std::uint32_t node, std::uint32_t index) {
+    nodes_[node].box = boxes[index];
+    nodes_[node].child[0] = slots[index];
+    leaf_of_[slots[index]] = node;
+  };
+  if (split == Split::kSorted) {
+    const std::vector<Coded> order = morton_order(boxes);
+    lay_out(
+        n,
+        [&](std::uint32_t begin, std::uint32_t end) {
+          return morton_split({order.data() + begin, end - begin});
+        },
+        [&](std::uint32_t node, std::uint32_t at) { leaf(node, order[at].index); });
+  } else {
+    // Copies, with their centroids: the splits then read memory in order.
+    std::vector<Ref> refs(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const Box3& b = boxes[i];
+      refs[i] = {b,
+                 {centroid(b.min[0], b.max[0]), centroid(b.min[1], b.max[1]), centroid(b.min[2], b.max[2])},
+                 static_cast<std::uint32_t>(i)};
+    }
+    const auto split_refs = [&](std::uint32_t begin, std::uint32_t end) {
+      const std::span<Ref> range(refs.data() + begin, end - begin);
+      double lo = 0.0, width = 0.0;
+      const int axis = widest_axis(range, lo, width);
+      std::size_t left = 0;
+      if (split == Split::kBinnedSah && width > 0.0) left = sah_split(range, axis, lo, width);
+      if (left == 0) {  // the median: also where every centroid coincides
+        left = range.size() / 2;
+        if (width > 0.0) {
+          std::nth_element(range.begin(), range.begin() + static_cast<std::ptrdiff_t>(left), range.end(),
+                           [axis](const Ref& a, const Ref& b) { return a.c[axis] < b.c[axis]; });
+        }
+      }
+      return left;
+    };
+    lay_out(n, split_refs, [&](std::uint32_t node, std::uint32_t at) { leaf(node, refs[at].index); });
+  }
   leaves_ = n;
-  fit_stack();
 }
 
 std::uint32_t AabbTree::allocate_node() {
@@ -245,10 +338,6 @@ void AabbTree::walk_up(std::uint32_t i) noexcept {
   }
 }
 
-void AabbTree::fit_stack() {
-  if (height() + 1 > kInlineStack && deep_stack_.size() < height() + 1) deep_stack_.resize(height() + 1);
-}
-
 // Greedy descent by SAH cost (the idea of Box2D's b2DynamicTree): at each
 // node, compare making the new leaf this node's sibling (a new parent of the
 // union's area) with descending into either child (the area that child's
@@ -297,7 +386,6 @@ void AabbTree::insert(Slot slot, const Box3& box) {
   nodes_[at].parent = parent;
   nodes_[leaf].parent = parent;
   walk_up(parent);
-  fit_stack();
 }
 
 void AabbTree::remove(Slot slot) {
@@ -350,8 +438,7 @@ void AabbTree::clear() noexcept {
 }
 
 std::size_t AabbTree::memory_bytes() const noexcept {
-  return nodes_.capacity() * sizeof(Node) + leaf_of_.capacity() * sizeof(std::uint32_t) +
-         deep_stack_.capacity() * sizeof(StackEntry);
+  return nodes_.capacity() * sizeof(Node) + leaf_of_.capacity() * sizeof(std::uint32_t);
 }
 
 double AabbTree::area_ratio() const noexcept {

@@ -14,8 +14,14 @@
 // two by binned SAH (the surface area heuristic, MacDonald and Booth 1990,
 // binned as in Wald 2007: 32 bins along the longest axis of the centroids'
 // bounds) or at the median centroid of that axis (nth_element); both are
-// O(n log n). Nodes are numbered depth first, a node's two children side by
-// side, which a walk tests together. The median split's height is ceil(log2 n).
+// O(n log n). Or, for a bulk load, sorted: the centroids sorted once by
+// their Morton code (z-order; a radix sort, O(n)), and each range cut where
+// its first and last codes part (Lauterbach et al. 2009's LBVH, built top
+// down), each split a binary search, in the middle where that cut is
+// lopsided: 2.7 times faster than the binned SAH at 1M boxes (memory bound),
+// and as good on the grids levels are made of. Nodes are numbered depth
+// first, a node's two children side by side, which a walk tests together.
+// The median split's height is ceil(log2 n), the sorted one's O(log n).
 //
 // Changing. insert() descends from the root towards the best sibling by the
 // greedy SAH cost of Box2D's b2DynamicTree (the area a new parent would add
@@ -28,13 +34,13 @@
 // parent by its sibling and walks up the same way; move() is a removal and
 // an insertion. Each costs O(height).
 //
-// Queries walk an explicit stack, no recursion, no allocation: a depth-first
-// walk needs at most height + 1 entries, kept on the C++ stack up to
-// kInlineStack entries; a deeper tree (possible after adversarial inserts)
-// walks with a member scratch sized by the change that deepened it, so
-// queries are const but run one at a time: never on two threads at once,
-// nor from inside a visitor on the same tree. Rays walk the nearer child
-// first and skip what lies beyond the bound the visitor returns.
+// Queries walk an explicit stack, no recursion: a depth-first walk needs at
+// most height + 1 entries, kept in an array on the C++ stack up to
+// kInlineStack entries (no allocation); a deeper tree (possible after
+// adversarial inserts) walks with a local vector of height + 1. A walk
+// writes nothing shared, so any number of threads may query or cast rays on
+// a const tree at once, and a visitor may query the same tree. Rays walk the
+// nearer child first and skip what lies beyond the bound the visitor returns.
 //
 // Infinite bounds (a ground plane) and +-FLT_MAX are valid: a centroid
 // coordinate is taken in double, 0 for [-inf, +inf], clamped to +-FLT_MAX;
@@ -61,9 +67,11 @@ class AabbTree {
   enum class Split : std::uint8_t {
     kBinnedSah,  ///< the cheapest of 32 binned SAH splits along the centroids' longest axis
     kMedian,     ///< at the median centroid along that axis
+    kSorted,     ///< by the centroids' Morton order, sorted once: at the highest differing bit (a bulk load)
   };
 
   /// Replaces the content by `slots[i]` with `boxes[i]` (distinct slots, equal lengths): top-down, O(n log n).
+  /// An empty build gives the storage back.
   void build(std::span<const Slot> slots, std::span<const Box3> boxes, Split split = Split::kBinnedSah);
   /// Adds `slot` (not in the tree) with `box`: O(height).
   void insert(Slot slot, const Box3& box);
@@ -96,7 +104,7 @@ class AabbTree {
   void reserve(std::size_t leaves);
   /// Empties the tree, keeping its room.
   void clear() noexcept;
-  /// Bytes held: nodes, the slot map and the deep-walk scratch.
+  /// Bytes held: nodes and the slot map.
   std::size_t memory_bytes() const noexcept;
   /// Checks every invariant: parent and child links agree and reach every
   /// live node once, node boxes are the exact union of their children's,
@@ -121,6 +129,9 @@ class AabbTree {
     float t;  // the node's ray entry (ray casts only)
   };
 
+  // The nodes of a build, top down (aabb_tree.cpp).
+  template <class SplitRange, class MakeLeaf>
+  void lay_out(std::size_t n, SplitRange&& split, MakeLeaf&& leaf);
   std::uint32_t allocate_node();
   void free_node(std::uint32_t i) noexcept;
   // Box and height of internal node i from its children.
@@ -129,20 +140,17 @@ class AabbTree {
   std::uint32_t balance(std::uint32_t i) noexcept;
   // Refits and balances from i up to the root.
   void walk_up(std::uint32_t i) noexcept;
-  // Sizes the deep-walk scratch for the current height.
-  void fit_stack();
-  // The stack a walk uses: `local` when the tree is shallow enough, else the scratch.
-  StackEntry* walk_stack(std::array<StackEntry, kInlineStack>& local) const noexcept {
-    return height() + 1 <= kInlineStack ? local.data() : deep_stack_.data();
-  }
+  // The walks proper, on a stack of at least height() + 1 entries.
+  template <class Visit>
+  void query_walk(const Box3& box, Visit& visit, StackEntry* stack) const;
+  template <class Visit>
+  void ray_walk(const Ray3& r, float t, Visit& visit, StackEntry* stack) const;
 
   std::vector<Node> nodes_;
   std::vector<std::uint32_t> leaf_of_;  // slot -> leaf node, kNull when absent
   std::uint32_t root_ = kNull;
   std::uint32_t free_ = kNull;
   std::size_t leaves_ = 0;
-  // Written by queries on trees deeper than kInlineStack: one query at a time.
-  mutable std::vector<StackEntry> deep_stack_;
 };
 
 template <class Visit>
@@ -152,8 +160,17 @@ void AabbTree::query(const Box3& box, Visit&& visit) const {
     visit(Slot{nodes_[root_].child[0]});
     return;
   }
-  std::array<StackEntry, kInlineStack> local;
-  StackEntry* stack = walk_stack(local);
+  if (height() + 1 <= kInlineStack) {
+    std::array<StackEntry, kInlineStack> stack;
+    query_walk(box, visit, stack.data());
+  } else {
+    std::vector<StackEntry> stack(std::size_t{height()} + 1);
+    query_walk(box, visit, stack.data());
+  }
+}
+
+template <class Visit>
+void AabbTree::query_walk(const Box3& box, Visit& visit, StackEntry* stack) const {
   std::size_t top = 0;
   stack[top++] = {root_, 0.0f};
   // Only internal nodes known to overlap are pushed: children are tested
@@ -176,8 +193,17 @@ template <class Visit>
 void AabbTree::ray(const Ray3& r, Visit&& visit) const {
   float t = 0.0f;
   if (root_ == kNull || !ray_entry(r, nodes_[root_].box, t)) return;
-  std::array<StackEntry, kInlineStack> local;
-  StackEntry* stack = walk_stack(local);
+  if (height() + 1 <= kInlineStack) {
+    std::array<StackEntry, kInlineStack> stack;
+    ray_walk(r, t, visit, stack.data());
+  } else {
+    std::vector<StackEntry> stack(std::size_t{height()} + 1);
+    ray_walk(r, t, visit, stack.data());
+  }
+}
+
+template <class Visit>
+void AabbTree::ray_walk(const Ray3& r, float t, Visit& visit, StackEntry* stack) const {
   std::size_t top = 0;
   float bound = r.max_t;
   stack[top++] = {root_, t};

@@ -29,12 +29,14 @@ class NeighbourCache {
  public:
   using Slot = std::uint32_t;
 
-  /// The fat box for `box`: half its extent around it on each axis (an axis
-  /// of no extent borrows the largest margin of the others).
+  /// The fat box for `box`: its extent around it on each axis (an axis of
+  /// no extent borrows the largest margin of the others). Half the extent
+  /// sent a level's movers back to the tree about twice as often, at some
+  /// 1 us a walk of a 1M-box tree (bench/results/levels.md).
   static Box3 fat_box(const Box3& box) noexcept {
     float margin[3], largest = 0.0f;
     for (int k = 0; k < 3; ++k) {
-      margin[k] = 0.5f * (box.max[k] - box.min[k]);
+      margin[k] = box.max[k] - box.min[k];
       if (!(margin[k] < kHuge)) margin[k] = 0.0f;  // infinite: nothing to add
       if (margin[k] > largest) largest = margin[k];
     }
@@ -118,6 +120,13 @@ class NeighbourCache {
     pool_.clear();
     listed_ = 0;
     ++generation_;
+  }
+
+  /// clear(), and the storage given back.
+  void release() noexcept {
+    clear();
+    std::vector<Neighbour>().swap(pool_);
+    std::vector<Neighbour>().swap(scratch_);
   }
 
   std::size_t memory_bytes() const noexcept {

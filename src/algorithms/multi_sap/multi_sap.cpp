@@ -47,7 +47,8 @@
 //
 // Cost per frame: O(changes x cells per box x (log m + k)) plus O(changes x
 // outsized) plus O(n) per changed outsized box; only touched cells are
-// read, so nothing follows the world's size. ~115-145 bytes per box at 1M,
+// read, so nothing follows the world's size. A frame that removes most of
+// the world starts over instead (start_over()): O(pairs + what stays). ~115-145 bytes per box at 1M,
 // the BroadPhase's own arrays included.
 //
 // Choose it for large persistent worlds where a minority moves each frame.
@@ -92,6 +93,8 @@ MultiSap::MultiSap(const Options& options, MultiSapConfig config)
 }
 
 Reported MultiSap::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
+  constexpr std::size_t kFewest = 64;  // smaller worlds leave one by one
+  if (objects_.size() >= kFewest && 2 * ops.removed.size() > objects_.size()) return start_over(ops, ids, pairs);
   marks_.next_frame();
   frame_ops_ = ops;
   boxes_ = ops.boxes;
@@ -125,6 +128,46 @@ Reported MultiSap::update(const FrameOps& ops, std::span<const Id> ids, PairMana
   frame_ops_ = {};
   release_scratch(ops.added.size());
   return Reported::kChanges;
+}
+
+// A frame that removes most of the world (a level streamed out): rather
+// than each removal querying its cells for the pairs it ends, every pair
+// goes at once (PairManager::remove_all(), O(pairs)), the grid and the
+// records are dropped whole, and what stays is added anew with the frame's
+// additions, its pairs found again: Reported::kEveryPair (the BroadPhase
+// then pairs the dynamic objects with the static ones anew too).
+Reported MultiSap::start_over(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
+  constexpr std::uint32_t kRemoved = FrameMarks::kNone - 1;
+  marks_.next_frame();
+  for (const Slot s : ops.removed) marks_.mark(s, kRemoved);
+  for (std::size_t i = 0; i < ops.moved.size(); ++i) marks_.mark(ops.moved[i], static_cast<std::uint32_t>(i));
+  std::vector<Slot> staying;
+  std::vector<Box3> staying_boxes;
+  staying.reserve(objects_.size() - ops.removed.size() + ops.added.size());
+  staying_boxes.reserve(staying.capacity());
+  for (const Slot s : objects_.slots()) {
+    const std::uint32_t at = marks_.find(s);
+    if (at == kRemoved) continue;
+    staying.push_back(s);
+    staying_boxes.push_back(at == FrameMarks::kNone ? ops.boxes[s] : ops.moved_boxes[at]);
+  }
+  staying.insert(staying.end(), ops.added.begin(), ops.added.end());
+  staying_boxes.insert(staying_boxes.end(), ops.added_boxes.begin(), ops.added_boxes.end());
+  pairs.remove_all();
+  grid_ = CellGrid{};
+  grid_.set_flat(dims_ == 2);
+  grid_.set_chunk(config_.chunk);
+  grid_gen_ = 0;
+  sized_ = config_.cell_size > 0;
+  if (sized_) grid_.set_cell_size(config_.cell_size, grid_gen_);
+  in_old_grid_ = relocate_at_ = 0;
+  frames_since_regrid_ = 0;
+  touched_cells_ = touched_entries_ = 0;
+  objects_ = {};
+  outsized_ = {};
+  witnesses_ = HashIndex{};
+  update(FrameOps{{}, {}, {}, staying, staying_boxes, ops.boxes, ops.filter}, ids, pairs);
+  return Reported::kEveryPair;
 }
 
 const Box3& MultiSap::box_before_slice(Slot s) const noexcept {

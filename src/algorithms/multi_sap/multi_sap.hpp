@@ -165,6 +165,7 @@ class MultiSap final : public Algorithm {
   };
   using OwnEntries = std::vector<OwnEntry>;
 
+  Reported start_over(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs);
   void update_slice(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs, bool last);
   void collect_changes(const FrameOps& ops);
   template <bool kEnd>

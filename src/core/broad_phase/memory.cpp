@@ -7,9 +7,15 @@
 // by renumbering the live objects densely and rebuilding the algorithm and
 // the static tree from them (a frame's worth of work over the live objects
 // that reports nothing: the pairs found are the pairs there are); the pair
-// manager shrinks to its pairs.
+// manager shrinks to its pairs. Then, with glibc, the allocator is asked to
+// hand its free pages back (malloc_trim): the blocks freed are otherwise
+// kept for reuse, and a process that unloaded a world would go on holding
+// its resident set.
 #include <limits>
 #include <new>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "core/broad_phase/impl.hpp"
 #include "detail/reserve.hpp"
@@ -39,15 +45,22 @@ void BroadPhase::reserve(std::size_t objects, std::size_t pairs) {
 
 void BroadPhase::Impl::give_back_memory() {
   constexpr std::size_t kMinRoom = 65536;
+  bool gave_back = false;
   try {
-    if (objects.slots() >= kMinRoom && 4 * objects.live < objects.slots()) compact_slots();
+    if (objects.slots() >= kMinRoom && 4 * objects.live < objects.slots()) compact_slots(), gave_back = true;
     // A pair costs the manager 25 to 100 bytes while frames run (its slot,
     // its hash entry, the scratch of a frame): far beyond that, pairs went.
     constexpr std::size_t kMinPairBytes = std::size_t{1} << 20, kMaxBytesPerPair = 256;
     const std::size_t pair_bytes = pairs.memory_bytes();
-    if (pair_bytes >= kMinPairBytes && pair_bytes > kMaxBytesPerPair * pairs.size()) pairs.shrink_to_fit();
+    if (pair_bytes >= kMinPairBytes && pair_bytes > kMaxBytesPerPair * pairs.size()) {
+      pairs.shrink_to_fit();
+      gave_back = true;
+    }
   } catch (const std::bad_alloc&) {
   }
+#if defined(__GLIBC__)
+  if (gave_back) malloc_trim(0);
+#endif
 }
 
 // Renumbers the live objects 0..live-1 (in slot order) and rebuilds the

@@ -1,6 +1,8 @@
 // Static objects and changes of filter (static_objects.hpp).
 #include "core/broad_phase/static_objects.hpp"
 
+#include "detail/reserve.hpp"
+
 namespace sapling::detail {
 
 void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& frame, std::uint64_t stamp,
@@ -10,6 +12,10 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
   if (neighbours_ == nullptr) neighbours_ = std::make_unique<NeighbourCache>();
   AabbTree& tree = *tree_;
   NeighbourCache& cache = *neighbours_;
+  follow_dynamics(objects, frame);
+  const auto for_each_dynamic = [&](auto&& visit) {
+    for (const Slot d : dynamics_.slots()) visit(d);
+  };
   const std::vector<Box3>& box_of = objects.boxes;
   const auto gone = [&](Slot s) { return objects.states[s] == SlotState::kPendingRemove; };
   const auto pair = [&](Slot a, Slot b, bool overlapping) { set_pair(objects, pairs, a, b, overlapping); };
@@ -49,7 +55,7 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
   };
   // Step one: the dynamic objects that changed, against the tree as it was.
   if (tree.size() > 0 && recomputed) {
-    objects.for_each_dynamic(true, arrives);
+    for_each_dynamic(arrives);
   } else if (tree.size() > 0) {
     for (const Slot d : frame.removed) {
       if (objects.is_static(d)) continue;
@@ -76,29 +82,34 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
     }
   }
   if (!statics_change) return;
-  // Step two: the static objects that changed, and the region each touches.
+  // Step two: the static objects that changed. Few changes: each asks the
+  // dynamic objects around it (its region). Many (a level loading or
+  // streamed out): every dynamic object asks the tree instead, before the
+  // tree changes for the pairs that go, after for those that come; and a
+  // mass change lays the tree out anew, so that neither the list of the
+  // changes nor their regions is made (a level's worth of scratch).
+  std::size_t changes = 0;
+  for (const std::span<const Slot> slots : {frame.removed, frame.moved, frame.added}) {
+    for (const Slot s : slots) changes += objects.is_static(s) ? 1 : 0;
+  }
+  const std::size_t statics_before = tree.size();
+  const bool many = changes > dynamics_.size(), relayout = 2 * changes > statics_before;
   changed_.clear();
   regions_.clear();
-  std::size_t added_statics = 0;
-  for (const Slot s : frame.removed) {
-    if (objects.is_static(s)) changed_.push_back(s), regions_.push_back(box_of[s]);
+  if (!many || !relayout) {
+    for (const Slot s : frame.removed) {
+      if (objects.is_static(s)) changed_.push_back(s), regions_.push_back(box_of[s]);
+    }
+    for (std::size_t k = 0; k < frame.moved.size(); ++k) {
+      const Slot s = frame.moved[k];
+      if (objects.is_static(s)) changed_.push_back(s), regions_.push_back(enclosing(frame.moved_boxes[k], box_of[s]));
+    }
+    for (const Slot s : frame.added) {
+      if (objects.is_static(s)) changed_.push_back(s), regions_.push_back(box_of[s]);
+    }
   }
-  for (std::size_t k = 0; k < frame.moved.size(); ++k) {
-    const Slot s = frame.moved[k];
-    if (objects.is_static(s)) changed_.push_back(s), regions_.push_back(enclosing(frame.moved_boxes[k], box_of[s]));
-  }
-  for (const Slot s : frame.added) {
-    if (objects.is_static(s)) changed_.push_back(s), regions_.push_back(box_of[s]), ++added_statics;
-  }
-  // Few changes: each asks the dynamic objects around it. Many (a level
-  // loading or streamed out): every dynamic object asks the tree instead,
-  // before the tree changes for the pairs that go, after for those that come.
-  const std::size_t statics_before = tree.size();
-  const std::size_t dynamics_at_end =
-      objects.live + frame.added.size() - frame.removed.size() - (statics_before + added_statics);
-  const bool many = changed_.size() > dynamics_at_end;
   if (many) {
-    objects.for_each_dynamic(true, [&](Slot d) {
+    for_each_dynamic([&](Slot d) {
       tree.query(box_of[d], [&](Slot s) {
         if (changing(s)) pairs.remove(objects.ids[d], objects.ids[s]);
       });
@@ -109,10 +120,15 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
       pair(s, d, !gone(s) && overlaps(box_of[s], box_of[d]));
     });
   }
-  // The tree follows: a mass insertion is laid out anew. The neighbour
-  // lists around the changes go stale.
-  cache.invalidate_around(regions_);
-  if (added_statics > statics_before) {
+  // The tree follows: laid out anew from the statics left, in bulk, after a
+  // mass change; else changed in place, O(height) each. The neighbour lists
+  // around the changes go stale.
+  if (changed_.size() == changes) {
+    cache.invalidate_around(regions_);
+  } else {
+    cache.invalidate_all();
+  }
+  if (relayout) {
     std::vector<Slot> slots;
     std::vector<Box3> boxes;
     for (Slot s = 0; s < objects.states.size(); ++s) {
@@ -122,7 +138,11 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
         boxes.push_back(box_of[s]);
       }
     }
-    tree.build(slots, boxes);
+    tree.build(slots, boxes, AabbTree::Split::kSorted);
+    if (tree.size() == 0) cache.release();  // an empty level holds no memory
+    // Scratch the size of a level goes too: the next frame is unlikely to need it.
+    free_storage(regions_);
+    free_storage(changed_);
   } else {
     for (const Slot s : changed_) {
       if (gone(s)) {
@@ -135,7 +155,7 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
     }
   }
   if (many) {  // each dynamic object's neighbour list is made anew on the way
-    objects.for_each_dynamic(true, [&](Slot d) {
+    for_each_dynamic([&](Slot d) {
       const Box3& box = box_of[d];
       const Box3 fat = NeighbourCache::fat_box(box);
       cache.scratch().clear();
@@ -146,6 +166,25 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
       cache.store(d, fat, cache.scratch());
     });
   }
+}
+
+// The dynamic objects live at the frame's end: the last frame's, less this
+// one's removals, with its additions; found by a scan of every slot only
+// after adopt() (or at the first static object).
+void StaticObjects::follow_dynamics(const ObjectTable& objects, const StagedFrame& frame) {
+  if (!dynamics_known_) {
+    dynamics_ = {};
+    objects.for_each_dynamic(true, [&](Slot d) { dynamics_.insert(d); });
+    dynamics_known_ = true;
+    return;
+  }
+  for (const Slot s : frame.removed) {
+    if (!objects.is_static(s)) dynamics_.erase(s);
+  }
+  for (const Slot s : frame.added) {
+    if (!objects.is_static(s)) dynamics_.insert(s);
+  }
+  if (dynamics_.empty()) dynamics_ = {};  // a world emptied holds no memory
 }
 
 // Objects whose filter changed (they have no other operation this frame):
@@ -171,7 +210,7 @@ std::unique_ptr<AabbTree> StaticObjects::build(const ObjectTable& objects, std::
                                                std::span<const Box3> boxes, std::span<const Slot> dynamics,
                                                PairManager& pairs) {
   auto tree = std::make_unique<AabbTree>();
-  tree->build(statics, boxes);
+  tree->build(statics, boxes, AabbTree::Split::kSorted);
   for (const Slot d : dynamics) {
     tree->query(objects.boxes[d], [&](Slot s) { set_pair(objects, pairs, d, s, true); });
   }
@@ -181,11 +220,13 @@ std::unique_ptr<AabbTree> StaticObjects::build(const ObjectTable& objects, std::
 void StaticObjects::adopt(std::unique_ptr<AabbTree> tree) noexcept {
   tree_ = std::move(tree);
   if (neighbours_ != nullptr) neighbours_->clear();
+  dynamics_known_ = false;  // slots may have been renumbered
+  dynamics_ = {};
 }
 
 std::size_t StaticObjects::memory_bytes() const noexcept {
   return (tree_ == nullptr ? 0 : tree_->memory_bytes()) + (neighbours_ == nullptr ? 0 : neighbours_->memory_bytes()) +
-         regions_.capacity() * sizeof(Box3) + changed_.capacity() * sizeof(Slot);
+         regions_.capacity() * sizeof(Box3) + changed_.capacity() * sizeof(Slot) + dynamics_.memory_bytes();
 }
 
 }  // namespace sapling::detail

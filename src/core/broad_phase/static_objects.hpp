@@ -23,6 +23,7 @@
 #include "core/broad_phase/staged_frame.hpp"
 #include "detail/aabb_tree.hpp"
 #include "detail/neighbour_cache.hpp"
+#include "detail/slot_map.hpp"
 #include "sapling/algorithm.hpp"
 #include "sapling/pair_manager.hpp"
 
@@ -75,6 +76,12 @@ class StaticObjects {
   std::unique_ptr<NeighbourCache> neighbours_;
   std::vector<Box3> regions_;  // scratch: the regions of a frame's static changes or refilters
   std::vector<Slot> changed_;  // scratch: the static objects a frame changes
+  // The dynamic objects live at the last frame's end, so that a frame visits
+  // them without a scan of every slot (a level of 1M static ones).
+  SlotMap<> dynamics_;
+  bool dynamics_known_ = false;
+
+  void follow_dynamics(const ObjectTable& objects, const StagedFrame& frame);
 };
 
 /// A pair of two objects set to what the frame's end says: present when

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds and runs scene_bench.cpp: Bullet broad phases side by side on two
 # scenes built in the program, modelled on bullet3's examples/Benchmarks
-# (3000 falling boxes; a 1000-box stack). Not Bullet's own benchmark program
-# (issue 30, item 3: that needs bullet3's sources and example framework,
-# not done yet). Needs libbullet-dev; installs sapling into a temporary prefix.
+# (3000 falling boxes; a 1000-box stack). Not Bullet's own benchmark program:
+# bullet3_benchmarks.sh builds and runs that one. Needs libbullet-dev;
+# installs sapling into a temporary prefix.
 #   bench/engines/bullet/run.sh [steps]     (300 by default)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."

@@ -24,6 +24,8 @@
 //
 //   bullet3_benchmarks [--steps N] [--repeats R] [--scenes 1,2,...]
 //                      [--contenders dbvt,axis3,auto,sap,box-pruning,multi-sap] [--raw] [--zones] [--clock cpu|wall]
+//                      [--check]
+//   --check  sapling::bullet's cache against the exact overlaps every 50th step
 //   --clock  cpu (default: the thread's CPU time) or wall
 //   --raw    each run's figures (and the demo's own prints) on stderr
 //   --zones  every Bullet profile zone's time per step, per run, on stderr
@@ -124,6 +126,45 @@ struct Run {
   double active_median;  // bodies awake (moving, so setAabb each step) per step
 };
 
+// --check: every 50th step and the last, outside the timing, sapling::bullet's
+// cache must hold exactly the pairs of proxies whose AABBs (as last set)
+// overlap, closed, and whose groups and masks accept each other (Bullet's
+// own test; the demo sets no filter callback). dbvt and the axis sweep are
+// not checked (their caches hold fattened or stale pairs).
+bool g_check = false;
+long g_check_failures = 0;
+
+void check_pairs(btDiscreteDynamicsWorld* world, int scene, const std::string& contender, int step) {
+  std::vector<const btBroadphaseProxy*> proxies;
+  for (int i = 0; i < world->getNumCollisionObjects(); ++i)
+    if (const btBroadphaseProxy* p = world->getCollisionObjectArray()[i]->getBroadphaseHandle()) proxies.push_back(p);
+  std::sort(proxies.begin(), proxies.end(),
+            [](const btBroadphaseProxy* a, const btBroadphaseProxy* b) { return a->m_aabbMin.x() < b->m_aabbMin.x(); });
+  std::vector<std::pair<int, int>> expected, held;
+  for (std::size_t i = 0; i < proxies.size(); ++i)
+    for (std::size_t j = i + 1; j < proxies.size() && proxies[j]->m_aabbMin.x() <= proxies[i]->m_aabbMax.x(); ++j) {
+      const btBroadphaseProxy *a = proxies[i], *b = proxies[j];
+      if (!TestAabbAgainstAabb2(a->m_aabbMin, a->m_aabbMax, b->m_aabbMin, b->m_aabbMax)) continue;
+      if (!(a->m_collisionFilterGroup & b->m_collisionFilterMask) ||
+          !(b->m_collisionFilterGroup & a->m_collisionFilterMask))
+        continue;
+      expected.emplace_back(std::min(a->m_uniqueId, b->m_uniqueId), std::max(a->m_uniqueId, b->m_uniqueId));
+    }
+  btOverlappingPairCache* cache = world->getBroadphase()->getOverlappingPairCache();
+  for (int i = 0; i < cache->getNumOverlappingPairs(); ++i) {
+    const btBroadphasePair& p = cache->getOverlappingPairArray()[i];
+    held.emplace_back(std::min(p.m_pProxy0->m_uniqueId, p.m_pProxy1->m_uniqueId),
+                      std::max(p.m_pProxy0->m_uniqueId, p.m_pProxy1->m_uniqueId));
+  }
+  std::sort(expected.begin(), expected.end());
+  std::sort(held.begin(), held.end());
+  if (expected != held) {
+    ++g_check_failures;
+    std::fprintf(stderr, "CHECK FAILED: scene %d, %s, step %d: cache holds %zu pairs, exact overlaps %zu\n", scene,
+                 contender.c_str(), step, held.size(), expected.size());
+  }
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
@@ -156,6 +197,8 @@ Run run(int scene, const std::string& contender, int steps) {
       awake += o->isActive() && !o->isStaticOrKinematicObject();
     }
     active.push_back(awake);
+    if (g_check && contender != "dbvt" && contender != "axis3" && (s % 50 == 0 || s == steps - 1))
+      check_pairs(world, scene, contender, s);
   }
   Run r{};
   r.step_median = median(step_t);
@@ -241,10 +284,12 @@ int main(int argc, char** argv) {
       g_cpu_clock = std::string(v) != "wall", ++i;
     else if (a == "--zones")
       g_zones = true;
+    else if (a == "--check")
+      g_check = true;
     else {
       std::fprintf(stderr,
                    "usage: %s [--steps N] [--repeats R] [--scenes 1,..,8] [--contenders dbvt,axis3,auto,...] [--raw] "
-                   "[--zones] [--clock cpu|wall]\n",
+                   "[--zones] [--clock cpu|wall] [--check]\n",
                    argv[0]);
       return 2;
     }
@@ -301,5 +346,7 @@ int main(int argc, char** argv) {
     }
     std::fflush(table);
   }
+  if (g_check) std::fprintf(table, "\ncheck: %ld failures\n", g_check_failures);
   std::fclose(table);
+  return g_check_failures == 0 ? 0 : 1;
 }

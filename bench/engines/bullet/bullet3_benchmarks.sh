@@ -17,11 +17,16 @@
 #
 #   BULLET3_GIT=/path/to/bullet3.git bench/engines/bullet/bullet3_benchmarks.sh [driver options]
 #     driver options: --steps N (300) --repeats R (3) --scenes 1,2,...,8
-#                     --contenders dbvt,axis3,auto,sap,box-pruning,multi-sap --raw
+#                     --contenders dbvt,axis3,auto,sap,box-pruning,multi-sap
+#                     --clock cpu|wall (cpu: thread CPU time) --raw --zones
+#                     --check (sapling::bullet's cache against exact overlaps)
 #   BULLET3_GIT   a bullet3 git directory (bare or not); the `fetch` tool's
 #                 snapshot of github:bulletphysics/bullet3 is one
 #                 (/work/.mirror/bulletphysics+bullet3/repo). Or BULLET3_SRC: a
 #                 bullet3 checkout (its examples/ are copied, not changed).
+#                 (git archive of the fetch snapshot may print "invalid object
+#                 ... data/toys/concave_box.cdf": a blob the snapshot lacks,
+#                 outside the three folders exported; harmless.)
 #   BULLET3_REV   commit to export (default the one the figures were measured at)
 #   WORK_DIR      where Bullet's sources and the build go (default
 #                 ${TMPDIR:-/tmp}/sapling-bullet3); must be outside the repository.

@@ -60,7 +60,7 @@ build="$work/sapling-build"
 prefix="$work/sapling-prefix"
 cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSAPLING_BUILD_TESTS=OFF -DSAPLING_BUILD_BENCH=OFF \
   -DSAPLING_BUILD_TOOLS=OFF -DSAPLING_BUILD_PYTHON=OFF -DSAPLING_BUILD_DEMO=OFF -DSAPLING_BUILD_BULLET=ON >/dev/null
-cmake --build "$build" --target sapling_bullet -j "$jobs"
+cmake --build "$build" --target sapling_bullet -j "$jobs" >&2
 cmake --install "$build" --prefix "$prefix" >/dev/null
 
 # 3. The demo and our driver, one flag set for every contender.

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <random>
 #include <thread>
@@ -380,6 +381,45 @@ TEST(AabbTree, ChurnMedium) {
   for (std::uint32_t seed = 21; seed <= 24; ++seed) {
     churn(seed, 200, 1500, 5,
           std::array{AabbTree::Split::kBinnedSah, AabbTree::Split::kMedian, AabbTree::Split::kSorted}[seed % 3]);
+  }
+}
+
+// Moves in place (the query tree's refits): a few leaves (each path walked,
+// stopping where a box comes out unchanged) and most of them (every node
+// refit once), on built trees and on trees grown by inserts; validate() and
+// brute force after each batch.
+TEST(AabbTree, MoveInPlaceRefitsEveryAncestor) {
+  for (std::uint32_t seed = 41; seed <= 46; ++seed) {
+    BoxMaker maker{std::mt19937(seed)};
+    Model model(300);
+    AabbTree tree;
+    for (Slot s = 0; s < model.size(); ++s) model[s] = maker.make();
+    if (seed % 2 == 0) {
+      build_from(tree, model, AabbTree::Split::kSorted, seed);
+    } else {
+      for (Slot s = 0; s < model.size(); ++s) tree.insert(s, *model[s]);
+    }
+    for (const std::size_t batch : {1, 3, 20, 150, 300}) {
+      SCOPED_TRACE(testing::Message() << "seed " << seed << " batch " << batch);
+      std::vector<Slot> slots(model.size());
+      std::iota(slots.begin(), slots.end(), Slot{0});
+      std::shuffle(slots.begin(), slots.end(), maker.rng);
+      slots.resize(batch);
+      std::vector<Box3> boxes;
+      for (const Slot s : slots) {
+        // Half jitter (a box the same or a little off), half travel anywhere.
+        Box3 b = maker.make();
+        if (maker.rng() % 2 == 0) {
+          b = *model[s];
+          if (std::isfinite(b.min[0]) && std::isfinite(b.max[0])) b.min[0] -= 0.25f, b.max[0] += 0.25f;
+        }
+        boxes.push_back(b);
+        model[s] = b;
+      }
+      tree.move_in_place(slots, boxes);
+      ASSERT_TRUE(tree.validate());
+      ASSERT_NO_FATAL_FAILURE(check_against_brute(tree, model, maker, 60));
+    }
   }
 }
 

@@ -237,8 +237,10 @@ TEST(BatchedReads, AnswerAsTheSingleReadsForAnyThreadCount) {
 }
 
 // The query tree (src/core/broad_phase/query_tree.hpp): built by the first
-// read, kept current by update() while reads use it, dropped after 32
-// frames that change it with no read, built again by the next read.
+// read, kept current by update() while reads use it (a few moves refit
+// along their paths, frames where everything moves refit whole and then
+// rebuild when the quality has gone), dropped after 32 frames that change
+// it with no read, built again by the next read.
 TEST(QueryTree, FollowsTheFramesWhileReadAndGoesWhenIdle) {
   auto bp = BroadPhase::create("sap");
   oracle::World world;
@@ -261,6 +263,21 @@ TEST(QueryTree, FollowsTheFramesWhileReadAndGoesWhenIdle) {
     const Ray3 q = ray(r);
     ASSERT_TRUE(bp->ray_cast(q, hits).ok());
     ASSERT_EQ(hits, world.ray_cast(q)) << "frame " << frame;
+  }
+  for (int frame = 0; frame < 4; ++frame) {  // everything moves: refit whole, then the quality check
+    std::vector<Id> ids;
+    std::vector<Box3> boxes;
+    for (Id id = 0; id < 2000; ++id) ids.push_back(id), boxes.push_back(cube(r));
+    ASSERT_TRUE(bp->move(ids, boxes).ok());
+    for (Id id = 0; id < 2000; ++id) world.move(id, boxes[id]);
+    bp->update();
+    const Ray3 q = ray(r);
+    ASSERT_TRUE(bp->ray_cast(q, hits).ok());
+    ASSERT_EQ(hits, world.ray_cast(q)) << "mass frame " << frame;
+    std::vector<Id> found;
+    const Box3 region{{0, 0, 0}, {10, 10, 10}};
+    ASSERT_TRUE(bp->query(region, found).ok());
+    ASSERT_EQ(found, world.query(region)) << "mass frame " << frame;
   }
   const std::size_t with = bp->memory_bytes();
   EXPECT_GT(with, without + 2000 * 40);       // the tree: over 40 bytes a box

@@ -424,6 +424,34 @@ void AabbTree::move(Slot slot, const Box3& box) {
   insert(slot, box);
 }
 
+void AabbTree::move_in_place(std::span<const Slot> slots, std::span<const Box3> boxes) {
+  assert(slots.size() == boxes.size());
+  for (std::size_t k = 0; k < slots.size(); ++k) nodes_[leaf_of_[slots[k]]].box = boxes[k];
+  if (slots.size() * (std::size_t{height()} + 1) <= nodes_.size()) {
+    // A path's walk stops where a box comes out as it was: the walks before
+    // this one left every ancestor above it enclosing its children.
+    for (const Slot slot : slots) {
+      for (std::uint32_t i = nodes_[leaf_of_[slot]].parent; i != kNull; i = nodes_[i].parent) {
+        const Box3 before = nodes_[i].box;
+        refit(i);
+        if (nodes_[i].box == before) break;
+      }
+    }
+    return;
+  }
+  // Every internal node, children before parents: a breadth-first order, reversed.
+  std::vector<std::uint32_t> order;
+  order.reserve(nodes_.size());
+  order.push_back(root_);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const Node& node = nodes_[order[k]];
+    if (node.height != 0) order.insert(order.end(), node.child.begin(), node.child.end());
+  }
+  for (auto i = order.rbegin(); i != order.rend(); ++i) {
+    if (nodes_[*i].height != 0) refit(*i);
+  }
+}
+
 void AabbTree::reserve(std::size_t leaves) {
   nodes_.reserve(leaves == 0 ? 0 : 2 * leaves - 1);
   leaf_of_.reserve(leaves);

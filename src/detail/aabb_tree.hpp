@@ -79,6 +79,11 @@ class AabbTree {
   void remove(Slot slot);
   /// Gives `slot`, which must be in the tree, the box `box`: O(height).
   void move(Slot slot, const Box3& box);
+  /// Gives each of `slots` (all in the tree, distinct) its box in `boxes`, the tree's shape kept: the
+  /// ancestors are refit, along each leaf's path (stopping where a box comes out unchanged) or all at once,
+  /// whichever is less work: O(min(k height, n)). Cheap where boxes move a little (jitter, a drifting
+  /// crowd); where they travel the tree's quality (area_ratio()) drifts, and the caller rebuilds.
+  void move_in_place(std::span<const Slot> slots, std::span<const Box3> boxes);
   /// Whether `slot` is in the tree.
   bool contains(Slot slot) const noexcept { return slot < leaf_of_.size() && leaf_of_[slot] != kNull; }
   /// The number of leaves.

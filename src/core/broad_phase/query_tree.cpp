@@ -14,6 +14,11 @@ std::unique_ptr<AabbTree> QueryTree::build(const ObjectTable& objects, bool fram
   return tree;
 }
 
+void QueryTree::rebuild(const ObjectTable& objects, bool frame_end) const {
+  tree_ = build(objects, frame_end);
+  built_quality_ = tree_->area_ratio();
+}
+
 const AabbTree& QueryTree::get(const ObjectTable& objects) const {
   if (const AabbTree* tree = current_.load(std::memory_order_acquire)) {
     // Written once per frame at most, so that readers on many cores do not
@@ -23,7 +28,7 @@ const AabbTree& QueryTree::get(const ObjectTable& objects) const {
   }
   std::lock_guard lock(build_mutex_);
   if (const AabbTree* tree = current_.load(std::memory_order_relaxed)) return *tree;
-  tree_ = build(objects, false);
+  rebuild(objects, false);
   used_.store(true, std::memory_order_relaxed);
   current_.store(tree_.get(), std::memory_order_release);
   return *tree_;
@@ -33,27 +38,41 @@ const AabbTree& QueryTree::get(const ObjectTable& objects) const {
 // reused before the next frame: each changed slot is in one list, once.
 void QueryTree::follow(const StagedFrame& frame, const ObjectTable& objects) {
   if (tree_ == nullptr) return;
-  std::size_t changes = 0;
-  for (const std::vector<Slot>* list : {&frame.removed, &frame.moved, &frame.added}) {
-    for (const Slot s : *list) changes += !objects.is_static(s);
+  std::size_t comings_and_goings = 0;
+  moved_slots_.clear();
+  moved_boxes_.clear();
+  for (const std::vector<Slot>* list : {&frame.removed, &frame.added}) {
+    for (const Slot s : *list) comings_and_goings += !objects.is_static(s);
   }
-  if (changes == 0) return;
+  for (const Slot s : frame.moved) {
+    if (!objects.is_static(s)) moved_slots_.push_back(s), moved_boxes_.push_back(objects.boxes[s]);
+  }
+  if (comings_and_goings + moved_slots_.size() == 0) return;
   idle_frames_ = used_.exchange(false, std::memory_order_relaxed) ? 0 : idle_frames_ + 1;
   if (idle_frames_ >= kIdleFrames) return reset();
   try {
-    if (changes > tree_->size() / 8 + 64) {
-      tree_ = build(objects, true);
+    moved_since_build_ += moved_slots_.size();
+    bool renew = comings_and_goings > tree_->size() / 8 + 64;
+    if (!renew) {
+      for (const Slot s : frame.removed) {
+        if (!objects.is_static(s)) tree_->remove(s);
+      }
+      tree_->move_in_place(moved_slots_, moved_boxes_);
+      for (const Slot s : frame.added) {
+        if (!objects.is_static(s)) tree_->insert(s, objects.boxes[s]);
+      }
+      // Refits keep the shape while the boxes travel: now and then, see
+      // whether the tree has lost half its quality (an O(n) look, paid for
+      // by the n moves since the last).
+      if (moved_since_build_ > tree_->size() + 64) {
+        moved_since_build_ = 0;
+        renew = tree_->area_ratio() > 1.5 * built_quality_;
+      }
+    }
+    if (renew) {
+      moved_since_build_ = 0;
+      rebuild(objects, true);
       current_.store(tree_.get(), std::memory_order_relaxed);  // no read runs during update()
-      return;
-    }
-    for (const Slot s : frame.removed) {
-      if (!objects.is_static(s)) tree_->remove(s);
-    }
-    for (const Slot s : frame.moved) {
-      if (!objects.is_static(s)) tree_->move(s, objects.boxes[s]);
-    }
-    for (const Slot s : frame.added) {
-      if (!objects.is_static(s)) tree_->insert(s, objects.boxes[s]);
     }
   } catch (...) {
     reset();  // part-way: not to be trusted
@@ -65,6 +84,7 @@ void QueryTree::reset() noexcept {
   current_.store(nullptr, std::memory_order_relaxed);
   tree_.reset();
   idle_frames_ = 0;
+  moved_since_build_ = 0;
   used_.store(false, std::memory_order_relaxed);
 }
 

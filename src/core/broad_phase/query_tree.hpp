@@ -4,8 +4,11 @@
 // Reads never change it, so any number of threads may query at once
 // (broad_phase.hpp, "Threads"). The first read that needs the tree while
 // there is none builds it under a lock and publishes it; from then on each
-// update() keeps it current as part of the frame: a few changes are applied
-// one by one, many by building the tree anew. A frame that fails drops the
+// update() keeps it current as part of the frame: additions and removals
+// one by one (many: the tree built anew), moves by refitting the boxes in
+// place (AabbTree::move_in_place(), which keeps jittering worlds cheap), and
+// once the moves add up to the tree's size the tree is built anew if its
+// quality (AabbTree::area_ratio()) has fallen by half. A frame that fails drops the
 // tree (the next read that needs it builds it from the objects as they are
 // again), and so does the frame after kIdleFrames frames that changed it
 // with no read using it, so that a world queried once pays nothing per
@@ -16,6 +19,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "core/broad_phase/object_table.hpp"
 #include "core/broad_phase/staged_frame.hpp"
@@ -47,9 +51,16 @@ class QueryTree {
   // the frame update() applies.
   static std::unique_ptr<AabbTree> build(const ObjectTable& objects, bool frame_end);
 
+  // Builds tree_ anew and notes its quality.
+  void rebuild(const ObjectTable& objects, bool frame_end) const;
+
   // Written under build_mutex_ by a read, or by the frame's side alone;
   // published to reads through current_.
   mutable std::unique_ptr<AabbTree> tree_;
+  mutable double built_quality_ = 0.0;  // tree_->area_ratio() when built
+  std::size_t moved_since_build_ = 0;
+  std::vector<Slot> moved_slots_;  // scratch of follow()
+  std::vector<Box3> moved_boxes_;
   mutable std::atomic<const AabbTree*> current_{nullptr};
   mutable std::mutex build_mutex_;
   mutable std::atomic<bool> used_{false};  // a read asked for the tree since the last follow()

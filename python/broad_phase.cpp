@@ -52,15 +52,26 @@ class PyBroadPhase {
 
   // Filters: none when neither category nor mask is given, else the
   // default for the part not given.
-  void add(py::handle ids_obj, py::handle boxes_obj, py::handle category, py::handle mask, bool is_static) {
+  void add(py::handle ids_obj, py::handle boxes_obj, py::handle category, py::handle mask, bool is_static,
+           py::handle contact_distance) {
     const Ids ids = as_ids(ids_obj, "ids");
     const FilterFields fields = as_filter_fields(category, mask, ids.n);
     std::vector<Filter> filters;
     if (fields.given()) filters = fields.filters(std::vector<Filter>(ids.n));
-    stage(Operation::kAdd, ids, boxes_obj, filters, is_static ? Motion::kStatic : Motion::kDynamic);
+    stage(Operation::kAdd, ids, boxes_obj, filters, is_static ? Motion::kStatic : Motion::kDynamic,
+          as_distances(contact_distance, ids.n));
   }
-  void move(py::handle ids_obj, py::handle boxes_obj) {
-    stage(Operation::kMove, as_ids(ids_obj, "ids"), boxes_obj, {}, Motion::kDynamic);
+  void move(py::handle ids_obj, py::handle boxes_obj, py::handle contact_distance) {
+    const Ids ids = as_ids(ids_obj, "ids");
+    stage(Operation::kMove, ids, boxes_obj, {}, Motion::kDynamic, as_distances(contact_distance, ids.n));
+  }
+
+  // The contact distance of a live id, or None.
+  py::object contact_distance(py::handle id_obj) {
+    const Id id = as_uint32(id_obj, "id");
+    const std::optional<float> d = locked([&] { return broad_phase_->contact_distance(id); });
+    if (!d) return py::none();
+    return py::float_(*d);
   }
 
   // The part of a filter not given keeps the object's current one (an id
@@ -221,7 +232,8 @@ class PyBroadPhase {
   }
 
  private:
-  void stage(Operation op, const Ids& ids, py::handle boxes_obj, std::span<const Filter> filters, Motion motion) {
+  void stage(Operation op, const Ids& ids, py::handle boxes_obj, std::span<const Filter> filters, Motion motion,
+             std::span<const float> distances) {
     const int dims = broad_phase_->options().dims;
     const Boxes boxes = as_boxes(boxes_obj, dims, "boxes");
     Status s;
@@ -229,14 +241,35 @@ class PyBroadPhase {
       py::gil_scoped_release release;
       std::lock_guard lock(mutex_);
       if (dims == 2) {
-        s = op == Operation::kAdd ? broad_phase_->add(ids.span(), boxes.box2(), filters, motion)
-                                  : broad_phase_->move(ids.span(), boxes.box2());
+        s = op == Operation::kAdd ? broad_phase_->add(ids.span(), boxes.box2(), filters, motion, distances)
+                                  : broad_phase_->move(ids.span(), boxes.box2(), distances);
       } else {
-        s = op == Operation::kAdd ? broad_phase_->add(ids.span(), boxes.box3(), filters, motion)
-                                  : broad_phase_->move(ids.span(), boxes.box3());
+        s = op == Operation::kAdd ? broad_phase_->add(ids.span(), boxes.box3(), filters, motion, distances)
+                                  : broad_phase_->move(ids.span(), boxes.box3(), distances);
       }
     }
     check(s);
+  }
+
+  // Contact distances: None (none given), a number for every id, or one
+  // per id; each exactly a float32, as boxes are (the library refuses a
+  // negative, NaN or infinite one, naming the id).
+  static std::vector<float> as_distances(py::handle values, std::size_t n) {
+    const char* what = "contact_distance";
+    if (values.is_none()) return {};
+    const bool is_array = py::isinstance<py::array>(values);
+    const bool scalar = is_array ? py::reinterpret_borrow<py::array>(values).ndim() == 0
+                                 : !py::isinstance<py::sequence>(values) || py::isinstance<py::str>(values) ||
+                                       py::isinstance<py::bytes>(values);
+    if (scalar) return std::vector<float>(n, as_exact_float(is_array ? values.attr("item")() : values, what));
+    const py::array a = to_array(values, what);
+    if (a.ndim() != 1 || static_cast<std::size_t>(a.shape(0)) != n) {
+      refuse(std::string(what) + " must be a number or hold one value per id (" + std::to_string(n) + "), not shape " +
+             shape_text(a));
+    }
+    std::vector<float> out(n);
+    for (std::size_t k = 0; k < n; ++k) out[k] = as_exact_float(a.attr("item")(k), what);
+    return out;
   }
 
   // Region queries: the ids overlapping each box, ascending, as of the
@@ -325,10 +358,12 @@ void bind_broad_phase(py::module_& m) {
            "A broad phase running `algorithm` (see algorithms()) on boxes of `dims` (2 or 3) dimensions, on "
            "`threads` threads (0 to 256; 0: all hardware threads); max_pairs > 0 refuses a frame holding more pairs.")
       .def("add", &PyBroadPhase::add, py::arg("ids"), py::arg("boxes"), py::arg("category") = py::none(),
-           py::arg("mask") = py::none(), py::arg("static") = false,
+           py::arg("mask") = py::none(), py::arg("static") = false, py::arg("contact_distance") = py::none(),
            "Stages objects to appear at the next update(): ids (n,) uint32, boxes (n, 2*dims) float32; "
            "category and mask (an integer for all, or one per id; defaults 1 and 0xffffffff) filter their pairs, "
-           "and static objects never pair with each other (docs/trace-format.md, version 2).")
+           "and static objects never pair with each other (docs/trace-format.md, version 2); contact_distance "
+           "(a number for all, or one per id, each exactly a float32, finite and >= 0; default 0) pairs boxes "
+           "while they are within the two distances of each other (docs/filters-and-queries.md).")
       .def("set_filter", &PyBroadPhase::set_filter, py::arg("ids"), py::arg("category") = py::none(),
            py::arg("mask") = py::none(),
            "Stages new categories and masks for live objects (an integer for all, or one per id); the one not "
@@ -344,7 +379,10 @@ void bind_broad_phase(py::module_& m) {
       .def("ray_cast_closest", &PyBroadPhase::ray_cast_closest, py::arg("origin"), py::arg("direction"),
            py::arg("max_t") = std::numeric_limits<float>::infinity(), py::arg("mask") = kAllCategories,
            "The first object the ray meets, (id, t), or None.")
-      .def("move", &PyBroadPhase::move, py::arg("ids"), py::arg("boxes"), "Stages new boxes for live objects.")
+      .def("move", &PyBroadPhase::move, py::arg("ids"), py::arg("boxes"), py::arg("contact_distance") = py::none(),
+           "Stages new boxes for live objects; contact_distance as add()'s, or None to keep each object's.")
+      .def("contact_distance", &PyBroadPhase::contact_distance, py::arg("id"),
+           "The contact distance of a live id, or None.")
       .def("remove", &PyBroadPhase::remove, py::arg("ids"), "Stages removals of live objects.")
       .def("update", &PyBroadPhase::update,
            "Applies the staged operations; returns (created, deleted), (k, 2) uint32 arrays of id pairs, a < b, "

@@ -89,6 +89,18 @@ class BroadPhase {
              Motion motion = Motion::kDynamic);
   Status add(std::span<const Id> ids, std::span<const Box2> boxes, std::span<const Filter> filters,
              Motion motion = Motion::kDynamic);
+  /// The same with contact distances: `contact_distances` holds one per id
+  /// (each finite and >= 0), or is empty for 0. A pair is reported while
+  /// the two boxes, each grown by its distance (grown(), box.hpp: rounded
+  /// outward to float), overlap; box(), region queries and rays still
+  /// answer on the boxes as given (docs/filters-and-queries.md, "Contact
+  /// distance"). Refused (kInvalidArgument, naming the id and its index)
+  /// for a negative, NaN or infinite distance, and for a span of another
+  /// length. A world without distances pays nothing for them.
+  Status add(std::span<const Id> ids, std::span<const Box3> boxes, std::span<const Filter> filters, Motion motion,
+             std::span<const float> contact_distances);
+  Status add(std::span<const Id> ids, std::span<const Box2> boxes, std::span<const Filter> filters, Motion motion,
+             std::span<const float> contact_distances);
   /// Stages new categories and masks for live objects; at update() the
   /// pairs the new filters allow or forbid are created or deleted. Refused
   /// like move() (an unknown id, a second operation in the frame, spans of
@@ -98,6 +110,10 @@ class BroadPhase {
   /// Stages new bounds for live objects.
   Status move(std::span<const Id> ids, std::span<const Box3> boxes);
   Status move(std::span<const Id> ids, std::span<const Box2> boxes);
+  /// The same with new contact distances, one per id (refused as add()
+  /// refuses them); a move without them keeps each object's distance.
+  Status move(std::span<const Id> ids, std::span<const Box3> boxes, std::span<const float> contact_distances);
+  Status move(std::span<const Id> ids, std::span<const Box2> boxes, std::span<const float> contact_distances);
   /// Stages removals; each removed object's pairs are deleted at update().
   Status remove(std::span<const Id> ids);
 
@@ -111,6 +127,18 @@ class BroadPhase {
   }
   Status add(Id id, const Box2& box, Filter filter, Motion motion = Motion::kDynamic) {
     return add({&id, 1}, {&box, 1}, {&filter, 1}, motion);
+  }
+  Status add(Id id, const Box3& box, Filter filter, Motion motion, float contact_distance) {
+    return add({&id, 1}, {&box, 1}, {&filter, 1}, motion, {&contact_distance, 1});
+  }
+  Status add(Id id, const Box2& box, Filter filter, Motion motion, float contact_distance) {
+    return add({&id, 1}, {&box, 1}, {&filter, 1}, motion, {&contact_distance, 1});
+  }
+  Status move(Id id, const Box3& box, float contact_distance) {
+    return move({&id, 1}, {&box, 1}, {&contact_distance, 1});
+  }
+  Status move(Id id, const Box2& box, float contact_distance) {
+    return move({&id, 1}, {&box, 1}, {&contact_distance, 1});
   }
 
   /// Applies the staged operations (removals, then moves, then adds) and
@@ -174,11 +202,13 @@ class BroadPhase {
 
   /// Whether `id` is live (added at an earlier update() and not removed).
   bool contains(Id id) const noexcept;
-  /// A live object's box, filter and motion as of the last update();
-  /// nothing for an id that is not live.
+  /// A live object's box (as given, not grown by its contact distance),
+  /// filter, motion and contact distance as of the last update(); nothing
+  /// for an id that is not live.
   std::optional<Box3> box(Id id) const noexcept;
   std::optional<Filter> filter(Id id) const noexcept;
   std::optional<Motion> motion(Id id) const noexcept;
+  std::optional<float> contact_distance(Id id) const noexcept;
   /// Number of live objects.
   std::size_t size() const noexcept;
   /// Number of update() calls so far.

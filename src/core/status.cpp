@@ -65,7 +65,7 @@ std::string Status::message() const {
     case StatusCode::kUnsupported:
       return subject + detail_;
     case StatusCode::kInvalidArgument:
-      return std::string(operation_name(op_)) + ": " + detail_;
+      return names_object_ ? subject + detail_ : std::string(operation_name(op_)) + ": " + detail_;
     case StatusCode::kInvalidRay: {
       const std::string axis = axis_name(ray_.axis);
       switch (ray_.fault) {

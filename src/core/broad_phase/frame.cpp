@@ -76,36 +76,55 @@ Status BroadPhase::add(std::span<const Id> ids, std::span<const Box2> boxes) {
 
 Status BroadPhase::add(std::span<const Id> ids, std::span<const Box3> boxes, std::span<const Filter> filters,
                        Motion motion) {
-  Impl& m = *impl_;
-  return m.staged.add(m.objects, m.frame + 1, ids, boxes, filters, motion, *m.algorithm, m.options.dims);
+  return add(ids, boxes, filters, motion, {});
 }
 
 Status BroadPhase::add(std::span<const Id> ids, std::span<const Box2> boxes, std::span<const Filter> filters,
                        Motion motion) {
+  return add(ids, boxes, filters, motion, {});
+}
+
+Status BroadPhase::add(std::span<const Id> ids, std::span<const Box3> boxes, std::span<const Filter> filters,
+                       Motion motion, std::span<const float> contact_distances) {
+  Impl& m = *impl_;
+  return m.staged.add(m.objects, m.frame + 1, ids, boxes, filters, contact_distances, motion, *m.algorithm,
+                      m.options.dims);
+}
+
+Status BroadPhase::add(std::span<const Id> ids, std::span<const Box2> boxes, std::span<const Filter> filters,
+                       Motion motion, std::span<const float> contact_distances) {
   impl_->lifted.resize(boxes.size());
   std::transform(boxes.begin(), boxes.end(), impl_->lifted.begin(), [](const Box2& b) { return lift(b); });
-  return add(ids, std::span<const Box3>(impl_->lifted), filters, motion);
+  return add(ids, std::span<const Box3>(impl_->lifted), filters, motion, contact_distances);
 }
 
 Status BroadPhase::set_filter(std::span<const Id> ids, std::span<const Filter> filters) {
   Impl& m = *impl_;
-  return m.staged.change(m.objects, m.frame + 1, Operation::kSetFilter, ids, {}, filters, *m.algorithm, m.options.dims);
+  return m.staged.change(m.objects, m.frame + 1, Operation::kSetFilter, ids, {}, filters, {}, *m.algorithm,
+                         m.options.dims);
 }
 
-Status BroadPhase::move(std::span<const Id> ids, std::span<const Box3> boxes) {
+Status BroadPhase::move(std::span<const Id> ids, std::span<const Box3> boxes) { return move(ids, boxes, {}); }
+
+Status BroadPhase::move(std::span<const Id> ids, std::span<const Box2> boxes) { return move(ids, boxes, {}); }
+
+Status BroadPhase::move(std::span<const Id> ids, std::span<const Box3> boxes,
+                        std::span<const float> contact_distances) {
   Impl& m = *impl_;
-  return m.staged.change(m.objects, m.frame + 1, Operation::kMove, ids, boxes, {}, *m.algorithm, m.options.dims);
+  return m.staged.change(m.objects, m.frame + 1, Operation::kMove, ids, boxes, {}, contact_distances, *m.algorithm,
+                         m.options.dims);
 }
 
-Status BroadPhase::move(std::span<const Id> ids, std::span<const Box2> boxes) {
+Status BroadPhase::move(std::span<const Id> ids, std::span<const Box2> boxes,
+                        std::span<const float> contact_distances) {
   impl_->lifted.resize(boxes.size());
   std::transform(boxes.begin(), boxes.end(), impl_->lifted.begin(), [](const Box2& b) { return lift(b); });
-  return move(ids, std::span<const Box3>(impl_->lifted));
+  return move(ids, std::span<const Box3>(impl_->lifted), contact_distances);
 }
 
 Status BroadPhase::remove(std::span<const Id> ids) {
   Impl& m = *impl_;
-  return m.staged.change(m.objects, m.frame + 1, Operation::kRemove, ids, {}, {}, *m.algorithm, m.options.dims);
+  return m.staged.change(m.objects, m.frame + 1, Operation::kRemove, ids, {}, {}, {}, *m.algorithm, m.options.dims);
 }
 
 void BroadPhase::drop_staged() noexcept { impl_->staged.drop(impl_->objects); }

@@ -8,6 +8,8 @@
 //   memory.cpp          reserve(), memory given back, memory_bytes();
 //   validate.cpp        validate() and its oracle;
 //   object_table.*      the objects by slot, which every job shares;
+//   contact_distance.*  each object's own box and contact distance, where
+//                       the algorithms see the grown (broad) box;
 //   staged_frame.*      the frame's operations as staged.
 #pragma once
 

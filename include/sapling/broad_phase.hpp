@@ -14,6 +14,7 @@
 // runs out, and then the broad phase stays valid and usable (see update()).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -114,6 +115,41 @@ class BroadPhase {
   /// refuses them); a move without them keeps each object's distance.
   Status move(std::span<const Id> ids, std::span<const Box3> boxes, std::span<const float> contact_distances);
   Status move(std::span<const Id> ids, std::span<const Box2> boxes, std::span<const float> contact_distances);
+  /// Large worlds: boxes in doubles, relative to no origin (world
+  /// coordinates). Each is kept as the smallest float box that holds the
+  /// box minus origin() (rounded outward exactly; never an overlap lost),
+  /// and **the pairs are those of these rounded boxes**; with
+  /// Options::exact_pairs, only those whose double boxes overlap. Refused
+  /// as the float versions are (a NaN or min > max is refused in double).
+  /// Pass a Box3d or Box2d by name: a braced list alone is ambiguous.
+  Status add(std::span<const Id> ids, std::span<const Box3d> boxes, std::span<const Filter> filters = {},
+             Motion motion = Motion::kDynamic, std::span<const float> contact_distances = {});
+  Status add(std::span<const Id> ids, std::span<const Box2d> boxes, std::span<const Filter> filters = {},
+             Motion motion = Motion::kDynamic, std::span<const float> contact_distances = {});
+  Status move(std::span<const Id> ids, std::span<const Box3d> boxes, std::span<const float> contact_distances = {});
+  Status move(std::span<const Id> ids, std::span<const Box2d> boxes, std::span<const float> contact_distances = {});
+  Status add(Id id, const Box3d& box) { return add({&id, 1}, {&box, 1}); }
+  Status add(Id id, const Box2d& box) { return add({&id, 1}, {&box, 1}); }
+  Status move(Id id, const Box3d& box) { return move({&id, 1}, {&box, 1}); }
+  Status move(Id id, const Box2d& box) { return move({&id, 1}, {&box, 1}); }
+  /// Moves the origin by `offset` (new origin = origin() + offset), so that
+  /// the floats keep their resolution where the action is. Boxes given from
+  /// now on (float ones too) are relative to the new origin; at the next
+  /// update() every stored box, dynamic and static, is re-expressed
+  /// relative to it (a double box as given, rounded outward again; a float
+  /// box b as the smallest float box holding b - offset), the algorithm is
+  /// rebuilt once, and the frame reports exactly the pairs the new rounding
+  /// changes. Until then pairs, queries and rays are the old ones. Refused
+  /// (kInvalidArgument) while operations are staged or another shift is
+  /// pending, for a NaN or infinite offset, and in 2D for an offset in z.
+  /// A frame refused by the pair budget drops the shift with its operations.
+  Status shift_origin(std::array<double, 3> offset);
+  /// The origin boxes given now are relative to.
+  std::array<double, 3> origin() const noexcept;
+  /// A live object's box in world coordinates: the double box it was given,
+  /// or its float box plus the origin (rounded to double); nothing for an
+  /// id that is not live.
+  std::optional<Box3d> exact_box(Id id) const noexcept;
   /// Stages removals; each removed object's pairs are deleted at update().
   Status remove(std::span<const Id> ids);
 

@@ -40,6 +40,7 @@ enum class Operation : std::uint8_t {
   kQuery,
   kSetFilter,
   kRayCast,
+  kShiftOrigin,
 };
 
 /// The operation's name as message() writes it ("add", "register_algorithm",

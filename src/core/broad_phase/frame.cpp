@@ -127,14 +127,24 @@ Status BroadPhase::remove(std::span<const Id> ids) {
   return m.staged.change(m.objects, m.frame + 1, Operation::kRemove, ids, {}, {}, {}, *m.algorithm, m.options.dims);
 }
 
-void BroadPhase::drop_staged() noexcept { impl_->staged.drop(impl_->objects); }
+void BroadPhase::drop_staged() noexcept {
+  impl_->staged.drop(impl_->objects);
+  impl_->large.drop_staged();
+}
 
 const FrameDelta& BroadPhase::update() {
   Impl& m = *impl_;
   m.created.clear();
   m.deleted.clear();
   m.delta = FrameDelta{};
-  if (!m.staged.empty()) {
+  const bool shifting = m.large.shift_pending;
+  if (!m.staged.empty() || shifting) {
+    // An origin shift re-expresses the live boxes and rebuilds once from
+    // them (large_world_frame.cpp); a failure below puts the boxes back.
+    if (shifting) {
+      m.apply_shift();
+      m.remake_algorithm = true;
+    }
     detail::reserve_geometric(m.objects.free_slots,
                               m.objects.free_slots.size() + m.staged.removed.size() + m.staged.added.size());
     m.query_tree.reserve_for(m.staged, m.objects.slots());
@@ -178,23 +188,39 @@ const FrameDelta& BroadPhase::update() {
       } catch (const PairBudgetExceeded&) {
         undo();
         if (!over_budget && !rebuilding) continue;
+        if (shifting) {  // the shift goes with the frame's operations
+          m.undo_shift();
+          m.large.shift_pending = false;
+        }
         drop_staged();
         ++m.frame;
         m.delta.status = Status::pair_budget(m.pairs.budget());
         return m.delta;
       } catch (...) {
         undo();
+        if (shifting) m.undo_shift();  // still pending: the next update() shifts again
         m.created.clear();
         m.deleted.clear();
         throw;
       }
     }
     m.remake_algorithm = false;
+    if (shifting) {
+      m.large.origin = m.large.staging_origin();
+      m.large.shift_pending = false;
+      detail::free_storage(m.before_shift);
+      detail::free_storage(m.own_before_shift);
+    }
     // A recomputed frame's lists come sorted out of PairManager::assign().
     if (!std::is_sorted(m.created.begin(), m.created.end())) std::sort(m.created.begin(), m.created.end());
     if (!std::is_sorted(m.deleted.begin(), m.deleted.end())) std::sort(m.deleted.begin(), m.deleted.end());
   }
+  const bool changed = !m.staged.empty() || shifting;
   m.commit_frame();
+  // With Options::exact_pairs the frame reports the exact pairs' delta. (It
+  // may throw std::bad_alloc after the commit: the exact pairs are then the
+  // previous frame's until a frame with operations.)
+  if (m.options.exact_pairs && changed) m.keep_exact_pairs();
   m.delta = FrameDelta{m.created, m.deleted, {}};
   m.give_back_memory();
 #if defined(SAPLING_VALIDATE)
@@ -218,6 +244,7 @@ const FrameDelta& BroadPhase::update() {
 // allocates (update() reserved the free list and the query tree's room).
 void BroadPhase::Impl::commit_frame() noexcept {
   query_tree.note(staged, objects);
+  large.commit(objects.exact, staged.added, staged.moved);
   staged.commit(objects);
   ++frame;
 }

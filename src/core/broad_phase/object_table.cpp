@@ -13,6 +13,7 @@ void ObjectTable::reserve_slots(std::size_t n) {
   if (uses_filters) reserve_geometric(filters, n);
   if (uses_statics) reserve_geometric(motions, n);
   contact.reserve_slots(n);
+  exact.reserve_slots(n);
 }
 
 Slot ObjectTable::allocate() {
@@ -29,6 +30,7 @@ Slot ObjectTable::allocate() {
   if (uses_filters) filters.push_back(Filter{});
   if (uses_statics) motions.push_back(Motion::kDynamic);
   contact.push_slot();
+  exact.push_slot();
   return s;
 }
 
@@ -38,12 +40,14 @@ ObjectTable ObjectTable::compacted() const {
   out.uses_statics = uses_statics;
   out.contact.in_use = contact.in_use;
   out.contact.dims = contact.dims;
+  out.exact.in_use = exact.in_use;
   out.live = live;
   out.ids.reserve(live);
   out.boxes.reserve(live);
   if (uses_filters) out.filters.reserve(live);
   if (uses_statics) out.motions.reserve(live);
   out.contact.reserve_slots(live);
+  out.exact.reserve_slots(live);
   for (Slot s = 0; s < states.size(); ++s) {
     if (states[s] != SlotState::kLive) continue;
     out.slot_of_id.insert(ids[s], static_cast<Slot>(out.ids.size()));
@@ -53,6 +57,7 @@ ObjectTable ObjectTable::compacted() const {
     if (uses_statics) out.motions.push_back(motions[s]);
     if (contact.in_use)
       out.contact.distances.push_back(contact.distances[s]), out.contact.own_boxes.push_back(contact.own_boxes[s]);
+    if (exact.in_use) out.exact.boxes.push_back(exact.boxes[s]), out.exact.given.push_back(exact.given[s]);
   }
   out.states.assign(live, SlotState::kLive);
   out.stamps.assign(live, 0);
@@ -63,7 +68,7 @@ std::size_t ObjectTable::memory_bytes() const noexcept {
   return slot_of_id.memory_bytes() + ids.capacity() * sizeof(Id) + states.capacity() * sizeof(SlotState) +
          stamps.capacity() * sizeof(std::uint64_t) + free_slots.capacity() * sizeof(Slot) +
          boxes.capacity() * sizeof(Box3) + filters.capacity() * sizeof(Filter) + motions.capacity() * sizeof(Motion) +
-         contact.memory_bytes();
+         contact.memory_bytes() + exact.memory_bytes();
 }
 
 bool ObjectTable::validate() const {
@@ -71,6 +76,7 @@ bool ObjectTable::validate() const {
   if (states.size() != n || stamps.size() != n || boxes.size() != n) return false;
   if ((uses_filters && filters.size() != n) || (uses_statics && motions.size() != n)) return false;
   if (!contact.validate(boxes, [&](Slot s) { return states[s] == SlotState::kLive; })) return false;
+  if (!exact.validate(n)) return false;
   std::size_t live_seen = 0, free_seen = 0;
   for (Slot s = 0; s < n; ++s) {
     switch (states[s]) {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/broad_phase/contact_distance.hpp"
+#include "core/broad_phase/large_world.hpp"
 #include "sapling/algorithm.hpp"
 #include "sapling/box.hpp"
 #include "sapling/detail/id_index.hpp"
@@ -43,6 +44,7 @@ struct ObjectTable {
   std::vector<Filter> filters;   // slot -> filter, while uses_filters
   std::vector<Motion> motions;   // slot -> motion, while uses_statics
   ContactDistances contact;      // own boxes and contact distances, once an object has a distance
+  ExactBoxes exact;              // the user's double boxes, once an object is given in doubles
   bool uses_filters = false, uses_statics = false;
   std::size_t live = 0;
 

@@ -13,7 +13,9 @@
 
 namespace sapling {
 
-std::span<const Pair> BroadPhase::pairs() const noexcept { return impl_->pairs.pairs(); }
+std::span<const Pair> BroadPhase::pairs() const noexcept {
+  return impl_->options.exact_pairs ? std::span<const Pair>(impl_->large.exact_pairs) : impl_->pairs.pairs();
+}
 
 void BroadPhase::sorted_pairs(std::vector<Pair>& out) const {
   out.assign(pairs().begin(), pairs().end());
@@ -100,8 +102,21 @@ void BroadPhase::Impl::answer_query(const Box3& box, std::vector<Id>& out, std::
   // The structures hold the broad boxes, which hold the own boxes: with
   // contact distances, each candidate is checked again on its own box.
   const bool own_boxes = objects.contact.in_use;
+  // With Options::exact_pairs, each hit is checked again against its box in
+  // world coordinates, the query box taken at the origin.
+  Box3d world_box = detail::widened(box);
+  for (int k = 0; k < 3; ++k) world_box.min[k] += large.origin[k], world_box.max[k] += large.origin[k];
+  const int axes = options.dims == 2 ? 2 : 3;
+  const auto exact_overlap = [&](Slot s) {
+    const Box3d e = exact_box_of(s);
+    for (int k = 0; k < axes; ++k) {
+      if (e.min[k] > world_box.max[k] || world_box.min[k] > e.max[k]) return false;
+    }
+    return true;
+  };
   const auto keep = [&](Slot s) {
     if (own_boxes && !overlaps(box, objects.contact.own_boxes[s])) return;
+    if (options.exact_pairs && !exact_overlap(s)) return;
     if (query_accepts(objects.filter_of(s), mask)) out.push_back(objects.ids[s]);
   };
   if (statics_trusted()) {

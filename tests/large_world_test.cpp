@@ -14,11 +14,13 @@
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "core/broad_phase/large_world.hpp"
 #include "oracle.hpp"
 #include "sapling/broad_phase.hpp"
 #include "sapling/registry.hpp"
@@ -246,6 +248,61 @@ TEST(LargeWorld, RefusesWhatItCannotTake) {
   EXPECT_EQ(bp->shift_origin({1, 0, 0}).code(), StatusCode::kInvalidArgument);
   bp->update();
   EXPECT_EQ(bp->box(1), (Box3{{0, 0, 0}, {1, 1, 0}}));
+}
+
+TEST(LargeWorld, OutwardRelativeIsExactAtTheEdges) {
+  using detail::outward_relative;
+  const float big = std::numeric_limits<float>::max();
+  // Differences beyond float's range: the largest float on the near side.
+  const Box3 far = outward_relative(Box3d{{1e39, -1e39, 0}, {2e39, -1e38, 0}}, {0, 0, 0});
+  EXPECT_EQ(far.min[0], big);
+  EXPECT_EQ(far.max[0], INFINITY);
+  EXPECT_EQ(far.min[1], -INFINITY);
+  EXPECT_EQ(far.max[1], -1e38f);  // -1e38 rounded up: the float at or above it
+  EXPECT_GE(double(far.max[1]), -1e38);
+  // Infinite bounds stay infinite whatever the origin.
+  const Box3 inf = outward_relative(Box3d{{-INFINITY, 0, 0}, {INFINITY, 0, 0}}, {5, 0, 0});
+  EXPECT_EQ(inf.min[0], -INFINITY);
+  EXPECT_EQ(inf.max[0], INFINITY);
+  // 1 - 1e-30 is 1 in double: the error term says the real difference is
+  // just below 1, so the max rounds up to 1 and the min down below 1.
+  const Box3 tie = outward_relative(Box3d{{1, 0, 0}, {1, 0, 0}}, {1e-30, 0, 0});
+  EXPECT_EQ(tie.max[0], 1.0f);
+  EXPECT_EQ(tie.min[0], std::nextafter(1.0f, 0.0f));
+  // Every bound holds the real difference, checked in long double (x86's
+  // 64-bit mantissa), where it is exact.
+  Rng r(11);
+  for (int i = 0; i < 10000; ++i) {
+    const int e = r.range(-20, 40);  // o within 2^8 of x's scale: x - o needs at most 62 bits
+    const double x = std::ldexp(2 * r.unit() - 1, e), o = std::ldexp(2 * r.unit() - 1, e - r.range(0, 8));
+    const Box3 b = outward_relative(Box3d{{x, x, x}, {x, x, x}}, {o, o, o});
+    const long double real = static_cast<long double>(x) - static_cast<long double>(o);
+    ASSERT_LE(static_cast<long double>(b.min[0]), real) << x << " - " << o;
+    ASSERT_GE(static_cast<long double>(b.max[0]), real) << x << " - " << o;
+    // and is the nearest float that does (the smallest box).
+    ASSERT_GT(static_cast<long double>(std::nextafter(b.min[0], INFINITY)), real) << x << " - " << o;
+    ASSERT_LT(static_cast<long double>(std::nextafter(b.max[0], -INFINITY)), real) << x << " - " << o;
+  }
+}
+
+TEST(LargeWorld, ContactDistancesGrowTheDoubleBoxesToo) {
+  for (const bool exact : {false, true}) {
+    auto bp = BroadPhase::create("sap", Options{.exact_pairs = exact});
+    const double x = 1e12 + 0.5;
+    const Id ids[] = {1, 2};
+    const Box3d boxes[] = {{{x, 0, 0}, {x + 1, 1, 1}}, {{x + 3, 0, 0}, {x + 4, 1, 1}}};
+    const float distances[] = {1.0f, 1.0f};  // 2 apart: the grown boxes touch
+    ASSERT_TRUE(bp->add(ids, boxes, {}, Motion::kDynamic, distances));
+    EXPECT_EQ(bp->update().created.size(), 1u);
+    ASSERT_TRUE(bp->shift_origin({1e12, 0, 0}));
+    const FrameDelta& shifted = bp->update();
+    EXPECT_TRUE(shifted.created.empty() && shifted.deleted.empty());
+    EXPECT_EQ(bp->box(2), (Box3{{3.5f, 0, 0}, {4.5f, 1, 1}}));
+    const float apart[] = {0.5f, 0.25f};  // 0.75 < 2: parted exactly, while float at 1e12 joins them
+    ASSERT_TRUE(bp->move(ids, boxes, apart));
+    EXPECT_EQ(bp->update().deleted.size(), 1u);  // relative to the origin, float holds the boxes exactly
+    EXPECT_EQ(bp->contact_distance(1), 0.5f);
+  }
 }
 
 }  // namespace

@@ -244,7 +244,7 @@ const FrameDelta& BroadPhase::update() {
 // allocates (update() reserved the free list and the query tree's room).
 void BroadPhase::Impl::commit_frame() noexcept {
   query_tree.note(staged, objects);
-  large.commit(objects.exact, staged.added, staged.moved);
+  large.commit(objects.exact, staged.moved);
   staged.commit(objects);
   ++frame;
 }

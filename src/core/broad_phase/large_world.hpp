@@ -73,8 +73,9 @@ struct LargeWorld {
     if (!shift_pending) return origin;
     return {origin[0] + pending_offset[0], origin[1] + pending_offset[1], origin[2] + pending_offset[2]};
   }
-  // The frame's double adds and moves: slots and boxes, written to the
-  // object table's ExactBoxes when the frame commits.
+  // The frame's double moves: slots and boxes, written to the object
+  // table's ExactBoxes when the frame commits (double adds go to the table
+  // as they are staged).
   std::vector<Slot> staged_slots;
   std::vector<Box3d> staged_boxes;
   std::vector<Pair> exact_pairs;  // sorted, with Options::exact_pairs
@@ -84,10 +85,10 @@ struct LargeWorld {
     staged_slots.clear();
     staged_boxes.clear();
   }
-  /// The frame's adds and moves become the table's: every slot the frame
-  /// added or moved is float-given unless it is among the staged double
-  /// ones. Never fails: the table holds every slot.
-  void commit(ExactBoxes& table, std::span<const Slot> added, std::span<const Slot> moved) noexcept;
+  /// The frame's moves become the table's: every slot the frame moved is
+  /// float-given unless it is among the staged double ones. Never fails:
+  /// the table holds every slot.
+  void commit(ExactBoxes& table, std::span<const Slot> moved) noexcept;
 };
 
 }  // namespace sapling::detail

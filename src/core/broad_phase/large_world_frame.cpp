@@ -38,10 +38,12 @@ Status BroadPhase::move(std::span<const Id> ids, std::span<const Box2d> boxes,
 }
 
 // Checks the double boxes, rounds them outward relative to the origin and
-// stages them through the float path; then notes the double boxes of the
-// slots the batch staged (the newest entries of the added or moved list),
-// for the commit to write. The room is made first, so that the batch is
-// taken whole or not at all.
+// stages them through the float path. Then the double boxes of the slots
+// the batch staged (the newest entries of the added or moved list) go to
+// the table at once for an add (a slot staged for addition is no live
+// object: nothing reads it before the commit), and to the staged list for
+// a move, which the commit writes. The room is made first, so that the
+// batch is taken whole or not at all.
 Status BroadPhase::Impl::stage_exact(Operation op, std::span<const Id> ids, std::span<const Box3d> boxes,
                                      std::span<const Filter> filters, Motion motion, std::span<const float> distances) {
   if (ids.size() != boxes.size()) return Status::size_mismatch(op, ids.size(), boxes.size());
@@ -51,8 +53,10 @@ Status BroadPhase::Impl::stage_exact(Operation op, std::span<const Id> ids, std:
     converted[i] = detail::outward_relative(boxes[i], large.staging_origin());
   }
   objects.exact.start(objects.slots());
-  detail::reserve_geometric(large.staged_slots, large.staged_slots.size() + ids.size());
-  detail::reserve_geometric(large.staged_boxes, large.staged_boxes.size() + ids.size());
+  if (op == Operation::kMove) {
+    detail::reserve_geometric(large.staged_slots, large.staged_slots.size() + ids.size());
+    detail::reserve_geometric(large.staged_boxes, large.staged_boxes.size() + ids.size());
+  }
   const std::vector<Slot>& staged_list = op == Operation::kAdd ? staged.added : staged.moved;
   const std::size_t before = staged_list.size();
   const Status status =
@@ -60,6 +64,14 @@ Status BroadPhase::Impl::stage_exact(Operation op, std::span<const Id> ids, std:
           ? staged.add(objects, frame + 1, ids, converted, filters, distances, motion, *algorithm, options.dims)
           : staged.change(objects, frame + 1, op, ids, converted, {}, distances, *algorithm, options.dims);
   if (!status) return status;
+  if (op == Operation::kAdd) {
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      const Slot s = staged_list[before + i];
+      objects.exact.boxes[s] = boxes[i];
+      objects.exact.given[s] = 1;
+    }
+    return status;
+  }
   for (std::size_t i = 0; i < ids.size(); ++i) {
     large.staged_slots.push_back(staged_list[before + i]);
     large.staged_boxes.push_back(boxes[i]);

@@ -107,6 +107,7 @@ Status StagedFrame::add(ObjectTable& objects, std::uint64_t stamp, std::span<con
     objects.stamps[s] = stamp;
     if (objects.uses_filters) objects.filters[s] = filters.empty() ? Filter{} : filters[i];
     if (objects.uses_statics) objects.motions[s] = motion;
+    if (objects.exact.in_use) objects.exact.given[s] = 0;  // as float, unless the double add says otherwise
     added.push_back(s);
     if (with_contact) {
       contact_.added_own.push_back(boxes[i]);

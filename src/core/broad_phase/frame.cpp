@@ -139,15 +139,15 @@ const FrameDelta& BroadPhase::update() {
   m.delta = FrameDelta{};
   const bool shifting = m.large.shift_pending;
   if (!m.staged.empty() || shifting) {
+    detail::reserve_geometric(m.objects.free_slots,
+                              m.objects.free_slots.size() + m.staged.removed.size() + m.staged.added.size());
+    m.query_tree.reserve_for(m.staged, m.objects.slots());
     // An origin shift re-expresses the live boxes and rebuilds once from
     // them (large_world_frame.cpp); a failure below puts the boxes back.
     if (shifting) {
       m.apply_shift();
       m.remake_algorithm = true;
     }
-    detail::reserve_geometric(m.objects.free_slots,
-                              m.objects.free_slots.size() + m.staged.removed.size() + m.staged.added.size());
-    m.query_tree.reserve_for(m.staged, m.objects.slots());
     bool filters_swapped = false, geometry_applied = false;
     const auto undo = [&]() noexcept {
       m.pairs.abandon_frame();

@@ -136,6 +136,23 @@ Boxes as_box(py::handle obj, int dims, const char* what);
 /// with z = 0; values as for boxes.
 std::array<float, 3> as_vector(py::handle obj, int dims, const char* what);
 
+/// n vectors of `dims` numbers (rays' origins or directions), in memory that
+/// lives as long as `owner`.
+struct Vectors {
+  py::object owner;
+  const float* data = nullptr;
+  std::size_t n = 0;
+  int dims = 3;
+  /// Vector k lifted to 3D with z = 0.
+  std::array<float, 3> at(std::size_t k) const {
+    std::array<float, 3> v{0, 0, 0};
+    for (int d = 0; d < dims; ++d) v[d] = data[k * static_cast<std::size_t>(dims) + static_cast<std::size_t>(d)];
+    return v;
+  }
+};
+/// Shape (n, dims), or an empty 1-D array for none; values as for boxes.
+Vectors as_vectors(py::handle obj, int dims, const char* what);
+
 /// uint32 values in memory that lives as long as `owner`.
 struct Ids {
   py::object owner;

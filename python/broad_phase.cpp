@@ -1,9 +1,11 @@
 // The persistent broad phase, sapling.BroadPhase: a sapling::BroadPhase
-// behind a mutex, its calls taking numpy arrays by the input rules
-// (binding.hpp): add, move and remove staged, update() returning the frame's
-// (created, deleted) pairs; filters and static objects; region queries and
-// rays; the figures (size, frame, memory). Each call checks its arguments
-// before it takes the lock, then runs without the GIL.
+// behind a readers-writer lock, its calls taking numpy arrays by the input
+// rules (binding.hpp): add, move and remove staged, update() returning the
+// frame's (created, deleted) pairs; filters and static objects; region
+// queries and rays, one or many; the figures (size, frame, memory). Each
+// call checks its arguments before it takes the lock, then runs without the
+// GIL; reads share the lock (broad_phase.hpp, "Threads"), so that Python
+// threads query at once.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
@@ -15,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -26,12 +29,12 @@ namespace sapling::python {
 namespace {
 
 class PyBroadPhase {
-  // Runs `f` holding the lock, without the GIL (so a holder that wants the
-  // GIL back never waits on us).
+  // Runs the read `f` sharing the lock, without the GIL (so a holder that
+  // wants the GIL back never waits on us).
   template <class F>
   auto locked(F f) {
     py::gil_scoped_release release;
-    std::lock_guard lock(mutex_);
+    std::shared_lock lock(mutex_);
     return f();
   }
 
@@ -86,7 +89,13 @@ class PyBroadPhase {
         py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(offset_obj);
     if (!offset || offset.size() != 3) refuse("offset must hold 3 numbers (x, y, z)");
     const std::array<double, 3> by{offset.data()[0], offset.data()[1], offset.data()[2]};
-    check(locked([&] { return broad_phase_->shift_origin(by); }));
+    Status s;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);  // a change, as staging is
+      s = broad_phase_->shift_origin(by);
+    }
+    check(s);
   }
   py::tuple origin() {
     const std::array<double, 3> o = locked([&] { return broad_phase_->origin(); });
@@ -153,7 +162,7 @@ class PyBroadPhase {
     Status s;
     {
       py::gil_scoped_release release;
-      std::lock_guard lock(mutex_);
+      std::shared_lock lock(mutex_);
       s = broad_phase_->ray_cast(ray, hits, mask);
     }
     check(s);
@@ -174,12 +183,60 @@ class PyBroadPhase {
     Status s;
     {
       py::gil_scoped_release release;
-      std::lock_guard lock(mutex_);
+      std::shared_lock lock(mutex_);
       s = broad_phase_->ray_cast_closest(ray, hit, mask);
     }
     check(s);
     if (!hit) return py::none();
     return py::make_tuple(hit->id, hit->t);
+  }
+
+  // Many rays at once, answered in parallel on the broad phase's threads:
+  // (ids, t, offsets), ray i's hits being ids[offsets[i]:offsets[i + 1]]
+  // (sorted by entry then id; at most one each for the closest).
+  py::tuple ray_cast_many(py::handle origins_obj, py::handle directions_obj, py::handle max_t_obj, py::handle mask_obj,
+                          bool closest) {
+    const int dims = broad_phase_->options().dims;
+    const Vectors origins = as_vectors(origins_obj, dims, "origins");
+    const Vectors directions = as_vectors(directions_obj, dims, "directions");
+    if (directions.n != origins.n) {
+      refuse(std::to_string(origins.n) + " origins but " + std::to_string(directions.n) + " directions");
+    }
+    // max_t: one number for every ray, or one per ray.
+    py::array max_t_array = to_array(max_t_obj, "max_t");
+    std::vector<float> max_t(origins.n, 0.0f);
+    if (max_t_array.ndim() == 0) {
+      std::fill(max_t.begin(), max_t.end(), as_exact_float(max_t_obj, "max_t"));
+    } else {
+      const Vectors per_ray = as_vectors(max_t_array.reshape({max_t_array.size(), py::ssize_t{1}}), 1, "max_t");
+      if (max_t_array.ndim() != 1 || per_ray.n != origins.n) {
+        refuse("max_t must be one number or one per ray (" + std::to_string(origins.n) + "), not shape " +
+               shape_text(max_t_array));
+      }
+      for (std::size_t k = 0; k < per_ray.n; ++k) max_t[k] = per_ray.data[k];
+    }
+    const std::uint32_t mask = as_uint32(mask_obj, "mask");
+    std::vector<Ray3> rays(origins.n);
+    for (std::size_t k = 0; k < rays.size(); ++k) rays[k] = Ray3{origins.at(k), directions.at(k), max_t[k]};
+    std::vector<RayHit> hits;
+    std::vector<std::size_t> offsets;
+    Status s;
+    {
+      py::gil_scoped_release release;
+      std::shared_lock lock(mutex_);
+      s = closest ? broad_phase_->ray_cast_closest_many(rays, hits, offsets, mask)
+                  : broad_phase_->ray_cast_many(rays, hits, offsets, mask);
+    }
+    check(s);
+    py::array_t<std::uint32_t> ids(static_cast<py::ssize_t>(hits.size()));
+    py::array_t<float> t(static_cast<py::ssize_t>(hits.size()));
+    for (std::size_t k = 0; k < hits.size(); ++k) {
+      ids.mutable_data()[k] = hits[k].id;
+      t.mutable_data()[k] = hits[k].t;
+    }
+    py::array_t<std::uint64_t> offsets_array(static_cast<py::ssize_t>(offsets.size()));
+    std::copy(offsets.begin(), offsets.end(), offsets_array.mutable_data());
+    return py::make_tuple(ids, t, offsets_array);
   }
 
   void remove(py::handle ids_obj) {
@@ -204,7 +261,7 @@ class PyBroadPhase {
 
   py::array_t<std::uint32_t> pairs() {
     py::gil_scoped_release release;  // the lock is taken without the GIL: its holder may want the GIL
-    std::lock_guard lock(mutex_);
+    std::shared_lock lock(mutex_);
     py::gil_scoped_acquire acquire;
     return copy_pairs(broad_phase_->pairs());
   }
@@ -224,7 +281,7 @@ class PyBroadPhase {
     std::vector<Pair> out;
     {
       py::gil_scoped_release release;
-      std::lock_guard lock(mutex_);
+      std::shared_lock lock(mutex_);
       broad_phase_->sorted_pairs(out);
     }
     return take_pairs(std::move(out));
@@ -351,8 +408,8 @@ class PyBroadPhase {
     Status s;
     {
       py::gil_scoped_release release;
-      std::lock_guard lock(mutex_);
-      s = broad_phase_->query(queries, ids, offsets, mask);
+      std::shared_lock lock(mutex_);
+      s = broad_phase_->query_many(queries, ids, offsets, mask);
     }
     check(s);
     py::array_t<std::uint64_t> offsets_array(static_cast<py::ssize_t>(offsets.size()));
@@ -408,7 +465,7 @@ class PyBroadPhase {
   }
 
   std::unique_ptr<BroadPhase> broad_phase_;
-  std::mutex mutex_;
+  std::shared_mutex mutex_;  // shared by reads, whole for writes
 };
 
 }  // namespace
@@ -442,6 +499,24 @@ void bind_broad_phase(py::module_& m) {
       .def("ray_cast_closest", &PyBroadPhase::ray_cast_closest, py::arg("origin"), py::arg("direction"),
            py::arg("max_t") = std::numeric_limits<float>::infinity(), py::arg("mask") = kAllCategories,
            "The first object the ray meets, (id, t), or None.")
+      .def(
+          "ray_cast_many",
+          [](PyBroadPhase& self, py::handle origins, py::handle directions, py::handle max_t, py::handle mask) {
+            return self.ray_cast_many(origins, directions, max_t, mask, false);
+          },
+          py::arg("origins"), py::arg("directions"), py::arg("max_t") = std::numeric_limits<float>::infinity(),
+          py::arg("mask") = kAllCategories,
+          "Many rays at once, in parallel on the broad phase's threads: origins and directions (n, dims), max_t "
+          "one number or one per ray. Returns (ids uint32, t float32, offsets uint64), ray i's hits being "
+          "ids[offsets[i]:offsets[i + 1]], sorted by entry t, then id.")
+      .def(
+          "ray_cast_closest_many",
+          [](PyBroadPhase& self, py::handle origins, py::handle directions, py::handle max_t, py::handle mask) {
+            return self.ray_cast_many(origins, directions, max_t, mask, true);
+          },
+          py::arg("origins"), py::arg("directions"), py::arg("max_t") = std::numeric_limits<float>::infinity(),
+          py::arg("mask") = kAllCategories,
+          "The first hit of each ray, as ray_cast_many (at most one per ray): (ids, t, offsets).")
       .def("move", &PyBroadPhase::move, py::arg("ids"), py::arg("boxes"), py::arg("contact_distance") = py::none(),
            "Stages new boxes for live objects; contact_distance as add()'s, or None to keep each object's.")
       .def("add_double", &PyBroadPhase::add_double, py::arg("ids"), py::arg("boxes"), py::arg("category") = py::none(),

@@ -305,6 +305,27 @@ std::array<float, 3> as_vector(py::handle obj, int dims, const char* what) {
   return v;
 }
 
+// Rays' origins or directions: shape (n, dims), or an empty 1-D array for
+// no rays; values as for boxes.
+Vectors as_vectors(py::handle obj, int dims, const char* what) {
+  py::array a = to_array(obj, what);
+  const char kind = a.dtype().kind();
+  if (kind != 'f' && kind != 'i' && kind != 'u') {
+    throw py::type_error(std::string(what) + " must hold real numbers, not " + dtype_text(a));
+  }
+  const bool none = a.ndim() == 1 && a.shape(0) == 0;
+  if (!none && (a.ndim() != 2 || a.shape(1) != dims)) {
+    refuse(std::string(what) + " must have shape (n, " + std::to_string(dims) + "), not " + shape_text(a));
+  }
+  Vectors v;
+  v.dims = dims;
+  v.n = none ? 0 : static_cast<std::size_t>(a.shape(0));
+  py::array_t<float> values = exact_float32(a, dims, what);
+  v.data = values.data();
+  v.owner = std::move(values);
+  return v;
+}
+
 // ---- ids -------------------------------------------------------------------
 
 namespace {

@@ -201,7 +201,7 @@ void run_world(const std::string& algo, std::uint64_t seed, std::size_t max_pair
     std::vector<Box3> boxes;
     for (int q = 0; q < 20; ++q) boxes.push_back(static_box(rng));
     std::vector<std::size_t> offsets;
-    ASSERT_TRUE(bp->query(boxes, got, offsets, 2u));
+    ASSERT_TRUE(bp->query_many(boxes, got, offsets, 2u));
     ASSERT_EQ(offsets.size(), boxes.size() + 1);
     for (std::size_t q = 0; q < boxes.size(); ++q) {
       ASSERT_EQ(std::vector<Id>(got.begin() + static_cast<std::ptrdiff_t>(offsets[q]),

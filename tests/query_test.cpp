@@ -121,13 +121,13 @@ TEST_P(QueryTest, BatchedRefusedAndStagedUnseen) {
   std::vector<std::size_t> offsets;
   const std::vector<Box3> queries = {testgen::cube(0, 0, 0, 1), testgen::cube(100, 0, 0, 1),
                                      testgen::cube(1.5f, 1.5f, 1.5f, 9)};
-  ASSERT_TRUE(bp->query(queries, all, offsets).ok());
+  ASSERT_TRUE(bp->query_many(queries, all, offsets).ok());
   EXPECT_EQ(offsets, (std::vector<std::size_t>{0, 1, 1, 3}));
   EXPECT_EQ(all, (std::vector<Id>{9, 2, 9}));
 
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const std::vector<Box3> bad = {testgen::cube(0, 0, 0, 1), Box3{{0, 0, 0}, {1, nan, 1}}, Box3{{2, 0, 0}, {1, 1, 1}}};
-  const Status s = bp->query(bad, all, offsets);
+  const Status s = bp->query_many(bad, all, offsets);
   EXPECT_EQ(s.code(), StatusCode::kInvalidBox);
   EXPECT_EQ(s.operation(), Operation::kQuery);
   EXPECT_EQ(s.index(), 1u);

@@ -163,11 +163,11 @@ void add_sapling_calls(QueryRun& run) {
   const BroadPhase& bp = *run.broad_phase;
   const QueryBatch& batch = run.batch;
   if (run.spec.dims == 3) {
-    run.add_call(name, "query (batched)", "BroadPhase::query(boxes, ids, offsets)", batch.boxes.size(),
+    run.add_call(name, "query (batched)", "BroadPhase::query_many(boxes, ids, offsets)", batch.boxes.size(),
                  [&](const Answers* r, Mismatches* wrong) {
                    std::vector<Id> out;
                    std::vector<std::size_t> offsets;
-                   check(bp.query(std::span<const Box3>(batch.boxes), out, offsets));
+                   check(bp.query_many(batch.boxes, out, offsets));
                    if (r && !(out == r->ids && offsets == r->offsets)) wrong->count = batch.boxes.size();
                    return out.size();
                  });

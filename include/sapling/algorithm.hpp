@@ -144,7 +144,9 @@ class Algorithm {
   /// `box` (closed intervals), each once, in any order, as of the last
   /// update() that returned; or returns false, appending nothing, if the
   /// algorithm keeps no structure that answers it (the BroadPhase then
-  /// tests its own copy of every box). Must not change the algorithm.
+  /// tests its own copy of every box). Must not change the algorithm, nor
+  /// any scratch it shares: the BroadPhase's reads call it from many
+  /// threads at once (broad_phase.hpp, "Threads").
   virtual bool query(const Box3& /*box*/, std::vector<Slot>& /*out*/) const { return false; }
 
   /// Calls visit(slot, t) for every live object whose box the valid ray
@@ -153,7 +155,8 @@ class Algorithm {
   /// skip every object whose entry is greater than the bound visit last
   /// returned (never one at the bound). Or returns false, calling nothing,
   /// if it keeps no structure that answers rays (the BroadPhase then casts
-  /// through a tree of its own). Must not change the algorithm.
+  /// through a tree of its own). Must not change the algorithm, nor any
+  /// scratch it shares: called from many threads at once, as query().
   virtual bool ray_cast(const Ray3& /*ray*/, RayVisitor /*visit*/) const { return false; }
 
   /// Bytes held by the algorithm's own structures.

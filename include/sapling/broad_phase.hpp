@@ -12,6 +12,20 @@
 // reason, and leaves the broad phase exactly as it was: a batch is taken
 // whole or not at all. No call throws, except std::bad_alloc when memory
 // runs out, and then the broad phase stays valid and usable (see update()).
+//
+// Threads. The reads, every const member function (pairs(), contains(),
+// box(), query(), query_many(), ray_cast(), ray_cast_many(), ...), may be
+// called from any number of threads at once: they change nothing a reader
+// shares (the tree behind rays is kept current by update(), or built once
+// under a lock by the first read that needs it, then published). The
+// writes (add(), move(), remove(), set_filter(), drop_staged(), update(),
+// reserve()) need the broad phase to themselves: no read and no other write
+// may run during one, which is the engine's frame order anyway (update, then
+// queries from every job thread, then the next frame's operations). The
+// batched reads (query_many() and the rays') answer on Options::threads'
+// pool or Options::tasks, one batch at a time: a batch asked for while
+// another runs there is answered on its caller's thread, with the same
+// result.
 #pragma once
 
 #include <array>
@@ -208,33 +222,42 @@ class BroadPhase {
   /// (closed intervals), ascending, into `out` (replaced), as of the last
   /// update() (operations staged since are not seen). Answered on the
   /// algorithm's own structure where it has one (multi-sap's grid, the
-  /// octree), else on a tree of the dynamic boxes made by the first query
-  /// that needs it (rays always use it). Refused, with `out` emptied,
-  /// for an invalid box (as add() refuses it; index() is 0). Not safe to
-  /// call from two threads at once.
+  /// octree), else on a tree of the dynamic boxes built by the first read
+  /// that needs it and kept current by update() while reads use it (dropped
+  /// after 32 frames that changed it without a read). Refused, with `out`
+  /// emptied, for an invalid box (as add() refuses it; index() is 0).
   /// Only objects whose category shares a bit with `mask` are reported
   /// (static ones included).
   Status query(const Box3& box, std::vector<Id>& out, std::uint32_t mask = kAllCategories) const;
   Status query(const Box2& box, std::vector<Id>& out, std::uint32_t mask = kAllCategories) const;
-  /// Many queries at once: box i's ids, ascending, are
-  /// ids[offsets[i], offsets[i + 1]) (offsets has boxes.size() + 1 entries).
-  /// Refused whole, naming the first invalid box by its index.
-  Status query(std::span<const Box3> boxes, std::vector<Id>& ids, std::vector<std::size_t>& offsets,
-               std::uint32_t mask = kAllCategories) const;
+  /// Many queries at once, answered in parallel (see "Threads" above): box
+  /// i's ids, ascending, are ids[offsets[i], offsets[i + 1]) (offsets has
+  /// boxes.size() + 1 entries), the same for any thread count. Refused
+  /// whole, with both emptied, naming the first invalid box by its index.
+  Status query_many(std::span<const Box3> boxes, std::vector<Id>& ids, std::vector<std::size_t>& offsets,
+                    std::uint32_t mask = kAllCategories) const;
 
   /// Ray cast (ray.hpp): every live object whose box the ray meets and
   /// whose category shares a bit with `mask`, sorted by entry parameter,
   /// then id, into `hits` (replaced), as of the last update(). Refused, with
   /// `hits` emptied, for an invalid ray (check_ray(): kInvalidRay) and, in a
   /// 2D broad phase, for a Ray3 that leaves the plane z = 0, its origin's or
-  /// direction's z other than 0 (kInvalidArgument). Not safe to call from
-  /// two threads at once.
+  /// direction's z other than 0 (kInvalidArgument).
   Status ray_cast(const Ray3& ray, std::vector<RayHit>& hits, std::uint32_t mask = kAllCategories) const;
   Status ray_cast(const Ray2& ray, std::vector<RayHit>& hits, std::uint32_t mask = kAllCategories) const;
   /// The first of those hits only (smallest entry, then smallest id), or
   /// nothing; cheaper, as farther boxes are not visited.
   Status ray_cast_closest(const Ray3& ray, std::optional<RayHit>& hit, std::uint32_t mask = kAllCategories) const;
   Status ray_cast_closest(const Ray2& ray, std::optional<RayHit>& hit, std::uint32_t mask = kAllCategories) const;
+  /// Many rays at once, answered in parallel as query_many(): ray i's hits,
+  /// as ray_cast() orders them, are hits[offsets[i], offsets[i + 1]); for
+  /// the closest, at most one each. Refused whole, with both emptied, for
+  /// the first ray ray_cast() would refuse (Operation::kRayCastMany, its
+  /// index in index()).
+  Status ray_cast_many(std::span<const Ray3> rays, std::vector<RayHit>& hits, std::vector<std::size_t>& offsets,
+                       std::uint32_t mask = kAllCategories) const;
+  Status ray_cast_closest_many(std::span<const Ray3> rays, std::vector<RayHit>& hits, std::vector<std::size_t>& offsets,
+                               std::uint32_t mask = kAllCategories) const;
 
   /// Whether `id` is live (added at an earlier update() and not removed).
   bool contains(Id id) const noexcept;

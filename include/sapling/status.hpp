@@ -40,6 +40,7 @@ enum class Operation : std::uint8_t {
   kQuery,
   kSetFilter,
   kRayCast,
+  kRayCastMany,  ///< a batch of rays: index() names the ray
   kShiftOrigin,
 };
 
@@ -74,8 +75,8 @@ class [[nodiscard]] Status {
     return s;
   }
   /// `detail` must be a string with static storage duration.
-  static Status invalid_argument(Operation op, const char* detail) {
-    Status s(StatusCode::kInvalidArgument, op, 0, 0);
+  static Status invalid_argument(Operation op, const char* detail, std::size_t index = 0) {
+    Status s(StatusCode::kInvalidArgument, op, 0, index);
     s.detail_ = detail;
     return s;
   }
@@ -88,9 +89,9 @@ class [[nodiscard]] Status {
     s.names_object_ = true;
     return s;
   }
-  /// A ray refused by check_ray() (ray.hpp).
-  static Status invalid_ray(Operation op, RayCheck check) {
-    Status s(StatusCode::kInvalidRay, op, 0, 0);
+  /// A ray refused by check_ray() (ray.hpp); `index`, its place in a batch.
+  static Status invalid_ray(Operation op, RayCheck check, std::size_t index = 0) {
+    Status s(StatusCode::kInvalidRay, op, 0, index);
     s.ray_ = check;
     return s;
   }

@@ -12,8 +12,8 @@ const char* axis_name(int axis) { return axis == 0 ? "x" : axis == 1 ? "y" : "z"
 
 // Both tables in the order of the enumerators.
 const char* operation_name(Operation op) noexcept {
-  constexpr const char* kNames[] = {"call",   "add",   "move",       "remove",   "create",      "register_algorithm",
-                                    "update", "query", "set_filter", "ray_cast", "shift_origin"};
+  constexpr const char* kNames[] = {"call",   "add",   "move",       "remove",   "create",        "register_algorithm",
+                                    "update", "query", "set_filter", "ray_cast", "ray_cast_many", "shift_origin"};
   const auto k = static_cast<std::size_t>(op);
   return k < std::size(kNames) ? kNames[k] : "call";
 }
@@ -34,6 +34,9 @@ std::string Status::message() const {
                               : op_ == Operation::kQuery
                                   ? "query box " + std::to_string(index_) + ": "
                                   : std::string(operation_name(op_)) + " of id " + std::to_string(id_) + ": ";
+  // A batch of rays names its ray.
+  const std::string caster = op_ == Operation::kRayCastMany ? "ray_cast_many: ray " + std::to_string(index_) + ": "
+                                                            : std::string("ray_cast: ");
   switch (code_) {
     case StatusCode::kOk:
       return "ok";
@@ -65,22 +68,24 @@ std::string Status::message() const {
     case StatusCode::kUnsupported:
       return subject + detail_;
     case StatusCode::kInvalidArgument:
-      return names_object_ ? subject + detail_ : std::string(operation_name(op_)) + ": " + detail_;
+      if (names_object_) return subject + detail_;
+      if (op_ == Operation::kRayCastMany) return caster + detail_;
+      return std::string(operation_name(op_)) + ": " + detail_;
     case StatusCode::kInvalidRay: {
       const std::string axis = axis_name(ray_.axis);
       switch (ray_.fault) {
         case RayFault::kOrigin:
-          return "ray_cast: invalid ray: origin." + axis + " is NaN or infinite";
+          return caster + "invalid ray: origin." + axis + " is NaN or infinite";
         case RayFault::kDirection:
-          return "ray_cast: invalid ray: direction." + axis + " is NaN or infinite";
+          return caster + "invalid ray: direction." + axis + " is NaN or infinite";
         case RayFault::kZeroDirection:
-          return "ray_cast: invalid ray: the direction is zero";
+          return caster + "invalid ray: the direction is zero";
         case RayFault::kMaxT:
-          return "ray_cast: invalid ray: max_t is NaN or negative";
+          return caster + "invalid ray: max_t is NaN or negative";
         case RayFault::kNone:
           break;
       }
-      return "ray_cast: invalid ray";
+      return caster + "invalid ray";
     }
     case StatusCode::kPairBudget:
       return "update: the frame would hold more than " + std::to_string(count_) +

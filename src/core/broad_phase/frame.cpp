@@ -1,8 +1,9 @@
 // The frame protocol (broad_phase.hpp): creation, the staging calls, and
 // update(), which applies a frame in three steps: the algorithm applies the
 // dynamic objects' operations (checking filters as it reports pairs); the
-// static objects and the changes of filter follow (static_objects.hpp);
-// the frame is committed and its sorted delta returned.
+// static objects and the changes of filter follow (static_objects.hpp),
+// and the reads' query tree if there is one (query_tree.hpp); the frame is
+// committed and its sorted delta returned.
 //
 // Whatever can fail comes before the first change to the broad phase's own
 // state, or is undone: a failed frame (std::bad_alloc) stays staged with the
@@ -141,7 +142,6 @@ const FrameDelta& BroadPhase::update() {
   if (!m.staged.empty() || shifting) {
     detail::reserve_geometric(m.objects.free_slots,
                               m.objects.free_slots.size() + m.staged.removed.size() + m.staged.added.size());
-    m.query_tree.reserve_for(m.staged, m.objects.slots());
     // An origin shift re-expresses the live boxes and rebuilds once from
     // them (large_world_frame.cpp); a failure below puts the boxes back.
     if (shifting) {
@@ -151,6 +151,7 @@ const FrameDelta& BroadPhase::update() {
     bool filters_swapped = false, geometry_applied = false;
     const auto undo = [&]() noexcept {
       m.pairs.abandon_frame();
+      m.query_tree.reset();  // it may have followed the frame: built again by the next read that needs it
       if (geometry_applied) m.staged.undo_geometry(m.objects);
       if (filters_swapped) m.staged.swap_filters(m.objects);
       geometry_applied = filters_swapped = false;
@@ -180,6 +181,7 @@ const FrameDelta& BroadPhase::update() {
           const detail::DynamicOverlaps dynamics(m.algorithm.get(), m.objects, m.overlap_slots);
           m.statics.pair_frame(m.objects, m.staged, m.frame + 1, reported == Reported::kEveryPair, dynamics, m.pairs);
           m.statics.pair_refiltered(m.objects, m.staged, dynamics, m.pairs);
+          m.query_tree.follow(m.staged, m.objects);
         }
         over_budget = m.pairs.budget() != 0 && m.pairs.size_at_end() > m.pairs.budget();
         if (over_budget) throw PairBudgetExceeded();
@@ -241,9 +243,8 @@ const FrameDelta& BroadPhase::update() {
 }
 
 // The frame's operations become the broad phase's state; nothing here
-// allocates (update() reserved the free list and the query tree's room).
+// allocates (update() reserved the free list's room).
 void BroadPhase::Impl::commit_frame() noexcept {
-  query_tree.note(staged, objects);
   large.commit(objects.exact, staged.moved);
   staged.commit(objects);
   ++frame;
@@ -275,7 +276,7 @@ void BroadPhase::Impl::rebuild_from_live() {
   if (objects.uses_statics) tree = detail::StaticObjects::build(objects, statics_live, static_boxes, dynamics, pairs);
   algorithm = std::move(fresh);
   statics.adopt(std::move(tree));
-  query_tree.reset();  // slots may have been renumbered: made again by the next query that needs it
+  query_tree.reset();  // slots may have been renumbered: built again by the next read that needs it
 }
 
 }  // namespace sapling

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,7 @@ struct BroadPhase::Impl {
   detail::ObjectTable objects;
   detail::StagedFrame staged;
   detail::StaticObjects statics;
-  mutable detail::QueryTree query_tree;
+  detail::QueryTree query_tree;
   PairManager pairs;
   std::vector<Pair> created, deleted;
   FrameDelta delta;
@@ -63,8 +64,10 @@ struct BroadPhase::Impl {
   std::vector<Box3> converted;                       // scratch: Box3d batches rounded outward relative to the origin
   std::vector<Box3d> lifted_exact;                   // scratch: Box2d batches lifted to 3D
   std::vector<Box3> before_shift, own_before_shift;  // the boxes an origin shift replaced, while update() runs
-  mutable std::vector<Slot> query_slots;             // scratch: the algorithm's answer to a region query
   std::vector<Slot> overlap_slots;                   // scratch of DynamicOverlaps during update()
+  // Held by the batch that runs on the task system, which takes one batch
+  // at a time; a batch asked for meanwhile runs on its caller's thread.
+  mutable std::mutex batch_mutex;
 
   // frame.cpp
   void rebuild_from_live();
@@ -81,10 +84,16 @@ struct BroadPhase::Impl {
   void compact_slots();
   // validate.cpp
   bool holds_the_pairs_there_are() const;
-  // queries.cpp
+  // queries.cpp: every read is const and changes nothing (but the query
+  // tree's first build, under its lock), so that threads may read at once.
   void answer_query(const Box3& box, std::vector<Id>& out, std::uint32_t mask) const;
   void cast_ray(const Ray3& ray, std::vector<RayHit>& hits, std::uint32_t mask, bool closest) const;
-  Status check_ray_here(const Ray3& ray) const;
+  Status check_ray_here(const Ray3& ray, Operation op = Operation::kRayCast, std::size_t index = 0) const;
+  Status cast_rays(std::span<const Ray3> rays, std::vector<RayHit>& hits, std::vector<std::size_t>& offsets,
+                   std::uint32_t mask, bool closest) const;
+  template <class T, class AnswerOne>
+  void answer_many(std::size_t count, std::vector<T>& flat, std::vector<std::size_t>& offsets,
+                   AnswerOne&& answer_one) const;
   /// Whether the static tree holds the static objects of the last update()
   /// (a failed frame may have changed it part-way).
   bool statics_trusted() const noexcept { return statics.tree() != nullptr && !remake_algorithm; }

@@ -1,5 +1,8 @@
 // What a broad phase answers between frames (broad_phase.hpp): its pairs,
 // per-object lookups, region queries and rays, as of the last update().
+// Every read is const and writes no shared state (scratch is the thread's
+// own), so that any number of threads may read at once; batches split into
+// tasks of a fixed size, answered on the task system and joined in order.
 //
 // Static objects are answered by the static tree (or, while a failed frame
 // awaits its rebuild, by testing each one); dynamic objects by the
@@ -8,6 +11,7 @@
 // (query_tree.hpp), made only when needed. Objects are reported
 // by the query rule (filter.hpp, query_accepts()).
 #include <algorithm>
+#include <mutex>
 
 #include "core/broad_phase/impl.hpp"
 
@@ -77,8 +81,42 @@ Status BroadPhase::query(const Box2& box, std::vector<Id>& out, std::uint32_t ma
   return query(lift(box), out, mask);
 }
 
-Status BroadPhase::query(std::span<const Box3> boxes, std::vector<Id>& ids, std::vector<std::size_t>& offsets,
-                         std::uint32_t mask) const {
+// Items per task of a batch: fixed, so that the tasks depend on the batch
+// alone (task_system.hpp, "Determinism"), and enough to outweigh a task's
+// hand-over.
+constexpr std::size_t kBatchTask = 64;
+
+// answer_one(i, out) replaces `out` with item i's answers; each task keeps
+// its items' answers in its own part, and the parts are joined in order.
+template <class T, class AnswerOne>
+void BroadPhase::Impl::answer_many(std::size_t count, std::vector<T>& flat, std::vector<std::size_t>& offsets,
+                                   AnswerOne&& answer_one) const {
+  const std::size_t tasks = (count + kBatchTask - 1) / kBatchTask;
+  std::vector<std::vector<T>> parts(tasks);
+  offsets.assign(count + 1, 0);
+  auto task = [&](std::size_t t) {
+    std::vector<T> one;
+    for (std::size_t i = t * kBatchTask; i < std::min(count, (t + 1) * kBatchTask); ++i) {
+      answer_one(i, one);
+      parts[t].insert(parts[t].end(), one.begin(), one.end());
+      offsets[i + 1] = one.size();
+    }
+  };
+  TaskSystem* system = options.tasks != nullptr ? options.tasks : pool.get();
+  std::unique_lock one_batch_at_a_time(batch_mutex, std::try_to_lock);
+  if (system != nullptr && tasks > 1 && one_batch_at_a_time.owns_lock()) {
+    system->run(tasks, TaskRef(task));
+  } else {
+    for (std::size_t t = 0; t < tasks; ++t) task(t);
+  }
+  for (std::size_t i = 0; i < count; ++i) offsets[i + 1] += offsets[i];
+  flat.clear();
+  flat.reserve(offsets[count]);
+  for (const std::vector<T>& part : parts) flat.insert(flat.end(), part.begin(), part.end());
+}
+
+Status BroadPhase::query_many(std::span<const Box3> boxes, std::vector<Id>& ids, std::vector<std::size_t>& offsets,
+                              std::uint32_t mask) const {
   ids.clear();
   offsets.clear();
   for (std::size_t i = 0; i < boxes.size(); ++i) {
@@ -86,14 +124,32 @@ Status BroadPhase::query(std::span<const Box3> boxes, std::vector<Id>& ids, std:
       return Status::invalid_box(Operation::kQuery, 0, i, check);
     }
   }
-  offsets.reserve(boxes.size() + 1);
-  offsets.push_back(0);
-  std::vector<Id> one;
-  for (const Box3& box : boxes) {
-    impl_->answer_query(box, one, mask);
-    ids.insert(ids.end(), one.begin(), one.end());
-    offsets.push_back(ids.size());
+  impl_->answer_many(boxes.size(), ids, offsets,
+                     [&](std::size_t i, std::vector<Id>& out) { impl_->answer_query(boxes[i], out, mask); });
+  return {};
+}
+
+Status BroadPhase::ray_cast_many(std::span<const Ray3> rays, std::vector<RayHit>& hits,
+                                 std::vector<std::size_t>& offsets, std::uint32_t mask) const {
+  return impl_->cast_rays(rays, hits, offsets, mask, false);
+}
+
+Status BroadPhase::ray_cast_closest_many(std::span<const Ray3> rays, std::vector<RayHit>& hits,
+                                         std::vector<std::size_t>& offsets, std::uint32_t mask) const {
+  return impl_->cast_rays(rays, hits, offsets, mask, true);
+}
+
+Status BroadPhase::Impl::cast_rays(std::span<const Ray3> rays, std::vector<RayHit>& hits,
+                                   std::vector<std::size_t>& offsets, std::uint32_t mask, bool closest) const {
+  hits.clear();
+  offsets.clear();
+  for (std::size_t i = 0; i < rays.size(); ++i) {
+    if (Status refusal = check_ray_here(rays[i], Operation::kRayCastMany, i); !refusal) return refusal;
   }
+  answer_many(rays.size(), hits, offsets, [&](std::size_t i, std::vector<RayHit>& out) {
+    out.clear();
+    cast_ray(rays[i], out, mask, closest);
+  });
   return {};
 }
 
@@ -126,9 +182,10 @@ void BroadPhase::Impl::answer_query(const Box3& box, std::vector<Id>& out, std::
       if (overlaps(box, objects.boxes[s])) keep(s);
     });
   }
-  query_slots.clear();
-  if (!remake_algorithm && algorithm->query(box, query_slots)) {
-    for (const Slot s : query_slots) keep(s);
+  thread_local std::vector<Slot> candidates;  // the algorithm's answer
+  candidates.clear();
+  if (!remake_algorithm && algorithm->query(box, candidates)) {
+    for (const Slot s : candidates) keep(s);
   } else {
     query_tree.get(objects).query(box, keep);
   }
@@ -137,10 +194,10 @@ void BroadPhase::Impl::answer_query(const Box3& box, std::vector<Id>& out, std::
 
 // What ray_cast() and ray_cast_closest() refuse: an invalid ray, and in a
 // 2D broad phase one that leaves its plane.
-Status BroadPhase::Impl::check_ray_here(const Ray3& ray) const {
-  if (const RayCheck check = check_ray(ray); !check) return Status::invalid_ray(Operation::kRayCast, check);
+Status BroadPhase::Impl::check_ray_here(const Ray3& ray, Operation op, std::size_t index) const {
+  if (const RayCheck check = check_ray(ray); !check) return Status::invalid_ray(op, check, index);
   if (options.dims == 2 && (ray.origin[2] != 0.0f || ray.direction[2] != 0.0f)) {
-    return Status::invalid_argument(Operation::kRayCast, "the ray leaves the plane z = 0 of a 2D broad phase");
+    return Status::invalid_argument(op, "the ray leaves the plane z = 0 of a 2D broad phase", index);
   }
   return {};
 }
@@ -163,7 +220,8 @@ Status BroadPhase::ray_cast(const Ray2& ray, std::vector<RayHit>& hits, std::uin
 Status BroadPhase::ray_cast_closest(const Ray3& ray, std::optional<RayHit>& hit, std::uint32_t mask) const {
   hit.reset();
   if (Status refusal = impl_->check_ray_here(ray); !refusal) return refusal;
-  std::vector<RayHit> hits;
+  thread_local std::vector<RayHit> hits;
+  hits.clear();
   impl_->cast_ray(ray, hits, mask, true);
   if (!hits.empty()) hit = hits.front();
   return {};

@@ -39,14 +39,15 @@ class PyBroadPhase {
   }
 
  public:
-  PyBroadPhase(const std::string& algorithm, py::handle dims_obj, py::handle threads_obj, py::handle max_pairs_obj) {
+  PyBroadPhase(const std::string& algorithm, py::handle dims_obj, py::handle threads_obj, py::handle max_pairs_obj,
+               bool exact_pairs) {
     const int dims = as_dims(dims_obj);
     const unsigned threads = as_threads(threads_obj);
     const std::size_t max_pairs = as_unsigned(max_pairs_obj, "max_pairs", 0, std::numeric_limits<std::size_t>::max(),
                                               "an integer in [0, 2**64) (0: no budget)");
     Status why;
-    broad_phase_ =
-        BroadPhase::create(algorithm, Options{.dims = dims, .threads = threads, .max_pairs = max_pairs}, &why);
+    broad_phase_ = BroadPhase::create(
+        algorithm, Options{.dims = dims, .threads = threads, .max_pairs = max_pairs, .exact_pairs = exact_pairs}, &why);
     if (!broad_phase_) {
       check(why, "BroadPhase('" + algorithm + "', dims=" + std::to_string(dims) +
                      ", threads=" + std::to_string(threads) + "): ");
@@ -55,15 +56,68 @@ class PyBroadPhase {
 
   // Filters: none when neither category nor mask is given, else the
   // default for the part not given.
-  void add(py::handle ids_obj, py::handle boxes_obj, py::handle category, py::handle mask, bool is_static) {
+  void add(py::handle ids_obj, py::handle boxes_obj, py::handle category, py::handle mask, bool is_static,
+           py::handle contact_distance) {
     const Ids ids = as_ids(ids_obj, "ids");
     const FilterFields fields = as_filter_fields(category, mask, ids.n);
     std::vector<Filter> filters;
     if (fields.given()) filters = fields.filters(std::vector<Filter>(ids.n));
-    stage(Operation::kAdd, ids, boxes_obj, filters, is_static ? Motion::kStatic : Motion::kDynamic);
+    stage(Operation::kAdd, ids, boxes_obj, filters, is_static ? Motion::kStatic : Motion::kDynamic,
+          as_distances(contact_distance, ids.n));
   }
-  void move(py::handle ids_obj, py::handle boxes_obj) {
-    stage(Operation::kMove, as_ids(ids_obj, "ids"), boxes_obj, {}, Motion::kDynamic);
+  void move(py::handle ids_obj, py::handle boxes_obj, py::handle contact_distance) {
+    const Ids ids = as_ids(ids_obj, "ids");
+    stage(Operation::kMove, ids, boxes_obj, {}, Motion::kDynamic, as_distances(contact_distance, ids.n));
+  }
+
+  // Large worlds: boxes in world coordinates as float64, (n, 2 * dims).
+  void add_double(py::handle ids_obj, py::handle boxes_obj, py::handle category, py::handle mask, bool is_static,
+                  py::handle contact_distance) {
+    const Ids ids = as_ids(ids_obj, "ids");
+    const FilterFields fields = as_filter_fields(category, mask, ids.n);
+    std::vector<Filter> filters;
+    if (fields.given()) filters = fields.filters(std::vector<Filter>(ids.n));
+    stage_double(Operation::kAdd, ids, boxes_obj, filters, is_static ? Motion::kStatic : Motion::kDynamic,
+                 as_distances(contact_distance, ids.n));
+  }
+  void move_double(py::handle ids_obj, py::handle boxes_obj, py::handle contact_distance) {
+    const Ids ids = as_ids(ids_obj, "ids");
+    stage_double(Operation::kMove, ids, boxes_obj, {}, Motion::kDynamic, as_distances(contact_distance, ids.n));
+  }
+  void shift_origin(py::handle offset_obj) {
+    const py::array_t<double, py::array::c_style | py::array::forcecast> offset =
+        py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(offset_obj);
+    if (!offset || offset.size() != 3) refuse("offset must hold 3 numbers (x, y, z)");
+    const std::array<double, 3> by{offset.data()[0], offset.data()[1], offset.data()[2]};
+    Status s;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);  // a change, as staging is
+      s = broad_phase_->shift_origin(by);
+    }
+    check(s);
+  }
+  py::tuple origin() {
+    const std::array<double, 3> o = locked([&] { return broad_phase_->origin(); });
+    return py::make_tuple(o[0], o[1], o[2]);
+  }
+  // A live id's box in world coordinates, float64 (2 * dims,), or None.
+  py::object exact_box(py::handle id_obj) {
+    const Id id = as_uint32(id_obj, "id");
+    const std::optional<Box3d> b = locked([&] { return broad_phase_->exact_box(id); });
+    if (!b) return py::none();
+    const int dims = broad_phase_->options().dims;
+    py::array_t<double> out(2 * dims);
+    for (int k = 0; k < dims; ++k) out.mutable_data()[k] = b->min[k], out.mutable_data()[dims + k] = b->max[k];
+    return out;
+  }
+
+  // The contact distance of a live id, or None.
+  py::object contact_distance(py::handle id_obj) {
+    const Id id = as_uint32(id_obj, "id");
+    const std::optional<float> d = locked([&] { return broad_phase_->contact_distance(id); });
+    if (!d) return py::none();
+    return py::float_(*d);
   }
 
   // The part of a filter not given keeps the object's current one (an id
@@ -272,7 +326,8 @@ class PyBroadPhase {
   }
 
  private:
-  void stage(Operation op, const Ids& ids, py::handle boxes_obj, std::span<const Filter> filters, Motion motion) {
+  void stage(Operation op, const Ids& ids, py::handle boxes_obj, std::span<const Filter> filters, Motion motion,
+             std::span<const float> distances) {
     const int dims = broad_phase_->options().dims;
     const Boxes boxes = as_boxes(boxes_obj, dims, "boxes");
     Status s;
@@ -280,14 +335,61 @@ class PyBroadPhase {
       py::gil_scoped_release release;
       std::lock_guard lock(mutex_);
       if (dims == 2) {
-        s = op == Operation::kAdd ? broad_phase_->add(ids.span(), boxes.box2(), filters, motion)
-                                  : broad_phase_->move(ids.span(), boxes.box2());
+        s = op == Operation::kAdd ? broad_phase_->add(ids.span(), boxes.box2(), filters, motion, distances)
+                                  : broad_phase_->move(ids.span(), boxes.box2(), distances);
       } else {
-        s = op == Operation::kAdd ? broad_phase_->add(ids.span(), boxes.box3(), filters, motion)
-                                  : broad_phase_->move(ids.span(), boxes.box3());
+        s = op == Operation::kAdd ? broad_phase_->add(ids.span(), boxes.box3(), filters, motion, distances)
+                                  : broad_phase_->move(ids.span(), boxes.box3(), distances);
       }
     }
     check(s);
+  }
+
+  void stage_double(Operation op, const Ids& ids, py::handle boxes_obj, std::span<const Filter> filters, Motion motion,
+                    std::span<const float> distances) {
+    const int dims = broad_phase_->options().dims;
+    using Doubles = py::array_t<double, py::array::c_style | py::array::forcecast>;
+    const Doubles boxes = Doubles::ensure(boxes_obj);
+    if (!boxes || boxes.ndim() != 2 || boxes.shape(1) != 2 * dims) {
+      refuse(std::string("boxes must be float64 of shape (n, ") + std::to_string(2 * dims) + ") (min then max)");
+    }
+    const auto n = static_cast<std::size_t>(boxes.shape(0));
+    Status s;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard lock(mutex_);
+      if (dims == 2) {
+        const std::span<const Box2d> b(reinterpret_cast<const Box2d*>(boxes.data()), n);
+        s = op == Operation::kAdd ? broad_phase_->add(ids.span(), b, filters, motion, distances)
+                                  : broad_phase_->move(ids.span(), b, distances);
+      } else {
+        const std::span<const Box3d> b(reinterpret_cast<const Box3d*>(boxes.data()), n);
+        s = op == Operation::kAdd ? broad_phase_->add(ids.span(), b, filters, motion, distances)
+                                  : broad_phase_->move(ids.span(), b, distances);
+      }
+    }
+    check(s);
+  }
+
+  // Contact distances: None (none given), a number for every id, or one
+  // per id; each exactly a float32, as boxes are (the library refuses a
+  // negative, NaN or infinite one, naming the id).
+  static std::vector<float> as_distances(py::handle values, std::size_t n) {
+    const char* what = "contact_distance";
+    if (values.is_none()) return {};
+    const bool is_array = py::isinstance<py::array>(values);
+    const bool scalar = is_array ? py::reinterpret_borrow<py::array>(values).ndim() == 0
+                                 : !py::isinstance<py::sequence>(values) || py::isinstance<py::str>(values) ||
+                                       py::isinstance<py::bytes>(values);
+    if (scalar) return std::vector<float>(n, as_exact_float(is_array ? values.attr("item")() : values, what));
+    const py::array a = to_array(values, what);
+    if (a.ndim() != 1 || static_cast<std::size_t>(a.shape(0)) != n) {
+      refuse(std::string(what) + " must be a number or hold one value per id (" + std::to_string(n) + "), not shape " +
+             shape_text(a));
+    }
+    std::vector<float> out(n);
+    for (std::size_t k = 0; k < n; ++k) out[k] = as_exact_float(a.attr("item")(k), what);
+    return out;
   }
 
   // Region queries: the ids overlapping each box, ascending, as of the
@@ -371,15 +473,17 @@ class PyBroadPhase {
 void bind_broad_phase(py::module_& m) {
   py::class_<PyBroadPhase>(m, "BroadPhase",
                            "The persistent broad phase: stage add/move/remove batches, then update() each frame.")
-      .def(py::init<const std::string&, py::handle, py::handle, py::handle>(), py::arg("algorithm") = "auto",
-           py::arg("dims") = 3, py::arg("threads") = 1, py::arg("max_pairs") = 0,
+      .def(py::init<const std::string&, py::handle, py::handle, py::handle, bool>(), py::arg("algorithm") = "auto",
+           py::arg("dims") = 3, py::arg("threads") = 1, py::arg("max_pairs") = 0, py::arg("exact_pairs") = false,
            "A broad phase running `algorithm` (see algorithms()) on boxes of `dims` (2 or 3) dimensions, on "
            "`threads` threads (0 to 256; 0: all hardware threads); max_pairs > 0 refuses a frame holding more pairs.")
       .def("add", &PyBroadPhase::add, py::arg("ids"), py::arg("boxes"), py::arg("category") = py::none(),
-           py::arg("mask") = py::none(), py::arg("static") = false,
+           py::arg("mask") = py::none(), py::arg("static") = false, py::arg("contact_distance") = py::none(),
            "Stages objects to appear at the next update(): ids (n,) uint32, boxes (n, 2*dims) float32; "
            "category and mask (an integer for all, or one per id; defaults 1 and 0xffffffff) filter their pairs, "
-           "and static objects never pair with each other (docs/trace-format.md, version 2).")
+           "and static objects never pair with each other (docs/trace-format.md, version 2); contact_distance "
+           "(a number for all, or one per id, each exactly a float32, finite and >= 0; default 0) pairs boxes "
+           "while they are within the two distances of each other (docs/filters-and-queries.md).")
       .def("set_filter", &PyBroadPhase::set_filter, py::arg("ids"), py::arg("category") = py::none(),
            py::arg("mask") = py::none(),
            "Stages new categories and masks for live objects (an integer for all, or one per id); the one not "
@@ -413,7 +517,21 @@ void bind_broad_phase(py::module_& m) {
           py::arg("origins"), py::arg("directions"), py::arg("max_t") = std::numeric_limits<float>::infinity(),
           py::arg("mask") = kAllCategories,
           "The first hit of each ray, as ray_cast_many (at most one per ray): (ids, t, offsets).")
-      .def("move", &PyBroadPhase::move, py::arg("ids"), py::arg("boxes"), "Stages new boxes for live objects.")
+      .def("move", &PyBroadPhase::move, py::arg("ids"), py::arg("boxes"), py::arg("contact_distance") = py::none(),
+           "Stages new boxes for live objects; contact_distance as add()'s, or None to keep each object's.")
+      .def("add_double", &PyBroadPhase::add_double, py::arg("ids"), py::arg("boxes"), py::arg("category") = py::none(),
+           py::arg("mask") = py::none(), py::arg("static") = false, py::arg("contact_distance") = py::none(),
+           "add() for large worlds: boxes (n, 2*dims) float64 in world coordinates, kept rounded outward to "
+           "float32 relative to origin() (docs/large-worlds.md).")
+      .def("move_double", &PyBroadPhase::move_double, py::arg("ids"), py::arg("boxes"),
+           py::arg("contact_distance") = py::none(), "move() for large worlds: boxes float64 in world coordinates.")
+      .def("shift_origin", &PyBroadPhase::shift_origin, py::arg("offset"),
+           "Moves the origin by offset (3 numbers); every box is re-expressed at the next update().")
+      .def("origin", &PyBroadPhase::origin, "The origin boxes given now are relative to, (x, y, z).")
+      .def("exact_box", &PyBroadPhase::exact_box, py::arg("id"),
+           "A live id's box in world coordinates, float64 (min then max), or None.")
+      .def("contact_distance", &PyBroadPhase::contact_distance, py::arg("id"),
+           "The contact distance of a live id, or None.")
       .def("remove", &PyBroadPhase::remove, py::arg("ids"), "Stages removals of live objects.")
       .def("update", &PyBroadPhase::update,
            "Applies the staged operations; returns (created, deleted), (k, 2) uint32 arrays of id pairs, a < b, "

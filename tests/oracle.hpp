@@ -4,7 +4,8 @@
 // motion); the operations change it as an accepted frame does; the answers
 // are loops over every object, or every two, with the library's one
 // statement of each rule:
-//   pairs      overlaps() (box.hpp) and may_pair() (filter.hpp);
+//   pairs      overlaps() (box.hpp) of the boxes grown by their contact
+//              distances (grown(), box.hpp) and may_pair() (filter.hpp);
 //   queries    overlaps() and query_accepts() (filter.hpp);
 //   rays       ray_entry() (ray.hpp) and query_accepts().
 // Nothing here is clever on purpose: it is the reference the broad phase,
@@ -34,11 +35,15 @@
 
 namespace sapling::oracle {
 
-/// One live object.
+/// One live object: its box as the user gave it, and its contact distance
+/// (pairs are those of the boxes grown by it; queries and rays see `box`).
 struct Object {
   Box3 box;
   Filter filter;
   Motion motion = Motion::kDynamic;
+  float distance = 0.0f;
+
+  Box3 grown_box() const { return grown(box, distance); }
 };
 
 /// The live objects and the answers the contract gives about them.
@@ -53,10 +58,12 @@ class World {
   const Object& at(Id id) const { return objects_.at(id); }
 
   /// An add (or, for a live id, its replacement).
-  void add(Id id, const Box3& box, Filter filter = {}, Motion motion = Motion::kDynamic) {
-    objects_[id] = Object{box, filter, motion};
+  void add(Id id, const Box3& box, Filter filter = {}, Motion motion = Motion::kDynamic, float distance = 0.0f) {
+    objects_[id] = Object{box, filter, motion, distance};
   }
+  /// A move keeps the object's contact distance, unless given a new one.
   void move(Id id, const Box3& box) { objects_.at(id).box = box; }
+  void move(Id id, const Box3& box, float distance) { objects_.at(id) = {box, at(id).filter, at(id).motion, distance}; }
   void remove(Id id) {
     if (objects_.erase(id) == 0) throw std::out_of_range("oracle: remove of an id that is not live");
   }
@@ -80,7 +87,8 @@ class World {
   /// ascend in the map, so pairs come out in order; copied to a vector
   /// first only because the differential suite's worlds are large).
   std::vector<Pair> pairs() const {
-    const std::vector<std::pair<Id, Object>> v(objects_.begin(), objects_.end());
+    std::vector<std::pair<Id, Object>> v(objects_.begin(), objects_.end());
+    for (auto& [id, o] : v) o.box = o.grown_box();  // pairs are those of the grown boxes
     std::vector<Pair> out;
     for (std::size_t i = 0; i < v.size(); ++i) {
       for (std::size_t j = i + 1; j < v.size(); ++j) {

@@ -28,6 +28,7 @@
 // result.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -103,6 +104,18 @@ class BroadPhase {
              Motion motion = Motion::kDynamic);
   Status add(std::span<const Id> ids, std::span<const Box2> boxes, std::span<const Filter> filters,
              Motion motion = Motion::kDynamic);
+  /// The same with contact distances: `contact_distances` holds one per id
+  /// (each finite and >= 0), or is empty for 0. A pair is reported while
+  /// the two boxes, each grown by its distance (grown(), box.hpp: rounded
+  /// outward to float), overlap; box(), region queries and rays still
+  /// answer on the boxes as given (docs/filters-and-queries.md, "Contact
+  /// distance"). Refused (kInvalidArgument, naming the id and its index)
+  /// for a negative, NaN or infinite distance, and for a span of another
+  /// length. A world without distances pays nothing for them.
+  Status add(std::span<const Id> ids, std::span<const Box3> boxes, std::span<const Filter> filters, Motion motion,
+             std::span<const float> contact_distances);
+  Status add(std::span<const Id> ids, std::span<const Box2> boxes, std::span<const Filter> filters, Motion motion,
+             std::span<const float> contact_distances);
   /// Stages new categories and masks for live objects; at update() the
   /// pairs the new filters allow or forbid are created or deleted. Refused
   /// like move() (an unknown id, a second operation in the frame, spans of
@@ -112,6 +125,45 @@ class BroadPhase {
   /// Stages new bounds for live objects.
   Status move(std::span<const Id> ids, std::span<const Box3> boxes);
   Status move(std::span<const Id> ids, std::span<const Box2> boxes);
+  /// The same with new contact distances, one per id (refused as add()
+  /// refuses them); a move without them keeps each object's distance.
+  Status move(std::span<const Id> ids, std::span<const Box3> boxes, std::span<const float> contact_distances);
+  Status move(std::span<const Id> ids, std::span<const Box2> boxes, std::span<const float> contact_distances);
+  /// Large worlds: boxes in doubles, relative to no origin (world
+  /// coordinates). Each is kept as the smallest float box that holds the
+  /// box minus origin() (rounded outward exactly; never an overlap lost),
+  /// and **the pairs are those of these rounded boxes**; with
+  /// Options::exact_pairs, only those whose double boxes overlap. Refused
+  /// as the float versions are (a NaN or min > max is refused in double).
+  /// Pass a Box3d or Box2d by name: a braced list alone is ambiguous.
+  Status add(std::span<const Id> ids, std::span<const Box3d> boxes, std::span<const Filter> filters = {},
+             Motion motion = Motion::kDynamic, std::span<const float> contact_distances = {});
+  Status add(std::span<const Id> ids, std::span<const Box2d> boxes, std::span<const Filter> filters = {},
+             Motion motion = Motion::kDynamic, std::span<const float> contact_distances = {});
+  Status move(std::span<const Id> ids, std::span<const Box3d> boxes, std::span<const float> contact_distances = {});
+  Status move(std::span<const Id> ids, std::span<const Box2d> boxes, std::span<const float> contact_distances = {});
+  Status add(Id id, const Box3d& box) { return add({&id, 1}, {&box, 1}); }
+  Status add(Id id, const Box2d& box) { return add({&id, 1}, {&box, 1}); }
+  Status move(Id id, const Box3d& box) { return move({&id, 1}, {&box, 1}); }
+  Status move(Id id, const Box2d& box) { return move({&id, 1}, {&box, 1}); }
+  /// Moves the origin by `offset` (new origin = origin() + offset), so that
+  /// the floats keep their resolution where the action is. Boxes given from
+  /// now on (float ones too) are relative to the new origin; at the next
+  /// update() every stored box, dynamic and static, is re-expressed
+  /// relative to it (a double box as given, rounded outward again; a float
+  /// box b as the smallest float box holding b - offset), the algorithm is
+  /// rebuilt once, and the frame reports exactly the pairs the new rounding
+  /// changes. Until then pairs, queries and rays are the old ones. Refused
+  /// (kInvalidArgument) while operations are staged or another shift is
+  /// pending, for a NaN or infinite offset, and in 2D for an offset in z.
+  /// A frame refused by the pair budget drops the shift with its operations.
+  Status shift_origin(std::array<double, 3> offset);
+  /// The origin boxes given now are relative to.
+  std::array<double, 3> origin() const noexcept;
+  /// A live object's box in world coordinates: the double box it was given,
+  /// or its float box plus the origin (rounded to double); nothing for an
+  /// id that is not live.
+  std::optional<Box3d> exact_box(Id id) const noexcept;
   /// Stages removals; each removed object's pairs are deleted at update().
   Status remove(std::span<const Id> ids);
 
@@ -125,6 +177,18 @@ class BroadPhase {
   }
   Status add(Id id, const Box2& box, Filter filter, Motion motion = Motion::kDynamic) {
     return add({&id, 1}, {&box, 1}, {&filter, 1}, motion);
+  }
+  Status add(Id id, const Box3& box, Filter filter, Motion motion, float contact_distance) {
+    return add({&id, 1}, {&box, 1}, {&filter, 1}, motion, {&contact_distance, 1});
+  }
+  Status add(Id id, const Box2& box, Filter filter, Motion motion, float contact_distance) {
+    return add({&id, 1}, {&box, 1}, {&filter, 1}, motion, {&contact_distance, 1});
+  }
+  Status move(Id id, const Box3& box, float contact_distance) {
+    return move({&id, 1}, {&box, 1}, {&contact_distance, 1});
+  }
+  Status move(Id id, const Box2& box, float contact_distance) {
+    return move({&id, 1}, {&box, 1}, {&contact_distance, 1});
   }
 
   /// Applies the staged operations (removals, then moves, then adds) and
@@ -197,11 +261,13 @@ class BroadPhase {
 
   /// Whether `id` is live (added at an earlier update() and not removed).
   bool contains(Id id) const noexcept;
-  /// A live object's box, filter and motion as of the last update();
-  /// nothing for an id that is not live.
+  /// A live object's box (as given, not grown by its contact distance),
+  /// filter, motion and contact distance as of the last update(); nothing
+  /// for an id that is not live.
   std::optional<Box3> box(Id id) const noexcept;
   std::optional<Filter> filter(Id id) const noexcept;
   std::optional<Motion> motion(Id id) const noexcept;
+  std::optional<float> contact_distance(Id id) const noexcept;
   /// Number of live objects.
   std::size_t size() const noexcept;
   /// Number of update() calls so far.

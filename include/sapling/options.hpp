@@ -36,6 +36,13 @@ struct Options {
   /// in docs/algorithms/ lists its own); empty for its defaults. create()
   /// refuses a name the algorithm does not know and a value out of range.
   std::string settings{};
+  /// Large worlds (BroadPhase::add() of Box3d): report only the pairs whose
+  /// boxes as given in doubles overlap (each grown by its contact distance,
+  /// in double arithmetic), rather than every pair of the boxes rounded
+  /// outward to float; region queries re-check their hits likewise. Costs
+  /// a pass over every pair each frame with operations (O(pairs log pairs)).
+  /// An object given as float counts with its float box (plus the origin).
+  bool exact_pairs = false;
 };
 
 }  // namespace sapling

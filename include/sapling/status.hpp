@@ -41,6 +41,7 @@ enum class Operation : std::uint8_t {
   kSetFilter,
   kRayCast,
   kRayCastMany,  ///< a batch of rays: index() names the ray
+  kShiftOrigin,
 };
 
 /// The operation's name as message() writes it ("add", "register_algorithm",
@@ -79,6 +80,15 @@ class [[nodiscard]] Status {
     s.detail_ = detail;
     return s;
   }
+  /// An argument of one object refused (e.g. a contact distance): names
+  /// the object by id and by its index in the batch. `detail` must be a
+  /// string with static storage duration.
+  static Status invalid_argument(Operation op, Id id, std::size_t index, const char* detail) {
+    Status s(StatusCode::kInvalidArgument, op, id, index);
+    s.detail_ = detail;
+    s.names_object_ = true;
+    return s;
+  }
   /// A ray refused by check_ray() (ray.hpp); `index`, its place in a batch.
   static Status invalid_ray(Operation op, RayCheck check, std::size_t index = 0) {
     Status s(StatusCode::kInvalidRay, op, 0, index);
@@ -96,7 +106,8 @@ class [[nodiscard]] Status {
   constexpr explicit operator bool() const noexcept { return ok(); }
   constexpr StatusCode code() const noexcept { return code_; }
   constexpr Operation operation() const noexcept { return op_; }
-  /// The offending id (kInvalidBox, id errors, kUnsupported).
+  /// The offending id (kInvalidBox, id errors, kUnsupported, an argument of
+  /// one object).
   constexpr Id id() const noexcept { return id_; }
   /// Position of the offending element in the batch (kSizeMismatch: the id count).
   constexpr std::size_t index() const noexcept { return index_; }
@@ -121,6 +132,7 @@ class [[nodiscard]] Status {
   std::size_t index_ = 0;
   std::size_t count_ = 0;
   const char* detail_ = "";
+  bool names_object_ = false;  // kInvalidArgument about one object of a batch
 };
 
 }  // namespace sapling

@@ -12,8 +12,8 @@ const char* axis_name(int axis) { return axis == 0 ? "x" : axis == 1 ? "y" : "z"
 
 // Both tables in the order of the enumerators.
 const char* operation_name(Operation op) noexcept {
-  constexpr const char* kNames[] = {"call",   "add",   "move",       "remove",   "create",       "register_algorithm",
-                                    "update", "query", "set_filter", "ray_cast", "ray_cast_many"};
+  constexpr const char* kNames[] = {"call",   "add",   "move",       "remove",   "create",        "register_algorithm",
+                                    "update", "query", "set_filter", "ray_cast", "ray_cast_many", "shift_origin"};
   const auto k = static_cast<std::size_t>(op);
   return k < std::size(kNames) ? kNames[k] : "call";
 }
@@ -68,6 +68,7 @@ std::string Status::message() const {
     case StatusCode::kUnsupported:
       return subject + detail_;
     case StatusCode::kInvalidArgument:
+      if (names_object_) return subject + detail_;
       if (op_ == Operation::kRayCastMany) return caster + detail_;
       return std::string(operation_name(op_)) + ": " + detail_;
     case StatusCode::kInvalidRay: {

@@ -77,48 +77,77 @@ Status BroadPhase::add(std::span<const Id> ids, std::span<const Box2> boxes) {
 
 Status BroadPhase::add(std::span<const Id> ids, std::span<const Box3> boxes, std::span<const Filter> filters,
                        Motion motion) {
-  Impl& m = *impl_;
-  return m.staged.add(m.objects, m.frame + 1, ids, boxes, filters, motion, *m.algorithm, m.options.dims);
+  return add(ids, boxes, filters, motion, {});
 }
 
 Status BroadPhase::add(std::span<const Id> ids, std::span<const Box2> boxes, std::span<const Filter> filters,
                        Motion motion) {
+  return add(ids, boxes, filters, motion, {});
+}
+
+Status BroadPhase::add(std::span<const Id> ids, std::span<const Box3> boxes, std::span<const Filter> filters,
+                       Motion motion, std::span<const float> contact_distances) {
+  Impl& m = *impl_;
+  return m.staged.add(m.objects, m.frame + 1, ids, boxes, filters, contact_distances, motion, *m.algorithm,
+                      m.options.dims);
+}
+
+Status BroadPhase::add(std::span<const Id> ids, std::span<const Box2> boxes, std::span<const Filter> filters,
+                       Motion motion, std::span<const float> contact_distances) {
   impl_->lifted.resize(boxes.size());
   std::transform(boxes.begin(), boxes.end(), impl_->lifted.begin(), [](const Box2& b) { return lift(b); });
-  return add(ids, std::span<const Box3>(impl_->lifted), filters, motion);
+  return add(ids, std::span<const Box3>(impl_->lifted), filters, motion, contact_distances);
 }
 
 Status BroadPhase::set_filter(std::span<const Id> ids, std::span<const Filter> filters) {
   Impl& m = *impl_;
-  return m.staged.change(m.objects, m.frame + 1, Operation::kSetFilter, ids, {}, filters, *m.algorithm, m.options.dims);
+  return m.staged.change(m.objects, m.frame + 1, Operation::kSetFilter, ids, {}, filters, {}, *m.algorithm,
+                         m.options.dims);
 }
 
-Status BroadPhase::move(std::span<const Id> ids, std::span<const Box3> boxes) {
+Status BroadPhase::move(std::span<const Id> ids, std::span<const Box3> boxes) { return move(ids, boxes, {}); }
+
+Status BroadPhase::move(std::span<const Id> ids, std::span<const Box2> boxes) { return move(ids, boxes, {}); }
+
+Status BroadPhase::move(std::span<const Id> ids, std::span<const Box3> boxes,
+                        std::span<const float> contact_distances) {
   Impl& m = *impl_;
-  return m.staged.change(m.objects, m.frame + 1, Operation::kMove, ids, boxes, {}, *m.algorithm, m.options.dims);
+  return m.staged.change(m.objects, m.frame + 1, Operation::kMove, ids, boxes, {}, contact_distances, *m.algorithm,
+                         m.options.dims);
 }
 
-Status BroadPhase::move(std::span<const Id> ids, std::span<const Box2> boxes) {
+Status BroadPhase::move(std::span<const Id> ids, std::span<const Box2> boxes,
+                        std::span<const float> contact_distances) {
   impl_->lifted.resize(boxes.size());
   std::transform(boxes.begin(), boxes.end(), impl_->lifted.begin(), [](const Box2& b) { return lift(b); });
-  return move(ids, std::span<const Box3>(impl_->lifted));
+  return move(ids, std::span<const Box3>(impl_->lifted), contact_distances);
 }
 
 Status BroadPhase::remove(std::span<const Id> ids) {
   Impl& m = *impl_;
-  return m.staged.change(m.objects, m.frame + 1, Operation::kRemove, ids, {}, {}, *m.algorithm, m.options.dims);
+  return m.staged.change(m.objects, m.frame + 1, Operation::kRemove, ids, {}, {}, {}, *m.algorithm, m.options.dims);
 }
 
-void BroadPhase::drop_staged() noexcept { impl_->staged.drop(impl_->objects); }
+void BroadPhase::drop_staged() noexcept {
+  impl_->staged.drop(impl_->objects);
+  impl_->large.drop_staged();
+}
 
 const FrameDelta& BroadPhase::update() {
   Impl& m = *impl_;
   m.created.clear();
   m.deleted.clear();
   m.delta = FrameDelta{};
-  if (!m.staged.empty()) {
+  const bool shifting = m.large.shift_pending;
+  if (!m.staged.empty() || shifting) {
     detail::reserve_geometric(m.objects.free_slots,
                               m.objects.free_slots.size() + m.staged.removed.size() + m.staged.added.size());
+    // An origin shift re-expresses the live boxes and rebuilds once from
+    // them (large_world_frame.cpp); a failure below puts the boxes back.
+    if (shifting) {
+      m.apply_shift();
+      m.remake_algorithm = true;
+    }
     bool filters_swapped = false, geometry_applied = false;
     const auto undo = [&]() noexcept {
       m.pairs.abandon_frame();
@@ -161,23 +190,39 @@ const FrameDelta& BroadPhase::update() {
       } catch (const PairBudgetExceeded&) {
         undo();
         if (!over_budget && !rebuilding) continue;
+        if (shifting) {  // the shift goes with the frame's operations
+          m.undo_shift();
+          m.large.shift_pending = false;
+        }
         drop_staged();
         ++m.frame;
         m.delta.status = Status::pair_budget(m.pairs.budget());
         return m.delta;
       } catch (...) {
         undo();
+        if (shifting) m.undo_shift();  // still pending: the next update() shifts again
         m.created.clear();
         m.deleted.clear();
         throw;
       }
     }
     m.remake_algorithm = false;
+    if (shifting) {
+      m.large.origin = m.large.staging_origin();
+      m.large.shift_pending = false;
+      detail::free_storage(m.before_shift);
+      detail::free_storage(m.own_before_shift);
+    }
     // A recomputed frame's lists come sorted out of PairManager::assign().
     if (!std::is_sorted(m.created.begin(), m.created.end())) std::sort(m.created.begin(), m.created.end());
     if (!std::is_sorted(m.deleted.begin(), m.deleted.end())) std::sort(m.deleted.begin(), m.deleted.end());
   }
+  const bool changed = !m.staged.empty() || shifting;
   m.commit_frame();
+  // With Options::exact_pairs the frame reports the exact pairs' delta. (It
+  // may throw std::bad_alloc after the commit: the exact pairs are then the
+  // previous frame's until a frame with operations.)
+  if (m.options.exact_pairs && changed) m.keep_exact_pairs();
   m.delta = FrameDelta{m.created, m.deleted, {}};
   m.give_back_memory();
 #if defined(SAPLING_VALIDATE)
@@ -200,6 +245,7 @@ const FrameDelta& BroadPhase::update() {
 // The frame's operations become the broad phase's state; nothing here
 // allocates (update() reserved the free list's room).
 void BroadPhase::Impl::commit_frame() noexcept {
+  large.commit(objects.exact, staged.moved);
   staged.commit(objects);
   ++frame;
 }

@@ -8,6 +8,10 @@
 //   memory.cpp          reserve(), memory given back, memory_bytes();
 //   validate.cpp        validate() and its oracle;
 //   object_table.*      the objects by slot, which every job shares;
+//   contact_distance.*  each object's own box and contact distance, where
+//                       the algorithms see the grown (broad) box;
+//   large_world.*       boxes given in doubles, the origin and its shifts,
+//                       and the exact pairs (Options::exact_pairs);
 //   staged_frame.*      the frame's operations as staged.
 #pragma once
 
@@ -54,14 +58,26 @@ struct BroadPhase::Impl {
   FrameDelta delta;
   std::uint64_t frame = 0;
 
-  std::vector<Box3> lifted;         // scratch: Box2 batches lifted to 3D
-  std::vector<Slot> overlap_slots;  // scratch of DynamicOverlaps during update()
+  detail::LargeWorld large;
+
+  std::vector<Box3> lifted;                          // scratch: Box2 batches lifted to 3D
+  std::vector<Box3> converted;                       // scratch: Box3d batches rounded outward relative to the origin
+  std::vector<Box3d> lifted_exact;                   // scratch: Box2d batches lifted to 3D
+  std::vector<Box3> before_shift, own_before_shift;  // the boxes an origin shift replaced, while update() runs
+  std::vector<Slot> overlap_slots;                   // scratch of DynamicOverlaps during update()
   // Held by the batch that runs on the task system, which takes one batch
   // at a time; a batch asked for meanwhile runs on its caller's thread.
   mutable std::mutex batch_mutex;
 
   // frame.cpp
   void rebuild_from_live();
+  // large_world_frame.cpp
+  Status stage_exact(Operation op, std::span<const Id> ids, std::span<const Box3d> boxes,
+                     std::span<const Filter> filters, Motion motion, std::span<const float> distances);
+  void apply_shift();
+  void undo_shift() noexcept;
+  void keep_exact_pairs();
+  Box3d exact_box_of(Slot s) const noexcept;
   void commit_frame() noexcept;
   // memory.cpp
   void give_back_memory();

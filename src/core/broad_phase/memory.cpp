@@ -37,6 +37,8 @@ void BroadPhase::reserve(std::size_t objects, std::size_t pairs) {
   table.free_slots.reserve(objects);
   if (table.uses_filters) table.filters.reserve(objects);
   if (table.uses_statics) table.motions.reserve(objects);
+  table.contact.reserve_slots(objects);
+  table.exact.reserve_slots(objects);
   m.staged.added.reserve(objects);
   m.staged.added_boxes.reserve(objects);
   m.pairs.reserve(pairs);

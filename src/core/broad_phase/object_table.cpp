@@ -12,6 +12,8 @@ void ObjectTable::reserve_slots(std::size_t n) {
   reserve_geometric(ids, n);
   if (uses_filters) reserve_geometric(filters, n);
   if (uses_statics) reserve_geometric(motions, n);
+  contact.reserve_slots(n);
+  exact.reserve_slots(n);
 }
 
 Slot ObjectTable::allocate() {
@@ -27,6 +29,8 @@ Slot ObjectTable::allocate() {
   boxes.push_back(Box3{});
   if (uses_filters) filters.push_back(Filter{});
   if (uses_statics) motions.push_back(Motion::kDynamic);
+  contact.push_slot();
+  exact.push_slot();
   return s;
 }
 
@@ -34,11 +38,16 @@ ObjectTable ObjectTable::compacted() const {
   ObjectTable out;
   out.uses_filters = uses_filters;
   out.uses_statics = uses_statics;
+  out.contact.in_use = contact.in_use;
+  out.contact.dims = contact.dims;
+  out.exact.in_use = exact.in_use;
   out.live = live;
   out.ids.reserve(live);
   out.boxes.reserve(live);
   if (uses_filters) out.filters.reserve(live);
   if (uses_statics) out.motions.reserve(live);
+  out.contact.reserve_slots(live);
+  out.exact.reserve_slots(live);
   for (Slot s = 0; s < states.size(); ++s) {
     if (states[s] != SlotState::kLive) continue;
     out.slot_of_id.insert(ids[s], static_cast<Slot>(out.ids.size()));
@@ -46,6 +55,9 @@ ObjectTable ObjectTable::compacted() const {
     out.boxes.push_back(boxes[s]);
     if (uses_filters) out.filters.push_back(filters[s]);
     if (uses_statics) out.motions.push_back(motions[s]);
+    if (contact.in_use)
+      out.contact.distances.push_back(contact.distances[s]), out.contact.own_boxes.push_back(contact.own_boxes[s]);
+    if (exact.in_use) out.exact.boxes.push_back(exact.boxes[s]), out.exact.given.push_back(exact.given[s]);
   }
   out.states.assign(live, SlotState::kLive);
   out.stamps.assign(live, 0);
@@ -55,13 +67,16 @@ ObjectTable ObjectTable::compacted() const {
 std::size_t ObjectTable::memory_bytes() const noexcept {
   return slot_of_id.memory_bytes() + ids.capacity() * sizeof(Id) + states.capacity() * sizeof(SlotState) +
          stamps.capacity() * sizeof(std::uint64_t) + free_slots.capacity() * sizeof(Slot) +
-         boxes.capacity() * sizeof(Box3) + filters.capacity() * sizeof(Filter) + motions.capacity() * sizeof(Motion);
+         boxes.capacity() * sizeof(Box3) + filters.capacity() * sizeof(Filter) + motions.capacity() * sizeof(Motion) +
+         contact.memory_bytes() + exact.memory_bytes();
 }
 
 bool ObjectTable::validate() const {
   const std::size_t n = slots();
   if (states.size() != n || stamps.size() != n || boxes.size() != n) return false;
   if ((uses_filters && filters.size() != n) || (uses_statics && motions.size() != n)) return false;
+  if (!contact.validate(boxes, [&](Slot s) { return states[s] == SlotState::kLive; })) return false;
+  if (!exact.validate(n)) return false;
   std::size_t live_seen = 0, free_seen = 0;
   for (Slot s = 0; s < n; ++s) {
     switch (states[s]) {

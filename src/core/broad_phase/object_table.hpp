@@ -9,9 +9,10 @@
 //   states are kLive or kPendingAdd and ids maps back;
 // - a slot is in free_slots iff its state is kFree;
 // - stamps[s] == frame + 1 iff slot s has an operation staged this frame;
-// - every per-slot array has one entry per slot; filters and motions are
-//   kept only once an object needs them (uses_filters, uses_statics), so a
-//   world without filters or static objects pays nothing for them;
+// - every per-slot array has one entry per slot; filters, motions and
+//   contact distances are kept only once an object needs them
+//   (uses_filters, uses_statics, contact.in_use), so a world without them
+//   pays nothing for them;
 // - live counts the kLive slots.
 #pragma once
 
@@ -21,6 +22,8 @@
 #include <span>
 #include <vector>
 
+#include "core/broad_phase/contact_distance.hpp"
+#include "core/broad_phase/large_world.hpp"
 #include "sapling/algorithm.hpp"
 #include "sapling/box.hpp"
 #include "sapling/detail/id_index.hpp"
@@ -36,10 +39,12 @@ struct ObjectTable {
   std::vector<Id> ids;                // slot -> user id
   std::vector<SlotState> states;      // slot -> state
   std::vector<std::uint64_t> stamps;  // slot -> frame + 1 of its last staged operation
-  std::vector<Box3> boxes;            // slot -> box of a live object, as of the last update()
-  std::vector<Slot> free_slots;       // LIFO
-  std::vector<Filter> filters;        // slot -> filter, while uses_filters
-  std::vector<Motion> motions;        // slot -> motion, while uses_statics
+  std::vector<Box3> boxes;       // slot -> broad box of a live object (the one algorithms see), as of the last update()
+  std::vector<Slot> free_slots;  // LIFO
+  std::vector<Filter> filters;   // slot -> filter, while uses_filters
+  std::vector<Motion> motions;   // slot -> motion, while uses_statics
+  ContactDistances contact;      // own boxes and contact distances, once an object has a distance
+  ExactBoxes exact;              // the user's double boxes, once an object is given in doubles
   bool uses_filters = false, uses_statics = false;
   std::size_t live = 0;
 

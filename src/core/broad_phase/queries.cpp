@@ -17,7 +17,9 @@
 
 namespace sapling {
 
-std::span<const Pair> BroadPhase::pairs() const noexcept { return impl_->pairs.pairs(); }
+std::span<const Pair> BroadPhase::pairs() const noexcept {
+  return impl_->options.exact_pairs ? std::span<const Pair>(impl_->large.exact_pairs) : impl_->pairs.pairs();
+}
 
 void BroadPhase::sorted_pairs(std::vector<Pair>& out) const {
   out.assign(pairs().begin(), pairs().end());
@@ -29,7 +31,14 @@ bool BroadPhase::contains(Id id) const noexcept { return impl_->objects.live_slo
 std::optional<Box3> BroadPhase::box(Id id) const noexcept {
   const std::uint32_t s = impl_->objects.live_slot(id);
   if (s == detail::IdIndex::kNotFound) return std::nullopt;
-  return impl_->objects.boxes[s];
+  const detail::ObjectTable& objects = impl_->objects;
+  return objects.contact.in_use ? objects.contact.own_boxes[s] : objects.boxes[s];
+}
+
+std::optional<float> BroadPhase::contact_distance(Id id) const noexcept {
+  const std::uint32_t s = impl_->objects.live_slot(id);
+  if (s == detail::IdIndex::kNotFound) return std::nullopt;
+  return impl_->objects.contact.distance_of(s);
 }
 
 std::optional<Filter> BroadPhase::filter(Id id) const noexcept {
@@ -146,7 +155,24 @@ Status BroadPhase::Impl::cast_rays(std::span<const Ray3> rays, std::vector<RayHi
 
 void BroadPhase::Impl::answer_query(const Box3& box, std::vector<Id>& out, std::uint32_t mask) const {
   out.clear();
+  // The structures hold the broad boxes, which hold the own boxes: with
+  // contact distances, each candidate is checked again on its own box.
+  const bool own_boxes = objects.contact.in_use;
+  // With Options::exact_pairs, each hit is checked again against its box in
+  // world coordinates, the query box taken at the origin.
+  Box3d world_box = detail::widened(box);
+  for (int k = 0; k < 3; ++k) world_box.min[k] += large.origin[k], world_box.max[k] += large.origin[k];
+  const int axes = options.dims == 2 ? 2 : 3;
+  const auto exact_overlap = [&](Slot s) {
+    const Box3d e = exact_box_of(s);
+    for (int k = 0; k < axes; ++k) {
+      if (e.min[k] > world_box.max[k] || world_box.min[k] > e.max[k]) return false;
+    }
+    return true;
+  };
   const auto keep = [&](Slot s) {
+    if (own_boxes && !overlaps(box, objects.contact.own_boxes[s])) return;
+    if (options.exact_pairs && !exact_overlap(s)) return;
     if (query_accepts(objects.filter_of(s), mask)) out.push_back(objects.ids[s]);
   };
   if (statics_trusted()) {
@@ -212,10 +238,15 @@ Status BroadPhase::ray_cast_closest(const Ray2& ray, std::optional<RayHit>& hit,
 // Static objects through their tree, which culls by node; dynamic ones
 // through the algorithm's structure, else the query tree. For the closest
 // hit only the best so far is kept (the least (t, id)), and the structures
-// skip what lies beyond its t, never what is at it.
+// skip what lies beyond its t, never what is at it. With contact distances
+// the structures meet the broad boxes: the entry is computed again on the
+// own box, and a miss dropped; the broad box's entry is never later than
+// the own box's, so skipping by it skips nothing that could be closer.
 void BroadPhase::Impl::cast_ray(const Ray3& ray, std::vector<RayHit>& hits, std::uint32_t mask, bool closest) const {
+  const bool own_boxes = objects.contact.in_use;
   const auto consider = [&](Slot s, float t) {
     if (!query_accepts(objects.filter_of(s), mask)) return;
+    if (own_boxes && objects.contact.distances[s] != 0.0f && !ray_entry(ray, objects.contact.own_boxes[s], t)) return;
     const RayHit hit{objects.ids[s], t};
     if (!closest || hits.empty()) {
       hits.push_back(hit);

@@ -48,17 +48,26 @@ bool StagedFrame::changes_statics(const ObjectTable& objects) const noexcept {
   return any_static(removed) || any_static(moved) || any_static(added);
 }
 
+namespace {
+constexpr const char* kBadDistance = "contact distance is negative, NaN or infinite";
+constexpr const char* kDistanceCount = "contact distances must be empty or hold one distance per id";
+}  // namespace
+
 Status StagedFrame::add(ObjectTable& objects, std::uint64_t stamp, std::span<const Id> ids, std::span<const Box3> boxes,
-                        std::span<const Filter> filters, Motion motion, const Algorithm& algorithm, int dims) {
+                        std::span<const Filter> filters, std::span<const float> distances, Motion motion,
+                        const Algorithm& algorithm, int dims) {
   if (ids.size() != boxes.size()) return Status::size_mismatch(Operation::kAdd, ids.size(), boxes.size());
   if (!filters.empty() && filters.size() != ids.size()) {
     return Status::invalid_argument(Operation::kAdd, "filters must be empty or hold one filter per id");
   }
+  if (!distances.empty() && distances.size() != ids.size())
+    return Status::invalid_argument(Operation::kAdd, kDistanceCount);
   if (motion != Motion::kDynamic && motion != Motion::kStatic) {
     return Status::invalid_argument(Operation::kAdd, "motion must be Motion::kDynamic or Motion::kStatic");
   }
   objects.keep_filters_for(filters);
   if (!ids.empty()) objects.keep_motions_for(motion);
+  if (objects.contact.start_for(distances, objects.boxes, dims)) contact_.start(added_boxes, moved_boxes);
   const std::size_t staged_before = added.size();
   // Room for the whole batch at once: a series of doublings would copy,
   // and so touch, each array about twice (at a million boxes, 40 MB more
@@ -69,11 +78,21 @@ Status StagedFrame::add(ObjectTable& objects, std::uint64_t stamp, std::span<con
   reserve_geometric(objects.free_slots, objects.free_slots.size() + staged_before + ids.size());
   reserve_geometric(added, staged_before + ids.size());
   reserve_geometric(added_boxes, staged_before + ids.size());
+  const bool with_contact = objects.contact.in_use;
+  if (with_contact) {
+    reserve_geometric(contact_.added_own, staged_before + ids.size());
+    reserve_geometric(contact_.added_distances, staged_before + ids.size());
+  }
   Status status;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const Id id = ids[i];
     if (const BoxCheck check = check_box_in(boxes[i], dims); !check) {
       status = Status::invalid_box(Operation::kAdd, id, i, check);
+      break;
+    }
+    const float distance = distances.empty() ? 0.0f : distances[i];
+    if (!valid_contact_distance(distance)) {
+      status = Status::invalid_argument(Operation::kAdd, id, i, kBadDistance);
       break;
     }
     if (const std::uint32_t existing = objects.slot_of_id.find(id); existing != IdIndex::kNotFound) {
@@ -88,13 +107,22 @@ Status StagedFrame::add(ObjectTable& objects, std::uint64_t stamp, std::span<con
     objects.stamps[s] = stamp;
     if (objects.uses_filters) objects.filters[s] = filters.empty() ? Filter{} : filters[i];
     if (objects.uses_statics) objects.motions[s] = motion;
+    if (objects.exact.in_use) objects.exact.given[s] = 0;  // as float, unless the double add says otherwise
     added.push_back(s);
-    added_boxes.push_back(boxes[i]);
+    if (with_contact) {
+      contact_.added_own.push_back(boxes[i]);
+      contact_.added_distances.push_back(distance);
+      added_boxes.push_back(broad_box(boxes[i], distance, dims));
+    } else {
+      added_boxes.push_back(boxes[i]);
+    }
   }
   if (status && motion == Motion::kDynamic) {  // the algorithm's say comes last; static objects never reach it
     const FrameOps before{removed, moved, moved_boxes, std::span(added).first(staged_before),
                           std::span(added_boxes).first(staged_before)};
-    status = algorithm_accepts(objects, Operation::kAdd, ids, boxes, before, algorithm);
+    // It judges the boxes it would see: the broad boxes.
+    status = algorithm_accepts(objects, Operation::kAdd, ids, std::span(added_boxes).subspan(staged_before), before,
+                               algorithm);
   }
   if (status) return status;
   // Undo the accepted part of the batch, newest first, so the free list is
@@ -104,16 +132,20 @@ Status StagedFrame::add(ObjectTable& objects, std::uint64_t stamp, std::span<con
     added.pop_back();
     added_boxes.pop_back();
   }
+  contact_.truncate(added.size(), moved.size());
   return status;
 }
 
 Status StagedFrame::change(ObjectTable& objects, std::uint64_t stamp, Operation op, std::span<const Id> ids,
-                           std::span<const Box3> boxes, std::span<const Filter> filters, const Algorithm& algorithm,
-                           int dims) {
+                           std::span<const Box3> boxes, std::span<const Filter> filters,
+                           std::span<const float> distances, const Algorithm& algorithm, int dims) {
   const bool is_move = op == Operation::kMove, is_filter = op == Operation::kSetFilter;
   if (is_move && ids.size() != boxes.size()) return Status::size_mismatch(op, ids.size(), boxes.size());
   if (is_filter && ids.size() != filters.size()) return Status::size_mismatch(op, ids.size(), filters.size());
+  if (!distances.empty() && distances.size() != ids.size()) return Status::invalid_argument(op, kDistanceCount);
   if (is_filter) objects.keep_filters_for(filters);
+  if (is_move && objects.contact.start_for(distances, objects.boxes, dims)) contact_.start(added_boxes, moved_boxes);
+  const bool with_contact = objects.contact.in_use;
   std::vector<Slot>& staged = is_move ? moved : is_filter ? refiltered : removed;
   const std::size_t staged_before = staged.size();
   old_stamps_.clear();
@@ -123,6 +155,10 @@ Status StagedFrame::change(ObjectTable& objects, std::uint64_t stamp, Operation 
     if (is_move) {
       if (const BoxCheck check = check_box_in(boxes[i], dims); !check) {
         status = Status::invalid_box(op, id, i, check);
+        break;
+      }
+      if (!distances.empty() && !valid_contact_distance(distances[i])) {
+        status = Status::invalid_argument(op, id, i, kBadDistance);
         break;
       }
     }
@@ -135,7 +171,14 @@ Status StagedFrame::change(ObjectTable& objects, std::uint64_t stamp, Operation 
       status = Status::id_error(StatusCode::kRepeatedId, op, id, i);
       break;
     }
-    if (is_move) moved_boxes.push_back(boxes[i]);
+    if (is_move && with_contact) {  // a move without a distance keeps the object's
+      const float distance = distances.empty() ? objects.contact.distances[s] : distances[i];
+      contact_.moved_own.push_back(boxes[i]);
+      contact_.moved_distances.push_back(distance);
+      moved_boxes.push_back(broad_box(boxes[i], distance, dims));
+    } else if (is_move) {
+      moved_boxes.push_back(boxes[i]);
+    }
     if (is_filter) refilters.push_back(filters[i]);
     old_stamps_.push_back(objects.stamps[s]);
     objects.stamps[s] = stamp;
@@ -144,12 +187,13 @@ Status StagedFrame::change(ObjectTable& objects, std::uint64_t stamp, Operation 
   if (status && is_move) {  // the algorithm's say comes last, on the whole batch
     const FrameOps before{removed, std::span(moved).first(staged_before), std::span(moved_boxes).first(staged_before),
                           added, added_boxes};
-    status = algorithm_accepts(objects, op, ids, boxes, before, algorithm);
+    status = algorithm_accepts(objects, op, ids, std::span(moved_boxes).subspan(staged_before), before, algorithm);
   }
   if (status) return status;
   for (std::size_t k = staged.size(); k-- > staged_before;) objects.stamps[staged[k]] = old_stamps_[k - staged_before];
   staged.resize(staged_before);
   if (is_move) moved_boxes.resize(staged_before);
+  contact_.truncate(added.size(), moved.size());
   if (is_filter) refilters.resize(staged_before);
   return status;
 }
@@ -198,11 +242,13 @@ void StagedFrame::apply_geometry(ObjectTable& objects) noexcept {
   for (std::size_t k = 0; k < moved.size(); ++k) std::swap(objects.boxes[moved[k]], moved_boxes[k]);
   for (std::size_t k = 0; k < added.size(); ++k) objects.boxes[added[k]] = added_boxes[k];
   for (const Slot s : removed) objects.states[s] = SlotState::kPendingRemove;
+  contact_.apply(objects.contact, added, moved);
 }
 
 void StagedFrame::undo_geometry(ObjectTable& objects) noexcept {
   for (std::size_t k = 0; k < moved.size(); ++k) std::swap(objects.boxes[moved[k]], moved_boxes[k]);
   for (const Slot s : removed) objects.states[s] = SlotState::kLive;
+  contact_.undo(objects.contact, moved);
 }
 
 void StagedFrame::commit(ObjectTable& objects) noexcept {
@@ -226,6 +272,7 @@ void StagedFrame::clear() noexcept {
   added_boxes.clear();
   refiltered.clear();
   refilters.clear();
+  contact_.clear();
 }
 
 void StagedFrame::free_storage() noexcept {
@@ -238,6 +285,7 @@ void StagedFrame::free_storage() noexcept {
   detail::free_storage(refilters);
   detail::free_storage(old_stamps_);
   dynamic_.free_storage();
+  contact_.free_storage();
 }
 
 }  // namespace sapling::detail

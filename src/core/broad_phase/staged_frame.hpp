@@ -20,6 +20,7 @@
 #include <span>
 #include <vector>
 
+#include "core/broad_phase/contact_distance.hpp"
 #include "core/broad_phase/object_table.hpp"
 #include "sapling/algorithm.hpp"
 #include "sapling/status.hpp"
@@ -49,10 +50,15 @@ class StagedFrame {
 
   /// Stages a batch (`stamp` is the frame's: frame + 1). The algorithm has
   /// the last say on the dynamic objects of an add or move batch.
+  /// `distances`: the contact distances (contact_distance.hpp), one per
+  /// id or none (0 for an add, the object's own for a move); the staged
+  /// boxes are then the broad boxes.
   Status add(ObjectTable& objects, std::uint64_t stamp, std::span<const Id> ids, std::span<const Box3> boxes,
-             std::span<const Filter> filters, Motion motion, const Algorithm& algorithm, int dims);
+             std::span<const Filter> filters, std::span<const float> distances, Motion motion,
+             const Algorithm& algorithm, int dims);
   Status change(ObjectTable& objects, std::uint64_t stamp, Operation op, std::span<const Id> ids,
-                std::span<const Box3> boxes, std::span<const Filter> filters, const Algorithm& algorithm, int dims);
+                std::span<const Box3> boxes, std::span<const Filter> filters, std::span<const float> distances,
+                const Algorithm& algorithm, int dims);
   /// Forgets every staged operation (additions undone newest first, so
   /// that the free list is as it was); never fails: add() reserved the room.
   void drop(ObjectTable& objects) noexcept;
@@ -79,6 +85,7 @@ class StagedFrame {
                            std::span<const Box3> boxes, const FrameOps& staged, const Algorithm& algorithm) const;
 
   DynamicShare dynamic_;
+  StagedContact contact_;                  // own boxes and distances of the staged adds and moves, while contact.in_use
   std::vector<std::uint64_t> old_stamps_;  // undo log of a refused batch
 };
 

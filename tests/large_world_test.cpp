@@ -1,0 +1,309 @@
+// Large worlds (broad_phase.hpp, add() and move() of Box3d, shift_origin(),
+// Options::exact_pairs): worlds centred at 1e7 to 1e12 with movers a few
+// units apart, where float resolves 1 to 131,072 units, run frame after
+// frame through every algorithm that takes any box, with origin shifts
+// among the frames, against a double-precision brute force. Without the
+// exact filter, the pairs are those of the boxes rounded outward relative
+// to the origin (box.hpp's outward(), on differences that are exact in
+// double here: the origins are integers near the boxes) and no pair of the
+// double boxes is ever missing; with it, exactly the pairs of the double
+// boxes. Objects given as float ride along (relative to the origin of the
+// time, re-expressed at each shift).
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/broad_phase/large_world.hpp"
+#include "oracle.hpp"
+#include "sapling/broad_phase.hpp"
+#include "sapling/registry.hpp"
+#include "trace_generators.hpp"
+
+namespace sapling {
+namespace {
+
+using testgen::Rng;
+using Origin = std::array<double, 3>;
+
+// One object as the brute force keeps it: its double box in world
+// coordinates, or its float box relative to the origin.
+struct Thing {
+  bool given_double = true;
+  Box3d exact;
+  Box3 relative;
+  Motion motion = Motion::kDynamic;
+};
+
+Box3 rounded(const Thing& t, const Origin& origin) {
+  if (!t.given_double) return t.relative;
+  Box3d d = t.exact;
+  for (int k = 0; k < 3; ++k) d.min[k] -= origin[k], d.max[k] -= origin[k];  // exact here (see the opening)
+  return outward(d);
+}
+
+Box3d world(const Thing& t, const Origin& origin) {
+  if (t.given_double) return t.exact;
+  Box3d d{{t.relative.min[0], t.relative.min[1], t.relative.min[2]},
+          {t.relative.max[0], t.relative.max[1], t.relative.max[2]}};
+  for (int k = 0; k < 3; ++k) d.min[k] += origin[k], d.max[k] += origin[k];
+  return d;
+}
+
+bool overlap_d(const Box3d& a, const Box3d& b) {
+  for (int k = 0; k < 3; ++k) {
+    if (a.min[k] > b.max[k] || b.min[k] > a.max[k]) return false;
+  }
+  return true;
+}
+
+std::vector<Pair> brute_pairs(const std::map<Id, Thing>& things, const Origin& origin, bool exact) {
+  std::vector<std::pair<Id, Thing>> v(things.begin(), things.end());
+  std::vector<Pair> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    for (std::size_t j = i + 1; j < v.size(); ++j) {
+      const Thing &a = v[i].second, &b = v[j].second;
+      if (a.motion == Motion::kStatic && b.motion == Motion::kStatic) continue;
+      const bool meet =
+          exact ? overlap_d(world(a, origin), world(b, origin)) : overlaps(rounded(a, origin), rounded(b, origin));
+      if (meet) out.push_back(Pair{v[i].first, v[j].first});
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> any_box_algorithms() {
+  std::vector<std::string> names;
+  for (const AlgorithmInfo& info : algorithms()) {
+    if (info.accepts_any_box) names.push_back(info.name);
+  }
+  return names;
+}
+
+struct Param {
+  std::string algorithm;
+  bool exact;
+};
+
+void PrintTo(const Param& param, std::ostream* os) { *os << param.algorithm << (param.exact ? " exact" : " rounded"); }
+
+class LargeWorldTest : public ::testing::TestWithParam<Param> {};
+
+TEST_P(LargeWorldTest, PairsMatchTheDoubleBruteForceAcrossOriginShifts) {
+  const auto [algorithm, exact] = GetParam();
+  for (const double scale : {1e7, 1e9, 1e12}) {
+    SCOPED_TRACE(algorithm + " at " + std::to_string(scale) + (exact ? " exact" : ""));
+    auto bp = BroadPhase::create(algorithm, Options{.exact_pairs = exact});
+    ASSERT_NE(bp, nullptr);
+    const Origin centre{std::round(scale), std::round(0.75 * scale), std::round(-0.5 * scale)};
+    Rng r(static_cast<std::uint64_t>(std::log10(scale)) * 31 + (exact ? 1 : 0));
+    std::map<Id, Thing> things;
+    Origin origin{};
+    const auto random_exact = [&]() {
+      Box3d b;
+      for (int k = 0; k < 3; ++k) {
+        b.min[k] = centre[k] + 40.0 * r.unit();
+        b.max[k] = b.min[k] + (r.chance(0.1) ? 0.0 : 3.0 * r.unit());
+      }
+      return b;
+    };
+    Id next_id = 1;
+    for (int frame = 0; frame < 24; ++frame) {
+      std::vector<Pair> before;
+      bp->sorted_pairs(before);
+      if (frame % 6 == 5) {  // a shift to an integer origin near the movers
+        Origin offset;
+        for (int k = 0; k < 3; ++k) offset[k] = centre[k] + std::round(r.uniform(-60, 60)) - origin[k];
+        ASSERT_TRUE(bp->shift_origin(offset));
+        for (int k = 0; k < 3; ++k) origin[k] += offset[k];
+        for (auto& [id, t] : things) {
+          if (t.given_double) continue;
+          Box3d d{{t.relative.min[0], t.relative.min[1], t.relative.min[2]},
+                  {t.relative.max[0], t.relative.max[1], t.relative.max[2]}};
+          for (int k = 0; k < 3; ++k) d.min[k] -= offset[k], d.max[k] -= offset[k];  // exact here
+          t.relative = outward(d);
+        }
+        EXPECT_EQ(bp->origin(), origin);
+      }
+      std::vector<Id> live;
+      for (const auto& [id, t] : things) live.push_back(id);
+      r.shuffle(live);
+      std::size_t next = 0;
+      const int adds = frame == 0 ? 150 : r.range(0, 5);
+      for (int i = 0; i < adds; ++i) {
+        const Id id = next_id++;
+        Thing t;
+        t.exact = random_exact();
+        t.motion = r.chance(0.1) ? Motion::kStatic : Motion::kDynamic;
+        if (r.chance(0.2)) {  // given as float, relative to the origin
+          t.given_double = false;
+          Box3d d = t.exact;
+          for (int k = 0; k < 3; ++k) d.min[k] -= origin[k], d.max[k] -= origin[k];
+          t.relative = outward(d);
+          ASSERT_TRUE(bp->add(std::span<const Id>(&id, 1), std::span<const Box3>(&t.relative, 1), {}, t.motion));
+        } else {
+          ASSERT_TRUE(bp->add(std::span<const Id>(&id, 1), std::span<const Box3d>(&t.exact, 1), {}, t.motion));
+        }
+        things[id] = t;
+      }
+      for (int i = r.range(5, 40); i > 0 && next < live.size(); --i) {  // small moves in double
+        const Id id = live[next++];
+        Thing& t = things[id];
+        Box3d b = world(t, origin);
+        for (int k = 0; k < 3; ++k) {
+          const double step = std::ldexp(r.uniform(-1, 1), -r.range(0, 30));
+          b.min[k] = std::round(b.min[k] + step), b.max[k] = std::max(b.min[k], std::round(b.max[k] + step));
+          b.min[k] += 0.5 * r.unit(), b.max[k] += 0.5 * r.unit() + 0.5;  // sub-unit detail that float cannot hold
+        }
+        t.given_double = true;
+        t.exact = b;
+        ASSERT_TRUE(bp->move(id, b));
+      }
+      for (int i = r.range(0, 3); i > 0 && next < live.size(); --i) {
+        const Id id = live[next++];
+        ASSERT_TRUE(bp->remove(id));
+        things.erase(id);
+      }
+      const FrameDelta& delta = bp->update();
+      ASSERT_TRUE(delta.status);
+      const std::vector<Pair> after = brute_pairs(things, origin, exact);
+      std::vector<Pair> got;
+      bp->sorted_pairs(got);
+      ASSERT_EQ(got, after) << "frame " << frame;
+      ASSERT_EQ(std::vector<Pair>(delta.created.begin(), delta.created.end()), oracle::minus(after, before))
+          << "frame " << frame;
+      ASSERT_EQ(std::vector<Pair>(delta.deleted.begin(), delta.deleted.end()), oracle::minus(before, after))
+          << "frame " << frame;
+      // Never a pair of the double boxes lost.
+      ASSERT_TRUE(oracle::minus(brute_pairs(things, origin, true), got).empty()) << "frame " << frame;
+      for (const auto& [id, t] : things) ASSERT_EQ(bp->exact_box(id), world(t, origin));
+      ASSERT_TRUE(bp->validate());
+    }
+  }
+}
+
+std::vector<Param> params() {
+  std::vector<Param> out;
+  for (const std::string& name : any_box_algorithms()) out.push_back({name, false}), out.push_back({name, true});
+  return out;
+}
+
+std::string param_name(const ::testing::TestParamInfo<Param>& param) {
+  std::string name = param.param.algorithm + (param.param.exact ? "_exact" : "_rounded");
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllAlgorithms, LargeWorldTest, ::testing::ValuesIn(params()), param_name);
+
+TEST(LargeWorld, RoundsOutwardRelativeToTheOrigin) {
+  auto bp = BroadPhase::create("sap");
+  const double x = 1e12 + 0.25;  // float resolves 131072 here
+  ASSERT_TRUE(bp->add(1, Box3d{{x, 0, 0}, {x + 1, 1, 1}}));
+  bp->update();
+  const Box3 kept = *bp->box(1);
+  EXPECT_LE(double(kept.min[0]), x);
+  EXPECT_GE(double(kept.max[0]), x + 1);
+  EXPECT_EQ(kept.min[0], round_down(x));
+  // Relative to an origin at 1e12 the box is held to the float's precision.
+  ASSERT_TRUE(bp->shift_origin({1e12, 0, 0}));
+  EXPECT_EQ(bp->box(1), kept);  // until the next update()
+  bp->update();
+  EXPECT_EQ(bp->box(1), (Box3{{0.25f, 0, 0}, {1.25f, 1, 1}}));
+  EXPECT_EQ(bp->exact_box(1), (Box3d{{x, 0, 0}, {x + 1, 1, 1}}));
+}
+
+TEST(LargeWorld, ExactPairsPartBoxesTheRoundingJoins) {
+  for (const bool exact : {false, true}) {
+    auto bp = BroadPhase::create("sap", Options{.exact_pairs = exact});
+    const double x = 1e12;
+    ASSERT_TRUE(bp->add(1, Box3d{{x, 0, 0}, {x + 1, 1, 1}}));
+    ASSERT_TRUE(bp->add(2, Box3d{{x + 2, 0, 0}, {x + 3, 1, 1}}));  // 1 apart: the same float cell
+    EXPECT_EQ(bp->update().created.size(), exact ? 0u : 1u);
+    std::vector<Id> hits;
+    ASSERT_TRUE(bp->query(Box3{{round_down(x + 1.5), 0, 0}, {round_down(x + 1.5), 1, 1}}, hits));
+    EXPECT_EQ(hits.size(), exact ? 0u : 2u);  // the query point x + 1.5 rounds down to x: exactly, box 1's min
+  }
+}
+
+TEST(LargeWorld, RefusesWhatItCannotTake) {
+  auto bp = BroadPhase::create("sap", Options{.dims = 2});
+  EXPECT_EQ(bp->add(1, Box2d{{0, 0}, {std::nan(""), 1}}).code(), StatusCode::kInvalidBox);
+  EXPECT_EQ(bp->add(1, Box2d{{2, 0}, {1, 1}}).message(), "add of id 1: invalid box: min.x > max.x");
+  EXPECT_EQ(bp->shift_origin({0, 0, 1}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(bp->shift_origin({INFINITY, 0, 0}).code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(bp->add(1, Box2d{{1e9, 0}, {1e9 + 1, 1}}));
+  EXPECT_EQ(bp->shift_origin({1e9, 0, 0}).message(),
+            "shift_origin: operations or another shift are staged: shift the origin first in a frame");
+  bp->update();
+  ASSERT_TRUE(bp->shift_origin({1e9, 0, 0}));
+  EXPECT_EQ(bp->shift_origin({1, 0, 0}).code(), StatusCode::kInvalidArgument);
+  bp->update();
+  EXPECT_EQ(bp->box(1), (Box3{{0, 0, 0}, {1, 1, 0}}));
+}
+
+TEST(LargeWorld, OutwardRelativeIsExactAtTheEdges) {
+  using detail::outward_relative;
+  const float big = std::numeric_limits<float>::max();
+  // Differences beyond float's range: the largest float on the near side.
+  const Box3 far = outward_relative(Box3d{{1e39, -1e39, 0}, {2e39, -1e38, 0}}, {0, 0, 0});
+  EXPECT_EQ(far.min[0], big);
+  EXPECT_EQ(far.max[0], INFINITY);
+  EXPECT_EQ(far.min[1], -INFINITY);
+  EXPECT_EQ(far.max[1], -1e38f);  // -1e38 rounded up: the float at or above it
+  EXPECT_GE(double(far.max[1]), -1e38);
+  // Infinite bounds stay infinite whatever the origin.
+  const Box3 inf = outward_relative(Box3d{{-INFINITY, 0, 0}, {INFINITY, 0, 0}}, {5, 0, 0});
+  EXPECT_EQ(inf.min[0], -INFINITY);
+  EXPECT_EQ(inf.max[0], INFINITY);
+  // 1 - 1e-30 is 1 in double: the error term says the real difference is
+  // just below 1, so the max rounds up to 1 and the min down below 1.
+  const Box3 tie = outward_relative(Box3d{{1, 0, 0}, {1, 0, 0}}, {1e-30, 0, 0});
+  EXPECT_EQ(tie.max[0], 1.0f);
+  EXPECT_EQ(tie.min[0], std::nextafter(1.0f, 0.0f));
+  // Every bound holds the real difference, checked in long double (x86's
+  // 64-bit mantissa), where it is exact.
+  Rng r(11);
+  for (int i = 0; i < 10000; ++i) {
+    const int e = r.range(-20, 40);  // o within 2^8 of x's scale: x - o needs at most 62 bits
+    const double x = std::ldexp(2 * r.unit() - 1, e), o = std::ldexp(2 * r.unit() - 1, e - r.range(0, 8));
+    const Box3 b = outward_relative(Box3d{{x, x, x}, {x, x, x}}, {o, o, o});
+    const long double real = static_cast<long double>(x) - static_cast<long double>(o);
+    ASSERT_LE(static_cast<long double>(b.min[0]), real) << x << " - " << o;
+    ASSERT_GE(static_cast<long double>(b.max[0]), real) << x << " - " << o;
+    // and is the nearest float that does (the smallest box).
+    ASSERT_GT(static_cast<long double>(std::nextafter(b.min[0], INFINITY)), real) << x << " - " << o;
+    ASSERT_LT(static_cast<long double>(std::nextafter(b.max[0], -INFINITY)), real) << x << " - " << o;
+  }
+}
+
+TEST(LargeWorld, ContactDistancesGrowTheDoubleBoxesToo) {
+  for (const bool exact : {false, true}) {
+    auto bp = BroadPhase::create("sap", Options{.exact_pairs = exact});
+    const double x = 1e12 + 0.5;
+    const Id ids[] = {1, 2};
+    const Box3d boxes[] = {{{x, 0, 0}, {x + 1, 1, 1}}, {{x + 3, 0, 0}, {x + 4, 1, 1}}};
+    const float distances[] = {1.0f, 1.0f};  // 2 apart: the grown boxes touch
+    ASSERT_TRUE(bp->add(ids, boxes, {}, Motion::kDynamic, distances));
+    EXPECT_EQ(bp->update().created.size(), 1u);
+    ASSERT_TRUE(bp->shift_origin({1e12, 0, 0}));
+    const FrameDelta& shifted = bp->update();
+    EXPECT_TRUE(shifted.created.empty() && shifted.deleted.empty());
+    EXPECT_EQ(bp->box(2), (Box3{{3.5f, 0, 0}, {4.5f, 1, 1}}));
+    const float apart[] = {0.5f, 0.25f};  // 0.75 < 2: parted exactly, while float at 1e12 joins them
+    ASSERT_TRUE(bp->move(ids, boxes, apart));
+    EXPECT_EQ(bp->update().deleted.size(), 1u);  // relative to the origin, float holds the boxes exactly
+    EXPECT_EQ(bp->contact_distance(1), 0.5f);
+  }
+}
+
+}  // namespace
+}  // namespace sapling

@@ -5,7 +5,8 @@
 // algorithm runs, so both paths are crossed: algorithms that answer on their
 // own structure (multi-sap, the octree) and those whose rays and queries go
 // through the broad phase's query tree, which the first reader builds while
-// the others wait for it. CI runs this file under ThreadSanitizer, which
+// the others wait for it; some objects are static, filtered or have a
+// contact distance. CI runs this file under ThreadSanitizer, which
 // fails on any read that writes shared state. Also: the batched reads give
 // the single reads' answers, in the same order, for 1, 2 and 4 threads.
 #include <gtest/gtest.h>
@@ -132,8 +133,11 @@ TEST_P(ConcurrentReads, EveryAnswerIsTheOraclesWhileSixThreadsRead) {
         const Box3 b = cube(r);
         const Filter f = r.below(4) == 0 ? Filter{2, kAllCategories} : Filter{};
         const Motion m = r.below(8) == 0 ? Motion::kStatic : Motion::kDynamic;
-        ASSERT_TRUE(bp->add(id, b, f, m).ok());
-        world.add(id, b, f, m);
+        // Some with a contact distance: pairs of the grown boxes, reads on the boxes as given
+        // (not for unisize, which takes boxes of one size only).
+        const float d = r.below(5) == 0 && GetParam() != "unisize" ? r.uniform(0, 1.5) : 0.0f;
+        ASSERT_TRUE(bp->add(id, b, f, m, d).ok());
+        world.add(id, b, f, m, d);
         live[id] = true;
       } else if (live[id] && roll < 5) {
         ASSERT_TRUE(bp->remove(id).ok());

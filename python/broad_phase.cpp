@@ -55,34 +55,20 @@ class PyBroadPhase {
   }
 
   // Filters: none when neither category nor mask is given, else the
-  // default for the part not given.
+  // default for the part not given. `doubles`: boxes in world coordinates
+  // as float64, (n, 2 * dims) (large worlds).
   void add(py::handle ids_obj, py::handle boxes_obj, py::handle category, py::handle mask, bool is_static,
-           py::handle contact_distance) {
+           py::handle contact_distance, bool doubles) {
     const Ids ids = as_ids(ids_obj, "ids");
     const FilterFields fields = as_filter_fields(category, mask, ids.n);
     std::vector<Filter> filters;
     if (fields.given()) filters = fields.filters(std::vector<Filter>(ids.n));
     stage(Operation::kAdd, ids, boxes_obj, filters, is_static ? Motion::kStatic : Motion::kDynamic,
-          as_distances(contact_distance, ids.n));
+          as_distances(contact_distance, ids.n), doubles);
   }
-  void move(py::handle ids_obj, py::handle boxes_obj, py::handle contact_distance) {
+  void move(py::handle ids_obj, py::handle boxes_obj, py::handle contact_distance, bool doubles) {
     const Ids ids = as_ids(ids_obj, "ids");
-    stage(Operation::kMove, ids, boxes_obj, {}, Motion::kDynamic, as_distances(contact_distance, ids.n));
-  }
-
-  // Large worlds: boxes in world coordinates as float64, (n, 2 * dims).
-  void add_double(py::handle ids_obj, py::handle boxes_obj, py::handle category, py::handle mask, bool is_static,
-                  py::handle contact_distance) {
-    const Ids ids = as_ids(ids_obj, "ids");
-    const FilterFields fields = as_filter_fields(category, mask, ids.n);
-    std::vector<Filter> filters;
-    if (fields.given()) filters = fields.filters(std::vector<Filter>(ids.n));
-    stage_double(Operation::kAdd, ids, boxes_obj, filters, is_static ? Motion::kStatic : Motion::kDynamic,
-                 as_distances(contact_distance, ids.n));
-  }
-  void move_double(py::handle ids_obj, py::handle boxes_obj, py::handle contact_distance) {
-    const Ids ids = as_ids(ids_obj, "ids");
-    stage_double(Operation::kMove, ids, boxes_obj, {}, Motion::kDynamic, as_distances(contact_distance, ids.n));
+    stage(Operation::kMove, ids, boxes_obj, {}, Motion::kDynamic, as_distances(contact_distance, ids.n), doubles);
   }
   void shift_origin(py::handle offset_obj) {
     const py::array_t<double, py::array::c_style | py::array::forcecast> offset =
@@ -327,48 +313,27 @@ class PyBroadPhase {
 
  private:
   void stage(Operation op, const Ids& ids, py::handle boxes_obj, std::span<const Filter> filters, Motion motion,
-             std::span<const float> distances) {
+             std::span<const float> distances, bool doubles) {
     const int dims = broad_phase_->options().dims;
-    const Boxes boxes = as_boxes(boxes_obj, dims, "boxes");
-    Status s;
-    {
+    const auto staged = [&](auto boxes) {
       py::gil_scoped_release release;
       std::lock_guard lock(mutex_);
-      if (dims == 2) {
-        s = op == Operation::kAdd ? broad_phase_->add(ids.span(), boxes.box2(), filters, motion, distances)
-                                  : broad_phase_->move(ids.span(), boxes.box2(), distances);
-      } else {
-        s = op == Operation::kAdd ? broad_phase_->add(ids.span(), boxes.box3(), filters, motion, distances)
-                                  : broad_phase_->move(ids.span(), boxes.box3(), distances);
-      }
+      return op == Operation::kAdd ? broad_phase_->add(ids.span(), boxes, filters, motion, distances)
+                                   : broad_phase_->move(ids.span(), boxes, distances);
+    };
+    if (!doubles) {
+      const Boxes boxes = as_boxes(boxes_obj, dims, "boxes");
+      check(dims == 2 ? staged(boxes.box2()) : staged(boxes.box3()));
+      return;
     }
-    check(s);
-  }
-
-  void stage_double(Operation op, const Ids& ids, py::handle boxes_obj, std::span<const Filter> filters, Motion motion,
-                    std::span<const float> distances) {
-    const int dims = broad_phase_->options().dims;
     using Doubles = py::array_t<double, py::array::c_style | py::array::forcecast>;
     const Doubles boxes = Doubles::ensure(boxes_obj);
     if (!boxes || boxes.ndim() != 2 || boxes.shape(1) != 2 * dims) {
       refuse(std::string("boxes must be float64 of shape (n, ") + std::to_string(2 * dims) + ") (min then max)");
     }
     const auto n = static_cast<std::size_t>(boxes.shape(0));
-    Status s;
-    {
-      py::gil_scoped_release release;
-      std::lock_guard lock(mutex_);
-      if (dims == 2) {
-        const std::span<const Box2d> b(reinterpret_cast<const Box2d*>(boxes.data()), n);
-        s = op == Operation::kAdd ? broad_phase_->add(ids.span(), b, filters, motion, distances)
-                                  : broad_phase_->move(ids.span(), b, distances);
-      } else {
-        const std::span<const Box3d> b(reinterpret_cast<const Box3d*>(boxes.data()), n);
-        s = op == Operation::kAdd ? broad_phase_->add(ids.span(), b, filters, motion, distances)
-                                  : broad_phase_->move(ids.span(), b, distances);
-      }
-    }
-    check(s);
+    check(dims == 2 ? staged(std::span<const Box2d>(reinterpret_cast<const Box2d*>(boxes.data()), n))
+                    : staged(std::span<const Box3d>(reinterpret_cast<const Box3d*>(boxes.data()), n)));
   }
 
   // Contact distances: None (none given), a number for every id, or one
@@ -468,6 +433,18 @@ class PyBroadPhase {
   std::shared_mutex mutex_;  // shared by reads, whole for writes
 };
 
+// add() and move() as Python sees them: float32 boxes, or float64 (the
+// *_double forms).
+template <bool kDoubles>
+void adding(PyBroadPhase& self, py::handle ids, py::handle boxes, py::handle category, py::handle mask, bool is_static,
+            py::handle contact_distance) {
+  self.add(ids, boxes, category, mask, is_static, contact_distance, kDoubles);
+}
+template <bool kDoubles>
+void moving(PyBroadPhase& self, py::handle ids, py::handle boxes, py::handle contact_distance) {
+  self.move(ids, boxes, contact_distance, kDoubles);
+}
+
 }  // namespace
 
 void bind_broad_phase(py::module_& m) {
@@ -477,7 +454,7 @@ void bind_broad_phase(py::module_& m) {
            py::arg("dims") = 3, py::arg("threads") = 1, py::arg("max_pairs") = 0, py::arg("exact_pairs") = false,
            "A broad phase running `algorithm` (see algorithms()) on boxes of `dims` (2 or 3) dimensions, on "
            "`threads` threads (0 to 256; 0: all hardware threads); max_pairs > 0 refuses a frame holding more pairs.")
-      .def("add", &PyBroadPhase::add, py::arg("ids"), py::arg("boxes"), py::arg("category") = py::none(),
+      .def("add", adding<false>, py::arg("ids"), py::arg("boxes"), py::arg("category") = py::none(),
            py::arg("mask") = py::none(), py::arg("static") = false, py::arg("contact_distance") = py::none(),
            "Stages objects to appear at the next update(): ids (n,) uint32, boxes (n, 2*dims) float32; "
            "category and mask (an integer for all, or one per id; defaults 1 and 0xffffffff) filter their pairs, "
@@ -517,14 +494,14 @@ void bind_broad_phase(py::module_& m) {
           py::arg("origins"), py::arg("directions"), py::arg("max_t") = std::numeric_limits<float>::infinity(),
           py::arg("mask") = kAllCategories,
           "The first hit of each ray, as ray_cast_many (at most one per ray): (ids, t, offsets).")
-      .def("move", &PyBroadPhase::move, py::arg("ids"), py::arg("boxes"), py::arg("contact_distance") = py::none(),
+      .def("move", moving<false>, py::arg("ids"), py::arg("boxes"), py::arg("contact_distance") = py::none(),
            "Stages new boxes for live objects; contact_distance as add()'s, or None to keep each object's.")
-      .def("add_double", &PyBroadPhase::add_double, py::arg("ids"), py::arg("boxes"), py::arg("category") = py::none(),
+      .def("add_double", adding<true>, py::arg("ids"), py::arg("boxes"), py::arg("category") = py::none(),
            py::arg("mask") = py::none(), py::arg("static") = false, py::arg("contact_distance") = py::none(),
            "add() for large worlds: boxes (n, 2*dims) float64 in world coordinates, kept rounded outward to "
            "float32 relative to origin() (docs/large-worlds.md).")
-      .def("move_double", &PyBroadPhase::move_double, py::arg("ids"), py::arg("boxes"),
-           py::arg("contact_distance") = py::none(), "move() for large worlds: boxes float64 in world coordinates.")
+      .def("move_double", moving<true>, py::arg("ids"), py::arg("boxes"), py::arg("contact_distance") = py::none(),
+           "move() for large worlds: boxes float64 in world coordinates.")
       .def("shift_origin", &PyBroadPhase::shift_origin, py::arg("offset"),
            "Moves the origin by offset (3 numbers); every box is re-expressed at the next update().")
       .def("origin", &PyBroadPhase::origin, "The origin boxes given now are relative to, (x, y, z).")

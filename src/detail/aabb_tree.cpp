@@ -8,6 +8,7 @@
 
 #include "detail/radix_sort.hpp"
 #include "detail/reserve.hpp"
+#include "sapling/task_system.hpp"
 
 namespace sapling::detail {
 namespace {
@@ -127,41 +128,94 @@ struct Coded {
   std::uint32_t index;
 };
 
-std::vector<Coded> morton_order(std::span<const Box3> boxes) {
-  const std::size_t n = boxes.size();
-  const auto centre = [&](std::size_t i, int k) { return centroid(boxes[i].min[k], boxes[i].max[k]); };
-  std::array<float, 3> cmin{}, cmax{};
-  for (int k = 0; k < 3; ++k) cmin[k] = cmax[k] = centre(0, k);
-  for (std::size_t i = 0; i < n; ++i) {
-    for (int k = 0; k < 3; ++k) cmin[k] = std::min(cmin[k], centre(i, k)), cmax[k] = std::max(cmax[k], centre(i, k));
+// The centroids' bounds over boxes[begin, end), merged into cmin, cmax.
+void centroid_bounds(std::span<const Box3> boxes, std::size_t begin, std::size_t end, std::array<float, 3>& cmin,
+                     std::array<float, 3>& cmax) noexcept {
+  for (std::size_t i = begin; i < end; ++i) {
+    for (int k = 0; k < 3; ++k) {
+      const float c = centroid(boxes[i].min[k], boxes[i].max[k]);
+      cmin[k] = std::min(cmin[k], c), cmax[k] = std::max(cmax[k], c);
+    }
   }
+}
+
+// Spreads the 21 low bits of v to every third bit (16 are used).
+std::uint64_t spread(std::uint64_t v) noexcept {
+  v &= 0x1fffff;
+  v = (v | v << 32) & 0x001f00000000ffffull;
+  v = (v | v << 16) & 0x001f0000ff0000ffull;
+  v = (v | v << 8) & 0x100f00f00f00f00full;
+  v = (v | v << 4) & 0x10c30c30c30c30c3ull;
+  v = (v | v << 2) & 0x1249249249249249ull;
+  return v;
+}
+
+constexpr double kTop = (1u << 16) - 1;  // 48-bit codes: four passes of the sort
+constexpr RadixDigits kMortonDigits{.bits = 12, .passes = 4, .insertion_up_to = 32};
+
+// The scale from centroid coordinates to the 16-bit grid.
+double morton_scale(const std::array<float, 3>& cmin, const std::array<float, 3>& cmax) noexcept {
   double width = 0.0;
   for (int k = 0; k < 3; ++k) width = std::max(width, static_cast<double>(cmax[k]) - static_cast<double>(cmin[k]));
-  constexpr double kTop = (1u << 16) - 1;  // 48-bit codes: four passes of the sort
-  const double scale = width > 0.0 ? kTop / width : 0.0;
-  // Spreads the 21 low bits of v to every third bit (16 are used).
-  const auto spread = [](std::uint64_t v) {
-    v &= 0x1fffff;
-    v = (v | v << 32) & 0x001f00000000ffffull;
-    v = (v | v << 16) & 0x001f0000ff0000ffull;
-    v = (v | v << 8) & 0x100f00f00f00f00full;
-    v = (v | v << 4) & 0x10c30c30c30c30c3ull;
-    v = (v | v << 2) & 0x1249249249249249ull;
-    return v;
-  };
-  std::vector<Coded> order(n), scratch(n);
-  for (std::size_t i = 0; i < n; ++i) {
+  return width > 0.0 ? kTop / width : 0.0;
+}
+
+// The codes of boxes[begin, end) into order[begin, end).
+void encode(std::span<const Box3> boxes, std::size_t begin, std::size_t end, const std::array<float, 3>& cmin,
+            double scale, Coded* order) noexcept {
+  for (std::size_t i = begin; i < end; ++i) {
     std::uint64_t code = 0;
     for (int k = 0; k < 3; ++k) {
-      const double q = std::min(kTop, (static_cast<double>(centre(i, k)) - cmin[k]) * scale);
+      const double c = centroid(boxes[i].min[k], boxes[i].max[k]);
+      const double q = std::min(kTop, (c - cmin[k]) * scale);
       code |= spread(static_cast<std::uint64_t>(q)) << (2 - k);
     }
     order[i] = {code, static_cast<std::uint32_t>(i)};
   }
-  constexpr RadixDigits kDigits{.bits = 12, .passes = 4, .insertion_up_to = 32};
-  std::vector<std::uint32_t> counts(kDigits.counts());
+}
+
+std::vector<Coded> morton_order(std::span<const Box3> boxes) {
+  const std::size_t n = boxes.size();
+  std::array<float, 3> cmin{}, cmax{};
+  for (int k = 0; k < 3; ++k) cmin[k] = cmax[k] = centroid(boxes[0].min[k], boxes[0].max[k]);
+  centroid_bounds(boxes, 0, n, cmin, cmax);
+  std::vector<Coded> order(n), scratch(n);
+  encode(boxes, 0, n, cmin, morton_scale(cmin, cmax), order.data());
+  std::vector<std::uint32_t> counts(kMortonDigits.counts());
   radix_sort(
-      order, scratch, [](const Coded& c) { return c.code; }, kDigits, counts.data());
+      order, scratch, [](const Coded& c) { return c.code; }, kMortonDigits, counts.data());
+  return order;
+}
+
+// The same on a task system, chunk by chunk (a fixed size: the tasks depend
+// on n only): the bounds per chunk (min and max: exact in any order), the
+// codes, and parallel_radix_sort(); the same order as morton_order()'s.
+constexpr std::size_t kMortonChunk = std::size_t{1} << 16;
+
+std::vector<Coded> morton_order(std::span<const Box3> boxes, TaskSystem& tasks) {
+  const std::size_t n = boxes.size(), chunks = (n + kMortonChunk - 1) / kMortonChunk;
+  std::array<float, 3> first{};
+  for (int k = 0; k < 3; ++k) first[k] = centroid(boxes[0].min[k], boxes[0].max[k]);
+  std::vector<std::array<float, 3>> lows(chunks, first), highs(chunks, first);
+  auto bound = [&](std::size_t c) {
+    centroid_bounds(boxes, c * kMortonChunk, std::min(n, (c + 1) * kMortonChunk), lows[c], highs[c]);
+  };
+  tasks.run(chunks, bound);
+  std::array<float, 3> cmin = first, cmax = first;
+  for (std::size_t c = 0; c < chunks; ++c) {
+    for (int k = 0; k < 3; ++k) cmin[k] = std::min(cmin[k], lows[c][k]), cmax[k] = std::max(cmax[k], highs[c][k]);
+  }
+  const double scale = morton_scale(cmin, cmax);
+  std::vector<Coded> order(n), scratch(n);
+  std::vector<std::uint32_t> counts(parallel_radix_counts(n, kMortonChunk, kMortonDigits));
+  auto code = [&](std::size_t c) {
+    encode(boxes, c * kMortonChunk, std::min(n, (c + 1) * kMortonChunk), cmin, scale, order.data());
+  };
+  tasks.run(chunks, code);
+  const Coded* sorted = parallel_radix_sort(
+      order.data(), scratch.data(), n, [](const Coded& c) { return c.code; }, kMortonDigits, kMortonChunk, tasks,
+      counts.data());
+  if (sorted != order.data()) order.swap(scratch);
   return order;
 }
 
@@ -217,7 +271,81 @@ void AabbTree::lay_out(std::size_t n, SplitRange&& split, MakeLeaf&& leaf) {
   }
 }
 
-void AabbTree::build(std::span<const Slot> slots, std::span<const Box3> boxes, Split split) {
+// In parallel: the top of the tree is laid out here, as lay_out() does,
+// down to ranges of at most `grain` positions; each such range's subtree is
+// set aside for a task, its 2m - 2 descendants (m leaves) given the node
+// numbers lay_out() would give them, which follow the numbering of the top
+// only (depth first: a subtree's descendants are numbered together). The
+// tasks lay their subtrees out and refit them from the last node back; the
+// top is refit last. The same nodes as lay_out()'s, for any thread count.
+// A task walks on a fixed stack: `split` must leave each part at least an
+// eighth of its range, so the depth below a range of m is under
+// log(m) / log(8 / 7), at most 167 for m < 2^32.
+template <class SplitRange, class MakeLeaf>
+void AabbTree::lay_out(std::size_t n, std::size_t grain, SplitRange&& split, MakeLeaf&& leaf, TaskSystem& tasks) {
+  struct Subtree {
+    BuildTask range;
+    std::uint32_t first;  // its root's descendants: nodes [first, first + 2 * (size - 1))
+  };
+  std::vector<BuildTask> stack;
+  std::vector<std::uint32_t> top;  // the internal nodes laid out here, parents first
+  std::vector<Subtree> subtrees;
+  nodes_.resize(2 * n - 1);
+  root_ = 0;
+  auto next = std::uint32_t{1};
+  stack.push_back({0, static_cast<std::uint32_t>(n), root_});
+  while (!stack.empty()) {
+    const BuildTask task = stack.back();
+    stack.pop_back();
+    const std::uint32_t size = task.end - task.begin;
+    if (size <= grain) {
+      subtrees.push_back({task, next});
+      next += 2 * (size - 1);
+      continue;
+    }
+    const std::uint32_t i = task.node;
+    const auto mid = task.begin + static_cast<std::uint32_t>(split(task.begin, task.end));
+    const std::uint32_t first = next;
+    next += 2;
+    nodes_[first].parent = nodes_[first + 1].parent = i;
+    nodes_[i].child = {first, first + 1};
+    top.push_back(i);
+    stack.push_back({mid, task.end, first + 1});
+    stack.push_back({task.begin, mid, first});
+  }
+  auto lay_subtree = [&](std::size_t t) {
+    constexpr std::size_t kDepth = 192;
+    std::array<BuildTask, kDepth> walk;
+    const Subtree& s = subtrees[t];
+    std::size_t depth = 0;
+    walk[depth++] = s.range;
+    std::uint32_t at = s.first;
+    while (depth != 0) {
+      const BuildTask task = walk[--depth];
+      const std::uint32_t i = task.node;
+      if (task.end - task.begin == 1) {
+        leaf(i, task.begin);
+        continue;
+      }
+      const auto mid = task.begin + static_cast<std::uint32_t>(split(task.begin, task.end));
+      const std::uint32_t first = at;
+      at += 2;
+      nodes_[first].parent = nodes_[first + 1].parent = i;
+      nodes_[i].child = {first, first + 1};
+      assert(depth + 2 <= kDepth);
+      walk[depth++] = {mid, task.end, first + 1};
+      walk[depth++] = {task.begin, mid, first};
+    }
+    for (std::uint32_t i = at; i-- > s.first;) {
+      if (nodes_[i].child[1] != kNull) refit(i);
+    }
+    if (nodes_[s.range.node].child[1] != kNull) refit(s.range.node);
+  };
+  tasks.run(subtrees.size(), lay_subtree);
+  for (std::size_t k = top.size(); k-- > 0;) refit(top[k]);
+}
+
+void AabbTree::build(std::span<const Slot> slots, std::span<const Box3> boxes, Split split, TaskSystem* tasks) {
   assert(slots.size() == boxes.size());
   clear();
   const std::size_t n = slots.size();
@@ -236,7 +364,25 @@ void AabbTree::build(std::span<const Slot> slots, std::span<const Box3> boxes, S
     nodes_[node].child[0] = slots[index];
     leaf_of_[slots[index]] = node;
   };
-  if (split == Split::kSorted) {
+  // On a task system from this size: below, the tasks' overhead outweighs them.
+  constexpr std::size_t kParallelFrom = std::size_t{1} << 15;
+  if (split == Split::kSorted && tasks != nullptr && tasks->concurrency() > 1 && n >= kParallelFrom) {
+    const std::vector<Coded> order = morton_order(boxes, *tasks);
+    // Subtrees of at most n / 256 leaves (some 256 to 2048 of them: enough
+    // for the tasks to even out), a number that depends on n only.
+    const std::size_t grain = std::max<std::size_t>(1024, n / 256);
+    try {
+      lay_out(
+          n, grain,
+          [&](std::uint32_t begin, std::uint32_t end) {
+            return morton_split({order.data() + begin, end - begin});
+          },
+          [&](std::uint32_t node, std::uint32_t at) { leaf(node, order[at].index); }, *tasks);
+    } catch (...) {  // memory ran short: an empty tree, not half a one
+      clear();
+      throw;
+    }
+  } else if (split == Split::kSorted) {
     const std::vector<Coded> order = morton_order(boxes);
     lay_out(
         n,
@@ -271,6 +417,21 @@ void AabbTree::build(std::span<const Slot> slots, std::span<const Box3> boxes, S
     lay_out(n, split_refs, [&](std::uint32_t node, std::uint32_t at) { leaf(node, refs[at].index); });
   }
   leaves_ = n;
+}
+
+bool AabbTree::identical(const AabbTree& other) const noexcept {
+  if (root_ != other.root_ || free_ != other.free_ || leaves_ != other.leaves_ || leaf_of_ != other.leaf_of_ ||
+      nodes_.size() != other.nodes_.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const Node &a = nodes_[i], &b = other.nodes_[i];
+    if (a.box.min != b.box.min || a.box.max != b.box.max || a.parent != b.parent || a.child != b.child ||
+        a.height != b.height) {
+      return false;
+    }
+  }
+  return true;
 }
 
 std::uint32_t AabbTree::allocate_node() {

@@ -57,6 +57,10 @@
 #include "sapling/box.hpp"
 #include "sapling/ray.hpp"
 
+namespace sapling {
+class TaskSystem;
+}  // namespace sapling
+
 namespace sapling::detail {
 
 class AabbTree {
@@ -71,8 +75,10 @@ class AabbTree {
   };
 
   /// Replaces the content by `slots[i]` with `boxes[i]` (distinct slots, equal lengths): top-down, O(n log n).
-  /// An empty build gives the storage back.
-  void build(std::span<const Slot> slots, std::span<const Box3> boxes, Split split = Split::kBinnedSah);
+  /// An empty build gives the storage back. With `tasks` (running more than one at once), a large kSorted
+  /// build runs on them: the same tree, node for node, as without.
+  void build(std::span<const Slot> slots, std::span<const Box3> boxes, Split split = Split::kBinnedSah,
+             TaskSystem* tasks = nullptr);
   /// Adds `slot` (not in the tree) with `box`: O(height).
   void insert(Slot slot, const Box3& box);
   /// Removes `slot`, which must be in the tree: O(height).
@@ -111,6 +117,9 @@ class AabbTree {
   /// heights are 1 + the taller child's, leaves and the slot map agree, the
   /// free list holds the other nodes; false on the first violation.
   bool validate() const;
+  /// Whether `other` holds the same nodes at the same indices, the same
+  /// slot map and root (for tests: builds on any thread count agree).
+  bool identical(const AabbTree& other) const noexcept;
 
  private:
   static constexpr std::uint32_t kNull = ~std::uint32_t{0};
@@ -132,6 +141,9 @@ class AabbTree {
   // The nodes of a build, top down (aabb_tree.cpp).
   template <class SplitRange, class MakeLeaf>
   void lay_out(std::size_t n, SplitRange&& split, MakeLeaf&& leaf);
+  // The same, the subtrees of at most `grain` leaves laid out as tasks (splits of bounded depth only).
+  template <class SplitRange, class MakeLeaf>
+  void lay_out(std::size_t n, std::size_t grain, SplitRange&& split, MakeLeaf&& leaf, TaskSystem& tasks);
   std::uint32_t allocate_node();
   void free_node(std::uint32_t i) noexcept;
   // Box and height of internal node i from its children.

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cassert>
 #include <cfloat>
+#include <memory>
 
 #include "detail/radix_sort.hpp"
 #include "detail/reserve.hpp"
@@ -192,7 +193,7 @@ std::vector<Coded> morton_order(std::span<const Box3> boxes) {
 // codes, and parallel_radix_sort(); the same order as morton_order()'s.
 constexpr std::size_t kMortonChunk = std::size_t{1} << 16;
 
-std::vector<Coded> morton_order(std::span<const Box3> boxes, TaskSystem& tasks) {
+std::unique_ptr<Coded[]> morton_order(std::span<const Box3> boxes, TaskSystem& tasks) {
   const std::size_t n = boxes.size(), chunks = (n + kMortonChunk - 1) / kMortonChunk;
   std::array<float, 3> first{};
   for (int k = 0; k < 3; ++k) first[k] = centroid(boxes[0].min[k], boxes[0].max[k]);
@@ -206,17 +207,17 @@ std::vector<Coded> morton_order(std::span<const Box3> boxes, TaskSystem& tasks) 
     for (int k = 0; k < 3; ++k) cmin[k] = std::min(cmin[k], lows[c][k]), cmax[k] = std::max(cmax[k], highs[c][k]);
   }
   const double scale = morton_scale(cmin, cmax);
-  std::vector<Coded> order(n), scratch(n);
+  // Unwritten (Coded is trivial): the tasks write them first.
+  auto order = std::make_unique_for_overwrite<Coded[]>(n), scratch = std::make_unique_for_overwrite<Coded[]>(n);
   std::vector<std::uint32_t> counts(parallel_radix_counts(n, kMortonChunk, kMortonDigits));
   auto code = [&](std::size_t c) {
-    encode(boxes, c * kMortonChunk, std::min(n, (c + 1) * kMortonChunk), cmin, scale, order.data());
+    encode(boxes, c * kMortonChunk, std::min(n, (c + 1) * kMortonChunk), cmin, scale, order.get());
   };
   tasks.run(chunks, code);
   const Coded* sorted = parallel_radix_sort(
-      order.data(), scratch.data(), n, [](const Coded& c) { return c.code; }, kMortonDigits, kMortonChunk, tasks,
+      order.get(), scratch.get(), n, [](const Coded& c) { return c.code; }, kMortonDigits, kMortonChunk, tasks,
       counts.data());
-  if (sorted != order.data()) order.swap(scratch);
-  return order;
+  return sorted == order.get() ? std::move(order) : std::move(scratch);
 }
 
 // Where the sorted build splits a range of `order`: at the highest bit in
@@ -248,7 +249,7 @@ template <class SplitRange, class MakeLeaf>
 void AabbTree::lay_out(std::size_t n, SplitRange&& split, MakeLeaf&& leaf) {
   std::vector<BuildTask> tasks;
   root_ = 0;
-  nodes_.emplace_back();
+  nodes_.emplace_back(Node{});
   tasks.push_back({0, static_cast<std::uint32_t>(n), root_});
   while (!tasks.empty()) {
     const BuildTask task = tasks.back();
@@ -260,7 +261,7 @@ void AabbTree::lay_out(std::size_t n, SplitRange&& split, MakeLeaf&& leaf) {
     }
     const auto mid = task.begin + static_cast<std::uint32_t>(split(task.begin, task.end));
     const auto first = static_cast<std::uint32_t>(nodes_.size());
-    nodes_.resize(nodes_.size() + 2);
+    nodes_.resize(nodes_.size() + 2, Node{});
     nodes_[first].parent = nodes_[first + 1].parent = i;
     nodes_[i].child = {first, first + 1};
     tasks.push_back({mid, task.end, first + 1});
@@ -290,8 +291,14 @@ void AabbTree::lay_out(std::size_t n, std::size_t grain, SplitRange&& split, Mak
   std::vector<BuildTask> stack;
   std::vector<std::uint32_t> top;  // the internal nodes laid out here, parents first
   std::vector<Subtree> subtrees;
-  nodes_.resize(2 * n - 1);
+  const auto child_of = [](std::uint32_t parent) {
+    Node node;
+    node.parent = parent;
+    return node;
+  };
+  nodes_.resize(2 * n - 1);  // unwritten: every node is written whole below
   root_ = 0;
+  nodes_[root_] = Node{};
   auto next = std::uint32_t{1};
   stack.push_back({0, static_cast<std::uint32_t>(n), root_});
   while (!stack.empty()) {
@@ -307,7 +314,7 @@ void AabbTree::lay_out(std::size_t n, std::size_t grain, SplitRange&& split, Mak
     const auto mid = task.begin + static_cast<std::uint32_t>(split(task.begin, task.end));
     const std::uint32_t first = next;
     next += 2;
-    nodes_[first].parent = nodes_[first + 1].parent = i;
+    nodes_[first] = nodes_[first + 1] = child_of(i);
     nodes_[i].child = {first, first + 1};
     top.push_back(i);
     stack.push_back({mid, task.end, first + 1});
@@ -330,7 +337,7 @@ void AabbTree::lay_out(std::size_t n, std::size_t grain, SplitRange&& split, Mak
       const auto mid = task.begin + static_cast<std::uint32_t>(split(task.begin, task.end));
       const std::uint32_t first = at;
       at += 2;
-      nodes_[first].parent = nodes_[first + 1].parent = i;
+      nodes_[first] = nodes_[first + 1] = child_of(i);
       nodes_[i].child = {first, first + 1};
       assert(depth + 2 <= kDepth);
       walk[depth++] = {mid, task.end, first + 1};
@@ -350,7 +357,7 @@ void AabbTree::build(std::span<const Slot> slots, std::span<const Box3> boxes, S
   clear();
   const std::size_t n = slots.size();
   if (n == 0) {
-    std::vector<Node>().swap(nodes_);
+    decltype(nodes_)().swap(nodes_);
     std::vector<std::uint32_t>().swap(leaf_of_);
     return;
   }
@@ -367,7 +374,7 @@ void AabbTree::build(std::span<const Slot> slots, std::span<const Box3> boxes, S
   // On a task system from this size: below, the tasks' overhead outweighs them.
   constexpr std::size_t kParallelFrom = std::size_t{1} << 15;
   if (split == Split::kSorted && tasks != nullptr && tasks->concurrency() > 1 && n >= kParallelFrom) {
-    const std::vector<Coded> order = morton_order(boxes, *tasks);
+    const std::unique_ptr<Coded[]> order = morton_order(boxes, *tasks);
     // Subtrees of at most n / 256 leaves (some 256 to 2048 of them: enough
     // for the tasks to even out), a number that depends on n only.
     const std::size_t grain = std::max<std::size_t>(1024, n / 256);
@@ -375,7 +382,7 @@ void AabbTree::build(std::span<const Slot> slots, std::span<const Box3> boxes, S
       lay_out(
           n, grain,
           [&](std::uint32_t begin, std::uint32_t end) {
-            return morton_split({order.data() + begin, end - begin});
+            return morton_split({order.get() + begin, end - begin});
           },
           [&](std::uint32_t node, std::uint32_t at) { leaf(node, order[at].index); }, *tasks);
     } catch (...) {  // memory ran short: an empty tree, not half a one
@@ -441,8 +448,10 @@ std::uint32_t AabbTree::allocate_node() {
     nodes_[i] = Node{};
     return i;
   }
-  reserve_geometric(nodes_, nodes_.size() + 1);
-  nodes_.emplace_back();
+  // reserve_geometric()'s growth (by a quarter), for this allocator.
+  const std::size_t room = nodes_.capacity();
+  if (nodes_.size() == room) nodes_.reserve(std::max(room + 1 + (room + 1) / 16, room + room / 4 + 4));
+  nodes_.emplace_back(Node{});
   return static_cast<std::uint32_t>(nodes_.size() - 1);
 }
 

@@ -175,17 +175,19 @@ void encode(std::span<const Box3> boxes, std::size_t begin, std::size_t end, con
   }
 }
 
-std::vector<Coded> morton_order(std::span<const Box3> boxes) {
+// The codes and their sort's other buffer are left unwritten (Coded is
+// trivial): encode() writes the first, the sort the second.
+std::unique_ptr<Coded[]> morton_order(std::span<const Box3> boxes) {
   const std::size_t n = boxes.size();
   std::array<float, 3> cmin{}, cmax{};
   for (int k = 0; k < 3; ++k) cmin[k] = cmax[k] = centroid(boxes[0].min[k], boxes[0].max[k]);
   centroid_bounds(boxes, 0, n, cmin, cmax);
-  std::vector<Coded> order(n), scratch(n);
-  encode(boxes, 0, n, cmin, morton_scale(cmin, cmax), order.data());
+  auto order = std::make_unique_for_overwrite<Coded[]>(n), scratch = std::make_unique_for_overwrite<Coded[]>(n);
+  encode(boxes, 0, n, cmin, morton_scale(cmin, cmax), order.get());
   std::vector<std::uint32_t> counts(kMortonDigits.counts());
-  radix_sort(
-      order, scratch, [](const Coded& c) { return c.code; }, kMortonDigits, counts.data());
-  return order;
+  const Coded* sorted = radix_sort(
+      order.get(), scratch.get(), n, [](const Coded& c) { return c.code; }, kMortonDigits, counts.data());
+  return sorted == order.get() ? std::move(order) : std::move(scratch);
 }
 
 // The same on a task system, chunk by chunk (a fixed size: the tasks depend
@@ -207,7 +209,7 @@ std::unique_ptr<Coded[]> morton_order(std::span<const Box3> boxes, TaskSystem& t
     for (int k = 0; k < 3; ++k) cmin[k] = std::min(cmin[k], lows[c][k]), cmax[k] = std::max(cmax[k], highs[c][k]);
   }
   const double scale = morton_scale(cmin, cmax);
-  // Unwritten (Coded is trivial): the tasks write them first.
+  // Unwritten, as above: the tasks write them first.
   auto order = std::make_unique_for_overwrite<Coded[]>(n), scratch = std::make_unique_for_overwrite<Coded[]>(n);
   std::vector<std::uint32_t> counts(parallel_radix_counts(n, kMortonChunk, kMortonDigits));
   auto code = [&](std::size_t c) {
@@ -248,8 +250,10 @@ std::size_t morton_split(std::span<const Coded> range) {
 template <class SplitRange, class MakeLeaf>
 void AabbTree::lay_out(std::size_t n, SplitRange&& split, MakeLeaf&& leaf) {
   std::vector<BuildTask> tasks;
+  nodes_.resize(2 * n - 1);  // unwritten: every node is written whole below
   root_ = 0;
-  nodes_.emplace_back(Node{});
+  nodes_[root_] = Node{};
+  auto next = std::uint32_t{1};
   tasks.push_back({0, static_cast<std::uint32_t>(n), root_});
   while (!tasks.empty()) {
     const BuildTask task = tasks.back();
@@ -260,9 +264,9 @@ void AabbTree::lay_out(std::size_t n, SplitRange&& split, MakeLeaf&& leaf) {
       continue;
     }
     const auto mid = task.begin + static_cast<std::uint32_t>(split(task.begin, task.end));
-    const auto first = static_cast<std::uint32_t>(nodes_.size());
-    nodes_.resize(nodes_.size() + 2, Node{});
-    nodes_[first].parent = nodes_[first + 1].parent = i;
+    const std::uint32_t first = next;
+    next += 2;
+    nodes_[first] = nodes_[first + 1] = Node{.box = {}, .parent = i};
     nodes_[i].child = {first, first + 1};
     tasks.push_back({mid, task.end, first + 1});
     tasks.push_back({task.begin, mid, first});
@@ -291,11 +295,6 @@ void AabbTree::lay_out(std::size_t n, std::size_t grain, SplitRange&& split, Mak
   std::vector<BuildTask> stack;
   std::vector<std::uint32_t> top;  // the internal nodes laid out here, parents first
   std::vector<Subtree> subtrees;
-  const auto child_of = [](std::uint32_t parent) {
-    Node node;
-    node.parent = parent;
-    return node;
-  };
   nodes_.resize(2 * n - 1);  // unwritten: every node is written whole below
   root_ = 0;
   nodes_[root_] = Node{};
@@ -314,7 +313,7 @@ void AabbTree::lay_out(std::size_t n, std::size_t grain, SplitRange&& split, Mak
     const auto mid = task.begin + static_cast<std::uint32_t>(split(task.begin, task.end));
     const std::uint32_t first = next;
     next += 2;
-    nodes_[first] = nodes_[first + 1] = child_of(i);
+    nodes_[first] = nodes_[first + 1] = Node{.box = {}, .parent = i};
     nodes_[i].child = {first, first + 1};
     top.push_back(i);
     stack.push_back({mid, task.end, first + 1});
@@ -337,7 +336,7 @@ void AabbTree::lay_out(std::size_t n, std::size_t grain, SplitRange&& split, Mak
       const auto mid = task.begin + static_cast<std::uint32_t>(split(task.begin, task.end));
       const std::uint32_t first = at;
       at += 2;
-      nodes_[first] = nodes_[first + 1] = child_of(i);
+      nodes_[first] = nodes_[first + 1] = Node{.box = {}, .parent = i};
       nodes_[i].child = {first, first + 1};
       assert(depth + 2 <= kDepth);
       walk[depth++] = {mid, task.end, first + 1};
@@ -390,11 +389,11 @@ void AabbTree::build(std::span<const Slot> slots, std::span<const Box3> boxes, S
       throw;
     }
   } else if (split == Split::kSorted) {
-    const std::vector<Coded> order = morton_order(boxes);
+    const std::unique_ptr<Coded[]> order = morton_order(boxes);
     lay_out(
         n,
         [&](std::uint32_t begin, std::uint32_t end) {
-          return morton_split({order.data() + begin, end - begin});
+          return morton_split({order.get() + begin, end - begin});
         },
         [&](std::uint32_t node, std::uint32_t at) { leaf(node, order[at].index); });
   } else {

@@ -372,55 +372,55 @@ void AabbTree::build(std::span<const Slot> slots, std::span<const Box3> boxes, S
   };
   // On a task system from this size: below, the tasks' overhead outweighs them.
   constexpr std::size_t kParallelFrom = std::size_t{1} << 15;
-  if (split == Split::kSorted && tasks != nullptr && tasks->concurrency() > 1 && n >= kParallelFrom) {
-    const std::unique_ptr<Coded[]> order = morton_order(boxes, *tasks);
-    // Subtrees of at most n / 256 leaves (some 256 to 2048 of them: enough
-    // for the tasks to even out), a number that depends on n only.
-    const std::size_t grain = std::max<std::size_t>(1024, n / 256);
-    try {
+  try {
+    if (split == Split::kSorted && tasks != nullptr && tasks->concurrency() > 1 && n >= kParallelFrom) {
+      const std::unique_ptr<Coded[]> order = morton_order(boxes, *tasks);
+      // Subtrees of at most n / 256 leaves (some 256 to 2048 of them: enough
+      // for the tasks to even out), a number that depends on n only.
+      const std::size_t grain = std::max<std::size_t>(1024, n / 256);
       lay_out(
           n, grain,
           [&](std::uint32_t begin, std::uint32_t end) {
             return morton_split({order.get() + begin, end - begin});
           },
           [&](std::uint32_t node, std::uint32_t at) { leaf(node, order[at].index); }, *tasks);
-    } catch (...) {  // memory ran short: an empty tree, not half a one
-      clear();
-      throw;
-    }
-  } else if (split == Split::kSorted) {
-    const std::unique_ptr<Coded[]> order = morton_order(boxes);
-    lay_out(
-        n,
-        [&](std::uint32_t begin, std::uint32_t end) {
-          return morton_split({order.get() + begin, end - begin});
-        },
-        [&](std::uint32_t node, std::uint32_t at) { leaf(node, order[at].index); });
-  } else {
-    // Copies, with their centroids: the splits then read memory in order.
-    std::vector<Ref> refs(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const Box3& b = boxes[i];
-      refs[i] = {b,
-                 {centroid(b.min[0], b.max[0]), centroid(b.min[1], b.max[1]), centroid(b.min[2], b.max[2])},
-                 static_cast<std::uint32_t>(i)};
-    }
-    const auto split_refs = [&](std::uint32_t begin, std::uint32_t end) {
-      const std::span<Ref> range(refs.data() + begin, end - begin);
-      double lo = 0.0, width = 0.0;
-      const int axis = widest_axis(range, lo, width);
-      std::size_t left = 0;
-      if (split == Split::kBinnedSah && width > 0.0) left = sah_split(range, axis, lo, width);
-      if (left == 0) {  // the median: also where every centroid coincides
-        left = range.size() / 2;
-        if (width > 0.0) {
-          std::nth_element(range.begin(), range.begin() + static_cast<std::ptrdiff_t>(left), range.end(),
-                           [axis](const Ref& a, const Ref& b) { return a.c[axis] < b.c[axis]; });
-        }
+    } else if (split == Split::kSorted) {
+      const std::unique_ptr<Coded[]> order = morton_order(boxes);
+      lay_out(
+          n,
+          [&](std::uint32_t begin, std::uint32_t end) {
+            return morton_split({order.get() + begin, end - begin});
+          },
+          [&](std::uint32_t node, std::uint32_t at) { leaf(node, order[at].index); });
+    } else {
+      // Copies, with their centroids: the splits then read memory in order.
+      std::vector<Ref> refs(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const Box3& b = boxes[i];
+        refs[i] = {b,
+                   {centroid(b.min[0], b.max[0]), centroid(b.min[1], b.max[1]), centroid(b.min[2], b.max[2])},
+                   static_cast<std::uint32_t>(i)};
       }
-      return left;
-    };
-    lay_out(n, split_refs, [&](std::uint32_t node, std::uint32_t at) { leaf(node, refs[at].index); });
+      const auto split_refs = [&](std::uint32_t begin, std::uint32_t end) {
+        const std::span<Ref> range(refs.data() + begin, end - begin);
+        double lo = 0.0, width = 0.0;
+        const int axis = widest_axis(range, lo, width);
+        std::size_t left = 0;
+        if (split == Split::kBinnedSah && width > 0.0) left = sah_split(range, axis, lo, width);
+        if (left == 0) {  // the median: also where every centroid coincides
+          left = range.size() / 2;
+          if (width > 0.0) {
+            std::nth_element(range.begin(), range.begin() + static_cast<std::ptrdiff_t>(left), range.end(),
+                             [axis](const Ref& a, const Ref& b) { return a.c[axis] < b.c[axis]; });
+          }
+        }
+        return left;
+      };
+      lay_out(n, split_refs, [&](std::uint32_t node, std::uint32_t at) { leaf(node, refs[at].index); });
+    }
+  } catch (...) {  // memory ran short: an empty tree, not half a one (nodes may be unwritten)
+    clear();
+    throw;
   }
   leaves_ = n;
 }

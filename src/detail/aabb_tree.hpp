@@ -83,7 +83,8 @@ class AabbTree {
 
   /// Replaces the content by `slots[i]` with `boxes[i]` (distinct slots, equal lengths): top-down, O(n log n).
   /// An empty build gives the storage back. With `tasks` (running more than one at once), a large kSorted
-  /// build runs on them: the same tree, node for node, as without.
+  /// build runs on them: the same tree, node for node, as without. Where memory runs short (std::bad_alloc),
+  /// the tree is left empty.
   void build(std::span<const Slot> slots, std::span<const Box3> boxes, Split split = Split::kBinnedSah,
              TaskSystem* tasks = nullptr);
   /// Adds `slot` (not in the tree) with `box`: O(height).

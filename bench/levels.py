@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """A level's life (issue 31, item 5), medians of repeated runs of levels_bench.
 
-    bench/levels.py BUILD/bench/levels_bench [--runs 5] [--frames 60] [--side 1000] [--movers 10000]
+    bench/levels.py BUILD/bench/levels_bench [--runs 5] [--frames 60] [--side 1000] [--movers 10000] [--threads 1]
 
 Each run is a fresh process (its resident set its own). Three scenes, each
 against its reference: load (the level as static objects in one batch with
 the movers, against the same boxes all dynamic on sap), play (the movers
 among the static level, against the movers alone) and unload (a world of
 the same boxes, dynamic, removed at once from multi-sap, against sap; and
-the static level removed). Prints a Markdown table of medians: wall and CPU
+the static level removed). --threads sets Options::threads for every scene. Prints a Markdown table of medians: wall and CPU
 milliseconds (the CPU clock counts only this process: the machine is
 shared), the bytes memory_bytes() reports and the resident set after the
 removal.
@@ -30,7 +30,8 @@ KEYS = ["frame0_ms", "frame0_cpu_ms", "frame_ms", "frame_cpu_ms", "worst_ms", "w
 
 
 def run(binary, mode, algorithm, tiles, args):
-    out = subprocess.run([binary, mode, algorithm, str(args.side), str(args.movers), str(args.frames), tiles],
+    out = subprocess.run([binary, mode, algorithm, str(args.side), str(args.movers), str(args.frames), tiles,
+                          str(args.threads)],
                          check=True, capture_output=True, text=True).stdout
     fields = dict(kv.split("=", 1) for kv in out.split())
     return {k: float(fields[k]) for k in KEYS}
@@ -43,12 +44,13 @@ def main():
     parser.add_argument("--frames", type=int, default=60)
     parser.add_argument("--side", type=int, default=1000)
     parser.add_argument("--movers", type=int, default=10000)
+    parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     results = {label: [] for label, *_ in SCENES}
     for _ in range(args.runs):  # interleaved: load on the machine hits every scene alike
         for label, mode, algorithm, tiles in SCENES:
             results[label].append(run(args.binary, mode, algorithm, tiles, args))
-    print(f"runs {args.runs}, frames {args.frames}, side {args.side}, movers {args.movers}; medians, wall / CPU ms\n")
+    print(f"runs {args.runs}, frames {args.frames}, side {args.side}, movers {args.movers}, threads {args.threads}; medians, wall / CPU ms\n")
     print("| scene | frame 0 | frame | worst frame | removal frame | bytes after | RSS played MB | RSS after MB |")
     print("|---|---|---|---|---|---|---|---|")
     for label, *_ in SCENES:

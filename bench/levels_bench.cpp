@@ -4,7 +4,7 @@
 // 8 around it) and `movers` cubes of edge 0.5 wandering over it (every cube
 // moves every frame, bouncing off the walls and off z = 0.3 and z = 2).
 //
-//   levels_bench MODE ALGORITHM [SIDE] [MOVERS] [FRAMES] [dense|spread]
+//   levels_bench MODE ALGORITHM [SIDE] [MOVERS] [FRAMES] [dense|spread] [THREADS]
 //
 // MODE: `static` (the tiles added as Motion::kStatic, one batch, with the
 // movers), `dynamic` (the same boxes, every one dynamic), `movers` (the
@@ -12,6 +12,7 @@
 // then one frame removes every object, and one more empty frame follows.
 // `spread` lays the tiles 0.02 apart (make_level_tiles(side, false, ..):
 // no two overlap), so that a dynamic world of them has no pairs either.
+// THREADS: Options::threads (1 by default: the broad phase on one thread).
 // Prints one line of `key=value`: frame 0, the median and worst moving
 // frame, the removal frame (ms), memory_bytes() and the resident set (MB)
 // before loading, after playing and after the removal. bench/levels.py runs
@@ -82,8 +83,9 @@ Box3 box_of(const Mover& m) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr,
-                 "usage: levels_bench static|dynamic|movers ALGORITHM [SIDE] [MOVERS] [FRAMES] [dense|spread]\n");
+    std::fprintf(
+        stderr,
+        "usage: levels_bench static|dynamic|movers ALGORITHM [SIDE] [MOVERS] [FRAMES] [dense|spread] [THREADS]\n");
     return 2;
   }
   const std::string mode = argv[1];
@@ -92,6 +94,7 @@ int main(int argc, char** argv) {
   const std::size_t movers = argc > 4 ? std::strtoul(argv[4], nullptr, 10) : 10000;
   const int frames = argc > 5 ? std::atoi(argv[5]) : 50;
   const bool dense = argc <= 6 || std::string(argv[6]) != "spread";
+  const auto threads = argc > 7 ? static_cast<unsigned>(std::strtoul(argv[7], nullptr, 10)) : 1u;
   if (mode != "static" && mode != "dynamic" && mode != "movers") return std::fprintf(stderr, "bad mode\n"), 2;
 
   const double rss_before = rss_mb();
@@ -112,7 +115,9 @@ int main(int argc, char** argv) {
   std::vector<Box3> mover_boxes(movers);
   for (std::size_t k = 0; k < movers; ++k) mover_boxes[k] = box_of(bodies[k]);
 
-  auto bp = BroadPhase::create(algorithm);
+  Options options;
+  options.threads = threads;
+  auto bp = BroadPhase::create(algorithm, options);
   if (bp == nullptr) return std::fprintf(stderr, "unknown algorithm %s\n", algorithm.c_str()), 2;
   const auto check = [](const Status& s) {
     if (!s) std::fprintf(stderr, "%s\n", s.message().c_str()), std::exit(1);
@@ -163,11 +168,11 @@ int main(int argc, char** argv) {
   std::vector<Id>().swap(tile_ids);
   std::vector<Box3>().swap(tiles);
   std::printf(
-      "mode=%s algorithm=%s tiles=%s side=%zu movers=%zu pairs0=%zu frame0_ms=%.3f frame_ms=%.4f worst_ms=%.4f "
-      "removal_ms=%.3f frame0_cpu_ms=%.3f frame_cpu_ms=%.4f worst_cpu_ms=%.4f removal_cpu_ms=%.3f bytes_played=%zu "
-      "bytes_after=%zu rss_before_mb=%.1f rss_played_mb=%.1f rss_after_mb=%.1f\n",
-      mode.c_str(), algorithm.c_str(), dense ? "dense" : "spread", side, movers, pairs0, frame0.wall, median(frame_ms),
-      worst(frame_ms), removal.wall, frame0.cpu, median(frame_cpu_ms), worst(frame_cpu_ms), removal.cpu, bytes_played,
-      bp->memory_bytes(), rss_before, rss_played, rss_mb());
+      "mode=%s algorithm=%s tiles=%s threads=%u side=%zu movers=%zu pairs0=%zu frame0_ms=%.3f frame_ms=%.4f "
+      "worst_ms=%.4f removal_ms=%.3f frame0_cpu_ms=%.3f frame_cpu_ms=%.4f worst_cpu_ms=%.4f removal_cpu_ms=%.3f "
+      "bytes_played=%zu bytes_after=%zu rss_before_mb=%.1f rss_played_mb=%.1f rss_after_mb=%.1f\n",
+      mode.c_str(), algorithm.c_str(), dense ? "dense" : "spread", threads, side, movers, pairs0, frame0.wall,
+      median(frame_ms), worst(frame_ms), removal.wall, frame0.cpu, median(frame_cpu_ms), worst(frame_cpu_ms),
+      removal.cpu, bytes_played, bp->memory_bytes(), rss_before, rss_played, rss_mb());
   return 0;
 }

@@ -5,9 +5,11 @@
 #include <bit>
 #include <cassert>
 #include <cfloat>
+#include <memory>
 
 #include "detail/radix_sort.hpp"
 #include "detail/reserve.hpp"
+#include "sapling/task_system.hpp"
 
 namespace sapling::detail {
 namespace {
@@ -127,42 +129,97 @@ struct Coded {
   std::uint32_t index;
 };
 
-std::vector<Coded> morton_order(std::span<const Box3> boxes) {
-  const std::size_t n = boxes.size();
-  const auto centre = [&](std::size_t i, int k) { return centroid(boxes[i].min[k], boxes[i].max[k]); };
-  std::array<float, 3> cmin{}, cmax{};
-  for (int k = 0; k < 3; ++k) cmin[k] = cmax[k] = centre(0, k);
-  for (std::size_t i = 0; i < n; ++i) {
-    for (int k = 0; k < 3; ++k) cmin[k] = std::min(cmin[k], centre(i, k)), cmax[k] = std::max(cmax[k], centre(i, k));
+// The centroids' bounds over boxes[begin, end), merged into cmin, cmax.
+void centroid_bounds(std::span<const Box3> boxes, std::size_t begin, std::size_t end, std::array<float, 3>& cmin,
+                     std::array<float, 3>& cmax) noexcept {
+  for (std::size_t i = begin; i < end; ++i) {
+    for (int k = 0; k < 3; ++k) {
+      const float c = centroid(boxes[i].min[k], boxes[i].max[k]);
+      cmin[k] = std::min(cmin[k], c), cmax[k] = std::max(cmax[k], c);
+    }
   }
+}
+
+// Spreads the 21 low bits of v to every third bit (16 are used).
+std::uint64_t spread(std::uint64_t v) noexcept {
+  v &= 0x1fffff;
+  v = (v | v << 32) & 0x001f00000000ffffull;
+  v = (v | v << 16) & 0x001f0000ff0000ffull;
+  v = (v | v << 8) & 0x100f00f00f00f00full;
+  v = (v | v << 4) & 0x10c30c30c30c30c3ull;
+  v = (v | v << 2) & 0x1249249249249249ull;
+  return v;
+}
+
+constexpr double kTop = (1u << 16) - 1;  // 48-bit codes: four passes of the sort
+constexpr RadixDigits kMortonDigits{.bits = 12, .passes = 4, .insertion_up_to = 32};
+
+// The scale from centroid coordinates to the 16-bit grid.
+double morton_scale(const std::array<float, 3>& cmin, const std::array<float, 3>& cmax) noexcept {
   double width = 0.0;
   for (int k = 0; k < 3; ++k) width = std::max(width, static_cast<double>(cmax[k]) - static_cast<double>(cmin[k]));
-  constexpr double kTop = (1u << 16) - 1;  // 48-bit codes: four passes of the sort
-  const double scale = width > 0.0 ? kTop / width : 0.0;
-  // Spreads the 21 low bits of v to every third bit (16 are used).
-  const auto spread = [](std::uint64_t v) {
-    v &= 0x1fffff;
-    v = (v | v << 32) & 0x001f00000000ffffull;
-    v = (v | v << 16) & 0x001f0000ff0000ffull;
-    v = (v | v << 8) & 0x100f00f00f00f00full;
-    v = (v | v << 4) & 0x10c30c30c30c30c3ull;
-    v = (v | v << 2) & 0x1249249249249249ull;
-    return v;
-  };
-  std::vector<Coded> order(n), scratch(n);
-  for (std::size_t i = 0; i < n; ++i) {
+  return width > 0.0 ? kTop / width : 0.0;
+}
+
+// The codes of boxes[begin, end) into order[begin, end).
+void encode(std::span<const Box3> boxes, std::size_t begin, std::size_t end, const std::array<float, 3>& cmin,
+            double scale, Coded* order) noexcept {
+  for (std::size_t i = begin; i < end; ++i) {
     std::uint64_t code = 0;
     for (int k = 0; k < 3; ++k) {
-      const double q = std::min(kTop, (static_cast<double>(centre(i, k)) - cmin[k]) * scale);
+      const double c = centroid(boxes[i].min[k], boxes[i].max[k]);
+      const double q = std::min(kTop, (c - cmin[k]) * scale);
       code |= spread(static_cast<std::uint64_t>(q)) << (2 - k);
     }
     order[i] = {code, static_cast<std::uint32_t>(i)};
   }
-  constexpr RadixDigits kDigits{.bits = 12, .passes = 4, .insertion_up_to = 32};
-  std::vector<std::uint32_t> counts(kDigits.counts());
-  radix_sort(
-      order, scratch, [](const Coded& c) { return c.code; }, kDigits, counts.data());
-  return order;
+}
+
+// The codes and their sort's other buffer are left unwritten (Coded is
+// trivial): encode() writes the first, the sort the second.
+std::unique_ptr<Coded[]> morton_order(std::span<const Box3> boxes) {
+  const std::size_t n = boxes.size();
+  std::array<float, 3> cmin{}, cmax{};
+  for (int k = 0; k < 3; ++k) cmin[k] = cmax[k] = centroid(boxes[0].min[k], boxes[0].max[k]);
+  centroid_bounds(boxes, 0, n, cmin, cmax);
+  auto order = std::make_unique_for_overwrite<Coded[]>(n), scratch = std::make_unique_for_overwrite<Coded[]>(n);
+  encode(boxes, 0, n, cmin, morton_scale(cmin, cmax), order.get());
+  std::vector<std::uint32_t> counts(kMortonDigits.counts());
+  const Coded* sorted = radix_sort(
+      order.get(), scratch.get(), n, [](const Coded& c) { return c.code; }, kMortonDigits, counts.data());
+  return sorted == order.get() ? std::move(order) : std::move(scratch);
+}
+
+// The same on a task system, chunk by chunk (a fixed size: the tasks depend
+// on n only): the bounds per chunk (min and max: exact in any order), the
+// codes, and parallel_radix_sort(); the same order as morton_order()'s.
+constexpr std::size_t kMortonChunk = std::size_t{1} << 16;
+
+std::unique_ptr<Coded[]> morton_order(std::span<const Box3> boxes, TaskSystem& tasks) {
+  const std::size_t n = boxes.size(), chunks = (n + kMortonChunk - 1) / kMortonChunk;
+  std::array<float, 3> first{};
+  for (int k = 0; k < 3; ++k) first[k] = centroid(boxes[0].min[k], boxes[0].max[k]);
+  std::vector<std::array<float, 3>> lows(chunks, first), highs(chunks, first);
+  auto bound = [&](std::size_t c) {
+    centroid_bounds(boxes, c * kMortonChunk, std::min(n, (c + 1) * kMortonChunk), lows[c], highs[c]);
+  };
+  tasks.run(chunks, bound);
+  std::array<float, 3> cmin = first, cmax = first;
+  for (std::size_t c = 0; c < chunks; ++c) {
+    for (int k = 0; k < 3; ++k) cmin[k] = std::min(cmin[k], lows[c][k]), cmax[k] = std::max(cmax[k], highs[c][k]);
+  }
+  const double scale = morton_scale(cmin, cmax);
+  // Unwritten, as above: the tasks write them first.
+  auto order = std::make_unique_for_overwrite<Coded[]>(n), scratch = std::make_unique_for_overwrite<Coded[]>(n);
+  std::vector<std::uint32_t> counts(parallel_radix_counts(n, kMortonChunk, kMortonDigits));
+  auto code = [&](std::size_t c) {
+    encode(boxes, c * kMortonChunk, std::min(n, (c + 1) * kMortonChunk), cmin, scale, order.get());
+  };
+  tasks.run(chunks, code);
+  const Coded* sorted = parallel_radix_sort(
+      order.get(), scratch.get(), n, [](const Coded& c) { return c.code; }, kMortonDigits, kMortonChunk, tasks,
+      counts.data());
+  return sorted == order.get() ? std::move(order) : std::move(scratch);
 }
 
 // Where the sorted build splits a range of `order`: at the highest bit in
@@ -193,8 +250,10 @@ std::size_t morton_split(std::span<const Coded> range) {
 template <class SplitRange, class MakeLeaf>
 void AabbTree::lay_out(std::size_t n, SplitRange&& split, MakeLeaf&& leaf) {
   std::vector<BuildTask> tasks;
+  nodes_.resize(2 * n - 1);  // unwritten: every node is written whole below
   root_ = 0;
-  nodes_.emplace_back();
+  nodes_[root_] = Node{};
+  auto next = std::uint32_t{1};
   tasks.push_back({0, static_cast<std::uint32_t>(n), root_});
   while (!tasks.empty()) {
     const BuildTask task = tasks.back();
@@ -205,9 +264,9 @@ void AabbTree::lay_out(std::size_t n, SplitRange&& split, MakeLeaf&& leaf) {
       continue;
     }
     const auto mid = task.begin + static_cast<std::uint32_t>(split(task.begin, task.end));
-    const auto first = static_cast<std::uint32_t>(nodes_.size());
-    nodes_.resize(nodes_.size() + 2);
-    nodes_[first].parent = nodes_[first + 1].parent = i;
+    const std::uint32_t first = next;
+    next += 2;
+    nodes_[first] = nodes_[first + 1] = Node{.box = {}, .parent = i};
     nodes_[i].child = {first, first + 1};
     tasks.push_back({mid, task.end, first + 1});
     tasks.push_back({task.begin, mid, first});
@@ -217,12 +276,87 @@ void AabbTree::lay_out(std::size_t n, SplitRange&& split, MakeLeaf&& leaf) {
   }
 }
 
-void AabbTree::build(std::span<const Slot> slots, std::span<const Box3> boxes, Split split) {
+// In parallel: the top of the tree is laid out here, as lay_out() does,
+// down to ranges of at most `grain` positions; each such range's subtree is
+// set aside for a task, its 2m - 2 descendants (m leaves) given the node
+// numbers lay_out() would give them, which follow the numbering of the top
+// only (depth first: a subtree's descendants are numbered together). The
+// tasks lay their subtrees out and refit them from the last node back; the
+// top is refit last. The same nodes as lay_out()'s, for any thread count.
+// A task walks on a fixed stack: `split` must leave each part at least an
+// eighth of its range, so the depth below a range of m is under
+// log(m) / log(8 / 7), at most 167 for m < 2^32.
+template <class SplitRange, class MakeLeaf>
+void AabbTree::lay_out(std::size_t n, std::size_t grain, SplitRange&& split, MakeLeaf&& leaf, TaskSystem& tasks) {
+  struct Subtree {
+    BuildTask range;
+    std::uint32_t first;  // its root's descendants: nodes [first, first + 2 * (size - 1))
+  };
+  std::vector<BuildTask> stack;
+  std::vector<std::uint32_t> top;  // the internal nodes laid out here, parents first
+  std::vector<Subtree> subtrees;
+  nodes_.resize(2 * n - 1);  // unwritten: every node is written whole below
+  root_ = 0;
+  nodes_[root_] = Node{};
+  auto next = std::uint32_t{1};
+  stack.push_back({0, static_cast<std::uint32_t>(n), root_});
+  while (!stack.empty()) {
+    const BuildTask task = stack.back();
+    stack.pop_back();
+    const std::uint32_t size = task.end - task.begin;
+    if (size <= grain) {
+      subtrees.push_back({task, next});
+      next += 2 * (size - 1);
+      continue;
+    }
+    const std::uint32_t i = task.node;
+    const auto mid = task.begin + static_cast<std::uint32_t>(split(task.begin, task.end));
+    const std::uint32_t first = next;
+    next += 2;
+    nodes_[first] = nodes_[first + 1] = Node{.box = {}, .parent = i};
+    nodes_[i].child = {first, first + 1};
+    top.push_back(i);
+    stack.push_back({mid, task.end, first + 1});
+    stack.push_back({task.begin, mid, first});
+  }
+  auto lay_subtree = [&](std::size_t t) {
+    constexpr std::size_t kDepth = 192;
+    std::array<BuildTask, kDepth> walk;
+    const Subtree& s = subtrees[t];
+    std::size_t depth = 0;
+    walk[depth++] = s.range;
+    std::uint32_t at = s.first;
+    while (depth != 0) {
+      const BuildTask task = walk[--depth];
+      const std::uint32_t i = task.node;
+      if (task.end - task.begin == 1) {
+        leaf(i, task.begin);
+        continue;
+      }
+      const auto mid = task.begin + static_cast<std::uint32_t>(split(task.begin, task.end));
+      const std::uint32_t first = at;
+      at += 2;
+      nodes_[first] = nodes_[first + 1] = Node{.box = {}, .parent = i};
+      nodes_[i].child = {first, first + 1};
+      assert(depth + 2 <= kDepth);
+      walk[depth++] = {mid, task.end, first + 1};
+      walk[depth++] = {task.begin, mid, first};
+    }
+    for (std::uint32_t i = at; i-- > s.first;) {
+      if (nodes_[i].child[1] != kNull) refit(i);
+    }
+    if (nodes_[s.range.node].child[1] != kNull) refit(s.range.node);
+  };
+  tasks.run(subtrees.size(), lay_subtree);
+  for (std::size_t k = top.size(); k-- > 0;) refit(top[k]);
+}
+
+void AabbTree::build(std::span<const Slot> slots, std::span<const Box3> boxes, Split split, TaskSystem* tasks) {
   assert(slots.size() == boxes.size());
   clear();
   const std::size_t n = slots.size();
   if (n == 0) {
-    std::vector<Node>().swap(nodes_);
+    decltype(nodes_)().swap(nodes_);
     std::vector<std::uint32_t>().swap(leaf_of_);
     return;
   }
@@ -236,41 +370,74 @@ void AabbTree::build(std::span<const Slot> slots, std::span<const Box3> boxes, S
     nodes_[node].child[0] = slots[index];
     leaf_of_[slots[index]] = node;
   };
-  if (split == Split::kSorted) {
-    const std::vector<Coded> order = morton_order(boxes);
-    lay_out(
-        n,
-        [&](std::uint32_t begin, std::uint32_t end) {
-          return morton_split({order.data() + begin, end - begin});
-        },
-        [&](std::uint32_t node, std::uint32_t at) { leaf(node, order[at].index); });
-  } else {
-    // Copies, with their centroids: the splits then read memory in order.
-    std::vector<Ref> refs(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const Box3& b = boxes[i];
-      refs[i] = {b,
-                 {centroid(b.min[0], b.max[0]), centroid(b.min[1], b.max[1]), centroid(b.min[2], b.max[2])},
-                 static_cast<std::uint32_t>(i)};
-    }
-    const auto split_refs = [&](std::uint32_t begin, std::uint32_t end) {
-      const std::span<Ref> range(refs.data() + begin, end - begin);
-      double lo = 0.0, width = 0.0;
-      const int axis = widest_axis(range, lo, width);
-      std::size_t left = 0;
-      if (split == Split::kBinnedSah && width > 0.0) left = sah_split(range, axis, lo, width);
-      if (left == 0) {  // the median: also where every centroid coincides
-        left = range.size() / 2;
-        if (width > 0.0) {
-          std::nth_element(range.begin(), range.begin() + static_cast<std::ptrdiff_t>(left), range.end(),
-                           [axis](const Ref& a, const Ref& b) { return a.c[axis] < b.c[axis]; });
-        }
+  // On a task system from this size: below, the tasks' overhead outweighs them.
+  constexpr std::size_t kParallelFrom = std::size_t{1} << 15;
+  try {
+    if (split == Split::kSorted && tasks != nullptr && tasks->concurrency() > 1 && n >= kParallelFrom) {
+      const std::unique_ptr<Coded[]> order = morton_order(boxes, *tasks);
+      // Subtrees of at most n / 256 leaves (some 256 to 2048 of them: enough
+      // for the tasks to even out), a number that depends on n only.
+      const std::size_t grain = std::max<std::size_t>(1024, n / 256);
+      lay_out(
+          n, grain,
+          [&](std::uint32_t begin, std::uint32_t end) {
+            return morton_split({order.get() + begin, end - begin});
+          },
+          [&](std::uint32_t node, std::uint32_t at) { leaf(node, order[at].index); }, *tasks);
+    } else if (split == Split::kSorted) {
+      const std::unique_ptr<Coded[]> order = morton_order(boxes);
+      lay_out(
+          n,
+          [&](std::uint32_t begin, std::uint32_t end) {
+            return morton_split({order.get() + begin, end - begin});
+          },
+          [&](std::uint32_t node, std::uint32_t at) { leaf(node, order[at].index); });
+    } else {
+      // Copies, with their centroids: the splits then read memory in order.
+      std::vector<Ref> refs(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const Box3& b = boxes[i];
+        refs[i] = {b,
+                   {centroid(b.min[0], b.max[0]), centroid(b.min[1], b.max[1]), centroid(b.min[2], b.max[2])},
+                   static_cast<std::uint32_t>(i)};
       }
-      return left;
-    };
-    lay_out(n, split_refs, [&](std::uint32_t node, std::uint32_t at) { leaf(node, refs[at].index); });
+      const auto split_refs = [&](std::uint32_t begin, std::uint32_t end) {
+        const std::span<Ref> range(refs.data() + begin, end - begin);
+        double lo = 0.0, width = 0.0;
+        const int axis = widest_axis(range, lo, width);
+        std::size_t left = 0;
+        if (split == Split::kBinnedSah && width > 0.0) left = sah_split(range, axis, lo, width);
+        if (left == 0) {  // the median: also where every centroid coincides
+          left = range.size() / 2;
+          if (width > 0.0) {
+            std::nth_element(range.begin(), range.begin() + static_cast<std::ptrdiff_t>(left), range.end(),
+                             [axis](const Ref& a, const Ref& b) { return a.c[axis] < b.c[axis]; });
+          }
+        }
+        return left;
+      };
+      lay_out(n, split_refs, [&](std::uint32_t node, std::uint32_t at) { leaf(node, refs[at].index); });
+    }
+  } catch (...) {  // memory ran short: an empty tree, not half a one (nodes may be unwritten)
+    clear();
+    throw;
   }
   leaves_ = n;
+}
+
+bool AabbTree::identical(const AabbTree& other) const noexcept {
+  if (root_ != other.root_ || free_ != other.free_ || leaves_ != other.leaves_ || leaf_of_ != other.leaf_of_ ||
+      nodes_.size() != other.nodes_.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const Node &a = nodes_[i], &b = other.nodes_[i];
+    if (a.box.min != b.box.min || a.box.max != b.box.max || a.parent != b.parent || a.child != b.child ||
+        a.height != b.height) {
+      return false;
+    }
+  }
+  return true;
 }
 
 std::uint32_t AabbTree::allocate_node() {
@@ -280,8 +447,10 @@ std::uint32_t AabbTree::allocate_node() {
     nodes_[i] = Node{};
     return i;
   }
-  reserve_geometric(nodes_, nodes_.size() + 1);
-  nodes_.emplace_back();
+  // reserve_geometric()'s growth (by a quarter), for this allocator.
+  const std::size_t room = nodes_.capacity();
+  if (nodes_.size() == room) nodes_.reserve(std::max(room + 1 + (room + 1) / 16, room + room / 4 + 4));
+  nodes_.emplace_back(Node{});
   return static_cast<std::uint32_t>(nodes_.size() - 1);
 }
 

@@ -3,11 +3,14 @@
 // skipping a pass on whose digit all keys agree. O(passes * (n + 2^bits)).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <utility>
 #include <vector>
+
+#include "sapling/task_system.hpp"
 
 namespace sapling::detail {
 
@@ -65,6 +68,56 @@ template <class T, class Key>
                                               RadixDigits digits, std::uint32_t* counts) {
   scratch.resize(items.size());
   if (radix_sort(items.data(), scratch.data(), items.size(), key, digits, counts) != items.data()) items.swap(scratch);
+}
+
+/// Entries of the counts parallel_radix_sort() needs: one histogram of one
+/// digit per chunk.
+constexpr std::size_t parallel_radix_counts(std::size_t n, std::size_t chunk, RadixDigits digits) noexcept {
+  return (n + chunk - 1) / chunk << digits.bits;
+}
+
+/// radix_sort() on a task system, for large n: the items cut into chunks of
+/// `chunk` items (a fixed size, so the tasks depend on n only). Each pass
+/// counts its digit in every chunk (a task each), sums the counts bucket by
+/// bucket and, within a bucket, chunk by chunk (so each chunk's items of a
+/// bucket go after the earlier chunks': the sort stays stable), then each
+/// chunk scatters its items to its own offsets (a task each). The result is
+/// radix_sort()'s, item for item, for any thread count. counts holds
+/// parallel_radix_counts() entries; the tasks allocate nothing.
+template <class T, class Key>
+T* parallel_radix_sort(T* items, T* scratch, std::size_t n, Key key, RadixDigits digits, std::size_t chunk,
+                       TaskSystem& tasks, std::uint32_t* counts) {
+  if (n < 2) return items;
+  const int bits = digits.bits;
+  const std::size_t buckets = std::size_t{1} << bits, chunks = (n + chunk - 1) / chunk;
+  const auto mask = static_cast<std::uint32_t>(buckets - 1);
+  for (int d = 0; d < digits.passes; ++d) {
+    const auto digit = [&](const T& x) { return static_cast<std::uint32_t>(key(x) >> (d * bits)) & mask; };
+    auto count = [&](std::size_t c) {
+      std::uint32_t* const h = counts + c * buckets;
+      for (std::size_t b = 0; b < buckets; ++b) h[b] = 0;
+      const std::size_t end = std::min(n, (c + 1) * chunk);
+      for (std::size_t i = c * chunk; i < end; ++i) ++h[digit(items[i])];
+    };
+    tasks.run(chunks, count);
+    // The offsets, bucket major; a pass on whose digit all keys agree is skipped.
+    const std::uint32_t first = digit(items[0]);
+    std::size_t same = 0;
+    for (std::size_t c = 0; c < chunks; ++c) same += counts[c * buckets + first];
+    if (same == n) continue;
+    std::uint32_t sum = 0;
+    for (std::size_t b = 0; b < buckets; ++b) {
+      for (std::size_t c = 0; c < chunks; ++c) sum += std::exchange(counts[c * buckets + b], sum);
+    }
+    auto scatter = [&](std::size_t c) {
+      std::uint32_t* const h = counts + c * buckets;
+      const std::size_t end = std::min(n, (c + 1) * chunk);
+      for (std::size_t i = c * chunk; i < end; ++i) scratch[h[digit(items[i])]++] = items[i];
+    };
+    tasks.run(chunks, scatter);
+    std::swap(items, scratch);
+  }
+  return items;
 }
 
 }  // namespace sapling::detail

@@ -179,7 +179,8 @@ const FrameDelta& BroadPhase::update() {
           m.staged.apply_geometry(m.objects);
           geometry_applied = true;
           const detail::DynamicOverlaps dynamics(m.algorithm.get(), m.objects, m.overlap_slots);
-          m.statics.pair_frame(m.objects, m.staged, m.frame + 1, reported == Reported::kEveryPair, dynamics, m.pairs);
+          m.statics.pair_frame(m.objects, m.staged, m.frame + 1, reported == Reported::kEveryPair, dynamics, m.pairs,
+                               m.options.tasks != nullptr ? m.options.tasks : m.pool.get());
           m.statics.pair_refiltered(m.objects, m.staged, dynamics, m.pairs);
           m.query_tree.follow(m.staged, m.objects);
         }
@@ -273,7 +274,8 @@ void BroadPhase::Impl::rebuild_from_live() {
   fresh->update(FrameOps{{}, {}, {}, dynamics, dynamic_boxes, objects.boxes, PairFilter(objects.filters)}, objects.ids,
                 pairs);
   std::unique_ptr<detail::AabbTree> tree;
-  if (objects.uses_statics) tree = detail::StaticObjects::build(objects, statics_live, static_boxes, dynamics, pairs);
+  if (objects.uses_statics)
+    tree = detail::StaticObjects::build(objects, statics_live, static_boxes, dynamics, pairs, fresh_options.tasks);
   algorithm = std::move(fresh);
   statics.adopt(std::move(tree));
   query_tree.reset();  // slots may have been renumbered: built again by the next read that needs it

@@ -6,7 +6,8 @@
 namespace sapling::detail {
 
 void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& frame, std::uint64_t stamp,
-                               bool recomputed, const DynamicOverlaps& dynamics, PairManager& pairs) {
+                               bool recomputed, const DynamicOverlaps& dynamics, PairManager& pairs,
+                               TaskSystem* tasks) {
   if (!objects.uses_statics) return;
   if (tree_ == nullptr) tree_ = std::make_unique<AabbTree>();
   if (neighbours_ == nullptr) neighbours_ = std::make_unique<NeighbourCache>();
@@ -138,7 +139,7 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
         boxes.push_back(box_of[s]);
       }
     }
-    tree.build(slots, boxes, AabbTree::Split::kSorted);
+    tree.build(slots, boxes, AabbTree::Split::kSorted, tasks);
     if (tree.size() == 0) cache.release();  // an empty level holds no memory
     // Scratch the size of a level goes too: the next frame is unlikely to need it.
     free_storage(regions_);
@@ -208,9 +209,9 @@ void StaticObjects::pair_refiltered(const ObjectTable& objects, const StagedFram
 
 std::unique_ptr<AabbTree> StaticObjects::build(const ObjectTable& objects, std::span<const Slot> statics,
                                                std::span<const Box3> boxes, std::span<const Slot> dynamics,
-                                               PairManager& pairs) {
+                                               PairManager& pairs, TaskSystem* tasks) {
   auto tree = std::make_unique<AabbTree>();
-  tree->build(statics, boxes, AabbTree::Split::kSorted);
+  tree->build(statics, boxes, AabbTree::Split::kSorted, tasks);
   for (const Slot d : dynamics) {
     tree->query(objects.boxes[d], [&](Slot s) { set_pair(objects, pairs, d, s, true); });
   }

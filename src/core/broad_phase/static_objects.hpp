@@ -26,6 +26,7 @@
 #include "detail/slot_map.hpp"
 #include "sapling/algorithm.hpp"
 #include "sapling/pair_manager.hpp"
+#include "sapling/task_system.hpp"
 
 namespace sapling::detail {
 
@@ -55,16 +56,17 @@ class StaticObjects {
   /// the algorithm reported every dynamic pair anew this frame, and every
   /// dynamic object meets its static neighbours again.
   void pair_frame(const ObjectTable& objects, const StagedFrame& frame, std::uint64_t stamp, bool recomputed,
-                  const DynamicOverlaps& dynamics, PairManager& pairs);
+                  const DynamicOverlaps& dynamics, PairManager& pairs, TaskSystem* tasks);
   /// The objects whose filter changed this frame, paired anew.
   void pair_refiltered(const ObjectTable& objects, const StagedFrame& frame, const DynamicOverlaps& dynamics,
                        PairManager& pairs);
   /// A new tree of every static object live at the frame's end, each paired
   /// with the dynamic objects in `dynamics`; replaces this one's only
-  /// through adopt(), so that a failure leaves this one as it was.
+  /// through adopt(), so that a failure leaves this one as it was. The tree
+  /// is laid out on `tasks` where given (the same tree without).
   static std::unique_ptr<AabbTree> build(const ObjectTable& objects, std::span<const Slot> statics,
                                          std::span<const Box3> boxes, std::span<const Slot> dynamics,
-                                         PairManager& pairs);
+                                         PairManager& pairs, TaskSystem* tasks);
   void adopt(std::unique_ptr<AabbTree> tree) noexcept;
 
   /// The tree, or null before the first static object.

@@ -21,22 +21,12 @@ constexpr std::size_t kChunk = 256;       // proxies per pool chunk
 constexpr std::size_t kQuarantine = 256;  // destroyed proxies waiting before reuse
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-// A btScalar as a float bound: exact for a float btScalar; for a double one,
-// rounded outward (min down, max up) so that no overlap is lost.
-float lower_bound(btScalar v) noexcept {
-  float f = static_cast<float>(v);
-  if (static_cast<btScalar>(f) > v) f = std::nextafter(f, -std::numeric_limits<float>::infinity());
-  return f;
-}
-float upper_bound(btScalar v) noexcept {
-  float f = static_cast<float>(v);
-  if (static_cast<btScalar>(f) < v) f = std::nextafter(f, std::numeric_limits<float>::infinity());
-  return f;
-}
-
+// A Bullet AABB as a float box: exact for a float btScalar; for a double
+// one, rounded outward (box.hpp's round_down, round_up: min down, max up)
+// so that no overlap is lost.
 Box3 to_box(const btVector3& lo, const btVector3& hi) noexcept {
-  return Box3{{lower_bound(lo.x()), lower_bound(lo.y()), lower_bound(lo.z())},
-              {upper_bound(hi.x()), upper_bound(hi.y()), upper_bound(hi.z())}};
+  return Box3{{round_down(lo.x()), round_down(lo.y()), round_down(lo.z())},
+              {round_up(hi.x()), round_up(hi.y()), round_up(hi.z())}};
 }
 
 // The AABB's fault as sapling sees it (NaN, min > max), or none.

@@ -92,29 +92,31 @@ inline Box<D> outward(const BoxD<D>& b) noexcept {
   return f;
 }
 
+/// a + b rounded to a float toward -inf (`up` false) or +inf (`up` true),
+/// exactly, where the double sum itself rounds: s = a + b in double and the
+/// error term e with s + e == a + b (Knuth's TwoSum) decide the side, as
+/// for 1 - 1e-30, whose double is 1. An infinite sum stays infinite.
+inline float round_sum(double a, double b, bool up) noexcept {
+  const double s = a + b;
+  float f = static_cast<float>(s);
+  if (std::isinf(s)) return f;
+  const double back = s - a;
+  const double error = (a - (s - back)) + (b - back);
+  if (up ? (double(f) < s || (double(f) == s && error > 0)) : (double(f) > s || (double(f) == s && error < 0))) {
+    f = std::nextafter(f, up ? HUGE_VALF : -HUGE_VALF);
+  }
+  return f;
+}
+
 /// `b` grown by `distance` (>= 0, finite) on every side: the smallest float
-/// box that holds the real box [min - distance, max + distance]. The
-/// difference of two floats is a double plus an exact error term (Knuth's
-/// TwoSum), so the rounding is right even where the double rounds, as for
-/// 1 - 1e-30, whose double is 1.
+/// box that holds the real box [min - distance, max + distance].
 template <int D>
 inline Box<D> grown(const Box<D>& b, float distance) noexcept {
   if (distance == 0.0f) return b;
-  const auto shifted = [](float x, double by, bool up) {
-    if (std::isinf(x)) return x;
-    const double s = double(x) + by;
-    const double back = s - double(x);
-    const double error = (double(x) - (s - back)) + (by - back);  // s + error == x + by exactly
-    float f = static_cast<float>(s);
-    if (up ? (double(f) < s || (double(f) == s && error > 0)) : (double(f) > s || (double(f) == s && error < 0))) {
-      f = std::nextafter(f, up ? HUGE_VALF : -HUGE_VALF);
-    }
-    return f;
-  };
   Box<D> g;
   for (int k = 0; k < D; ++k) {
-    g.min[k] = shifted(b.min[k], -double(distance), false);
-    g.max[k] = shifted(b.max[k], double(distance), true);
+    g.min[k] = round_sum(b.min[k], -double(distance), false);
+    g.max[k] = round_sum(b.max[k], double(distance), true);
   }
   return g;
 }

@@ -164,17 +164,9 @@ Status refuse_size(Operation op, std::span<const Id> ids, std::span<const Box3> 
 
 // The least float e >= max - min (the real difference), so that
 // min + e >= max in float arithmetic too (rounding is monotone): the box
-// lies in [min, min + e]. Knuth's TwoSum in double gives the difference
-// exactly as sum + error.
-float enclosing_extent(float min, float max) {
-  const double hi = max, lo = -double(min);
-  const double sum = hi + lo;
-  const double lo_part = sum - hi;
-  const double error = (hi - (sum - lo_part)) + (lo - lo_part);
-  float e = static_cast<float>(sum);
-  if (double(e) < sum || (double(e) == sum && error > 0)) e = std::nextafter(e, std::numeric_limits<float>::infinity());
-  return e;
-}
+// lies in [min, min + e]. round_sum() (box.hpp) rounds the difference
+// exactly.
+float enclosing_extent(float min, float max) { return round_sum(max, -double(min), true); }
 
 // The key of max (of the box, or of its enlargement) from the key of min:
 // min + S in float.

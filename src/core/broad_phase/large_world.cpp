@@ -7,38 +7,11 @@
 
 namespace sapling::detail {
 
-namespace {
-
-// x - origin rounded to a float toward -inf (up = false) or +inf (up =
-// true), exactly: s = x - origin rounded to double; where s is itself a
-// float, the error term e with s + e == x - origin (Knuth's TwoSum)
-// decides, and elsewhere s lies strictly between two floats and its side
-// is the real difference's. The common case costs a subtraction, a
-// conversion and a comparison.
-float rounded_difference(double x, double origin, bool up) noexcept {
-  const double s = x - origin;
-  float f = static_cast<float>(s);
-  const auto step = [&](float v) { return std::nextafter(v, up ? HUGE_VALF : -HUGE_VALF); };
-  if (double(f) == s) {
-    if (std::isinf(s)) return f;  // an infinite bound stays infinite
-    const double back = s - x;
-    const double error = (x - (s - back)) + (-origin - back);
-    if (up ? error > 0 : error < 0) f = step(f);
-  } else if (std::isinf(f)) {  // beyond the float range: the largest float on the near side
-    if (up != (f > 0)) f = std::nextafter(f, 0.0f);
-  } else if (up ? double(f) < s : double(f) > s) {
-    f = step(f);
-  }
-  return f;
-}
-
-}  // namespace
-
 Box3 outward_relative(const Box3d& box, const std::array<double, 3>& origin) noexcept {
   Box3 f;
   for (int k = 0; k < 3; ++k) {
-    f.min[k] = rounded_difference(box.min[k], origin[k], false);
-    f.max[k] = rounded_difference(box.max[k], origin[k], true);
+    f.min[k] = round_sum(box.min[k], -origin[k], false);  // box.hpp: exact, TwoSum
+    f.max[k] = round_sum(box.max[k], -origin[k], true);
   }
   return f;
 }

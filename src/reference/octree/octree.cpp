@@ -70,17 +70,6 @@ constexpr std::array<std::uint32_t, 3> kLowerOctants = {0x55, 0x33, 0x0f};
 
 double centre_of(const Box3& b, int k) noexcept { return 0.5 * double(b.min[k]) + 0.5 * double(b.max[k]); }
 
-// A double rounded to the float at or below (above with kUp), infinities
-// beyond the float range.
-template <bool kUp>
-float round_out(double x) noexcept {
-  if (x > double(std::numeric_limits<float>::max())) return kUp ? kInf : std::numeric_limits<float>::max();
-  if (x < -double(std::numeric_limits<float>::max())) return kUp ? -std::numeric_limits<float>::max() : -kInf;
-  const auto f = static_cast<float>(x);
-  if (kUp ? double(f) < x : double(f) > x) return std::nextafter(f, kUp ? kInf : -kInf);
-  return f;
-}
-
 }  // namespace
 
 Octree::Octree(const Options& options, OctreeConfig config) : config_(config), axes_(options.dims == 2 ? 2 : 3) {
@@ -330,8 +319,8 @@ Box3 Octree::loose_bounds(const std::array<double, 3>& centre, double half) cons
   Box3 b{{-kInf, -kInf, -kInf}, {kInf, kInf, kInf}};
   const double reach = half + 2 * half * extra_;
   for (int k = 0; k < axes_; ++k) {
-    b.min[k] = round_out<false>(centre[k] - reach);
-    b.max[k] = round_out<true>(centre[k] + reach);
+    b.min[k] = round_down(centre[k] - reach);  // box.hpp
+    b.max[k] = round_up(centre[k] + reach);
   }
   return b;
 }

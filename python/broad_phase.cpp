@@ -440,6 +440,12 @@ void adding(PyBroadPhase& self, py::handle ids, py::handle boxes, py::handle cat
             py::handle contact_distance) {
   self.add(ids, boxes, category, mask, is_static, contact_distance, kDoubles);
 }
+// ray_cast_many() and ray_cast_closest_many().
+template <bool kClosest>
+py::tuple casting_many(PyBroadPhase& self, py::handle origins, py::handle directions, py::handle max_t,
+                       py::handle mask) {
+  return self.ray_cast_many(origins, directions, max_t, mask, kClosest);
+}
 template <bool kDoubles>
 void moving(PyBroadPhase& self, py::handle ids, py::handle boxes, py::handle contact_distance) {
   self.move(ids, boxes, contact_distance, kDoubles);
@@ -476,24 +482,14 @@ void bind_broad_phase(py::module_& m) {
       .def("ray_cast_closest", &PyBroadPhase::ray_cast_closest, py::arg("origin"), py::arg("direction"),
            py::arg("max_t") = std::numeric_limits<float>::infinity(), py::arg("mask") = kAllCategories,
            "The first object the ray meets, (id, t), or None.")
-      .def(
-          "ray_cast_many",
-          [](PyBroadPhase& self, py::handle origins, py::handle directions, py::handle max_t, py::handle mask) {
-            return self.ray_cast_many(origins, directions, max_t, mask, false);
-          },
-          py::arg("origins"), py::arg("directions"), py::arg("max_t") = std::numeric_limits<float>::infinity(),
-          py::arg("mask") = kAllCategories,
-          "Many rays at once, in parallel on the broad phase's threads: origins and directions (n, dims), max_t "
-          "one number or one per ray. Returns (ids uint32, t float32, offsets uint64), ray i's hits being "
-          "ids[offsets[i]:offsets[i + 1]], sorted by entry t, then id.")
-      .def(
-          "ray_cast_closest_many",
-          [](PyBroadPhase& self, py::handle origins, py::handle directions, py::handle max_t, py::handle mask) {
-            return self.ray_cast_many(origins, directions, max_t, mask, true);
-          },
-          py::arg("origins"), py::arg("directions"), py::arg("max_t") = std::numeric_limits<float>::infinity(),
-          py::arg("mask") = kAllCategories,
-          "The first hit of each ray, as ray_cast_many (at most one per ray): (ids, t, offsets).")
+      .def("ray_cast_many", casting_many<false>, py::arg("origins"), py::arg("directions"),
+           py::arg("max_t") = std::numeric_limits<float>::infinity(), py::arg("mask") = kAllCategories,
+           "Many rays at once, in parallel on the broad phase's threads: origins and directions (n, dims), max_t "
+           "one number or one per ray. Returns (ids uint32, t float32, offsets uint64), ray i's hits being "
+           "ids[offsets[i]:offsets[i + 1]], sorted by entry t, then id.")
+      .def("ray_cast_closest_many", casting_many<true>, py::arg("origins"), py::arg("directions"),
+           py::arg("max_t") = std::numeric_limits<float>::infinity(), py::arg("mask") = kAllCategories,
+           "The first hit of each ray, as ray_cast_many (at most one per ray): (ids, t, offsets).")
       .def("move", moving<false>, py::arg("ids"), py::arg("boxes"), py::arg("contact_distance") = py::none(),
            "Stages new boxes for live objects; contact_distance as add()'s, or None to keep each object's.")
       .def("add_double", adding<true>, py::arg("ids"), py::arg("boxes"), py::arg("category") = py::none(),

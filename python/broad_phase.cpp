@@ -28,6 +28,24 @@
 namespace sapling::python {
 namespace {
 
+// Ray hits as numpy arrays: (ids uint32, t float32).
+py::tuple hit_arrays(const std::vector<RayHit>& hits) {
+  py::array_t<std::uint32_t> ids(static_cast<py::ssize_t>(hits.size()));
+  py::array_t<float> t(static_cast<py::ssize_t>(hits.size()));
+  for (std::size_t k = 0; k < hits.size(); ++k) {
+    ids.mutable_data()[k] = hits[k].id;
+    t.mutable_data()[k] = hits[k].t;
+  }
+  return py::make_tuple(ids, t);
+}
+
+// A batch's offsets as a uint64 array.
+py::array_t<std::uint64_t> offsets_array(const std::vector<std::size_t>& offsets) {
+  py::array_t<std::uint64_t> out(static_cast<py::ssize_t>(offsets.size()));
+  std::copy(offsets.begin(), offsets.end(), out.mutable_data());
+  return out;
+}
+
 class PyBroadPhase {
   // Runs the read `f` sharing the lock, without the GIL (so a holder that
   // wants the GIL back never waits on us).
@@ -152,13 +170,7 @@ class PyBroadPhase {
       s = broad_phase_->ray_cast(ray, hits, mask);
     }
     check(s);
-    py::array_t<std::uint32_t> ids(static_cast<py::ssize_t>(hits.size()));
-    py::array_t<float> t(static_cast<py::ssize_t>(hits.size()));
-    for (std::size_t k = 0; k < hits.size(); ++k) {
-      ids.mutable_data()[k] = hits[k].id;
-      t.mutable_data()[k] = hits[k].t;
-    }
-    return py::make_tuple(ids, t);
+    return hit_arrays(hits);
   }
 
   // The first hit, (id, t), or None.
@@ -214,15 +226,8 @@ class PyBroadPhase {
                   : broad_phase_->ray_cast_many(rays, hits, offsets, mask);
     }
     check(s);
-    py::array_t<std::uint32_t> ids(static_cast<py::ssize_t>(hits.size()));
-    py::array_t<float> t(static_cast<py::ssize_t>(hits.size()));
-    for (std::size_t k = 0; k < hits.size(); ++k) {
-      ids.mutable_data()[k] = hits[k].id;
-      t.mutable_data()[k] = hits[k].t;
-    }
-    py::array_t<std::uint64_t> offsets_array(static_cast<py::ssize_t>(offsets.size()));
-    std::copy(offsets.begin(), offsets.end(), offsets_array.mutable_data());
-    return py::make_tuple(ids, t, offsets_array);
+    const py::tuple id_t = hit_arrays(hits);
+    return py::make_tuple(id_t[0], id_t[1], offsets_array(offsets));
   }
 
   void remove(py::handle ids_obj) {
@@ -377,9 +382,7 @@ class PyBroadPhase {
       s = broad_phase_->query_many(queries, ids, offsets, mask);
     }
     check(s);
-    py::array_t<std::uint64_t> offsets_array(static_cast<py::ssize_t>(offsets.size()));
-    std::copy(offsets.begin(), offsets.end(), offsets_array.mutable_data());
-    return py::make_tuple(ids_array(ids), offsets_array);
+    return py::make_tuple(ids_array(ids), offsets_array(offsets));
   }
 
   // The categories and masks given to add() or set_filter(): each None (not

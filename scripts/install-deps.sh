@@ -12,6 +12,9 @@ packages+=(python3-dev python3-pybind11 python3-numpy python3-pytest python3-pip
 packages+=(libsdl2-dev libpng-dev xvfb xauth)
 # sapling::bullet (adapters/bullet/): Bullet's headers and libraries, its tests against Bullet itself.
 packages+=(libbullet-dev pkg-config)
+# sapling::mpi (src/mpi/) and its tests under mpirun: OpenMPI; sapling.dask
+# (python/sapling/dask.py) and its LocalCluster tests: Dask; mpi4py interop.
+packages+=(libopenmpi-dev openmpi-bin python3-dask python3-distributed python3-mpi4py)
 if [[ "${1:-}" == "--ci" ]]; then
   packages+=(clang libclang-rt-dev clang-format)
 fi

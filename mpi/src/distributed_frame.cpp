@@ -1,0 +1,311 @@
+// One distributed frame (impl.hpp states the rule it rests on):
+//
+//   1. the directories check the frame's adds and removals across ranks;
+//   2. every rank tells all its fault, if any, and its counts: a fault
+//      anywhere refuses the frame everywhere, before anything changes;
+//   3. the domains are drawn, or redrawn when one rank holds 1.25x the
+//      mean, from samples of every rank's object centres;
+//   4. each owner sends each changed object to the ranks whose domain its
+//      box meets now or met a frame ago (on a redraw, each unchanged one to
+//      the ranks that gain or lose it);
+//   5. each rank applies what it received to its local broad phase, drops
+//      the objects that left its domain a frame ago, and updates;
+//   6. it keeps its share of the local delta: a created pair whose corner
+//      (the least corner of the intersection) lies in its domain now and
+//      that did not overlap a frame ago, a deleted pair whose corner a frame
+//      ago lay in its domain then;
+//   7. the owners' ledgers and the directories take the frame.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "detail/reserve.hpp"
+#include "exchange.hpp"
+#include "impl.hpp"
+
+namespace sapling::mpi {
+
+using detail::Claim;
+using detail::Record;
+using detail::Verdict;
+using sapling::detail::IdIndex;
+using sapling::detail::SlotState;
+
+namespace {
+
+// Redraw when the most loaded rank holds this many times the mean, at most
+// once every kRedrawEvery frames. Each rank samples up to kSamples centres.
+constexpr double kRedrawImbalance = 1.25;
+constexpr std::uint64_t kRedrawEvery = 8;
+constexpr std::size_t kSamples = 1024;
+
+std::array<float, 3> corner(const Box3& a, const Box3& b) noexcept {
+  return {std::max(a.min[0], b.min[0]), std::max(a.min[1], b.min[1]), std::max(a.min[2], b.min[2])};
+}
+
+// An object as the local broad phase held it a frame ago.
+struct Before {
+  Box3 box;
+  Filter filter;
+  bool live;   // live a frame ago
+  bool fresh;  // new to the local broad phase this frame
+};
+
+[[noreturn]] void internal_error(const char* what, const Status& status) {
+  std::fprintf(stderr, "sapling::mpi: internal error: the local broad phase refused %s: %s\n", what,
+               status.message().c_str());
+  std::abort();
+}
+
+void must(const Status& status, const char* what) {
+  if (!status) internal_error(what, status);
+}
+
+}  // namespace
+
+const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
+  const double start = MPI_Wtime();
+  created.clear();
+  deleted.clear();
+  delta = FrameDelta{};
+  stats = FrameStats{};
+  stats.ranks = ranks;
+  const std::uint64_t stamp = frame + 1;
+  std::size_t bytes = 0;
+  const auto rank_count = static_cast<std::size_t>(ranks);
+
+  // 1. The directories' check: removals first, then adds in rank order.
+  std::vector<std::vector<Claim>> claims(rank_count);
+  for (std::size_t k = 0; k < staged.added.size(); ++k) {
+    const Id id = objects.ids[staged.added[k]];
+    claims[static_cast<std::size_t>(directory_rank(id))].push_back(Claim{id, static_cast<std::uint32_t>(k), 1});
+  }
+  for (const Slot s : staged.removed) {
+    const Id id = objects.ids[s];
+    claims[static_cast<std::size_t>(directory_rank(id))].push_back(Claim{id, 0, 0});
+  }
+  const std::vector<Claim> told = detail::exchange(comm, claims, bytes);
+  Verdict mine{0, 0, 0, 0, objects.live + staged.added.size() - staged.removed.size(), local->size()};
+  {
+    IdIndex removing, adding;
+    for (const Claim& c : told)
+      if (!c.is_add) removing.insert(c.id, 0);
+    for (const Claim& c : told) {
+      if (!c.is_add) continue;
+      StatusCode fault = StatusCode::kOk;
+      if (adding.find(c.id) != IdIndex::kNotFound) {
+        fault = StatusCode::kDuplicateId;  // added on two ranks this frame
+      } else if (removing.find(c.id) != IdIndex::kNotFound) {
+        fault = StatusCode::kRepeatedId;  // removed by its owner, added by another
+      } else if (directory.find(c.id) != IdIndex::kNotFound) {
+        fault = StatusCode::kDuplicateId;  // live on another rank
+      }
+      if (fault != StatusCode::kOk) {
+        mine.code = static_cast<std::uint32_t>(fault);
+        mine.op = static_cast<std::uint32_t>(Operation::kAdd);
+        mine.id = c.id;
+        mine.index = c.index;
+        break;
+      }
+      adding.insert(c.id, 0);
+    }
+  }
+
+  // 2. Every rank's verdict: the first fault, in rank order, refuses the frame.
+  const std::vector<Verdict> verdicts = detail::all_gather(comm, std::vector<Verdict>{mine}, bytes);
+  std::size_t total_owned = 0;
+  for (const Verdict& v : verdicts) {
+    stats.max_held = std::max<std::size_t>(stats.max_held, v.held);
+    stats.total_held += v.held;
+    total_owned += v.owned_after;
+  }
+  for (const Verdict& v : verdicts) {
+    if (v.code == 0) continue;
+    staged.drop(objects);
+    ++frame;
+    stats.owned = objects.live;
+    stats.held = local->size();
+    stats.bytes_sent = bytes;
+    stats.seconds = MPI_Wtime() - start;
+    delta.status = Status::id_error(static_cast<StatusCode>(v.code), static_cast<Operation>(v.op), v.id, v.index);
+    return delta;
+  }
+  sapling::detail::reserve_geometric(objects.free_slots,
+                                     objects.free_slots.size() + staged.removed.size() + staged.added.size());
+  // The ledger takes the frame's boxes and filters: moved_boxes and
+  // refilters now hold the old ones.
+  staged.swap_filters(objects);
+  staged.apply_geometry(objects);
+
+  // 3. The domains.
+  before = now;
+  const bool redraw = ranks > 1 && total_owned > 0 &&
+                      (!drawn || (stats.imbalance() > kRedrawImbalance && frame - drawn_at >= kRedrawEvery));
+  if (redraw) {
+    const std::size_t present = objects.live + staged.added.size() - staged.removed.size();
+    const std::size_t take = std::min(present, kSamples);
+    std::vector<detail::Sample> samples;
+    samples.reserve(take);
+    const float weight = take == 0 ? 0.0f : static_cast<float>(present) / static_cast<float>(take);
+    std::size_t seen = 0, next = 0;
+    for (Slot s = 0; s < objects.slots() && samples.size() < take; ++s) {
+      const SlotState state = objects.states[s];
+      if (state != SlotState::kLive && state != SlotState::kPendingAdd) continue;
+      if (seen++ != next) continue;
+      samples.push_back(detail::Sample{detail::reference_point(objects.boxes[s]), weight});
+      next = (samples.size() * present) / take;
+    }
+    const std::vector<detail::Sample> all = detail::all_gather(comm, samples, bytes);
+    now = detail::Decomposition::bisect(all, ranks, options.dims);
+    drawn = true;
+    drawn_at = frame;
+    stats.redrawn = true;
+  }
+
+  // 4. The owners' records.
+  std::vector<std::vector<Record>> out(rank_count);
+  std::vector<int> now_ranks, before_ranks;
+  const auto send = [&](const Record& r, const Box3* now_box, const Box3* before_box, bool changes_only) {
+    now_ranks.clear();
+    before_ranks.clear();
+    if (now_box != nullptr) now.for_each_rank(*now_box, [&](int q) { now_ranks.push_back(q); });
+    if (before_box != nullptr) before.for_each_rank(*before_box, [&](int q) { before_ranks.push_back(q); });
+    // Both lists ascend: a merge sends each rank one record (on a redraw,
+    // an unchanged object goes only to the ranks in one list, not both).
+    std::size_t i = 0, j = 0;
+    while (i < now_ranks.size() || j < before_ranks.size()) {
+      int q;
+      bool both = false;
+      if (j == before_ranks.size() || (i < now_ranks.size() && now_ranks[i] < before_ranks[j])) {
+        q = now_ranks[i++];
+      } else if (i == now_ranks.size() || before_ranks[j] < now_ranks[i]) {
+        q = before_ranks[j++];
+      } else {
+        q = now_ranks[i++], ++j, both = true;
+      }
+      if (!(both && changes_only)) out[static_cast<std::size_t>(q)].push_back(r);
+    }
+  };
+  const auto record = [&](Slot s, std::uint32_t flags) {
+    Record r{objects.ids[s], flags, objects.filter_of(s), objects.filter_of(s), objects.boxes[s], objects.boxes[s]};
+    if (objects.is_static(s)) r.flags |= Record::kStatic;
+    return r;
+  };
+  for (const Slot s : staged.removed) {
+    const Record r = record(s, Record::kLiveBefore);
+    send(r, nullptr, &r.before, false);
+  }
+  for (std::size_t k = 0; k < staged.moved.size(); ++k) {
+    Record r = record(staged.moved[k], Record::kLiveNow | Record::kLiveBefore);
+    r.before = staged.moved_boxes[k];
+    send(r, &r.now, &r.before, false);
+  }
+  for (const Slot s : staged.added) {
+    const Record r = record(s, Record::kLiveNow);
+    send(r, &r.now, nullptr, false);
+  }
+  for (std::size_t k = 0; k < staged.refiltered.size(); ++k) {
+    Record r = record(staged.refiltered[k], Record::kLiveNow | Record::kLiveBefore);
+    r.filter_before = staged.refilters[k];
+    send(r, &r.now, &r.before, false);
+  }
+  if (redraw) {
+    for (Slot s = 0; s < objects.slots(); ++s) {
+      if (objects.states[s] != SlotState::kLive || objects.stamps[s] == stamp) continue;
+      const Record r = record(s, Record::kLiveNow | Record::kLiveBefore);
+      send(r, &r.now, &r.before, true);
+    }
+  }
+  for (std::size_t q = 0; q < rank_count; ++q)
+    if (static_cast<int>(q) != rank) stats.records_sent += out[q].size();
+  const std::vector<Record> received = detail::exchange(comm, out, bytes);
+  out.clear();
+
+  // 5. The domain applies the records, and drops last frame's leavers.
+  IdIndex touched;  // id -> its entry in `befores`
+  std::vector<Before> befores;
+  befores.reserve(received.size() + departing.size());
+  std::vector<Id> removes, moves, refiltered, adds, static_adds;
+  std::vector<Box3> move_boxes, add_boxes, static_boxes;
+  std::vector<Filter> refilters, add_filters, static_filters;
+  std::vector<Id> leaving;
+  for (const Record& r : received) {
+    const bool held = local->contains(r.id);
+    const bool live_now = (r.flags & Record::kLiveNow) != 0;
+    touched.insert(r.id, static_cast<std::uint32_t>(befores.size()));
+    befores.push_back(Before{r.before, r.filter_before, (r.flags & Record::kLiveBefore) != 0, !held && live_now});
+    if (!live_now) {
+      if (held) removes.push_back(r.id);
+      continue;
+    }
+    if (held) {
+      if (*local->box(r.id) != r.now) {
+        moves.push_back(r.id), move_boxes.push_back(r.now);
+      } else if (*local->filter(r.id) != r.filter_now) {
+        refiltered.push_back(r.id), refilters.push_back(r.filter_now);
+      }
+    } else if (r.flags & Record::kStatic) {
+      static_adds.push_back(r.id), static_boxes.push_back(r.now), static_filters.push_back(r.filter_now);
+    } else {
+      adds.push_back(r.id), add_boxes.push_back(r.now), add_filters.push_back(r.filter_now);
+    }
+    if (!now.meets(r.now, rank)) leaving.push_back(r.id);
+  }
+  for (const Id id : departing) {
+    if (touched.find(id) != IdIndex::kNotFound || !local->contains(id)) continue;
+    touched.insert(id, static_cast<std::uint32_t>(befores.size()));
+    befores.push_back(Before{*local->box(id), *local->filter(id), true, false});
+    removes.push_back(id);
+  }
+  must(local->remove(removes), "a removal");
+  must(local->move(moves, move_boxes), "a move");
+  must(local->set_filter(refiltered, refilters), "a filter");
+  must(local->add(adds, add_boxes, add_filters, Motion::kDynamic), "an add");
+  must(local->add(static_adds, static_boxes, static_filters, Motion::kStatic), "an add");
+  const FrameDelta& local_delta = local->update();
+  if (!local_delta.status) internal_error("a frame", local_delta.status);
+
+  // 6. This rank's share.
+  const auto before_of = [&](Id id) {
+    const std::uint32_t k = touched.find(id);
+    if (k != IdIndex::kNotFound) return befores[k];
+    return Before{*local->box(id), *local->filter(id), true, false};  // unchanged since a frame ago
+  };
+  for (const Pair& p : local_delta.created) {
+    const Box3 a = *local->box(p.a), b = *local->box(p.b);
+    if (now.rank_of(corner(a, b)) != rank) continue;
+    const Before was_a = before_of(p.a), was_b = before_of(p.b);
+    // Both held a frame ago: the local broad phase judged that frame too.
+    if (was_a.fresh || was_b.fresh) {
+      const bool overlapped = was_a.live && was_b.live &&
+                              may_pair(was_a.filter, *local->motion(p.a), was_b.filter, *local->motion(p.b)) &&
+                              overlaps(was_a.box, was_b.box);
+      if (overlapped) continue;  // its corner crossed into this domain
+    }
+    created.push_back(p);
+  }
+  for (const Pair& p : local_delta.deleted) {
+    if (before.rank_of(corner(before_of(p.a).box, before_of(p.b).box)) == rank) deleted.push_back(p);
+  }
+
+  // 7. The ledgers and directories take the frame.
+  for (const Claim& c : told) {
+    if (c.is_add) {
+      directory.insert(c.id, 0);
+    } else {
+      directory.erase(c.id);
+    }
+  }
+  staged.commit(objects);
+  ++frame;
+  departing.swap(leaving);
+  before = now;
+  stats.owned = objects.live;
+  stats.held = local->size();
+  stats.bytes_sent = bytes;
+  stats.seconds = MPI_Wtime() - start;
+  delta = FrameDelta{created, deleted, {}};
+  return delta;
+}
+
+}  // namespace sapling::mpi

@@ -1,0 +1,388 @@
+// The distributed broad phase against the single-process one, run under
+// mpirun on 1, 2, 3 and 4 ranks (CMakeLists.txt): every frame's delta,
+// gathered on rank 0, must be byte for byte BroadPhase's, on scenarios
+// (tracy with static objects and filter groups, allmoving3d, cluster, which
+// collapses into one domain and spreads again) and on every adversarial
+// trace kind (touching faces, points, identical boxes, infinite boxes, ids
+// 0 and 2^32-1, ...), whoever owns the objects. The shares must be
+// disjoint. Bad input on one rank is refused as BroadPhase refuses it, and
+// an id added on two ranks refuses the frame on all, changing nothing.
+//
+// Every rank runs every test in the same order (each test is collective);
+// only rank 0 judges what it gathered, so that a failure never leaves a
+// rank out of a collective.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <functional>
+#include <unordered_map>
+
+#include "decomposition.hpp"
+#include "sapling/mpi/distributed_broad_phase.hpp"
+#include "scenarios/scenario.hpp"
+#include "trace_generators.hpp"
+
+namespace sapling::mpi {
+namespace {
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+int world_size() {
+  int n = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+
+// Who owns an id: by a hash of the id (owners scattered over space), or
+// the rank whose domain holds the box when it is added (owners follow the
+// decomposition, as a domain-decomposed code would).
+enum class Owners { kHashed, kSpatial };
+
+class Replay {
+ public:
+  Replay(int dims, Owners owners, std::string_view reference = "brute") : owners_(owners) {
+    Options options;
+    options.dims = dims;
+    Status why;
+    dist_ = DistributedBroadPhase::create(MPI_COMM_WORLD, "auto", options, &why);
+    EXPECT_NE(dist_, nullptr) << why.message();
+    ref_ = BroadPhase::create(reference, options);
+  }
+
+  // Stages `f` on both (each rank its own ids), updates, and compares the
+  // gathered delta with the reference's on rank 0. Returns whether equal.
+  bool frame(const TraceFrame& f) {
+    stage(f);
+    const FrameDelta& mine = dist_->update();
+    EXPECT_TRUE(mine.status) << mine.status.message();
+    EXPECT_TRUE(std::is_sorted(mine.created.begin(), mine.created.end()));
+    EXPECT_TRUE(std::is_sorted(mine.deleted.begin(), mine.deleted.end()));
+    const FrameDelta& ref = ref_->update();
+    std::vector<Pair> created, deleted;
+    dist_->gather(0, created, deleted);
+    // The shares are disjoint: the gathered sizes add up.
+    std::size_t shares[2] = {mine.created.size(), mine.deleted.size()}, total[2] = {0, 0};
+    MPI_Reduce(shares, total, 2, MPI_UNSIGNED_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (world_rank() != 0) return true;
+    const bool same = std::equal(created.begin(), created.end(), ref.created.begin(), ref.created.end()) &&
+                      std::equal(deleted.begin(), deleted.end(), ref.deleted.begin(), ref.deleted.end()) &&
+                      std::adjacent_find(created.begin(), created.end()) == created.end() &&
+                      std::adjacent_find(deleted.begin(), deleted.end()) == deleted.end() &&
+                      total[0] == created.size() && total[1] == deleted.size();
+    EXPECT_TRUE(same) << "frame " << ref_->frame() << ": created " << created.size() << " (reference "
+                      << ref.created.size() << "), deleted " << deleted.size() << " (reference " << ref.deleted.size()
+                      << ")";
+    return same;
+  }
+
+  // Every pair overlapping, gathered, against the reference's.
+  void check_pairs() {
+    std::vector<Pair> all, expected;
+    dist_->gather_pairs(0, all);
+    if (world_rank() != 0) return;
+    ref_->sorted_pairs(expected);
+    EXPECT_EQ(all, expected);
+  }
+
+  DistributedBroadPhase& dist() { return *dist_; }
+  BroadPhase& ref() { return *ref_; }
+  int owner(Id id) const { return owner_.at(id); }
+
+ private:
+  bool mine(Id id) const { return owner_.at(id) == world_rank(); }
+
+  void stage(const TraceFrame& f) {
+    std::vector<Id> ids;
+    std::vector<Box3> boxes;
+    std::vector<Filter> filters;
+    for (const Id id : f.removed) {
+      if (mine(id)) ids.push_back(id);
+    }
+    EXPECT_TRUE(dist_->remove(ids));
+    for (const Id id : f.removed) owner_.erase(id);
+    ids.clear();
+    for (std::size_t k = 0; k < f.moved.size(); ++k) {
+      if (mine(f.moved[k])) ids.push_back(f.moved[k]), boxes.push_back(f.moved_boxes[k]);
+    }
+    EXPECT_TRUE(dist_->move(ids, boxes));
+    for (const bool statics : {false, true}) {
+      ids.clear(), boxes.clear(), filters.clear();
+      for (std::size_t k = 0; k < f.added.size(); ++k) {
+        if (f.added_is_static(k) != statics) continue;
+        const Id id = f.added[k];
+        const int owner = owners_ == Owners::kHashed ? static_cast<int>((id * 2654435761u) % world_size())
+                                                     : dist_->domain_rank(f.added_boxes[k]);
+        owner_[id] = owner;
+        if (owner == world_rank())
+          ids.push_back(id), boxes.push_back(f.added_boxes[k]), filters.push_back(f.added_filter(k));
+      }
+      EXPECT_TRUE(dist_->add(ids, boxes, filters, statics ? Motion::kStatic : Motion::kDynamic));
+    }
+    ids.clear(), filters.clear();
+    for (std::size_t k = 0; k < f.filtered.size(); ++k) {
+      if (mine(f.filtered[k])) ids.push_back(f.filtered[k]), filters.push_back(f.filters[k]);
+    }
+    EXPECT_TRUE(dist_->set_filter(ids, filters));
+    // The reference takes the whole frame.
+    EXPECT_TRUE(ref_->remove(f.removed));
+    EXPECT_TRUE(ref_->move(f.moved, f.moved_boxes));
+    for (std::size_t k = 0; k < f.added.size(); ++k) {
+      EXPECT_TRUE(ref_->add(f.added[k], f.added_boxes[k], f.added_filter(k),
+                            f.added_is_static(k) ? Motion::kStatic : Motion::kDynamic));
+    }
+    EXPECT_TRUE(ref_->set_filter(f.filtered, f.filters));
+  }
+
+  Owners owners_;
+  std::unique_ptr<DistributedBroadPhase> dist_;
+  std::unique_ptr<BroadPhase> ref_;
+  std::unordered_map<Id, int> owner_;
+};
+
+void replay_trace(const Trace& trace, Owners owners) {
+  Replay replay(trace.dims, owners);
+  for (const TraceFrame& f : trace.frames) {
+    if (!replay.frame(f)) break;
+  }
+  replay.check_pairs();
+}
+
+// The adversarial kinds, 2D and 3D, owners hashed and spatial.
+class TraceKinds : public ::testing::TestWithParam<std::tuple<testgen::TraceKind, int, Owners>> {};
+
+TEST_P(TraceKinds, GatheredDeltaIsBroadPhases) {
+  const auto [kind, dims, owners] = GetParam();
+  replay_trace(testgen::make_trace(kind, testgen::GenParams{dims, 7, 0, 0}), owners);
+}
+
+INSTANTIATE_TEST_SUITE_P(Distributed, TraceKinds,
+                         ::testing::Combine(::testing::ValuesIn(testgen::kAllTraceKinds), ::testing::Values(2, 3),
+                                            ::testing::Values(Owners::kHashed, Owners::kSpatial)),
+                         [](const auto& param_info) {
+                           const auto& p = param_info.param;
+                           return std::string(testgen::trace_kind_name(std::get<0>(p))) + "_" +
+                                  std::to_string(std::get<1>(p)) + "d_" +
+                                  (std::get<2>(p) == Owners::kHashed ? "hashed" : "spatial");
+                         });
+
+void replay_scenario(ScenarioParams params, int frames, Owners owners, std::size_t* redraws = nullptr,
+                     double* worst_imbalance = nullptr) {
+  std::unique_ptr<Scenario> scenario = make_scenario(params);
+  ASSERT_NE(scenario, nullptr);
+  Replay replay(scenario->dims(), owners, "sap");
+  for (int t = 0; t < frames; ++t) {
+    if (t > 0) scenario->step();
+    if (!replay.frame(scenario_frame(*scenario))) break;
+    if (redraws != nullptr) *redraws += replay.dist().stats().redrawn;
+    if (worst_imbalance != nullptr && t > 0)
+      *worst_imbalance = std::max(*worst_imbalance, replay.dist().stats().imbalance());
+    if (t % 10 == 9) replay.check_pairs();
+  }
+}
+
+TEST(Scenarios, TracyWithStaticsAndFilterGroups) {
+  ScenarioParams params;
+  params.name = "tracy";
+  params.n = 3000;
+  params.static_pm = 300;
+  params.groups = 4;
+  params.regroup_pm = 20;
+  replay_scenario(params, 30, Owners::kHashed);
+}
+
+TEST(Scenarios, TracyOwnersFollowingTheDomains) {
+  ScenarioParams params;
+  params.name = "tracy";
+  params.n = 3000;
+  replay_scenario(params, 30, Owners::kSpatial);
+}
+
+TEST(Scenarios, Allmoving3d) {
+  ScenarioParams params;
+  params.name = "allmoving3d";
+  params.n = 2000;
+  replay_scenario(params, 25, Owners::kHashed);
+}
+
+// The world gathers into one domain and spreads again: the domains are
+// redrawn as the load drifts, and pairs cross domains all the while.
+TEST(Scenarios, ClusterCollapsesAndSpreads) {
+  ScenarioParams params;
+  params.name = "cluster";
+  params.n = 3000;
+  params.cycle = 40;
+  std::size_t redraws = 0;
+  double worst = 1.0;
+  replay_scenario(params, 60, Owners::kHashed, &redraws, &worst);
+  if (world_size() > 1) {
+    EXPECT_GE(redraws, 1u);
+    // The load stays even as the world gathers: the most loaded rank holds
+    // at most 1.5x the mean (a redraw follows a drift past 1.25x).
+    EXPECT_LE(worst, 1.5) << "redraws " << redraws;
+    if (world_rank() == 0) std::printf("cluster: %zu redraws, worst imbalance %.2f\n", redraws, worst);
+  }
+}
+
+// A staging call refused on one rank: the same Status as BroadPhase's,
+// nothing staged, and the frame goes on for every rank.
+TEST(Refusals, BadInputOnOneRankAsBroadPhase) {
+  Replay replay(3, Owners::kHashed);
+  TraceFrame f;
+  for (Id id = 0; id < 40; ++id) {
+    f.added.push_back(id);
+    f.added_boxes.push_back(testgen::cube(static_cast<float>(id % 7), static_cast<float>(id / 7), 0, 1.5f));
+  }
+  ASSERT_TRUE(replay.frame(f));
+  const int last = world_size() - 1;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<Id> bad_ids = {1000, 1001};
+  const std::vector<Box3> bad_boxes = {testgen::cube(0, 0, 0, 1), Box3{{0, nan, 0}, {1, 1, 1}}};
+  const std::vector<Box3> inverted = {Box3{{2, 0, 0}, {1, 1, 1}}};
+  if (world_rank() == last) {
+    auto check = BroadPhase::create("brute");
+    const Status expected = check->add(bad_ids, bad_boxes);
+    const Status got = replay.dist().add(bad_ids, bad_boxes);
+    EXPECT_EQ(got.code(), StatusCode::kInvalidBox);
+    EXPECT_EQ(got.message(), expected.message());
+    EXPECT_EQ(got.index(), 1u);
+    EXPECT_FALSE(replay.dist().contains(1000));
+    // A move of an id this rank does not own is an unknown id here.
+    const Id stranger = 12345;
+    const Box3 fine = testgen::cube(1, 1, 1, 1);
+    EXPECT_EQ(replay.dist().move({&stranger, 1}, inverted).code(), StatusCode::kInvalidBox);
+    EXPECT_EQ(replay.dist().move(stranger, fine).code(), StatusCode::kUnknownId);
+    // Two operations on one id in a frame.
+    Id own = 0;
+    while (replay.owner(own) != last) ++own;
+    EXPECT_TRUE(replay.dist().remove({&own, 1}));
+    const Status repeated = replay.dist().move(own, fine);
+    EXPECT_EQ(repeated.code(), StatusCode::kRepeatedId);
+    replay.dist().drop_staged();
+  }
+  // The next frame (nothing staged) changes nothing, on any rank.
+  ASSERT_TRUE(replay.frame(TraceFrame{}));
+  replay.check_pairs();
+}
+
+// One id added on two ranks: every rank's update() refuses the frame with
+// the same Status, and nothing changes anywhere.
+TEST(Refusals, IdAddedOnTwoRanksRefusesTheFrameEverywhere) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+  auto dist = DistributedBroadPhase::create(MPI_COMM_WORLD);
+  const Id own = static_cast<Id>(100 + world_rank());
+  ASSERT_TRUE(dist->add(own, testgen::cube(0, 0, 0, 1)));
+  ASSERT_TRUE(dist->update().status);
+  // Ranks 0 and 1 both add id 7; every rank adds one more of its own.
+  const Id extra = static_cast<Id>(200 + world_rank());
+  ASSERT_TRUE(dist->add(extra, testgen::cube(0.5f, 0, 0, 1)));
+  if (world_rank() <= 1) {
+    ASSERT_TRUE(dist->add(Id{7}, testgen::cube(0, 0.5f, 0, 1)));
+  }
+  const FrameDelta& refused = dist->update();
+  EXPECT_EQ(refused.status.code(), StatusCode::kDuplicateId);
+  EXPECT_EQ(refused.status.id(), 7u);
+  EXPECT_TRUE(refused.created.empty());
+  EXPECT_FALSE(dist->contains(extra));
+  EXPECT_FALSE(dist->contains(7));
+  std::vector<Pair> all;
+  dist->gather_pairs(0, all);
+  if (world_rank() == 0) {
+    std::vector<Pair> expected;  // the first frame's cubes, all overlapping at the origin
+    for (int a = 0; a < world_size(); ++a)
+      for (int b = a + 1; b < world_size(); ++b) expected.push_back(Pair{Id(100 + a), Id(100 + b)});
+    EXPECT_EQ(all, expected);
+  }
+  // Removed by its owner while another rank adds it: a repeated id.
+  if (world_rank() == 0) {
+    ASSERT_TRUE(dist->remove(Id{100}));
+  }
+  if (world_rank() == 1) {
+    ASSERT_TRUE(dist->add(Id{100}, testgen::cube(0, 0, 0, 1)));
+  }
+  EXPECT_EQ(dist->update().status.code(), StatusCode::kRepeatedId);
+  // Added on one rank while live on another.
+  if (world_rank() == 1) {
+    ASSERT_TRUE(dist->add(Id{100}, testgen::cube(0, 0, 0, 1)));
+  }
+  EXPECT_EQ(dist->update().status.code(), StatusCode::kDuplicateId);
+  EXPECT_EQ(dist->contains(100), world_rank() == 0);
+  // And a good frame after them all.
+  ASSERT_TRUE(dist->add(extra, testgen::cube(0.5f, 0, 0, 1)));
+  const FrameDelta& good = dist->update();
+  EXPECT_TRUE(good.status);
+  std::vector<Pair> created, deleted;
+  dist->gather(0, created, deleted);
+  if (world_rank() == 0) {
+    EXPECT_EQ(created.size(),
+              static_cast<std::size_t>(world_size() * world_size() + world_size() * (world_size() - 1) / 2));
+    EXPECT_TRUE(deleted.empty());
+  }
+}
+
+TEST(Creation, RefusesWhatIsSingleProcessOnly) {
+  Status why;
+  Options budget;
+  budget.max_pairs = 10;
+  EXPECT_EQ(DistributedBroadPhase::create(MPI_COMM_WORLD, "auto", budget, &why), nullptr);
+  EXPECT_NE(why.message().find("max_pairs"), std::string::npos);
+  EXPECT_EQ(DistributedBroadPhase::create(MPI_COMM_WORLD, "unisize", {}, &why), nullptr);
+  EXPECT_EQ(DistributedBroadPhase::create(MPI_COMM_WORLD, "no-such", {}, &why), nullptr);
+  EXPECT_NE(DistributedBroadPhase::create(MPI_COMM_WORLD, "multi-sap"), nullptr);
+}
+
+// The decomposition alone: a partition of space, even shares.
+TEST(Decomposition, PartitionsSpaceAndSplitsTheWeight) {
+  testgen::Rng rng(3);
+  std::vector<detail::Sample> samples;
+  for (int i = 0; i < 1000; ++i)
+    samples.push_back({{rng.uniform(0, 100), rng.uniform(0, 10), rng.uniform(0, 1)}, 1.0f});
+  for (const int ranks : {1, 2, 3, 4, 7}) {
+    const detail::Decomposition d = detail::Decomposition::bisect(samples, ranks, 3);
+    std::vector<int> count(static_cast<std::size_t>(ranks));
+    for (const auto& s : samples) ++count[static_cast<std::size_t>(d.rank_of(s.centre))];
+    for (int r = 0; r < ranks; ++r) {
+      EXPECT_NEAR(count[static_cast<std::size_t>(r)], 1000.0 / ranks, 2.0 + 1000.0 / ranks * 0.02) << ranks;
+    }
+    // Every point in exactly one domain; a box meets exactly the domains
+    // for_each_rank() lists, and the one holding each of its corners.
+    for (int i = 0; i < 500; ++i) {
+      const Box3 b = testgen::uniform_box(rng, 120);
+      std::vector<int> listed, met;
+      d.for_each_rank(b, [&](int r) { listed.push_back(r); });
+      for (int r = 0; r < ranks; ++r)
+        if (d.meets(b, r)) met.push_back(r);
+      EXPECT_EQ(listed, met);
+      const int home = d.rank_of({b.min[0], b.min[1], b.min[2]});
+      EXPECT_TRUE(std::find(listed.begin(), listed.end(), home) != listed.end());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sapling::mpi
+
+// MPI around GoogleTest; on ranks other than 0 only failures are printed.
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  if (sapling::mpi::world_rank() != 0) {
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+    struct FailuresOnly : ::testing::EmptyTestEventListener {
+      void OnTestPartResult(const ::testing::TestPartResult& r) override {
+        if (r.failed())
+          std::fprintf(stderr, "rank %d: %s:%d: %s\n", sapling::mpi::world_rank(), r.file_name() ? r.file_name() : "",
+                       r.line_number(), r.summary());
+      }
+    };
+    listeners.Append(new FailuresOnly);
+  }
+  const int failed = RUN_ALL_TESTS();
+  int any = 0;
+  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return any;
+}

@@ -153,6 +153,8 @@ int DistributedBroadPhase::domain_rank(const Box3& box) const noexcept {
   return impl_->now.rank_of(detail::reference_point(box));
 }
 
+Box3 DistributedBroadPhase::domain(int r) const noexcept { return impl_->now.domain(r); }
+
 int DistributedBroadPhase::rank() const noexcept { return impl_->rank; }
 int DistributedBroadPhase::ranks() const noexcept { return impl_->ranks; }
 std::uint64_t DistributedBroadPhase::frame() const noexcept { return impl_->frame; }

@@ -75,16 +75,19 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
   const auto rank_count = static_cast<std::size_t>(ranks);
 
   // 1. The directories' check: removals first, then adds in rank order.
+  // (On one rank the ledger has checked every id already.)
   std::vector<std::vector<Claim>> claims(rank_count);
-  for (std::size_t k = 0; k < staged.added.size(); ++k) {
-    const Id id = objects.ids[staged.added[k]];
-    claims[static_cast<std::size_t>(directory_rank(id))].push_back(Claim{id, static_cast<std::uint32_t>(k), 1});
+  if (ranks > 1) {
+    for (std::size_t k = 0; k < staged.added.size(); ++k) {
+      const Id id = objects.ids[staged.added[k]];
+      claims[static_cast<std::size_t>(directory_rank(id))].push_back(Claim{id, static_cast<std::uint32_t>(k), 1});
+    }
+    for (const Slot s : staged.removed) {
+      const Id id = objects.ids[s];
+      claims[static_cast<std::size_t>(directory_rank(id))].push_back(Claim{id, 0, 0});
+    }
   }
-  for (const Slot s : staged.removed) {
-    const Id id = objects.ids[s];
-    claims[static_cast<std::size_t>(directory_rank(id))].push_back(Claim{id, 0, 0});
-  }
-  const std::vector<Claim> told = detail::exchange(comm, claims, bytes);
+  const std::vector<Claim> told = ranks > 1 ? detail::exchange(comm, claims, bytes) : std::vector<Claim>{};
   Verdict mine{0, 0, 0, 0, objects.live + staged.added.size() - staged.removed.size(), local->size()};
   {
     IdIndex removing, adding;
@@ -112,7 +115,8 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
   }
 
   // 2. Every rank's verdict: the first fault, in rank order, refuses the frame.
-  const std::vector<Verdict> verdicts = detail::all_gather(comm, std::vector<Verdict>{mine}, bytes);
+  const std::vector<Verdict> verdicts =
+      ranks > 1 ? detail::all_gather(comm, std::vector<Verdict>{mine}, bytes) : std::vector<Verdict>{mine};
   std::size_t total_owned = 0;
   for (const Verdict& v : verdicts) {
     stats.max_held = std::max<std::size_t>(stats.max_held, v.held);
@@ -196,7 +200,7 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
     send(r, nullptr, &r.before, false);
   }
   for (std::size_t k = 0; k < staged.moved.size(); ++k) {
-    Record r = record(staged.moved[k], Record::kLiveNow | Record::kLiveBefore);
+    Record r = record(staged.moved[k], Record::kLiveNow | Record::kLiveBefore | Record::kMoved);
     r.before = staged.moved_boxes[k];
     send(r, &r.now, &r.before, false);
   }
@@ -205,7 +209,7 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
     send(r, &r.now, nullptr, false);
   }
   for (std::size_t k = 0; k < staged.refiltered.size(); ++k) {
-    Record r = record(staged.refiltered[k], Record::kLiveNow | Record::kLiveBefore);
+    Record r = record(staged.refiltered[k], Record::kLiveNow | Record::kLiveBefore | Record::kRefiltered);
     r.filter_before = staged.refilters[k];
     send(r, &r.now, &r.before, false);
   }
@@ -218,7 +222,7 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
   }
   for (std::size_t q = 0; q < rank_count; ++q)
     if (static_cast<int>(q) != rank) stats.records_sent += out[q].size();
-  const std::vector<Record> received = detail::exchange(comm, out, bytes);
+  std::vector<Record> received = ranks > 1 ? detail::exchange(comm, out, bytes) : std::move(out[0]);
   out.clear();
 
   // 5. The domain applies the records, and drops last frame's leavers.
@@ -232,24 +236,23 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
   for (const Record& r : received) {
     const bool held = local->contains(r.id);
     const bool live_now = (r.flags & Record::kLiveNow) != 0;
-    touched.insert(r.id, static_cast<std::uint32_t>(befores.size()));
-    befores.push_back(Before{r.before, r.filter_before, (r.flags & Record::kLiveBefore) != 0, !held && live_now});
+    if (ranks > 1) {
+      touched.insert(r.id, static_cast<std::uint32_t>(befores.size()));
+      befores.push_back(Before{r.before, r.filter_before, (r.flags & Record::kLiveBefore) != 0, !held && live_now});
+    }
     if (!live_now) {
       if (held) removes.push_back(r.id);
       continue;
     }
-    if (held) {
-      if (*local->box(r.id) != r.now) {
-        moves.push_back(r.id), move_boxes.push_back(r.now);
-      } else if (*local->filter(r.id) != r.filter_now) {
-        refiltered.push_back(r.id), refilters.push_back(r.filter_now);
-      }
+    if (held) {  // (a record of an unchanged object, on a redraw, changes nothing here)
+      if (r.flags & Record::kMoved) moves.push_back(r.id), move_boxes.push_back(r.now);
+      if (r.flags & Record::kRefiltered) refiltered.push_back(r.id), refilters.push_back(r.filter_now);
     } else if (r.flags & Record::kStatic) {
       static_adds.push_back(r.id), static_boxes.push_back(r.now), static_filters.push_back(r.filter_now);
     } else {
       adds.push_back(r.id), add_boxes.push_back(r.now), add_filters.push_back(r.filter_now);
     }
-    if (!now.meets(r.now, rank)) leaving.push_back(r.id);
+    if (ranks > 1 && !now.meets(r.now, rank)) leaving.push_back(r.id);
   }
   for (const Id id : departing) {
     if (touched.find(id) != IdIndex::kNotFound || !local->contains(id)) continue;
@@ -265,13 +268,17 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
   const FrameDelta& local_delta = local->update();
   if (!local_delta.status) internal_error("a frame", local_delta.status);
 
-  // 6. This rank's share.
+  // 6. This rank's share (on one rank, all of it).
+  if (ranks == 1) {
+    created.assign(local_delta.created.begin(), local_delta.created.end());
+    deleted.assign(local_delta.deleted.begin(), local_delta.deleted.end());
+  }
   const auto before_of = [&](Id id) {
     const std::uint32_t k = touched.find(id);
     if (k != IdIndex::kNotFound) return befores[k];
     return Before{*local->box(id), *local->filter(id), true, false};  // unchanged since a frame ago
   };
-  for (const Pair& p : local_delta.created) {
+  for (const Pair& p : ranks > 1 ? local_delta.created : std::span<const Pair>{}) {
     const Box3 a = *local->box(p.a), b = *local->box(p.b);
     if (now.rank_of(corner(a, b)) != rank) continue;
     const Before was_a = before_of(p.a), was_b = before_of(p.b);
@@ -284,7 +291,7 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
     }
     created.push_back(p);
   }
-  for (const Pair& p : local_delta.deleted) {
+  for (const Pair& p : ranks > 1 ? local_delta.deleted : std::span<const Pair>{}) {
     if (before.rank_of(corner(before_of(p.a).box, before_of(p.b).box)) == rank) deleted.push_back(p);
   }
 

@@ -38,7 +38,7 @@ namespace detail {
 /// meets now or met a frame ago. An unchanged object is sent only when the
 /// domains are redrawn, to the ranks that gain or lose it.
 struct Record {
-  enum Flags : std::uint32_t { kLiveNow = 1, kLiveBefore = 2, kStatic = 4 };
+  enum Flags : std::uint32_t { kLiveNow = 1, kLiveBefore = 2, kStatic = 4, kMoved = 8, kRefiltered = 16 };
   Id id;
   std::uint32_t flags;
   Filter filter_now, filter_before;

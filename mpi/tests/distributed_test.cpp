@@ -95,37 +95,13 @@ class Replay {
   bool mine(Id id) const { return owner_.at(id) == world_rank(); }
 
   void stage(const TraceFrame& f) {
-    std::vector<Id> ids;
-    std::vector<Box3> boxes;
-    std::vector<Filter> filters;
-    for (const Id id : f.removed) {
-      if (mine(id)) ids.push_back(id);
+    for (std::size_t k = 0; k < f.added.size(); ++k) {
+      const Id id = f.added[k];
+      owner_[id] = owners_ == Owners::kHashed ? static_cast<int>((id * 2654435761u) % world_size())
+                                              : dist_->domain_rank(f.added_boxes[k]);
     }
-    EXPECT_TRUE(dist_->remove(ids));
+    EXPECT_TRUE(stage_share(*dist_, f, [&](Id id) { return mine(id); }));
     for (const Id id : f.removed) owner_.erase(id);
-    ids.clear();
-    for (std::size_t k = 0; k < f.moved.size(); ++k) {
-      if (mine(f.moved[k])) ids.push_back(f.moved[k]), boxes.push_back(f.moved_boxes[k]);
-    }
-    EXPECT_TRUE(dist_->move(ids, boxes));
-    for (const bool statics : {false, true}) {
-      ids.clear(), boxes.clear(), filters.clear();
-      for (std::size_t k = 0; k < f.added.size(); ++k) {
-        if (f.added_is_static(k) != statics) continue;
-        const Id id = f.added[k];
-        const int owner = owners_ == Owners::kHashed ? static_cast<int>((id * 2654435761u) % world_size())
-                                                     : dist_->domain_rank(f.added_boxes[k]);
-        owner_[id] = owner;
-        if (owner == world_rank())
-          ids.push_back(id), boxes.push_back(f.added_boxes[k]), filters.push_back(f.added_filter(k));
-      }
-      EXPECT_TRUE(dist_->add(ids, boxes, filters, statics ? Motion::kStatic : Motion::kDynamic));
-    }
-    ids.clear(), filters.clear();
-    for (std::size_t k = 0; k < f.filtered.size(); ++k) {
-      if (mine(f.filtered[k])) ids.push_back(f.filtered[k]), filters.push_back(f.filters[k]);
-    }
-    EXPECT_TRUE(dist_->set_filter(ids, filters));
     // The reference takes the whole frame.
     EXPECT_TRUE(ref_->remove(f.removed));
     EXPECT_TRUE(ref_->move(f.moved, f.moved_boxes));

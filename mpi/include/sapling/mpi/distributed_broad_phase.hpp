@@ -35,6 +35,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -43,6 +44,7 @@
 #include <vector>
 
 #include "sapling/broad_phase.hpp"
+#include "sapling/trace.hpp"
 
 namespace sapling::mpi {
 
@@ -125,6 +127,9 @@ class DistributedBroadPhase {
   /// that follows the decomposition would own it (then its moves travel
   /// least). The domains of the last update().
   int domain_rank(const Box3& box) const noexcept;
+  /// Rank r's domain, [min, max) on each axis (max included where it is
+  /// +inf): the domains partition space. The domains of the last update().
+  Box3 domain(int r) const noexcept;
   int rank() const noexcept;
   int ranks() const noexcept;
   std::uint64_t frame() const noexcept;
@@ -141,5 +146,11 @@ class DistributedBroadPhase {
   explicit DistributedBroadPhase(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+/// Stages this rank's share of `frame`, a frame every rank holds whole (a
+/// trace's, a scenario's): the operations on the ids `owns` says are this
+/// rank's, in stage_frame()'s order (trace.hpp). The first refusal is
+/// returned, the batches before it staged.
+Status stage_share(DistributedBroadPhase& broad_phase, const TraceFrame& frame, const std::function<bool(Id)>& owns);
 
 }  // namespace sapling::mpi

@@ -319,10 +319,11 @@ def _float32_rows(chunk, first_row, what):
     rows = rows.reshape(len(rows), -1)
     dims = rows.shape[1] // 2
     converted = np.ascontiguousarray(rows, np.float32)
-    with np.errstate(invalid="ignore", over="ignore"):
-        exact = (converted == rows) | (rows != rows)  # NaN is left to the box check
-        valid = converted[:, :dims] <= converted[:, dims:]  # false for NaN
-    good = exact.all(axis=1) & valid.all(axis=1)
+    good = (converted[:, :dims] <= converted[:, dims:]).all(axis=1)  # false for NaN
+    if rows.dtype != np.float32:
+        with np.errstate(invalid="ignore", over="ignore"):
+            exact = (converted == rows) | (rows != rows)  # NaN is left to the box check
+        good &= exact.all(axis=1)
     if not good.all():
         _raise_as_module(rows, int(np.argmin(good)), first_row, what)
     return converted

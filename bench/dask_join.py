@@ -18,7 +18,9 @@ the same array for the one-process side.
                pair, merge, and the sorted pairs gathered into this process
                as one numpy array; then the same with the cells given (no
                survey) and output="dask" persisted in the workers (no
-               gathering), to show where the time goes.
+               gathering), to show where the time goes; and with
+               sort=False (the pairs in the cells' order, as the one
+               process's are in its sweep's), checked equal as sets.
 
 Each figure is the median of --repeats rounds, the two sides interleaved.
 The Dask figures come with the task stream's compute seconds per kind of
@@ -134,6 +136,13 @@ def main():
 
             seconds, _ = timed(lambda: sd.complete_pairs(spread, cells=cells))
             rounds["dask: cells given -> numpy"].append(seconds)
+
+            seconds, unsorted = timed(lambda: sd.complete_pairs(spread, sort=False))
+            rounds["dask: sort=False -> numpy"].append(seconds)
+            assert len(unsorted) == len(reference)
+            if round_index == 0:
+                assert np.array_equal(sd.sort_pairs(unsorted), reference), "unsorted pairs differ"
+            del unsorted
 
             def persisted():
                 lazy = sd.complete_pairs(spread, cells=cells, output="dask").persist()

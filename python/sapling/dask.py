@@ -30,7 +30,8 @@ computed, and only one spatial cell's boxes ever meet in one task.
    since every box of the cell starts below them).
 5. Merge. Each cell's pairs, as 64-bit keys i << 32 | j sorted, are cut into
    row ranges of i; each range is merged from every cell, so the result is
-   sorted (by i, then j) without one process sorting all of it.
+   sorted (by i, then j) without one process sorting all of it. With
+   sort=False this step is skipped: each cell's pairs come as found.
 
 The pairs are exactly those of sapling.complete_pairs on the whole array
 (and bipartite_pairs likewise), whose own order is its sweep's; compare
@@ -106,7 +107,9 @@ class Cells(namedtuple("Cells", ["lo", "hi"])):
 # ---- the public functions -----------------------------------------------------
 
 
-def complete_pairs(boxes, *, cells=None, chunk_rows=None, columns=None, threads=1, output="numpy", scheduler=None):
+def complete_pairs(
+    boxes, *, cells=None, chunk_rows=None, columns=None, threads=1, output="numpy", sort=True, scheduler=None
+):
     """Every overlapping pair (i, j), i < j, of boxes, sorted by i then j.
 
     boxes: a dask array (n, 2*dims) or (n, 2, dims) chunked by rows (other
@@ -121,6 +124,10 @@ def complete_pairs(boxes, *, cells=None, chunk_rows=None, columns=None, threads=
     output: "numpy" returns a (k, 2) uint32 array; "dask" a (k, 2) uint32
     dask array of unknown chunk sizes, one chunk per row range of i, still
     sorted, computed when asked.
+    sort: False skips step 5: the same pairs, i < j still, in an order set
+    by the cells (each cell's pairs in its sweep's order, the cells in
+    turn), one chunk per cell with output="dask"; for a caller who needs
+    the set, not the order.
     """
     _check_output(output)
     rows = _row_chunked(boxes, "boxes", chunk_rows, columns)
@@ -133,13 +140,15 @@ def complete_pairs(boxes, *, cells=None, chunk_rows=None, columns=None, threads=
     chunks = rows.to_delayed().ravel()
     split = dask.delayed(_split_chunk, nout=len(cells), pure=True)
     pieces = [split(chunk, first, cells) for chunk, first in zip(chunks, layout.starts)]
-    ranges = _output_ranges(layout.total, len(cells))
-    pair = dask.delayed(_pair_cell_complete, nout=len(ranges) - 1, pure=True)
+    ranges = _output_ranges(layout.total, len(cells)) if sort else None
+    pair = dask.delayed(_pair_cell_complete, nout=_range_count(ranges), pure=True)
     by_cell = [pair(cells.lo[c], ranges, threads, *[p[c] for p in pieces]) for c in range(len(cells))]
-    return _merge(by_cell, len(ranges) - 1, output, scheduler)
+    return _merge(by_cell, ranges, output, scheduler)
 
 
-def bipartite_pairs(a, b, *, cells=None, chunk_rows=None, columns=None, threads=1, output="numpy", scheduler=None):
+def bipartite_pairs(
+    a, b, *, cells=None, chunk_rows=None, columns=None, threads=1, output="numpy", sort=True, scheduler=None
+):
     """Every (i, j) with a[i] overlapping b[j], sorted by i then j: what
     sapling.bipartite_pairs(a, b) finds. a and b are each given as
     complete_pairs() takes boxes, with the same dims; the cells are cut
@@ -158,13 +167,13 @@ def bipartite_pairs(a, b, *, cells=None, chunk_rows=None, columns=None, threads=
     split = dask.delayed(_split_chunk, nout=len(cells), pure=True)
     pieces_a = [split(chunk, first, cells) for chunk, first in zip(rows_a.to_delayed().ravel(), layout_a.starts)]
     pieces_b = [split(chunk, first, cells) for chunk, first in zip(rows_b.to_delayed().ravel(), layout_b.starts)]
-    ranges = _output_ranges(layout_a.total, len(cells))
-    pair = dask.delayed(_pair_cell_bipartite, nout=len(ranges) - 1, pure=True)
+    ranges = _output_ranges(layout_a.total, len(cells)) if sort else None
+    pair = dask.delayed(_pair_cell_bipartite, nout=_range_count(ranges), pure=True)
     by_cell = [
         pair(cells.lo[c], ranges, threads, len(pieces_a), *[p[c] for p in pieces_a], *[p[c] for p in pieces_b])
         for c in range(len(cells))
     ]
-    return _merge(by_cell, len(ranges) - 1, output, scheduler)
+    return _merge(by_cell, ranges, output, scheduler)
 
 
 def partition(boxes, cells=None, *, chunk_rows=None, columns=None, scheduler=None):
@@ -418,24 +427,24 @@ def _owned(i, j, below_i, below_j):
 def _pair_cell_complete(cell_lo, ranges, threads, *pieces):
     indices, boxes = _gather(pieces)
     if len(indices) < 2:
-        return _cut_by_rows(np.empty(0, np.uint64), ranges)
+        return _hand_over(np.empty(0, np.uint32), np.empty(0, np.uint32), ranges)
     local = _sapling.complete_pairs(boxes, threads=threads)
     i, j = local[:, 0], local[:, 1]
     below = _starts_below(boxes, cell_lo)
     keep = _owned(i, j, below, below)
     # Indices rise within a cell (chunks in order), so i < j stays i < j.
-    return _cut_by_rows(_keys(indices[i[keep]], indices[j[keep]]), ranges)
+    return _hand_over(indices[i[keep]], indices[j[keep]], ranges)
 
 
 def _pair_cell_bipartite(cell_lo, ranges, threads, count_a, *pieces):
     indices_a, boxes_a = _gather(pieces[:count_a])
     indices_b, boxes_b = _gather(pieces[count_a:])
     if len(indices_a) == 0 or len(indices_b) == 0:
-        return _cut_by_rows(np.empty(0, np.uint64), ranges)
+        return _hand_over(np.empty(0, np.uint32), np.empty(0, np.uint32), ranges)
     local = _sapling.bipartite_pairs(boxes_a, boxes_b, threads=threads)
     i, j = local[:, 0], local[:, 1]
     keep = _owned(i, j, _starts_below(boxes_a, cell_lo), _starts_below(boxes_b, cell_lo))
-    return _cut_by_rows(_keys(indices_a[i[keep]], indices_b[j[keep]]), ranges)
+    return _hand_over(indices_a[i[keep]], indices_b[j[keep]], ranges)
 
 
 def _keys(i, j):
@@ -458,9 +467,17 @@ def _output_ranges(total, count):
     return np.linspace(0, total, count + 1).astype(np.uint64).tolist()
 
 
-def _cut_by_rows(keys, ranges):
-    """The cell's keys, sorted, cut at the row ranges' borders."""
-    keys = np.sort(keys)
+def _range_count(ranges):
+    return 1 if ranges is None else len(ranges) - 1
+
+
+def _hand_over(i, j, ranges):
+    """A cell's pairs of global indices: as (k, 2) pairs when unsorted
+    (ranges None), else as keys i << 32 | j, sorted, cut at the row ranges'
+    borders."""
+    if ranges is None:
+        return (np.stack([i, j], axis=1).astype(np.uint32, copy=False),)
+    keys = np.sort(_keys(i, j))
     borders = np.searchsorted(keys, np.array(ranges[1:-1], np.uint64) << np.uint64(32))
     return tuple(np.split(keys, borders))
 
@@ -473,9 +490,12 @@ def _merge_range(*sorted_keys):
     return _keys_to_pairs(keys)
 
 
-def _merge(by_cell, range_count, output, scheduler):
-    merge = dask.delayed(_merge_range, pure=True)
-    ranges = [merge(*[cell[r] for cell in by_cell]) for r in range(range_count)]
+def _merge(by_cell, ranges, output, scheduler):
+    if ranges is None:  # unsorted: each cell's pairs as they are
+        ranges = [cell[0] for cell in by_cell]
+    else:
+        merge = dask.delayed(_merge_range, pure=True)
+        ranges = [merge(*[cell[r] for cell in by_cell]) for r in range(len(ranges) - 1)]
     if output == "dask":
         parts = [da.from_delayed(r, shape=(math.nan, 2), dtype=np.uint32) for r in ranges]
         return da.concatenate(parts)

@@ -154,6 +154,13 @@ def test_dask_output_and_inputs(client, rng):
     ints = rng.integers(0, 40, size=(1000, 6)).astype(np.int64)
     ints[:, 3:] = ints[:, :3] + rng.integers(0, 3, size=(1000, 3))
     assert_same(sd.complete_pairs(ints, chunk_rows=300), expected_complete(ints))
+    # unsorted: the same pairs, in the cells' order
+    assert_same(sd.sort_pairs(sd.complete_pairs(boxes, cells=5, sort=False)), want)
+    unsorted = sd.complete_pairs(da.from_array(boxes, chunks=700), cells=3, sort=False, output="dask").compute()
+    assert_same(sd.sort_pairs(unsorted), want)
+    assert np.all(unsorted[:, 0] < unsorted[:, 1])
+    a, b = boxes[:2500], boxes[2500:]
+    assert_same(sd.sort_pairs(sd.bipartite_pairs(a, b, cells=4, sort=False)), expected_bipartite(a, b))
     # cells reused from partition()
     cells = sd.partition(boxes, 5)
     assert len(cells) == 5 and cells.dims == 3

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""The 10M-box one-shot join: one process against sapling.dask on a
+two-worker LocalCluster, on the same boxes, pairs checked identical.
+
+The scene is W3 allmoving3d's first frame made in numpy (docs/scenarios.md):
+each box's three extents log-uniform in [0.5, 4] (x, y, z apart), placed
+uniformly in a cube whose side gives the boxes `--density` of its volume
+(0.2 by default: about 1.1 pairs a box). Chunk k of `--chunk-rows` rows is
+drawn from seed (seed, k), so the workers make their own chunks (the boxes
+never pass through this process on the Dask side) and this process makes
+the same array for the one-process side.
+
+  one process  sapling.complete_pairs(boxes) on the whole float32 array,
+               one thread: the join alone; then the same pairs sorted
+               (sapling.dask.sort_pairs), the order sapling.dask returns.
+  dask         sapling.dask.complete_pairs(boxes) with the boxes persisted
+               in the two workers (1 thread each): survey, cells, split,
+               pair, merge, and the sorted pairs gathered into this process
+               as one numpy array; then the same with the cells given (no
+               survey) and output="dask" persisted in the workers (no
+               gathering), to show where the time goes; and with
+               sort=False (the pairs in the cells' order, as the one
+               process's are in its sweep's), checked equal as sets.
+
+Each figure is the median of --repeats rounds, the two sides interleaved.
+The Dask figures come with the task stream's compute seconds per kind of
+task and its transfer seconds (summed over both workers).
+
+    PYTHONPATH=build/python /usr/bin/python3 bench/dask_join.py [--n 10000000] [--repeats 3]
+"""
+
+import argparse
+import collections
+import os
+import statistics
+import time
+
+import numpy as np
+
+import sapling
+import sapling.dask as sd
+
+
+def scene_chunk(rows, chunk_index, seed, side):
+    """Chunk chunk_index of the scene: `rows` boxes, float32 (rows, 6)."""
+    rng = np.random.default_rng((seed, chunk_index))
+    extents = 0.5 * np.exp2(3 * rng.random((rows, 3)))
+    lo = rng.random((rows, 3)) * (side - extents)
+    return np.concatenate([lo, lo + extents], axis=1).astype(np.float32)
+
+
+def scene_side(n, density):
+    """The cube's side for n boxes filling `density` of its volume: the mean
+    box volume is (E[extent])^3, E[extent] = 0.5 * 7 / (3 ln 2)."""
+    mean_extent = 0.5 * 7 / (3 * np.log(2))
+    return float((n * mean_extent**3 / density) ** (1 / 3))
+
+
+def chunk_sizes(n, chunk_rows):
+    return [min(chunk_rows, n - start) for start in range(0, n, chunk_rows)]
+
+
+def timed(function):
+    start = time.perf_counter()
+    result = function()
+    return time.perf_counter() - start, result
+
+
+def task_seconds(stream):
+    """Compute seconds per kind of task and transfer seconds, from a task stream."""
+    compute = collections.Counter()
+    transfer = 0.0
+    for task in stream:
+        kind = str(task["key"]).strip("('\"").split("-")[0]
+        for span in task["startstops"]:
+            seconds = span["stop"] - span["start"]
+            if span["action"] == "compute":
+                compute[kind] += seconds
+            elif span["action"] == "transfer":
+                transfer += seconds
+    return compute, transfer
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n", type=int, default=10_000_000)
+    parser.add_argument("--density", type=float, default=0.2)
+    parser.add_argument("--chunk-rows", type=int, default=1 << 20)
+    parser.add_argument("--cells", type=int, default=None, help="sapling.dask's default unless given")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+
+    import dask
+    import dask.array as da
+    import distributed
+
+    side = scene_side(args.n, args.density)
+    sizes = chunk_sizes(args.n, args.chunk_rows)
+    print(f"scene: {args.n} boxes, allmoving3d extents, density {args.density}, side {side:.1f}, "
+          f"{len(sizes)} chunks of {args.chunk_rows} rows; load average {os.getloadavg()[0]:.2f}")
+
+    boxes = np.concatenate([scene_chunk(rows, k, args.seed, side) for k, rows in enumerate(sizes)])
+
+    with distributed.LocalCluster(
+        n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+    ) as cluster, distributed.Client(cluster) as client:
+        made = [
+            da.from_delayed(dask.delayed(scene_chunk)(rows, k, args.seed, side), (rows, 6), np.float32)
+            for k, rows in enumerate(sizes)
+        ]
+        spread = da.concatenate(made).persist()
+        distributed.wait(spread)
+        cells = sd.partition(spread, args.cells)
+        print(f"cells: {len(cells)}; workers: {args.workers} x 1 thread")
+
+        rounds = collections.defaultdict(list)
+        reference = None
+        for round_index in range(args.repeats):
+            seconds, pairs = timed(lambda: sapling.complete_pairs(boxes))
+            rounds["one process: complete_pairs"].append(seconds)
+            seconds, ordered = timed(lambda: sd.sort_pairs(pairs))
+            rounds["one process: sort_pairs of it"].append(seconds)
+            del pairs
+            if reference is None:
+                reference = ordered
+            del ordered
+
+            with distributed.get_task_stream(client) as stream:
+                seconds, got = timed(lambda: sd.complete_pairs(spread, cells=args.cells))
+            rounds["dask: complete_pairs -> numpy"].append(seconds)
+            assert np.array_equal(got, reference), "sapling.dask's pairs differ from complete_pairs'"
+            del got
+            compute, transfer = task_seconds(stream.data)
+
+            seconds, _ = timed(lambda: sd.complete_pairs(spread, cells=cells))
+            rounds["dask: cells given -> numpy"].append(seconds)
+
+            seconds, unsorted = timed(lambda: sd.complete_pairs(spread, sort=False))
+            rounds["dask: sort=False -> numpy"].append(seconds)
+            assert len(unsorted) == len(reference)
+            if round_index == 0:
+                assert np.array_equal(sd.sort_pairs(unsorted), reference), "unsorted pairs differ"
+            del unsorted
+
+            def persisted():
+                lazy = sd.complete_pairs(spread, cells=cells, output="dask").persist()
+                distributed.wait(lazy)
+                return lazy
+
+            seconds, lazy = timed(persisted)
+            rounds["dask: cells given -> dask, persisted"].append(seconds)
+            del lazy
+            work = ", ".join(f"{kind} {s:.2f}" for kind, s in compute.most_common())
+            print(f"round {round_index + 1}: " + ", ".join(f"{k} {v[-1]:.3f}" for k, v in rounds.items()))
+            print(f"  task stream (numpy run): compute s {work}; transfer s {transfer:.2f}; "
+                  f"load {os.getloadavg()[0]:.2f}")
+
+    print(f"\npairs: {len(reference)} ({len(reference) / args.n:.2f} a box), identical on every round")
+    base = statistics.median(rounds["one process: complete_pairs"])
+    sorted_base = base + statistics.median(rounds["one process: sort_pairs of it"])
+    print(f"\n| median of {args.repeats} | seconds | one process / this | one process + sort / this |")
+    print("|---|---:|---:|---:|")
+    for name, values in rounds.items():
+        m = statistics.median(values)
+        print(f"| {name} | {m:.3f} | {base / m:.2f} | {sorted_base / m:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

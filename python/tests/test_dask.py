@@ -1,0 +1,217 @@
+"""sapling.dask on a two-process LocalCluster against sapling.complete_pairs
+and sapling.bipartite_pairs on the whole array: the same pairs, sorted, for
+scenes that probe the cells (borders met exactly, boxes in every cell, boxes
+at infinity) and the chunks (one, many, uneven), and the module's errors
+with global box indices."""
+
+import numpy as np
+import pytest
+
+import sapling
+from conftest import random_boxes
+
+dask = pytest.importorskip("dask", reason="sapling.dask needs Dask (Debian: python3-dask)")
+distributed = pytest.importorskip("distributed", reason="the cluster tests need python3-distributed")
+import dask.array as da  # noqa: E402
+import sapling.dask as sd  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+    ) as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+def expected_complete(boxes):
+    return sd.sort_pairs(sapling.complete_pairs(np.asarray(boxes)))
+
+
+def expected_bipartite(a, b):
+    return sd.sort_pairs(sapling.bipartite_pairs(np.asarray(a), np.asarray(b)))
+
+
+def assert_same(got, want):
+    assert got.dtype == np.uint32 and got.shape == want.shape
+    assert np.array_equal(got, want)
+
+
+def clustered_boxes(rng, n, dims=3):
+    centres = rng.uniform(0, 200, size=(6, dims))
+    lo = centres[rng.integers(0, 6, n)] + rng.normal(0, 3, size=(n, dims))
+    lo = lo.astype(np.float32)
+    return np.concatenate([lo, lo + rng.uniform(0, 2, size=(n, dims)).astype(np.float32)], axis=1)
+
+
+def lattice_cells(splits):
+    """Cells cut at the given integer planes on each axis: a grid."""
+    edges = [np.concatenate([[-np.inf], s, [np.inf]]).astype(np.float32) for s in splits]
+    grids = np.meshgrid(*[np.arange(len(e) - 1) for e in edges], indexing="ij")
+    index = [g.ravel() for g in grids]
+    lo = np.stack([edges[k][index[k]] for k in range(len(edges))], axis=1)
+    hi = np.stack([edges[k][index[k] + 1] for k in range(len(edges))], axis=1)
+    return sd.Cells(lo, hi)
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+@pytest.mark.parametrize("chunk_rows,cells", [(5000, None), (700, 7), (333, 1)])
+def test_random_boxes(client, rng, dims, chunk_rows, cells):
+    boxes = random_boxes(rng, 5000, dims, extent=60)
+    with distributed.get_task_stream(client) as stream:
+        got = sd.complete_pairs(da.from_array(boxes, chunks=chunk_rows), cells=cells)
+    assert_same(got, expected_complete(boxes))
+    # the cluster's two worker processes paired the cells (a lone cell's
+    # chain of tasks is fused into one under another name)
+    paired = [t for t in stream.data if "_pair_cell_complete" in str(t["key"])]
+    assert len(client.scheduler_info()["workers"]) == 2 and stream.data
+    assert paired or cells == 1
+
+
+def test_clustered_boxes_many_chunks(client, rng):
+    boxes = clustered_boxes(rng, 6000)
+    # uneven chunks, and the (n, 2, dims) layout
+    array = da.from_array(boxes.reshape(-1, 2, 3), chunks=((1, 999, 2500, 500, 2000), 2, 3))
+    assert_same(sd.complete_pairs(array, cells=9), expected_complete(boxes))
+
+
+def test_identical_boxes(client):
+    boxes = np.tile(np.array([[1, 2, 3, 4, 5, 6]], np.float32), (300, 1))
+    boxes = np.concatenate([boxes, random_boxes(np.random.default_rng(5), 200, 3, extent=10)])
+    got = sd.complete_pairs(da.from_array(boxes, chunks=64), cells=6)
+    assert_same(got, expected_complete(boxes))
+    assert len(got) >= 300 * 299 // 2
+
+
+def test_faces_and_points_on_cell_borders(client):
+    # unit cubes on an integer lattice touch their neighbours exactly on the
+    # cells' borders (the planes x = 2, 4; y = 3; z = 1), and points sit on
+    # the lattice's corners, on those borders and off them
+    axis = np.arange(-1, 6, dtype=np.float32)
+    corners = np.stack(np.meshgrid(axis, axis, axis, indexing="ij"), axis=-1).reshape(-1, 3)
+    cubes = np.concatenate([corners, corners + 1], axis=1)
+    points = np.concatenate([corners, corners], axis=1)
+    halves = np.concatenate([corners + 0.5, corners + 0.5], axis=1)
+    boxes = np.concatenate([cubes, points, halves, points[:50]])
+    cells = lattice_cells([[2, 4], [3], [1]])
+    got = sd.complete_pairs(da.from_array(boxes, chunks=200), cells=cells)
+    assert_same(got, expected_complete(boxes))
+    assert_same(sd.complete_pairs(boxes, cells=5, chunk_rows=300), expected_complete(boxes))
+
+
+def test_infinite_boxes_span_every_cell(client, rng):
+    inf = np.float32(np.inf)
+    boxes = random_boxes(rng, 2000, 3, extent=50)
+    special = np.array(
+        [
+            [-inf, -inf, -inf, inf, inf, inf],  # all of space
+            [-inf, -inf, -inf, inf, inf, inf],
+            [10, -inf, 10, inf, 20, inf],  # half-spaces
+            [-inf, 0, 0, 25, 25, inf],
+            [inf, inf, inf, inf, inf, inf],  # points at infinity
+            [inf, inf, inf, inf, inf, inf],
+            [-inf, -inf, -inf, -inf, -inf, -inf],
+            [30, 30, 30, 30, 30, 30],
+        ],
+        np.float32,
+    )
+    boxes = np.concatenate([boxes[:1000], special, boxes[1000:]])
+    got = sd.complete_pairs(da.from_array(boxes, chunks=250), cells=8)
+    assert_same(got, expected_complete(boxes))
+
+
+def test_bipartite(client, rng):
+    a = random_boxes(rng, 3000, 3, extent=60)
+    b = clustered_boxes(rng, 2000)
+    b[::97] = a[: len(b[::97])]  # shared boxes
+    want = expected_bipartite(a, b)
+    assert_same(sd.bipartite_pairs(da.from_array(a, chunks=900), da.from_array(b, chunks=400), cells=6), want)
+    assert_same(sd.bipartite_pairs(a, b, cells=1), want)
+    assert_same(sd.bipartite_pairs(b, a), expected_bipartite(b, a))
+    a2, b2 = random_boxes(rng, 1500, 2, extent=40), random_boxes(rng, 700, 2, extent=40)
+    assert_same(sd.bipartite_pairs(a2, b2, chunk_rows=128, cells=5), expected_bipartite(a2, b2))
+
+
+def test_empty_and_tiny(client):
+    empty = np.empty((0, 6), np.float32)
+    one = np.array([[0, 0, 0, 1, 1, 1]], np.float32)
+    assert_same(sd.complete_pairs(empty), expected_complete(empty))
+    assert_same(sd.complete_pairs(da.from_array(empty)), expected_complete(empty))
+    assert_same(sd.complete_pairs(one), expected_complete(one))
+    assert_same(sd.bipartite_pairs(empty, one), expected_bipartite(empty, one))
+    assert_same(sd.bipartite_pairs(one, one), expected_bipartite(one, one))
+    assert sd.complete_pairs(empty, output="dask").compute().shape == (0, 2)
+
+
+def test_dask_output_and_inputs(client, rng):
+    boxes = random_boxes(rng, 4000, 3, extent=60)
+    want = expected_complete(boxes)
+    lazy = sd.complete_pairs(da.from_array(boxes, chunks=1000), cells=4, output="dask")
+    assert isinstance(lazy, da.Array) and lazy.dtype == np.uint32
+    assert_same(lazy.compute(), want)
+    # float64 and integers exactly float32 are taken, as by the module
+    assert_same(sd.complete_pairs(da.from_array(boxes.astype(np.float64), chunks=999)), want)
+    ints = rng.integers(0, 40, size=(1000, 6)).astype(np.int64)
+    ints[:, 3:] = ints[:, :3] + rng.integers(0, 3, size=(1000, 3))
+    assert_same(sd.complete_pairs(ints, chunk_rows=300), expected_complete(ints))
+    # unsorted: the same pairs, in the cells' order
+    assert_same(sd.sort_pairs(sd.complete_pairs(boxes, cells=5, sort=False)), want)
+    unsorted = sd.complete_pairs(da.from_array(boxes, chunks=700), cells=3, sort=False, output="dask").compute()
+    assert_same(sd.sort_pairs(unsorted), want)
+    assert np.all(unsorted[:, 0] < unsorted[:, 1])
+    a, b = boxes[:2500], boxes[2500:]
+    assert_same(sd.sort_pairs(sd.bipartite_pairs(a, b, cells=4, sort=False)), expected_bipartite(a, b))
+    # cells reused from partition()
+    cells = sd.partition(boxes, 5)
+    assert len(cells) == 5 and cells.dims == 3
+    assert_same(sd.complete_pairs(boxes, cells=cells), want)
+
+
+def test_dataframe(client, rng):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    boxes = random_boxes(rng, 3000, 3, extent=60)
+    names = ["min_x", "min_y", "min_z", "max_x", "max_y", "max_z"]
+    frame = dd.from_pandas(pd.DataFrame(boxes, columns=names).assign(mass=1.0), npartitions=4)
+    assert_same(sd.complete_pairs(frame, cells=3), expected_complete(boxes))
+    renamed = frame.rename(columns=dict(zip(names, "abcdef")))
+    assert_same(sd.complete_pairs(renamed, columns="abcdef"), expected_complete(boxes))
+
+
+@pytest.mark.filterwarnings("ignore:Running on a single-machine scheduler")
+def test_other_schedulers(rng):
+    boxes = random_boxes(rng, 2000, 3, extent=40)
+    for scheduler in ("threads", "sync"):
+        got = sd.complete_pairs(da.from_array(boxes, chunks=500), cells=4, scheduler=scheduler)
+        assert_same(got, expected_complete(boxes))
+
+
+def test_refused_boxes_named_globally(client, rng):
+    boxes = random_boxes(rng, 3000, 3, extent=60)
+    nan = boxes.copy()
+    nan[2345, 1] = np.nan
+    with pytest.raises(sapling.Error, match=r"^box 2345: invalid box: min\.y is NaN") as e:
+        sd.complete_pairs(da.from_array(nan, chunks=1000))
+    assert e.value.index == 2345 and e.value.code == "invalid_box"
+    flipped = boxes.copy()
+    flipped[1999, 5] = flipped[1999, 2] - 1
+    with pytest.raises(sapling.Error, match=r"^box 1999: invalid box: min\.z > max\.z"):
+        sd.bipartite_pairs(boxes[:10], da.from_array(flipped, chunks=700))
+    inexact = boxes.astype(np.float64)
+    inexact[2001, 4] += 1e-9
+    with pytest.raises(sapling.Error, match=r"^boxes\[2001, 4\] = .* is not exactly a float32") as e:
+        sd.complete_pairs(da.from_array(inexact, chunks=500))
+    assert e.value.index == 2001 and e.value.code == "invalid_argument"
+
+
+def test_refused_arguments():
+    with pytest.raises(sapling.Error, match="shape"):
+        sd.complete_pairs(np.zeros((5, 5), np.float32))
+    with pytest.raises(sapling.Error, match="dims"):
+        sd.bipartite_pairs(np.zeros((5, 6), np.float32), np.zeros((5, 4), np.float32))
+    with pytest.raises(TypeError, match="real numbers"):
+        sd.complete_pairs(np.array([["a"] * 6]))
+    with pytest.raises(sapling.Error, match="cells"):
+        sd.complete_pairs(np.zeros((5, 6), np.float32), cells=0)
+    with pytest.raises(sapling.Error, match="output"):
+        sd.complete_pairs(np.zeros((5, 6), np.float32), output="list")

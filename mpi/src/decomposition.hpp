@@ -33,6 +33,12 @@ struct Sample {
   float weight;
 };
 
+/// Up to `limit` of `count` objects' centres, evenly spaced in their
+/// order, each standing for count / taken objects. `for_each(visit)`
+/// calls visit(box) for each object in order.
+template <class ForEach>
+std::vector<Sample> sample_centres(std::size_t count, std::size_t limit, ForEach&& for_each);
+
 /// The point a box is decomposed by: its centre, with infinite bounds
 /// clamped to the largest finite float, so that every cut is finite.
 std::array<float, 3> reference_point(const Box3& box) noexcept;
@@ -94,5 +100,20 @@ class Decomposition {
   std::vector<Node> nodes_;    // nodes_[0] is the root when ranks_ > 1
   std::vector<Box3> domains_;  // by rank
 };
+
+template <class ForEach>
+std::vector<Sample> sample_centres(std::size_t count, std::size_t limit, ForEach&& for_each) {
+  const std::size_t take = count < limit ? count : limit;
+  std::vector<Sample> samples;
+  samples.reserve(take);
+  const float weight = take == 0 ? 0.0f : static_cast<float>(count) / static_cast<float>(take);
+  std::size_t seen = 0, next = 0;
+  for_each([&](const Box3& box) {
+    if (samples.size() == take || seen++ != next) return;
+    samples.push_back(Sample{reference_point(box), weight});
+    next = (samples.size() * count) / take;
+  });
+  return samples;
+}
 
 }  // namespace sapling::mpi::detail

@@ -62,6 +62,7 @@ std::span<const Box3> lifted(std::vector<Box3>& out, std::span<const Box2> boxes
 Status DistributedBroadPhase::add(std::span<const Id> ids, std::span<const Box3> boxes, std::span<const Filter> filters,
                                   Motion motion) {
   Impl& m = *impl_;
+  if (m.ranks == 1) return m.local->add(ids, boxes, filters, motion);
   return m.staged.add(m.objects, m.frame + 1, ids, boxes, filters, {}, motion, m.accept_all, m.options.dims);
 }
 
@@ -72,6 +73,7 @@ Status DistributedBroadPhase::add(std::span<const Id> ids, std::span<const Box2>
 
 Status DistributedBroadPhase::move(std::span<const Id> ids, std::span<const Box3> boxes) {
   Impl& m = *impl_;
+  if (m.ranks == 1) return m.local->move(ids, boxes);
   return m.staged.change(m.objects, m.frame + 1, Operation::kMove, ids, boxes, {}, {}, m.accept_all, m.options.dims);
 }
 
@@ -81,16 +83,21 @@ Status DistributedBroadPhase::move(std::span<const Id> ids, std::span<const Box2
 
 Status DistributedBroadPhase::remove(std::span<const Id> ids) {
   Impl& m = *impl_;
+  if (m.ranks == 1) return m.local->remove(ids);
   return m.staged.change(m.objects, m.frame + 1, Operation::kRemove, ids, {}, {}, {}, m.accept_all, m.options.dims);
 }
 
 Status DistributedBroadPhase::set_filter(std::span<const Id> ids, std::span<const Filter> filters) {
   Impl& m = *impl_;
+  if (m.ranks == 1) return m.local->set_filter(ids, filters);
   return m.staged.change(m.objects, m.frame + 1, Operation::kSetFilter, ids, {}, filters, {}, m.accept_all,
                          m.options.dims);
 }
 
-void DistributedBroadPhase::drop_staged() noexcept { impl_->staged.drop(impl_->objects); }
+void DistributedBroadPhase::drop_staged() noexcept {
+  if (impl_->ranks == 1) return impl_->local->drop_staged();
+  impl_->staged.drop(impl_->objects);
+}
 
 const FrameDelta& DistributedBroadPhase::update() { return impl_->run_frame(); }
 
@@ -126,31 +133,57 @@ void DistributedBroadPhase::gather_pairs(int root, std::vector<Pair>& out) const
 }
 
 bool DistributedBroadPhase::contains(Id id) const noexcept {
+  if (impl_->ranks == 1) return impl_->local->contains(id);
   return impl_->objects.live_slot(id) != sapling::detail::IdIndex::kNotFound;
 }
 
 std::optional<Box3> DistributedBroadPhase::box(Id id) const noexcept {
+  if (impl_->ranks == 1) return impl_->local->box(id);
   const std::uint32_t s = impl_->objects.live_slot(id);
   if (s == sapling::detail::IdIndex::kNotFound) return std::nullopt;
   return impl_->objects.boxes[s];
 }
 
 std::optional<Filter> DistributedBroadPhase::filter(Id id) const noexcept {
+  if (impl_->ranks == 1) return impl_->local->filter(id);
   const std::uint32_t s = impl_->objects.live_slot(id);
   if (s == sapling::detail::IdIndex::kNotFound) return std::nullopt;
   return impl_->objects.filter_of(s);
 }
 
 std::optional<Motion> DistributedBroadPhase::motion(Id id) const noexcept {
+  if (impl_->ranks == 1) return impl_->local->motion(id);
   const std::uint32_t s = impl_->objects.live_slot(id);
   if (s == sapling::detail::IdIndex::kNotFound) return std::nullopt;
   return impl_->objects.motion_of(s);
 }
 
-std::size_t DistributedBroadPhase::size() const noexcept { return impl_->objects.live; }
+std::size_t DistributedBroadPhase::size() const noexcept {
+  return impl_->ranks == 1 ? impl_->local->size() : impl_->objects.live;
+}
 
 int DistributedBroadPhase::domain_rank(const Box3& box) const noexcept {
   return impl_->now.rank_of(detail::reference_point(box));
+}
+
+void DistributedBroadPhase::plan_domains(std::span<const Box3> boxes) {
+  Impl& m = *impl_;
+  std::size_t bytes = 0;
+  const std::vector<detail::Sample> samples = detail::sample_centres(boxes.size(), detail::kSamples, [&](auto&& visit) {
+    for (const Box3& b : boxes) visit(b);
+  });
+  detail::Decomposition planned =
+      detail::Decomposition::bisect(detail::all_gather(m.comm, samples, bytes), m.ranks, m.options.dims);
+  const std::uint64_t mine = m.objects.live + m.staged.added.size();
+  std::uint64_t anywhere = 0;
+  MPI_Allreduce(&mine, &anywhere, 1, MPI_UINT64_T, MPI_SUM, m.comm);
+  if (anywhere == 0) {
+    m.before = m.now = std::move(planned);
+    m.drawn = true;
+    m.planned.reset();
+  } else {
+    m.planned = std::move(planned);
+  }
 }
 
 Box3 DistributedBroadPhase::domain(int r) const noexcept { return impl_->now.domain(r); }

@@ -25,6 +25,7 @@
 
 namespace sapling::mpi {
 
+using detail::Before;
 using detail::Claim;
 using detail::Record;
 using detail::Verdict;
@@ -34,22 +35,13 @@ using sapling::detail::SlotState;
 namespace {
 
 // Redraw when the most loaded rank holds this many times the mean, at most
-// once every kRedrawEvery frames. Each rank samples up to kSamples centres.
+// once every kRedrawEvery frames.
 constexpr double kRedrawImbalance = 1.25;
 constexpr std::uint64_t kRedrawEvery = 8;
-constexpr std::size_t kSamples = 1024;
 
 std::array<float, 3> corner(const Box3& a, const Box3& b) noexcept {
   return {std::max(a.min[0], b.min[0]), std::max(a.min[1], b.min[1]), std::max(a.min[2], b.min[2])};
 }
-
-// An object as the local broad phase held it a frame ago.
-struct Before {
-  Box3 box;
-  Filter filter;
-  bool live;   // live a frame ago
-  bool fresh;  // new to the local broad phase this frame
-};
 
 [[noreturn]] void internal_error(const char* what, const Status& status) {
   std::fprintf(stderr, "sapling::mpi: internal error: the local broad phase refused %s: %s\n", what,
@@ -63,6 +55,19 @@ void must(const Status& status, const char* what) {
 
 }  // namespace
 
+void detail::FrameScratch::clear(std::size_t ranks) {
+  claims.resize(ranks);
+  out.resize(ranks);
+  for (auto& c : claims) c.clear();
+  for (auto& o : out) o.clear();
+  for (auto* v : {&removes, &moves, &refiltered, &adds, &static_adds, &leaving}) v->clear();
+  for (auto* v : {&move_boxes, &add_boxes, &static_boxes}) v->clear();
+  for (auto* v : {&refilters, &add_filters, &static_filters}) v->clear();
+  told.clear();
+  received.clear();
+  befores.clear();
+}
+
 const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
   const double start = MPI_Wtime();
   created.clear();
@@ -70,24 +75,25 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
   delta = FrameDelta{};
   stats = FrameStats{};
   stats.ranks = ranks;
+  if (ranks == 1) return run_alone(start);
   const std::uint64_t stamp = frame + 1;
   std::size_t bytes = 0;
   const auto rank_count = static_cast<std::size_t>(ranks);
 
   // 1. The directories' check: removals first, then adds in rank order.
-  // (On one rank the ledger has checked every id already.)
-  std::vector<std::vector<Claim>> claims(rank_count);
-  if (ranks > 1) {
-    for (std::size_t k = 0; k < staged.added.size(); ++k) {
-      const Id id = objects.ids[staged.added[k]];
-      claims[static_cast<std::size_t>(directory_rank(id))].push_back(Claim{id, static_cast<std::uint32_t>(k), 1});
-    }
-    for (const Slot s : staged.removed) {
-      const Id id = objects.ids[s];
-      claims[static_cast<std::size_t>(directory_rank(id))].push_back(Claim{id, 0, 0});
-    }
+  detail::FrameScratch& x = scratch;
+  x.clear(rank_count);
+  std::vector<std::vector<Claim>>& claims = x.claims;
+  for (std::size_t k = 0; k < staged.added.size(); ++k) {
+    const Id id = objects.ids[staged.added[k]];
+    claims[static_cast<std::size_t>(directory_rank(id))].push_back(Claim{id, static_cast<std::uint32_t>(k), 1});
   }
-  const std::vector<Claim> told = ranks > 1 ? detail::exchange(comm, claims, bytes) : std::vector<Claim>{};
+  for (const Slot s : staged.removed) {
+    const Id id = objects.ids[s];
+    claims[static_cast<std::size_t>(directory_rank(id))].push_back(Claim{id, 0, 0});
+  }
+  detail::exchange(comm, claims, x.told, x.send, bytes);
+  const std::vector<Claim>& told = x.told;
   Verdict mine{0, 0, 0, 0, objects.live + staged.added.size() - staged.removed.size(), local->size()};
   {
     IdIndex removing, adding;
@@ -115,8 +121,7 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
   }
 
   // 2. Every rank's verdict: the first fault, in rank order, refuses the frame.
-  const std::vector<Verdict> verdicts =
-      ranks > 1 ? detail::all_gather(comm, std::vector<Verdict>{mine}, bytes) : std::vector<Verdict>{mine};
+  const std::vector<Verdict> verdicts = detail::all_gather(comm, std::vector<Verdict>{mine}, bytes);
   std::size_t total_owned = 0;
   for (const Verdict& v : verdicts) {
     stats.max_held = std::max<std::size_t>(stats.max_held, v.held);
@@ -143,32 +148,31 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
 
   // 3. The domains.
   before = now;
-  const bool redraw = ranks > 1 && total_owned > 0 &&
-                      (!drawn || (stats.imbalance() > kRedrawImbalance && frame - drawn_at >= kRedrawEvery));
-  if (redraw) {
+  const bool redraw =
+      (planned.has_value() ||
+       (total_owned > 0 && (!drawn || (stats.imbalance() > kRedrawImbalance && frame - drawn_at >= kRedrawEvery))));
+  if (planned) {
+    now = *planned;
+    planned.reset();
+  } else if (redraw) {
     const std::size_t present = objects.live + staged.added.size() - staged.removed.size();
-    const std::size_t take = std::min(present, kSamples);
-    std::vector<detail::Sample> samples;
-    samples.reserve(take);
-    const float weight = take == 0 ? 0.0f : static_cast<float>(present) / static_cast<float>(take);
-    std::size_t seen = 0, next = 0;
-    for (Slot s = 0; s < objects.slots() && samples.size() < take; ++s) {
-      const SlotState state = objects.states[s];
-      if (state != SlotState::kLive && state != SlotState::kPendingAdd) continue;
-      if (seen++ != next) continue;
-      samples.push_back(detail::Sample{detail::reference_point(objects.boxes[s]), weight});
-      next = (samples.size() * present) / take;
-    }
-    const std::vector<detail::Sample> all = detail::all_gather(comm, samples, bytes);
-    now = detail::Decomposition::bisect(all, ranks, options.dims);
+    const std::vector<detail::Sample> samples = detail::sample_centres(present, detail::kSamples, [&](auto&& visit) {
+      for (Slot s = 0; s < objects.slots(); ++s) {
+        const SlotState state = objects.states[s];
+        if (state == SlotState::kLive || state == SlotState::kPendingAdd) visit(objects.boxes[s]);
+      }
+    });
+    now = detail::Decomposition::bisect(detail::all_gather(comm, samples, bytes), ranks, options.dims);
+  }
+  if (redraw) {
     drawn = true;
     drawn_at = frame;
     stats.redrawn = true;
   }
 
   // 4. The owners' records.
-  std::vector<std::vector<Record>> out(rank_count);
-  std::vector<int> now_ranks, before_ranks;
+  std::vector<std::vector<Record>>& out = x.out;
+  std::vector<int>&now_ranks = x.now_ranks, &before_ranks = x.before_ranks;
   const auto send = [&](const Record& r, const Box3* now_box, const Box3* before_box, bool changes_only) {
     now_ranks.clear();
     before_ranks.clear();
@@ -222,44 +226,43 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
   }
   for (std::size_t q = 0; q < rank_count; ++q)
     if (static_cast<int>(q) != rank) stats.records_sent += out[q].size();
-  std::vector<Record> received = ranks > 1 ? detail::exchange(comm, out, bytes) : std::move(out[0]);
-  out.clear();
+  detail::exchange(comm, out, x.received, x.send, bytes, /*keep_own=*/true);
 
   // 5. The domain applies the records, and drops last frame's leavers.
-  IdIndex touched;  // id -> its entry in `befores`
-  std::vector<Before> befores;
-  befores.reserve(received.size() + departing.size());
-  std::vector<Id> removes, moves, refiltered, adds, static_adds;
-  std::vector<Box3> move_boxes, add_boxes, static_boxes;
-  std::vector<Filter> refilters, add_filters, static_filters;
-  std::vector<Id> leaving;
-  for (const Record& r : received) {
-    const bool held = local->contains(r.id);
-    const bool live_now = (r.flags & Record::kLiveNow) != 0;
-    if (ranks > 1) {
+  IdIndex& touched = x.touched;  // id -> its entry in `befores`
+  std::vector<Before>& befores = x.befores;
+  std::vector<Id>&removes = x.removes, &moves = x.moves, &refiltered = x.refiltered, &adds = x.adds,
+  &static_adds = x.static_adds, &leaving = x.leaving;
+  std::vector<Box3>&move_boxes = x.move_boxes, &add_boxes = x.add_boxes, &static_boxes = x.static_boxes;
+  std::vector<Filter>&refilters = x.refilters, &add_filters = x.add_filters, &static_filters = x.static_filters;
+  for (const std::vector<Record>* from : {&out[static_cast<std::size_t>(rank)], &x.received})
+    for (const Record& r : *from) {
+      const bool held = local->contains(r.id);
+      const bool live_now = (r.flags & Record::kLiveNow) != 0;
       touched.insert(r.id, static_cast<std::uint32_t>(befores.size()));
-      befores.push_back(Before{r.before, r.filter_before, (r.flags & Record::kLiveBefore) != 0, !held && live_now});
+      befores.push_back(
+          Before{r.id, r.before, r.filter_before, (r.flags & Record::kLiveBefore) != 0, !held && live_now});
+      if (!live_now) {
+        if (held) removes.push_back(r.id);
+        continue;
+      }
+      if (held) {  // (a record of an unchanged object, on a redraw, changes nothing here)
+        if (r.flags & Record::kMoved) moves.push_back(r.id), move_boxes.push_back(r.now);
+        if (r.flags & Record::kRefiltered) refiltered.push_back(r.id), refilters.push_back(r.filter_now);
+      } else if (r.flags & Record::kStatic) {
+        static_adds.push_back(r.id), static_boxes.push_back(r.now), static_filters.push_back(r.filter_now);
+      } else {
+        adds.push_back(r.id), add_boxes.push_back(r.now), add_filters.push_back(r.filter_now);
+      }
+      if (!now.meets(r.now, rank)) leaving.push_back(r.id);
     }
-    if (!live_now) {
-      if (held) removes.push_back(r.id);
-      continue;
-    }
-    if (held) {  // (a record of an unchanged object, on a redraw, changes nothing here)
-      if (r.flags & Record::kMoved) moves.push_back(r.id), move_boxes.push_back(r.now);
-      if (r.flags & Record::kRefiltered) refiltered.push_back(r.id), refilters.push_back(r.filter_now);
-    } else if (r.flags & Record::kStatic) {
-      static_adds.push_back(r.id), static_boxes.push_back(r.now), static_filters.push_back(r.filter_now);
-    } else {
-      adds.push_back(r.id), add_boxes.push_back(r.now), add_filters.push_back(r.filter_now);
-    }
-    if (ranks > 1 && !now.meets(r.now, rank)) leaving.push_back(r.id);
-  }
   for (const Id id : departing) {
     if (touched.find(id) != IdIndex::kNotFound || !local->contains(id)) continue;
     touched.insert(id, static_cast<std::uint32_t>(befores.size()));
-    befores.push_back(Before{*local->box(id), *local->filter(id), true, false});
+    befores.push_back(Before{id, *local->box(id), *local->filter(id), true, false});
     removes.push_back(id);
   }
+  const double local_start = MPI_Wtime();
   must(local->remove(removes), "a removal");
   must(local->move(moves, move_boxes), "a move");
   must(local->set_filter(refiltered, refilters), "a filter");
@@ -267,18 +270,15 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
   must(local->add(static_adds, static_boxes, static_filters, Motion::kStatic), "an add");
   const FrameDelta& local_delta = local->update();
   if (!local_delta.status) internal_error("a frame", local_delta.status);
+  stats.local_seconds = MPI_Wtime() - local_start;
 
-  // 6. This rank's share (on one rank, all of it).
-  if (ranks == 1) {
-    created.assign(local_delta.created.begin(), local_delta.created.end());
-    deleted.assign(local_delta.deleted.begin(), local_delta.deleted.end());
-  }
+  // 6. This rank's share.
   const auto before_of = [&](Id id) {
     const std::uint32_t k = touched.find(id);
     if (k != IdIndex::kNotFound) return befores[k];
-    return Before{*local->box(id), *local->filter(id), true, false};  // unchanged since a frame ago
+    return Before{id, *local->box(id), *local->filter(id), true, false};  // unchanged since a frame ago
   };
-  for (const Pair& p : ranks > 1 ? local_delta.created : std::span<const Pair>{}) {
+  for (const Pair& p : local_delta.created) {
     const Box3 a = *local->box(p.a), b = *local->box(p.b);
     if (now.rank_of(corner(a, b)) != rank) continue;
     const Before was_a = before_of(p.a), was_b = before_of(p.b);
@@ -291,9 +291,11 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
     }
     created.push_back(p);
   }
-  for (const Pair& p : ranks > 1 ? local_delta.deleted : std::span<const Pair>{}) {
+  for (const Pair& p : local_delta.deleted) {
     if (before.rank_of(corner(before_of(p.a).box, before_of(p.b).box)) == rank) deleted.push_back(p);
   }
+
+  for (const Before& b : befores) touched.erase(b.id);  // the index stays allocated for the next frame
 
   // 7. The ledgers and directories take the frame.
   for (const Claim& c : told) {
@@ -305,13 +307,29 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
   }
   staged.commit(objects);
   ++frame;
-  departing.swap(leaving);
+  departing.swap(leaving);  // (the old list becomes next frame's scratch)
   before = now;
   stats.owned = objects.live;
   stats.held = local->size();
   stats.bytes_sent = bytes;
   stats.seconds = MPI_Wtime() - start;
   delta = FrameDelta{created, deleted, {}};
+  return delta;
+}
+
+// On one rank there is nothing to route: the staging calls went straight to
+// the local broad phase (distributed_broad_phase.cpp), and its frame is the
+// whole frame.
+const FrameDelta& DistributedBroadPhase::Impl::run_alone(double start) {
+  const double local_start = MPI_Wtime();
+  const FrameDelta& whole = local->update();
+  stats.local_seconds = MPI_Wtime() - local_start;
+  created.assign(whole.created.begin(), whole.created.end());
+  deleted.assign(whole.deleted.begin(), whole.deleted.end());
+  ++frame;
+  stats.owned = stats.held = stats.max_held = stats.total_held = local->size();
+  stats.seconds = MPI_Wtime() - start;
+  delta = FrameDelta{created, deleted, whole.status};
   return delta;
 }
 

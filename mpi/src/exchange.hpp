@@ -23,11 +23,15 @@ inline int as_count(std::size_t bytes) {
   return static_cast<int>(bytes);
 }
 
-/// Sends outgoing[r] to rank r, for every r, and returns what every rank
-/// sent this one, in rank order. Adds the bytes sent to other ranks to
+/// Sends outgoing[r] to rank r, for every r, and puts what every rank sent
+/// this one into `in`, in rank order (`send`: the buffer it goes out of,
+/// kept by the caller from frame to frame, as `in`). With `keep_own`,
+/// this rank's own part stays where it is, in outgoing[rank], and `in`
+/// holds the other ranks' only. Adds the bytes sent to other ranks to
 /// `bytes_sent`.
 template <class T>
-std::vector<T> exchange(MPI_Comm comm, const std::vector<std::vector<T>>& outgoing, std::size_t& bytes_sent) {
+void exchange(MPI_Comm comm, const std::vector<std::vector<T>>& outgoing, std::vector<T>& in,
+              std::vector<unsigned char>& send, std::size_t& bytes_sent, bool keep_own = false) {
   static_assert(std::is_trivially_copyable_v<T>);
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
@@ -36,16 +40,16 @@ std::vector<T> exchange(MPI_Comm comm, const std::vector<std::vector<T>>& outgoi
   std::vector<int> recv_counts(send_counts.size()), recv_offsets(send_counts.size());
   std::size_t total = 0;
   for (int r = 0; r < ranks; ++r) {
-    const std::size_t bytes = outgoing[static_cast<std::size_t>(r)].size() * sizeof(T);
+    const std::size_t bytes = keep_own && r == rank ? 0 : outgoing[static_cast<std::size_t>(r)].size() * sizeof(T);
     send_offsets[static_cast<std::size_t>(r)] = as_count(total);
     send_counts[static_cast<std::size_t>(r)] = as_count(bytes);
     total += bytes;
     if (r != rank) bytes_sent += bytes;
   }
-  std::vector<unsigned char> send(total);
+  send.resize(total);
   for (int r = 0; r < ranks; ++r) {
     const auto& part = outgoing[static_cast<std::size_t>(r)];
-    if (!part.empty())
+    if (send_counts[static_cast<std::size_t>(r)] != 0)
       std::memcpy(send.data() + send_offsets[static_cast<std::size_t>(r)], part.data(), part.size() * sizeof(T));
   }
   MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm);
@@ -54,10 +58,9 @@ std::vector<T> exchange(MPI_Comm comm, const std::vector<std::vector<T>>& outgoi
     recv_offsets[r] = as_count(received);
     received += static_cast<std::size_t>(recv_counts[r]);
   }
-  std::vector<T> in(received / sizeof(T));
+  in.resize(received / sizeof(T));
   MPI_Alltoallv(send.data(), send_counts.data(), send_offsets.data(), MPI_BYTE, in.data(), recv_counts.data(),
                 recv_offsets.data(), MPI_BYTE, comm);
-  return in;
 }
 
 /// Every rank's `mine`, concatenated in rank order, on every rank.

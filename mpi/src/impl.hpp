@@ -9,6 +9,8 @@
 //   rank's domain, plus for one frame those that have just left it, and
 //   the decompositions of this frame and the last.
 //
+// On one rank the local broad phase is the ledger: every call goes to it.
+//
 // The frame (distributed_frame.cpp) rests on one rule. Rank r reports a
 // pair created when the least corner of the boxes' intersection, now, lies
 // in r's domain now, and deleted when that corner, a frame ago, lay in r's
@@ -21,6 +23,7 @@
 #include <mpi.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +36,9 @@
 namespace sapling::mpi {
 
 namespace detail {
+
+/// Centres each rank samples when the domains are drawn.
+inline constexpr std::size_t kSamples = 1024;
 
 /// One object's change, sent by its owner to each rank whose domain its box
 /// meets now or met a frame ago. An unchanged object is sent only when the
@@ -59,6 +65,33 @@ struct Verdict {
   Id id;
   std::uint32_t index;
   std::uint64_t owned_after, held;
+};
+
+/// An object as the local broad phase held it a frame ago.
+struct Before {
+  Id id;
+  Box3 box;
+  Filter filter;
+  bool live;   // live a frame ago
+  bool fresh;  // new to the local broad phase this frame
+};
+
+/// A frame's working lists, kept from frame to frame so that a frame in a
+/// steady world allocates nothing (and touches no fresh page).
+struct FrameScratch {
+  std::vector<std::vector<Claim>> claims;
+  std::vector<Claim> told;
+  std::vector<std::vector<Record>> out;
+  std::vector<Record> received;
+  std::vector<unsigned char> send;
+  std::vector<int> now_ranks, before_ranks;
+  std::vector<Before> befores;
+  sapling::detail::IdIndex touched;  // id -> its entry in befores, emptied after each frame
+  std::vector<Id> removes, moves, refiltered, adds, static_adds, leaving;
+  std::vector<Box3> move_boxes, add_boxes, static_boxes;
+  std::vector<Filter> refilters, add_filters, static_filters;
+
+  void clear(std::size_t ranks);
 };
 
 /// Accepts every box: the ledger stages with the single-process checks and
@@ -90,7 +123,10 @@ struct DistributedBroadPhase::Impl {
   detail::Decomposition before, now;  // D(t-1) and D(t) during update(); equal between frames
   bool drawn = false;                 // whether the domains were ever drawn from samples
   std::uint64_t drawn_at = 0;
+  std::optional<detail::Decomposition> planned;  // plan_domains()'s, for the next update()
   std::vector<Id> departing;  // held objects whose box no longer meets the domain: dropped next frame
+
+  detail::FrameScratch scratch;
 
   // The frame's results.
   std::vector<Pair> created, deleted;
@@ -103,6 +139,7 @@ struct DistributedBroadPhase::Impl {
   /// The share of `pairs` this rank reports: those whose home corner
   /// (boxes from `box_of`) lies in its domain of `domains`.
   const FrameDelta& run_frame();
+  const FrameDelta& run_alone(double start);
 };
 
 }  // namespace sapling::mpi

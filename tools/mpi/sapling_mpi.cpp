@@ -4,8 +4,9 @@
 //   mpirun -np 2 sapling-mpi run --scenario tracy --n 1000000 --frames 100
 //
 // Every rank steps the whole scenario (it is deterministic) and stages the
-// operations on the objects it owns: with --owners slab (the default) the
-// rank of the x-slab that held the object's centre when it was added, as a
+// operations on the objects it owns: with --owners domain (the default) the
+// rank whose domain held the object's centre when it was added (the
+// domains drawn from frame 0's boxes first, plan_domains()), as a
 // domain-decomposed simulation hands them out; with --owners hashed, a hash
 // of the id (owners scattered over space). Rank 0 prints, over frames
 // 1..F-1, the frame time (the slowest rank's staging and update(), each
@@ -37,8 +38,8 @@ options:
   --scenario NAME   unisize2d, tracy (default), allmoving3d, cluster, small
   --frames F        frames to run (default 100)
   --algo NAME       the local broad phases' algorithm (default auto)
-  --owners KIND     slab (default): the rank of the x-slab of the object's
-                    centre when added; hashed: a hash of its id
+  --owners KIND     domain (default): the rank whose domain held the object's
+                    centre when it was added; hashed: a hash of its id
   --compare on      also run the single-process BroadPhase on rank 0, interleaved
   --verify on       check every frame's gathered delta against BroadPhase (exit 4 if not equal)
   and the scenario options of `sapling run` (--n, --seed, --moving, ...; see `sapling help`)
@@ -81,8 +82,8 @@ int run(std::span<char* const> argv, int rank, int ranks) {
     if (!parse_uint("--frames", *text, std::numeric_limits<std::uint32_t>::max(), frames, error) || frames < 2)
       return say(kExitUsage, "run: --frames must be a number, at least 2");
   }
-  const std::string owners(args->get("--owners").value_or("slab"));
-  if (owners != "slab" && owners != "hashed") return say(kExitUsage, "run: --owners must be slab or hashed");
+  const std::string owners(args->get("--owners").value_or("domain"));
+  if (owners != "domain" && owners != "hashed") return say(kExitUsage, "run: --owners must be domain or hashed");
   const auto on = [&](std::string_view flag) {
     const std::string_view v = args->get(flag).value_or("off");
     return v == "on" || v == "1";
@@ -99,23 +100,25 @@ int run(std::span<char* const> argv, int rank, int ranks) {
   std::unique_ptr<BroadPhase> single;
   if (rank == 0 && (compare || verify)) single = BroadPhase::create(algo, options);
 
-  // The slabs: frame 0's x extent of centres cut into `ranks` equal parts.
-  TraceFrame frame;
+  // With --owners domain the domains are drawn from frame 0's boxes (each
+  // rank samples its ranks-th share) before any object is handed out.
+  TraceFrame frame, share;  // the whole frame, and this rank's operations in it
   fill_frame(*scenario, frame);
-  float lo = std::numeric_limits<float>::max(), hi = -lo;
-  for (const Box3& b : frame.added_boxes) {
-    const float c = b.min[0] * 0.5f + b.max[0] * 0.5f;
-    lo = std::min(lo, c), hi = std::max(hi, c);
+  if (owners == "domain") {
+    std::vector<Box3> sample;
+    for (std::size_t k = static_cast<std::size_t>(rank); k < frame.added_boxes.size();
+         k += static_cast<std::size_t>(ranks))
+      sample.push_back(frame.added_boxes[k]);
+    dist->plan_domains(sample);
   }
   std::vector<std::int32_t> owner;  // by id
   const auto owner_of = [&](Id id, const Box3& b) -> int {
     if (owners == "hashed") return static_cast<int>((id * 2654435761u) % static_cast<unsigned>(ranks));
-    const double x = (b.min[0] * 0.5 + b.max[0] * 0.5 - lo) / std::max(1e-30, double(hi) - lo);
-    return std::clamp(static_cast<int>(x * ranks), 0, ranks - 1);
+    return dist->domain_rank(b);
   };
 
   using Clock = std::chrono::steady_clock;
-  std::vector<double> ms, own_ms, single_ms, bytes, held, imbalance;
+  std::vector<double> ms, own_ms, local_ms, single_ms, bytes, held, imbalance;
   std::vector<Pair> created, deleted;
   bool same = true;
   for (std::uint64_t f = 0; f < frames; ++f) {
@@ -127,9 +130,11 @@ int run(std::span<char* const> argv, int rank, int ranks) {
       if (frame.added[k] >= owner.size()) owner.resize(std::size_t{frame.added[k]} + 1, -1);
       owner[frame.added[k]] = static_cast<std::int32_t>(owner_of(frame.added[k], frame.added_boxes[k]));
     }
+    mpi::share_of(
+        frame, [&](Id id) { return owner[id] == rank; }, share);
     MPI_Barrier(MPI_COMM_WORLD);
     const Clock::time_point start = Clock::now();
-    if (Status s = mpi::stage_share(*dist, frame, [&](Id id) { return owner[id] == rank; }); !s)
+    if (Status s = mpi::stage_frame(*dist, share); !s)
       return say(kExitTraceError, "run: frame " + std::to_string(f) + ": " + s.message());
     const FrameDelta& delta = dist->update();
     if (!delta.status) return say(kExitTraceError, "run: frame " + std::to_string(f) + ": " + delta.status.message());
@@ -155,6 +160,7 @@ int run(std::span<char* const> argv, int rank, int ranks) {
     if (f == 0) continue;
     ms.push_back(slowest);
     own_ms.push_back(mine);
+    local_ms.push_back(dist->stats().local_seconds * 1e3);
     bytes.push_back(total_sent);
     held.push_back(static_cast<double>(dist->stats().held));
     imbalance.push_back(dist->stats().imbalance());
@@ -176,11 +182,12 @@ int run(std::span<char* const> argv, int rank, int ranks) {
         }())
       ++ghosts;
   }
-  const double rank_row[5] = {percentile(own_ms, 0.5), static_cast<double>(dist->stats().held),
-                              static_cast<double>(dist->size()), static_cast<double>(ghosts),
-                              static_cast<double>(dist->memory_bytes())};
-  std::vector<double> rows(static_cast<std::size_t>(ranks) * 5);
-  MPI_Gather(rank_row, 5, MPI_DOUBLE, rows.data(), 5, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  constexpr int kColumns = 6;
+  const double rank_row[kColumns] = {
+      percentile(own_ms, 0.5),           percentile(local_ms, 0.5),   static_cast<double>(dist->stats().held),
+      static_cast<double>(dist->size()), static_cast<double>(ghosts), static_cast<double>(dist->memory_bytes())};
+  std::vector<double> rows(static_cast<std::size_t>(ranks) * kColumns);
+  MPI_Gather(rank_row, kColumns, MPI_DOUBLE, rows.data(), kColumns, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   if (rank == 0) {
     std::printf("sapling-mpi run: %s %s, %d rank%s, algorithm %s (rank 0 runs %s), owners %s, %llu frames\n",
                 params.name.c_str(), describe_params(scenario->params()).c_str(), ranks, ranks == 1 ? "" : "s",
@@ -199,11 +206,12 @@ int run(std::span<char* const> argv, int rank, int ranks) {
                 percentile(bytes, 1.0));
     std::printf("  load imbalance (max held / mean)   median %.3f, max %.3f\n", percentile(imbalance, 0.5),
                 percentile(imbalance, 1.0));
-    std::printf("  rank  frame ms (median)  held       owned      ghosts     memory MiB\n");
+    std::printf(
+        "  rank  frame ms  local ms  held       owned      ghosts     memory MiB   (medians; local: its BroadPhase)\n");
     for (int r = 0; r < ranks; ++r) {
-      const double* row = &rows[static_cast<std::size_t>(r) * 5];
-      std::printf("  %-4d  %-17.3f  %-9.0f  %-9.0f  %-9.0f  %.1f\n", r, row[0], row[1], row[2], row[3],
-                  row[4] / (1024.0 * 1024.0));
+      const double* row = &rows[static_cast<std::size_t>(r) * kColumns];
+      std::printf("  %-4d  %-8.3f  %-8.3f  %-9.0f  %-9.0f  %-9.0f  %.1f\n", r, row[0], row[1], row[2], row[3], row[4],
+                  row[5] / (1024.0 * 1024.0));
     }
     if (verify) std::printf("  verified: %s\n", agreed ? "every frame's delta is BroadPhase's" : "MISMATCH");
   }

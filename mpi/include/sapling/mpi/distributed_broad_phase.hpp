@@ -58,9 +58,10 @@ struct FrameStats {
   /// frame's operations (as the frame starts, when the domains are judged).
   std::size_t max_held = 0;
   std::size_t total_held = 0;
-  int ranks = 1;         ///< the communicator's size
-  bool redrawn = false;  ///< whether the domains were redrawn this frame
-  double seconds = 0;    ///< this rank's wall time in update()
+  int ranks = 1;             ///< the communicator's size
+  bool redrawn = false;      ///< whether the domains were redrawn this frame
+  double seconds = 0;        ///< this rank's wall time in update()
+  double local_seconds = 0;  ///< of which in its local broad phase's staging and update()
   /// The load imbalance: the most boxes a rank holds over the mean (1: even).
   double imbalance() const noexcept;
 };
@@ -127,6 +128,14 @@ class DistributedBroadPhase {
   /// that follows the decomposition would own it (then its moves travel
   /// least). The domains of the last update().
   int domain_rank(const Box3& box) const noexcept;
+  /// Collective: draws the domains from the centres of `boxes` (each
+  /// rank's own, or any sample of them), as a domain-decomposed code does
+  /// before it hands out its objects: while no object is live or staged on
+  /// any rank they take effect at once (domain_rank() answers with them),
+  /// otherwise at the next update(), which moves the boxes to their new
+  /// domains. (update() draws them by itself too: at the first frame with
+  /// objects, and whenever one rank comes to hold 1.25x the mean.)
+  void plan_domains(std::span<const Box3> boxes);
   /// Rank r's domain, [min, max) on each axis (max included where it is
   /// +inf): the domains partition space. The domains of the last update().
   Box3 domain(int r) const noexcept;
@@ -147,10 +156,14 @@ class DistributedBroadPhase {
   std::unique_ptr<Impl> impl_;
 };
 
-/// Stages this rank's share of `frame`, a frame every rank holds whole (a
-/// trace's, a scenario's): the operations on the ids `owns` says are this
-/// rank's, in stage_frame()'s order (trace.hpp). The first refusal is
-/// returned, the batches before it staged.
+/// Frames every rank holds whole (a trace's, a scenario's), staged rank by
+/// rank. share_of(): into `share`, the operations of `frame` on the ids
+/// `owns` says are this rank's. stage_frame(): stages a frame's
+/// operations, all this rank's, in sapling::stage_frame()'s order
+/// (trace.hpp); the first refusal is returned, the batches before it
+/// staged. stage_share(): both.
+void share_of(const TraceFrame& frame, const std::function<bool(Id)>& owns, TraceFrame& share);
+Status stage_frame(DistributedBroadPhase& broad_phase, const TraceFrame& frame);
 Status stage_share(DistributedBroadPhase& broad_phase, const TraceFrame& frame, const std::function<bool(Id)>& owns);
 
 }  // namespace sapling::mpi

@@ -9,8 +9,8 @@
 // an id added on two ranks refuses the frame on all, changing nothing.
 //
 // Every rank runs every test in the same order (each test is collective);
-// only rank 0 judges what it gathered, so that a failure never leaves a
-// rank out of a collective.
+// only rank 0 judges what it gathered, and tells the others, so that a
+// failure never leaves a rank out of a collective.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -66,16 +66,21 @@ class Replay {
     // The shares are disjoint: the gathered sizes add up.
     std::size_t shares[2] = {mine.created.size(), mine.deleted.size()}, total[2] = {0, 0};
     MPI_Reduce(shares, total, 2, MPI_UNSIGNED_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (world_rank() != 0) return true;
-    const bool same = std::equal(created.begin(), created.end(), ref.created.begin(), ref.created.end()) &&
-                      std::equal(deleted.begin(), deleted.end(), ref.deleted.begin(), ref.deleted.end()) &&
-                      std::adjacent_find(created.begin(), created.end()) == created.end() &&
-                      std::adjacent_find(deleted.begin(), deleted.end()) == deleted.end() &&
-                      total[0] == created.size() && total[1] == deleted.size();
-    EXPECT_TRUE(same) << "frame " << ref_->frame() << ": created " << created.size() << " (reference "
-                      << ref.created.size() << "), deleted " << deleted.size() << " (reference " << ref.deleted.size()
-                      << ")";
-    return same;
+    bool same = true;
+    if (world_rank() == 0) {
+      same = std::equal(created.begin(), created.end(), ref.created.begin(), ref.created.end()) &&
+             std::equal(deleted.begin(), deleted.end(), ref.deleted.begin(), ref.deleted.end()) &&
+             std::adjacent_find(created.begin(), created.end()) == created.end() &&
+             std::adjacent_find(deleted.begin(), deleted.end()) == deleted.end() && total[0] == created.size() &&
+             total[1] == deleted.size();
+      EXPECT_TRUE(same) << "frame " << ref_->frame() << ": created " << created.size() << " (reference "
+                        << ref.created.size() << "), deleted " << deleted.size() << " (reference " << ref.deleted.size()
+                        << ")";
+    }
+    // Every rank learns rank 0's judgement, so that all stop together.
+    int agreed = same ? 1 : 0;
+    MPI_Bcast(&agreed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return agreed != 0;
   }
 
   // Every pair overlapping, gathered, against the reference's.
@@ -118,8 +123,9 @@ class Replay {
   std::unordered_map<Id, int> owner_;
 };
 
-void replay_trace(const Trace& trace, Owners owners) {
+void replay_trace(const Trace& trace, Owners owners, std::span<const Box3> plan = {}) {
   Replay replay(trace.dims, owners);
+  if (!plan.empty()) replay.dist().plan_domains(plan);
   for (const TraceFrame& f : trace.frames) {
     if (!replay.frame(f)) break;
   }
@@ -143,6 +149,68 @@ INSTANTIATE_TEST_SUITE_P(Distributed, TraceKinds,
                                   std::to_string(std::get<1>(p)) + "d_" +
                                   (std::get<2>(p) == Owners::kHashed ? "hashed" : "spatial");
                          });
+
+// Domains cut exactly on the grid's faces: planned from points at integer
+// coordinates, so that every cut is an integer, where the integer grid's
+// boxes touch. A pair touching across a cut belongs to the high side.
+TEST(Borders, FacesOnDomainBorders) {
+  for (const int dims : {2, 3}) {
+    std::vector<Box3> points;
+    for (int i = 0; i < 600; ++i) {
+      const float x = static_cast<float>(i % 11), y = static_cast<float>((i / 11) % 9),
+                  z = dims == 2 ? 0.0f : static_cast<float>(i % 7);
+      points.push_back(Box3{{x, y, z}, {x, y, z}});
+    }
+    std::vector<Box3> mine;  // each rank passes its share of the plan
+    for (std::size_t k = static_cast<std::size_t>(world_rank()); k < points.size(); k += world_size())
+      mine.push_back(points[k]);
+    {  // the cuts are integers: the grid's faces
+      Options options;
+      options.dims = dims;
+      auto planned = DistributedBroadPhase::create(MPI_COMM_WORLD, "auto", options);
+      planned->plan_domains(mine);
+      int finite = 0;
+      for (int r = 0; r < world_size(); ++r) {
+        const Box3 d = planned->domain(r);
+        for (int k = 0; k < 3; ++k) {
+          for (const float bound : {d.min[k], d.max[k]}) {
+            if (!std::isfinite(bound)) continue;
+            ++finite;
+            EXPECT_EQ(bound, std::floor(bound));
+          }
+        }
+      }
+      EXPECT_EQ(finite > 0, world_size() > 1);
+    }
+    replay_trace(testgen::make_trace(testgen::TraceKind::kGrid, testgen::GenParams{dims, 11, 400, 40}),
+                 Owners::kSpatial, mine);
+  }
+}
+
+// A world smaller than the ranks: most ranks own nothing and most domains
+// are empty; then the world empties and fills again.
+TEST(Borders, EmptyRanksAndAnEmptyWorld) {
+  Replay replay(3, Owners::kSpatial);
+  TraceFrame one;
+  one.added = {0};
+  one.added_boxes = {testgen::cube(0, 0, 0, 1)};
+  ASSERT_TRUE(replay.frame(one));
+  TraceFrame two;
+  two.added = {std::numeric_limits<Id>::max()};
+  two.added_boxes = {testgen::cube(0.5f, 0.5f, 0.5f, 0)};
+  two.moved = {0};
+  two.moved_boxes = {testgen::cube(0.25f, 0, 0, 1)};
+  ASSERT_TRUE(replay.frame(two));
+  TraceFrame none;
+  none.removed = {0, std::numeric_limits<Id>::max()};
+  ASSERT_TRUE(replay.frame(none));
+  ASSERT_TRUE(replay.frame(TraceFrame{}));
+  TraceFrame again;
+  for (Id id = 0; id < 5; ++id)
+    again.added.push_back(id), again.added_boxes.push_back(testgen::cube(id * 0.5f, 0, 0, 1));
+  ASSERT_TRUE(replay.frame(again));
+  replay.check_pairs();
+}
 
 void replay_scenario(ScenarioParams params, int frames, Owners owners, std::size_t* redraws = nullptr,
                      double* worst_imbalance = nullptr) {
@@ -249,13 +317,13 @@ TEST(Refusals, IdAddedOnTwoRanksRefusesTheFrameEverywhere) {
   if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
   auto dist = DistributedBroadPhase::create(MPI_COMM_WORLD);
   const Id own = static_cast<Id>(100 + world_rank());
-  ASSERT_TRUE(dist->add(own, testgen::cube(0, 0, 0, 1)));
-  ASSERT_TRUE(dist->update().status);
+  EXPECT_TRUE(dist->add(own, testgen::cube(0, 0, 0, 1)));
+  EXPECT_TRUE(dist->update().status);
   // Ranks 0 and 1 both add id 7; every rank adds one more of its own.
   const Id extra = static_cast<Id>(200 + world_rank());
-  ASSERT_TRUE(dist->add(extra, testgen::cube(0.5f, 0, 0, 1)));
+  EXPECT_TRUE(dist->add(extra, testgen::cube(0.5f, 0, 0, 1)));
   if (world_rank() <= 1) {
-    ASSERT_TRUE(dist->add(Id{7}, testgen::cube(0, 0.5f, 0, 1)));
+    EXPECT_TRUE(dist->add(Id{7}, testgen::cube(0, 0.5f, 0, 1)));
   }
   const FrameDelta& refused = dist->update();
   EXPECT_EQ(refused.status.code(), StatusCode::kDuplicateId);
@@ -273,20 +341,20 @@ TEST(Refusals, IdAddedOnTwoRanksRefusesTheFrameEverywhere) {
   }
   // Removed by its owner while another rank adds it: a repeated id.
   if (world_rank() == 0) {
-    ASSERT_TRUE(dist->remove(Id{100}));
+    EXPECT_TRUE(dist->remove(Id{100}));
   }
   if (world_rank() == 1) {
-    ASSERT_TRUE(dist->add(Id{100}, testgen::cube(0, 0, 0, 1)));
+    EXPECT_TRUE(dist->add(Id{100}, testgen::cube(0, 0, 0, 1)));
   }
   EXPECT_EQ(dist->update().status.code(), StatusCode::kRepeatedId);
   // Added on one rank while live on another.
   if (world_rank() == 1) {
-    ASSERT_TRUE(dist->add(Id{100}, testgen::cube(0, 0, 0, 1)));
+    EXPECT_TRUE(dist->add(Id{100}, testgen::cube(0, 0, 0, 1)));
   }
   EXPECT_EQ(dist->update().status.code(), StatusCode::kDuplicateId);
   EXPECT_EQ(dist->contains(100), world_rank() == 0);
   // And a good frame after them all.
-  ASSERT_TRUE(dist->add(extra, testgen::cube(0.5f, 0, 0, 1)));
+  EXPECT_TRUE(dist->add(extra, testgen::cube(0.5f, 0, 0, 1)));
   const FrameDelta& good = dist->update();
   EXPECT_TRUE(good.status);
   std::vector<Pair> created, deleted;

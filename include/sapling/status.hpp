@@ -42,6 +42,7 @@ enum class Operation : std::uint8_t {
   kRayCast,
   kRayCastMany,  ///< a batch of rays: index() names the ray
   kShiftOrigin,
+  kHandOver,  ///< sapling::mpi::DistributedBroadPhase::hand_over()
 };
 
 /// The operation's name as message() writes it ("add", "register_algorithm",

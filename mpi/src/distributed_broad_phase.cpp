@@ -62,7 +62,13 @@ std::span<const Box3> lifted(std::vector<Box3>& out, std::span<const Box2> boxes
 Status DistributedBroadPhase::add(std::span<const Id> ids, std::span<const Box3> boxes, std::span<const Filter> filters,
                                   Motion motion) {
   Impl& m = *impl_;
-  if (m.ranks == 1) return m.local->add(ids, boxes, filters, motion);
+  if (m.ranks == 1) {  // (the adds are remembered for hand_over()'s check)
+    Status status = m.local->add(ids, boxes, filters, motion);
+    if (status) {
+      for (const Id id : ids) m.added_alone.insert(id, 0);
+    }
+    return status;
+  }
   return m.staged.add(m.objects, m.frame + 1, ids, boxes, filters, {}, motion, m.accept_all, m.options.dims);
 }
 
@@ -83,8 +89,56 @@ Status DistributedBroadPhase::move(std::span<const Id> ids, std::span<const Box2
 
 Status DistributedBroadPhase::remove(std::span<const Id> ids) {
   Impl& m = *impl_;
-  if (m.ranks == 1) return m.local->remove(ids);
-  return m.staged.change(m.objects, m.frame + 1, Operation::kRemove, ids, {}, {}, {}, m.accept_all, m.options.dims);
+  if (m.handed_index.size() != 0) {
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      if (m.handed_index.find(ids[i]) != sapling::detail::IdIndex::kNotFound)
+        return Status::id_error(StatusCode::kRepeatedId, Operation::kRemove, ids[i], i);
+    }
+  }
+  Status status = m.ranks == 1 ? m.local->remove(ids)
+                               : m.staged.change(m.objects, m.frame + 1, Operation::kRemove, ids, {}, {}, {},
+                                                 m.accept_all, m.options.dims);
+  if (status) {
+    for (const Id id : ids) m.removed_now.insert(id, 0);
+  }
+  return status;
+}
+
+Status DistributedBroadPhase::hand_over(std::span<const Id> ids, std::span<const int> ranks) {
+  Impl& m = *impl_;
+  using sapling::detail::IdIndex;
+  if (ids.size() != ranks.size()) return Status::size_mismatch(Operation::kHandOver, ids.size(), ranks.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const Id id = ids[i];
+    if (ranks[i] < 0 || ranks[i] >= m.ranks)
+      return Status::invalid_argument(Operation::kHandOver, id, i, "the rank is not in the communicator");
+    const bool own = m.ranks == 1 ? m.local->contains(id) || m.added_alone.find(id) != IdIndex::kNotFound
+                                  : m.objects.slot_of_id.find(id) != IdIndex::kNotFound;
+    if (!own) return Status::id_error(StatusCode::kUnknownId, Operation::kHandOver, id, i);
+    if (m.removed_now.find(id) != IdIndex::kNotFound || m.handed_index.find(id) != IdIndex::kNotFound)
+      return Status::id_error(StatusCode::kRepeatedId, Operation::kHandOver, id, i);
+    for (std::size_t j = 0; j < i; ++j) {  // twice in the batch
+      if (ids[j] == id) return Status::id_error(StatusCode::kRepeatedId, Operation::kHandOver, id, i);
+    }
+  }
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (ranks[i] == m.rank) {  // kept, but handed all the same: no removal, no second hand this frame
+      m.handed_index.insert(ids[i], 0);
+      continue;
+    }
+    m.handed_index.insert(ids[i], static_cast<std::uint32_t>(m.handed_ids.size()));
+    m.handed_ids.push_back(ids[i]);
+    m.handed_to.push_back(ranks[i]);
+  }
+  return Status{};
+}
+
+void DistributedBroadPhase::Impl::forget_handovers() noexcept {
+  handed_index = sapling::detail::IdIndex{};
+  removed_now = sapling::detail::IdIndex{};
+  added_alone = sapling::detail::IdIndex{};
+  handed_ids.clear();
+  handed_to.clear();
 }
 
 Status DistributedBroadPhase::set_filter(std::span<const Id> ids, std::span<const Filter> filters) {
@@ -95,8 +149,9 @@ Status DistributedBroadPhase::set_filter(std::span<const Id> ids, std::span<cons
 }
 
 void DistributedBroadPhase::drop_staged() noexcept {
-  if (impl_->ranks == 1) return impl_->local->drop_staged();
-  impl_->staged.drop(impl_->objects);
+  if (impl_->ranks == 1) impl_->local->drop_staged();
+  if (impl_->ranks > 1) impl_->staged.drop(impl_->objects);
+  impl_->forget_handovers();
 }
 
 const FrameDelta& DistributedBroadPhase::update() { return impl_->run_frame(); }

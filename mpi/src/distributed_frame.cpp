@@ -28,6 +28,7 @@ namespace sapling::mpi {
 using detail::Before;
 using detail::Claim;
 using detail::Record;
+using detail::Transfer;
 using detail::Verdict;
 using sapling::detail::IdIndex;
 using sapling::detail::SlotState;
@@ -131,6 +132,7 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
   for (const Verdict& v : verdicts) {
     if (v.code == 0) continue;
     staged.drop(objects);
+    forget_handovers();
     ++frame;
     stats.owned = objects.live;
     stats.held = local->size();
@@ -306,6 +308,7 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
     }
   }
   staged.commit(objects);
+  hand_over_objects(bytes);
   ++frame;
   departing.swap(leaving);  // (the old list becomes next frame's scratch)
   before = now;
@@ -317,6 +320,37 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
   return delta;
 }
 
+void DistributedBroadPhase::Impl::hand_over_objects(std::size_t& bytes) {
+  std::vector<std::vector<Transfer>>& out = scratch.transfers_out;
+  out.resize(static_cast<std::size_t>(ranks));
+  for (auto& o : out) o.clear();
+  for (std::size_t k = 0; k < handed_ids.size(); ++k) {
+    const Slot s = objects.slot_of_id.find(handed_ids[k]);
+    out[static_cast<std::size_t>(handed_to[k])].push_back(
+        Transfer{handed_ids[k], objects.is_static(s) ? 1u : 0u, objects.filter_of(s), objects.boxes[s]});
+    objects.release(s);  // (a live object: release() frees any slot)
+    --objects.live;
+  }
+  stats.handed_over = handed_ids.size();
+  forget_handovers();
+  detail::exchange(comm, out, scratch.transfers_in, scratch.send, bytes);
+  const std::vector<Transfer>& in = scratch.transfers_in;
+  objects.reserve_slots(objects.slots() + in.size());
+  for (const Transfer& t : in) {
+    objects.keep_filters_for({&t.filter, 1});
+    objects.keep_motions_for(t.is_static ? Motion::kStatic : Motion::kDynamic);
+    const Slot s = objects.allocate();
+    objects.slot_of_id.insert(t.id, s);
+    objects.ids[s] = t.id;
+    objects.states[s] = SlotState::kLive;
+    objects.stamps[s] = 0;
+    objects.boxes[s] = t.box;
+    if (objects.uses_filters) objects.filters[s] = t.filter;
+    if (objects.uses_statics) objects.motions[s] = t.is_static ? Motion::kStatic : Motion::kDynamic;
+    ++objects.live;
+  }
+}
+
 // On one rank there is nothing to route: the staging calls went straight to
 // the local broad phase (distributed_broad_phase.cpp), and its frame is the
 // whole frame.
@@ -326,6 +360,7 @@ const FrameDelta& DistributedBroadPhase::Impl::run_alone(double start) {
   stats.local_seconds = MPI_Wtime() - local_start;
   created.assign(whole.created.begin(), whole.created.end());
   deleted.assign(whole.deleted.begin(), whole.deleted.end());
+  forget_handovers();
   ++frame;
   stats.owned = stats.held = stats.max_held = stats.total_held = local->size();
   stats.seconds = MPI_Wtime() - start;

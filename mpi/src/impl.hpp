@@ -58,6 +58,14 @@ struct Claim {
   std::uint32_t is_add;
 };
 
+/// An object handed to a new owner, as the frame leaves it.
+struct Transfer {
+  Id id;
+  std::uint32_t is_static;
+  Filter filter;
+  Box3 box;
+};
+
 /// What each rank tells all at the start of a frame: a fault its directory
 /// found (code 0: none), and its counts.
 struct Verdict {
@@ -83,6 +91,8 @@ struct FrameScratch {
   std::vector<Claim> told;
   std::vector<std::vector<Record>> out;
   std::vector<Record> received;
+  std::vector<std::vector<Transfer>> transfers_out;
+  std::vector<Transfer> transfers_in;
   std::vector<unsigned char> send;
   std::vector<int> now_ranks, before_ranks;
   std::vector<Before> befores;
@@ -114,6 +124,12 @@ struct DistributedBroadPhase::Impl {
   sapling::detail::StagedFrame staged;
   detail::AcceptAll accept_all;
   std::vector<Box3> lifted;
+  // This frame's hand-overs, and the ids it removes (to refuse a hand-over
+  // of a removed object, and a removal of a handed one).
+  std::vector<Id> handed_ids;
+  std::vector<int> handed_to;
+  sapling::detail::IdIndex handed_index, removed_now;
+  sapling::detail::IdIndex added_alone;  // on one rank only: this frame's adds
 
   // The id directory.
   sapling::detail::IdIndex directory;
@@ -140,6 +156,11 @@ struct DistributedBroadPhase::Impl {
   /// (boxes from `box_of`) lies in its domain of `domains`.
   const FrameDelta& run_frame();
   const FrameDelta& run_alone(double start);
+  /// Forgets this frame's hand-overs and removals.
+  void forget_handovers() noexcept;
+  /// The hand-overs, after the frame: the objects leave this rank's
+  /// ledger and join their new owners'. Collective.
+  void hand_over_objects(std::size_t& bytes);
 };
 
 }  // namespace sapling::mpi

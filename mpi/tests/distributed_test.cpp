@@ -36,10 +36,13 @@ int world_size() {
   return n;
 }
 
-// Who owns an id: by a hash of the id (owners scattered over space), or
-// the rank whose domain holds the box when it is added (owners follow the
-// decomposition, as a domain-decomposed code would).
-enum class Owners { kHashed, kSpatial };
+// Who owns an id: by a hash of the id (owners scattered over space); the
+// rank whose domain holds the box, at its add and, handed over, after each
+// move that carries it into another domain (owners follow the
+// decomposition, as a domain-decomposed code would); or hashed and handed
+// about at random, a quarter of the frame's moved and added objects each
+// frame.
+enum class Owners { kHashed, kSpatial, kHandedAbout };
 
 class Replay {
  public:
@@ -102,11 +105,31 @@ class Replay {
   void stage(const TraceFrame& f) {
     for (std::size_t k = 0; k < f.added.size(); ++k) {
       const Id id = f.added[k];
-      owner_[id] = owners_ == Owners::kHashed ? static_cast<int>((id * 2654435761u) % world_size())
-                                              : dist_->domain_rank(f.added_boxes[k]);
+      owner_[id] = owners_ == Owners::kSpatial ? dist_->domain_rank(f.added_boxes[k])
+                                               : static_cast<int>((id * 2654435761u) % world_size());
     }
     EXPECT_TRUE(stage_share(*dist_, f, [&](Id id) { return mine(id); }));
     for (const Id id : f.removed) owner_.erase(id);
+    // Hand-overs: every rank decides the same, the owner stages them.
+    std::vector<Id> ids;
+    std::vector<int> to;
+    const auto hand = [&](Id id, int rank) {
+      if (rank == owner_.at(id)) return;
+      if (mine(id)) ids.push_back(id), to.push_back(rank);
+      owner_[id] = rank;
+    };
+    if (owners_ == Owners::kSpatial) {
+      for (std::size_t k = 0; k < f.moved.size(); ++k) hand(f.moved[k], dist_->domain_rank(f.moved_boxes[k]));
+    } else if (owners_ == Owners::kHandedAbout) {
+      const auto about = [&](Id id) {
+        const std::uint64_t h = (id ^ (ref_->frame() * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+        if ((h >> 40) % 4 == 0) hand(id, static_cast<int>((h >> 20) % static_cast<std::uint64_t>(world_size())));
+      };
+      for (const Id id : f.moved) about(id);
+      for (const Id id : f.added) about(id);
+      for (const Id id : f.filtered) about(id);
+    }
+    EXPECT_TRUE(dist_->hand_over(ids, to));
     // The reference takes the whole frame.
     EXPECT_TRUE(ref_->remove(f.removed));
     EXPECT_TRUE(ref_->move(f.moved, f.moved_boxes));
@@ -142,12 +165,14 @@ TEST_P(TraceKinds, GatheredDeltaIsBroadPhases) {
 
 INSTANTIATE_TEST_SUITE_P(Distributed, TraceKinds,
                          ::testing::Combine(::testing::ValuesIn(testgen::kAllTraceKinds), ::testing::Values(2, 3),
-                                            ::testing::Values(Owners::kHashed, Owners::kSpatial)),
+                                            ::testing::Values(Owners::kHashed, Owners::kSpatial, Owners::kHandedAbout)),
                          [](const auto& param_info) {
                            const auto& p = param_info.param;
                            return std::string(testgen::trace_kind_name(std::get<0>(p))) + "_" +
                                   std::to_string(std::get<1>(p)) + "d_" +
-                                  (std::get<2>(p) == Owners::kHashed ? "hashed" : "spatial");
+                                  (std::get<2>(p) == Owners::kHashed    ? "hashed"
+                                   : std::get<2>(p) == Owners::kSpatial ? "spatial"
+                                                                        : "handed_about");
                          });
 
 // Domains cut exactly on the grid's faces: planned from points at integer
@@ -234,7 +259,7 @@ TEST(Scenarios, TracyWithStaticsAndFilterGroups) {
   params.static_pm = 300;
   params.groups = 4;
   params.regroup_pm = 20;
-  replay_scenario(params, 30, Owners::kHashed);
+  replay_scenario(params, 30, Owners::kHandedAbout);
 }
 
 TEST(Scenarios, TracyOwnersFollowingTheDomains) {
@@ -309,6 +334,61 @@ TEST(Refusals, BadInputOnOneRankAsBroadPhase) {
   // The next frame (nothing staged) changes nothing, on any rank.
   ASSERT_TRUE(replay.frame(TraceFrame{}));
   replay.check_pairs();
+}
+
+// hand_over(): refusals change nothing; a hand-over moves the object to its
+// new owner with no pair change.
+TEST(HandOver, RefusalsAndTheNewOwner) {
+  auto dist = DistributedBroadPhase::create(MPI_COMM_WORLD);
+  const int me = world_rank(), next = (world_rank() + 1) % world_size();
+  const Id a = static_cast<Id>(10 * me), b = a + 1, c = a + 2;
+  EXPECT_TRUE(
+      dist->add(std::vector<Id>{a, b, c},
+                std::vector<Box3>{testgen::cube(0, 0, 0, 1), testgen::cube(0.5f, 0, 0, 1), testgen::cube(5, 5, 5, 1)}));
+  EXPECT_TRUE(dist->update().status);
+  const Id stranger = 9999;
+  EXPECT_EQ(dist->hand_over(a, world_size()).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(dist->hand_over(a, -1).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(dist->hand_over(stranger, next).code(), StatusCode::kUnknownId);
+  EXPECT_EQ(dist->hand_over(std::vector<Id>{b, b}, std::vector<int>{next, next}).code(), StatusCode::kRepeatedId);
+  EXPECT_EQ(dist->hand_over(std::vector<Id>{b}, std::vector<int>{next, next}).code(), StatusCode::kSizeMismatch);
+  EXPECT_TRUE(dist->remove(c));
+  EXPECT_EQ(dist->hand_over(c, next).code(), StatusCode::kRepeatedId);
+  EXPECT_TRUE(dist->move(a, testgen::cube(0.25f, 0, 0, 1)));
+  EXPECT_TRUE(dist->hand_over(a, next));  // after a move of the same frame
+  EXPECT_EQ(dist->hand_over(a, next).code(), StatusCode::kRepeatedId);
+  EXPECT_EQ(dist->remove(a).code(), StatusCode::kRepeatedId);
+  const FrameDelta& d = dist->update();
+  EXPECT_TRUE(d.status);
+  std::vector<Pair> created, deleted;
+  dist->gather(0, created, deleted);
+  if (world_rank() == 0) {
+    std::vector<Pair> expected;  // the c (all the same cube) part; every a still meets every b
+    for (int r = 0; r < world_size(); ++r)
+      for (int q = r + 1; q < world_size(); ++q) expected.push_back(Pair{Id(10 * r + 2), Id(10 * q + 2)});
+    EXPECT_TRUE(created.empty());
+    EXPECT_EQ(deleted, expected);
+  }
+  const int previous = (world_rank() + world_size() - 1) % world_size();
+  const Id theirs = static_cast<Id>(10 * previous);
+  EXPECT_EQ(dist->contains(a), world_size() == 1);
+  EXPECT_TRUE(dist->contains(theirs));
+  EXPECT_EQ(dist->box(theirs), testgen::cube(0.25f, 0, 0, 1));
+  // The new owner moves it; the old one no longer may.
+  EXPECT_TRUE(dist->move(theirs, testgen::cube(3, 3, 3, 1)));
+  if (world_size() > 1) {
+    EXPECT_EQ(dist->move(a, testgen::cube(0, 0, 0, 1)).code(), StatusCode::kUnknownId);
+  }
+  EXPECT_TRUE(dist->update().status);
+  dist->gather(0, created, deleted);
+  if (world_rank() == 0) {
+    std::vector<Pair> expected;  // every a, moved to one cube away from the b, left every b
+    for (int r = 0; r < world_size(); ++r)
+      for (int q = 0; q < world_size(); ++q) expected.push_back(make_pair(Id(10 * r), Id(10 * q + 1)));
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(deleted, expected);
+    EXPECT_TRUE(created.empty());  // the a still meet each other
+  }
 }
 
 // One id added on two ranks: every rank's update() refuses the frame with

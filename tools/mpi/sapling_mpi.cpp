@@ -5,9 +5,10 @@
 //
 // Every rank steps the whole scenario (it is deterministic) and stages the
 // operations on the objects it owns: with --owners domain (the default) the
-// rank whose domain held the object's centre when it was added (the
-// domains drawn from frame 0's boxes first, plan_domains()), as a
-// domain-decomposed simulation hands them out; with --owners hashed, a hash
+// rank whose domain holds the object's centre (the domains drawn from frame
+// 0's boxes first, plan_domains(); an object handed over, hand_over(), when
+// a move carries it into another domain), as a domain-decomposed
+// simulation keeps them; with --owners hashed, a hash
 // of the id (owners scattered over space). Rank 0 prints, over frames
 // 1..F-1, the frame time (the slowest rank's staging and update(), each
 // rank's own), bytes sent per frame, what each rank holds (its
@@ -38,8 +39,9 @@ options:
   --scenario NAME   unisize2d, tracy (default), allmoving3d, cluster, small
   --frames F        frames to run (default 100)
   --algo NAME       the local broad phases' algorithm (default auto)
-  --owners KIND     domain (default): the rank whose domain held the object's
-                    centre when it was added; hashed: a hash of its id
+  --owners KIND     domain (default): the rank whose domain holds the object's
+                    centre, handed over when a move carries it across; hashed: a
+                    hash of its id, for good
   --compare on      also run the single-process BroadPhase on rank 0, interleaved
   --verify on       check every frame's gathered delta against BroadPhase (exit 4 if not equal)
   and the scenario options of `sapling run` (--n, --seed, --moving, ...; see `sapling help`)
@@ -112,6 +114,8 @@ int run(std::span<char* const> argv, int rank, int ranks) {
     dist->plan_domains(sample);
   }
   std::vector<std::int32_t> owner;  // by id
+  std::vector<Id> hand_ids;
+  std::vector<int> hand_to;
   const auto owner_of = [&](Id id, const Box3& b) -> int {
     if (owners == "hashed") return static_cast<int>((id * 2654435761u) % static_cast<unsigned>(ranks));
     return dist->domain_rank(b);
@@ -134,7 +138,7 @@ int run(std::span<char* const> argv, int rank, int ranks) {
         frame, [&](Id id) { return owner[id] == rank; }, share);
     MPI_Barrier(MPI_COMM_WORLD);
     const Clock::time_point start = Clock::now();
-    if (Status s = mpi::stage_frame(*dist, share); !s)
+    if (Status s = mpi::stage_frame(*dist, share); !s || !(s = dist->hand_over(hand_ids, hand_to)))
       return say(kExitTraceError, "run: frame " + std::to_string(f) + ": " + s.message());
     const FrameDelta& delta = dist->update();
     if (!delta.status) return say(kExitTraceError, "run: frame " + std::to_string(f) + ": " + delta.status.message());

@@ -54,6 +54,7 @@ struct FrameStats {
   std::size_t held = 0;          ///< boxes its local broad phase holds (its domain's objects and ghosts)
   std::size_t records_sent = 0;  ///< boxes sent to other ranks this frame
   std::size_t bytes_sent = 0;    ///< bytes sent to other ranks this frame (all messages)
+  std::size_t handed_over = 0;   ///< objects this rank handed to others this frame
   /// The most boxes any rank holds, and all ranks together, before this
   /// frame's operations (as the frame starts, when the domains are judged).
   std::size_t max_held = 0;
@@ -98,6 +99,19 @@ class DistributedBroadPhase {
   Status move(Id id, const Box3& box) { return move({&id, 1}, {&box, 1}); }
   Status move(Id id, const Box2& box) { return move({&id, 1}, {&box, 1}); }
   Status remove(Id id) { return remove({&id, 1}); }
+  /// Hands objects this rank owns to other ranks, as a domain-decomposed
+  /// code migrates them: after this frame's update(), rank ranks[i] owns
+  /// ids[i] (its box, filter and motion as the frame leaves them) and
+  /// stages its operations from the next frame on. No pair changes, and
+  /// the object is never seen removed. It may follow an add, a move or a
+  /// filter change of the same id in the frame, not a removal; a hand to
+  /// this rank itself does nothing. Refused, with nothing staged, for a
+  /// rank out of range (kInvalidArgument), an id this rank does not own
+  /// (kUnknownId) or one removed or handed already this frame
+  /// (kRepeatedId). Moves of objects that crossed into another rank's
+  /// domain cost a message each frame until they are handed over.
+  Status hand_over(std::span<const Id> ids, std::span<const int> ranks);
+  Status hand_over(Id id, int rank) { return hand_over({&id, 1}, {&rank, 1}); }
   /// Forgets this rank's staged operations (BroadPhase::drop_staged()).
   void drop_staged() noexcept;
 

@@ -12,9 +12,9 @@ const char* axis_name(int axis) { return axis == 0 ? "x" : axis == 1 ? "y" : "z"
 
 // Both tables in the order of the enumerators.
 const char* operation_name(Operation op) noexcept {
-  constexpr const char* kNames[] = {"call",   "add",   "move",       "remove",   "create",        "register_algorithm",
-                                    "update", "query", "set_filter", "ray_cast", "ray_cast_many", "shift_origin",
-                                    "hand_over"};
+  constexpr const char* kNames[] = {
+      "call",  "add",        "move",     "remove",        "create",       "register_algorithm", "update",
+      "query", "set_filter", "ray_cast", "ray_cast_many", "shift_origin", "hand_over"};
   const auto k = static_cast<std::size_t>(op);
   return k < std::size(kNames) ? kNames[k] : "call";
 }

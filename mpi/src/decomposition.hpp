@@ -52,6 +52,11 @@ class Decomposition {
   /// `dims` axes only.
   static Decomposition bisect(std::span<const Sample> samples, int ranks, int dims);
 
+  /// `from` moved toward the bisection of `samples`, without a spike: the
+  /// same cuts on the same axes, each moved past at most `step` of the
+  /// weight on its two sides (redrawing over frames as the world drifts).
+  static Decomposition shifted(const Decomposition& from, std::span<const Sample> samples, int dims, double step);
+
   int ranks() const noexcept { return ranks_; }
   /// The rank whose domain holds point `p`.
   int rank_of(const std::array<float, 3>& p) const noexcept;
@@ -93,8 +98,13 @@ class Decomposition {
     if (box.min[n.axis] < n.cut) walk(n.low, box, visit);
     if (box.max[n.axis] >= n.cut) walk(n.high, box, visit);
   }
+  struct Following {  // an old decomposition's node that a new one follows
+    const Decomposition* from = nullptr;
+    std::int32_t node = 0;
+    double step = 0;
+  };
   std::int32_t build(std::vector<Sample>& samples, std::size_t first, std::size_t last, int rank_first, int rank_last,
-                     Box3 region, int dims);
+                     Box3 region, int dims, Following follow);
 
   int ranks_;
   std::vector<Node> nodes_;    // nodes_[0] is the root when ranks_ > 1

@@ -3,8 +3,9 @@
 //   1. the directories check the frame's adds and removals across ranks;
 //   2. every rank tells all its fault, if any, and its counts: a fault
 //      anywhere refuses the frame everywhere, before anything changes;
-//   3. the domains are drawn, or redrawn when one rank holds 1.25x the
-//      mean, from samples of every rank's object centres;
+//   3. the domains are drawn from samples of every rank's object centres,
+//      and moved a step toward a new drawing when one rank holds 1.25x
+//      the mean;
 //   4. each owner sends each changed object to the ranks whose domain its
 //      box meets now or met a frame ago (on a redraw, each unchanged one to
 //      the ranks that gain or lose it);
@@ -36,9 +37,11 @@ using sapling::detail::SlotState;
 namespace {
 
 // Redraw when the most loaded rank holds this many times the mean, at most
-// once every kRedrawEvery frames.
+// once every kRedrawEvery frames, each cut moving past at most kRedrawStep
+// of the objects on its two sides (bench/results/distributed.md, cluster).
 constexpr double kRedrawImbalance = 1.25;
-constexpr std::uint64_t kRedrawEvery = 8;
+constexpr std::uint64_t kRedrawEvery = 4;
+constexpr double kRedrawStep = 0.05;
 
 std::array<float, 3> corner(const Box3& a, const Box3& b) noexcept {
   return {std::max(a.min[0], b.min[0]), std::max(a.min[1], b.min[1]), std::max(a.min[2], b.min[2])};
@@ -164,7 +167,12 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
         if (state == SlotState::kLive || state == SlotState::kPendingAdd) visit(objects.boxes[s]);
       }
     });
-    now = detail::Decomposition::bisect(detail::all_gather(comm, samples, bytes), ranks, options.dims);
+    const std::vector<detail::Sample> all = detail::all_gather(comm, samples, bytes);
+    // The first drawing is free; a redrawing moves each cut past at most
+    // kRedrawStep of the objects beside it, so that a frame hands over
+    // little, and the domains follow a drifting world over frames.
+    now = drawn ? detail::Decomposition::shifted(now, all, options.dims, kRedrawStep)
+                : detail::Decomposition::bisect(all, ranks, options.dims);
   }
   if (redraw) {
     drawn = true;

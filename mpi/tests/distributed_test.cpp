@@ -485,6 +485,34 @@ TEST(Decomposition, PartitionsSpaceAndSplitsTheWeight) {
   }
 }
 
+// A redrawing moves few objects at a time, and arrives where a drawing
+// from scratch would.
+TEST(Decomposition, ShiftedMovesAStepAtATime) {
+  testgen::Rng rng(5);
+  std::vector<detail::Sample> spread, gathered;
+  for (int i = 0; i < 2000; ++i) {
+    spread.push_back({{rng.uniform(0, 100), rng.uniform(0, 100), rng.uniform(0, 100)}, 1.0f});
+    gathered.push_back({{rng.uniform(60, 70), rng.uniform(0, 100), rng.uniform(0, 100)}, 1.0f});
+  }
+  for (const int ranks : {2, 3, 4}) {
+    detail::Decomposition d = detail::Decomposition::bisect(spread, ranks, 3);
+    const detail::Decomposition goal = detail::Decomposition::bisect(gathered, ranks, 3);
+    for (int step = 0; step < 200; ++step) {
+      const detail::Decomposition next = detail::Decomposition::shifted(d, gathered, 3, 0.05);
+      std::size_t changed = 0;
+      for (const auto& s : gathered) changed += next.rank_of(s.centre) != d.rank_of(s.centre);
+      // Each of the ranks - 1 cuts moves past at most 5% of the samples beside it.
+      EXPECT_LE(changed, static_cast<std::size_t>(0.05 * 2000 * (ranks - 1)) + ranks) << ranks << " step " << step;
+      if (next == d) break;
+      d = next;
+    }
+    std::vector<int> count(static_cast<std::size_t>(ranks)), goal_count(count.size());
+    for (const auto& s : gathered) ++count[static_cast<std::size_t>(d.rank_of(s.centre))];
+    for (const auto& s : gathered) ++goal_count[static_cast<std::size_t>(goal.rank_of(s.centre))];
+    for (int r = 0; r < ranks; ++r) EXPECT_NEAR(count[r], goal_count[r], 0.02 * 2000 + 2) << ranks;
+  }
+}
+
 }  // namespace
 }  // namespace sapling::mpi
 

@@ -173,6 +173,7 @@ int run(std::span<char* const> argv, int rank, int ranks) {
         same = false;
       }
     }
+    if (getenv("DBG") && rank == 0) fprintf(stderr, "f%llu %.2f ms redrawn %d single %.2f\n", (unsigned long long)f, slowest, (int)dist->stats().redrawn, single_ms.empty() ? 0.0 : single_ms.back());
     if (f == 0) continue;
     ms.push_back(slowest);
     own_ms.push_back(mine);

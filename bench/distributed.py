@@ -102,6 +102,34 @@ def main():
                   f"{', '.join(map(str, r['held_max']))} | "
                   f"{r['imbalance']:.3f} / {r['imbalance_max']:.3f} |")
 
+    print("\n## Redraw frames (cluster 100k, 3 ranks, 200 frames; oversubscribed: ratios only)\n")
+    count, worst = redraw_frames(a.build, 3, ["--scenario", "cluster", "--n", "100000", "--frames", "200",
+                                              "--cycle", "100"], a.reps)
+    print(f"{count} redraws a run; the worst of a redraw frame and the frame after it, over the median of the three "
+          f"frames before: {', '.join(f'{w:.2f}x' for w in worst)} (one per run).")
+
+
+def redraw_frames(build, ranks, args, reps):
+    """The frames of a redraw and the one after it, each over the median of
+    the three frames before the redraw; the worst over the run, per rep."""
+    import csv
+    import tempfile
+    worst = []
+    count = 0
+    for _ in range(reps):
+        with tempfile.NamedTemporaryFile(suffix=".csv") as f:
+            mpirun(build, ranks, args + ["--per-frame", f.name])
+            rows = list(csv.DictReader(open(f.name)))
+        ms = [float(r["ms"]) for r in rows]
+        ratios = []
+        for i, r in enumerate(rows):
+            if r["redrawn"] == "1" and i >= 4 and i + 1 < len(rows):
+                base = statistics.median(ms[i - 3:i])
+                ratios.append(max(ms[i], ms[i + 1]) / base)
+        count = len(ratios)
+        worst.append(max(ratios) if ratios else float("nan"))
+    return count, worst
+
 
 if __name__ == "__main__":
     main()

@@ -44,6 +44,8 @@ options:
                     hash of its id, for good
   --compare on      also run the single-process BroadPhase on rank 0, interleaved
   --verify on       check every frame's gathered delta against BroadPhase (exit 4 if not equal)
+  --per-frame FILE  a CSV line per frame: the slowest rank's ms, bytes sent, imbalance,
+                    whether the domains were redrawn, hand-overs (rank 0's)
   and the scenario options of `sapling run` (--n, --seed, --moving, ...; see `sapling help`)
 )";
 
@@ -61,7 +63,7 @@ double mean(const std::vector<double>& v) {
 
 int run(std::span<char* const> argv, int rank, int ranks) {
   std::vector<std::string_view> flags(std::begin(kScenarioFlags), std::end(kScenarioFlags));
-  flags.insert(flags.end(), {"--algo", "--scenario", "--frames", "--owners", "--compare", "--verify"});
+  flags.insert(flags.end(), {"--algo", "--scenario", "--frames", "--owners", "--compare", "--verify", "--per-frame"});
   std::string error;
   const auto args = Args::parse(argv, flags, error);
   const auto say = [&](int status, const std::string& message) {
@@ -91,6 +93,12 @@ int run(std::span<char* const> argv, int rank, int ranks) {
     return v == "on" || v == "1";
   };
   const bool compare = on("--compare"), verify = on("--verify");
+  std::FILE* per_frame = nullptr;  // --per-frame FILE: a CSV line per frame, from rank 0
+  if (const auto path = args->get("--per-frame"); path && rank == 0) {
+    per_frame = std::fopen(std::string(*path).c_str(), "w");
+    if (per_frame == nullptr) return say(kExitUsage, "run: cannot write " + std::string(*path));
+    std::fputs("frame,ms,bytes,imbalance,redrawn,handed_over\n", per_frame);
+  }
 
   const auto scenario = make_scenario(params, &error);
   if (!scenario) return say(kExitUsage, "run: " + error);
@@ -173,7 +181,9 @@ int run(std::span<char* const> argv, int rank, int ranks) {
         same = false;
       }
     }
-    if (getenv("DBG") && rank == 0) fprintf(stderr, "f%llu %.2f ms redrawn %d single %.2f\n", (unsigned long long)f, slowest, (int)dist->stats().redrawn, single_ms.empty() ? 0.0 : single_ms.back());
+    if (per_frame != nullptr)
+      std::fprintf(per_frame, "%llu,%.4f,%.0f,%.4f,%d,%zu\n", static_cast<unsigned long long>(f), slowest, total_sent,
+                   dist->stats().imbalance(), dist->stats().redrawn ? 1 : 0, dist->stats().handed_over);
     if (f == 0) continue;
     ms.push_back(slowest);
     own_ms.push_back(mine);
@@ -182,6 +192,7 @@ int run(std::span<char* const> argv, int rank, int ranks) {
     held.push_back(static_cast<double>(dist->stats().held));
     imbalance.push_back(dist->stats().imbalance());
   }
+  if (per_frame != nullptr) std::fclose(per_frame);
   int all_same = same ? 1 : 0, agreed = 0;
   MPI_Allreduce(&all_same, &agreed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
 

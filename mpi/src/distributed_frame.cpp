@@ -247,7 +247,9 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
   std::vector<Filter>&refilters = x.refilters, &add_filters = x.add_filters, &static_filters = x.static_filters;
   for (const std::vector<Record>* from : {&out[static_cast<std::size_t>(rank)], &x.received})
     for (const Record& r : *from) {
-      const bool held = local->contains(r.id);
+      // Held for sure when its box met this domain a frame ago; only the
+      // others (adds, arrivals, last frame's leavers) need a lookup.
+      const bool held = ((r.flags & Record::kLiveBefore) != 0 && before.meets(r.before, rank)) || local->contains(r.id);
       const bool live_now = (r.flags & Record::kLiveNow) != 0;
       touched.insert(r.id, static_cast<std::uint32_t>(befores.size()));
       befores.push_back(

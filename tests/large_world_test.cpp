@@ -221,6 +221,25 @@ TEST(LargeWorld, RoundsOutwardRelativeToTheOrigin) {
   EXPECT_EQ(bp->exact_box(1), (Box3d{{x, 0, 0}, {x + 1, 1, 1}}));
 }
 
+// drop_staged() forgets the frame's operations but not a pending shift:
+// the next update() applies it, and boxes staged after the drop are
+// relative to the new origin.
+TEST(LargeWorld, DropStagedKeepsAPendingShift) {
+  auto bp = BroadPhase::create("sap");
+  ASSERT_TRUE(bp->add(1, Box3d{{1000, 0, 0}, {1001, 1, 1}}));
+  bp->update();
+  ASSERT_TRUE(bp->shift_origin({1000, 0, 0}));
+  ASSERT_TRUE(bp->add(2, Box3{{0.5f, 0, 0}, {1.5f, 1, 1}}));  // relative to the new origin
+  bp->drop_staged();
+  EXPECT_EQ(bp->origin(), (std::array<double, 3>{1000, 0, 0}));
+  ASSERT_TRUE(bp->add(3, Box3{{0.5f, 0, 0}, {1.5f, 1, 1}}));
+  const FrameDelta& d = bp->update();
+  EXPECT_EQ(std::vector<Pair>(d.created.begin(), d.created.end()), (std::vector<Pair>{{1, 3}}));
+  EXPECT_FALSE(bp->contains(2));
+  EXPECT_EQ(bp->box(1), (Box3{{0, 0, 0}, {1, 1, 1}}));
+  EXPECT_EQ(bp->exact_box(3), (Box3d{{1000.5, 0, 0}, {1001.5, 1, 1}}));
+}
+
 TEST(LargeWorld, ExactPairsPartBoxesTheRoundingJoins) {
   for (const bool exact : {false, true}) {
     auto bp = BroadPhase::create("sap", Options{.exact_pairs = exact});

@@ -209,7 +209,10 @@ class BroadPhase {
   /// had been made: added ids are free again, moves, removals and filter
   /// changes are gone, and each id may take an operation again this frame.
   /// For a frame that update() could not apply (std::bad_alloc) and that
-  /// is not to be retried, or any change of mind. Never fails.
+  /// is not to be retried, or any change of mind. Never fails. A pending
+  /// shift_origin() is not an operation and stays pending: the next
+  /// update() applies it (boxes staged after this call are still relative
+  /// to the new origin).
   void drop_staged() noexcept;
 
   /// Every pair overlapping after the last update(), contiguous, each with

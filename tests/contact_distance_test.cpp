@@ -184,6 +184,71 @@ std::string param_name(const ::testing::TestParamInfo<std::string>& param) {
 
 INSTANTIATE_TEST_SUITE_P(AllAlgorithms, ContactDistanceTest, ::testing::ValuesIn(any_box_algorithms()), param_name);
 
+// Every adversarial trace kind (touching faces, points, identical boxes,
+// infinite and FLT_MAX bounds, signed zeros, denormals, churn, extreme ids,
+// ...) replayed with a contact distance drawn per add and per second move,
+// from 0 to 1e30 (which grows finite boxes to FLT_MAX and beyond), against
+// the oracle, every frame's delta.
+class ContactDistanceKinds : public ::testing::TestWithParam<std::tuple<std::string, testgen::TraceKind>> {};
+
+TEST_P(ContactDistanceKinds, AdversarialTracesMatchTheOracle) {
+  const auto& [algorithm, kind] = GetParam();
+  static const float kDistances[] = {0.0f, 0.0f, std::numeric_limits<float>::denorm_min(), 1e-7f, 0.5f, 1.0f, 1e30f};
+  for (const int dims : {2, 3}) {
+    SCOPED_TRACE(std::to_string(dims) + "d");
+    const Trace trace = testgen::make_trace(kind, testgen::GenParams{dims, 23, 0, 0});
+    auto bp = BroadPhase::create(algorithm, Options{.dims = dims});
+    ASSERT_NE(bp, nullptr);
+    oracle::World world(dims);
+    Rng r(static_cast<std::uint64_t>(kind) * 131 + static_cast<std::uint64_t>(dims));
+    const auto pick = [&] { return kDistances[r.below(std::size(kDistances))]; };
+    for (std::size_t f = 0; f < trace.frames.size(); ++f) {
+      const TraceFrame& frame = trace.frames[f];
+      std::vector<Pair> before;
+      bp->sorted_pairs(before);
+      ASSERT_TRUE(bp->remove(frame.removed));
+      for (const Id id : frame.removed) world.remove(id);
+      for (std::size_t k = 0; k < frame.moved.size(); ++k) {
+        const Id id = frame.moved[k];
+        if (r.chance(0.5)) {
+          ASSERT_TRUE(bp->move(id, frame.moved_boxes[k]));
+          world.move(id, frame.moved_boxes[k]);
+        } else {
+          const float distance = pick();
+          ASSERT_TRUE(bp->move(id, frame.moved_boxes[k], distance));
+          world.move(id, frame.moved_boxes[k], distance);
+        }
+      }
+      for (std::size_t k = 0; k < frame.added.size(); ++k) {
+        const float distance = pick();
+        const Motion motion = frame.added_is_static(k) ? Motion::kStatic : Motion::kDynamic;
+        ASSERT_TRUE(bp->add(frame.added[k], frame.added_boxes[k], frame.added_filter(k), motion, distance));
+        world.add(frame.added[k], frame.added_boxes[k], frame.added_filter(k), motion, distance);
+      }
+      const FrameDelta& delta = bp->update();
+      ASSERT_TRUE(delta.status);
+      const std::vector<Pair> after = world.pairs();
+      ASSERT_EQ(std::vector<Pair>(delta.created.begin(), delta.created.end()), oracle::minus(after, before))
+          << "frame " << f;
+      ASSERT_EQ(std::vector<Pair>(delta.deleted.begin(), delta.deleted.end()), oracle::minus(before, after))
+          << "frame " << f;
+    }
+    ASSERT_TRUE(bp->validate());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllAlgorithms, ContactDistanceKinds,
+                         ::testing::Combine(::testing::ValuesIn(any_box_algorithms()),
+                                            ::testing::ValuesIn(testgen::kAllTraceKinds)),
+                         [](const auto& param_info) {
+                           std::string name = std::get<0>(param_info.param) + "_" +
+                                              std::string(testgen::trace_kind_name(std::get<1>(param_info.param)));
+                           for (char& c : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return name;
+                         });
+
 TEST(ContactDistance, BoxesWithinTheDistancesPairAndPartWhenFarther) {
   auto bp = BroadPhase::create("sap");
   ASSERT_TRUE(bp->add(1, Box3{{0, 0, 0}, {1, 1, 1}}, Filter{}, Motion::kDynamic, 0.5f));

@@ -1,6 +1,7 @@
 """Builds the extension sapling._sapling with the project's CMake (target
-_sapling, SAPLING_BUILD_PYTHON=ON, for the interpreter running pip); the
-metadata is in pyproject.toml."""
+_sapling, SAPLING_BUILD_PYTHON=ON, for the interpreter running pip), and
+sapling._sapling_mpi (sapling.mpi) beside it where MPI and mpi4py are found;
+the metadata is in pyproject.toml."""
 
 import importlib.util
 import os
@@ -52,11 +53,16 @@ class CMakeBuild(build_ext):
             configure += ["-G", "Ninja"]
         subprocess.run(configure, check=True)
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)
-        subprocess.run(["cmake", "--build", build_dir, "--target", "_sapling", "-j", jobs], check=True)
-        built = os.path.join(build_dir, "python", "sapling", os.path.basename(self.get_ext_filename(ext.name)))
-        target = self.get_ext_fullpath(ext.name)
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        shutil.copyfile(built, target)
+        # _sapling, and _sapling_mpi (sapling.mpi) where MPI and mpi4py were found.
+        with open(os.path.join(build_dir, "python", "extensions.txt")) as f:
+            modules = f.read().split()
+        subprocess.run(["cmake", "--build", build_dir, "--target", *modules, "-j", jobs], check=True)
+        for module in modules:
+            name = "sapling." + module
+            built = os.path.join(build_dir, "python", "sapling", os.path.basename(self.get_ext_filename(name)))
+            target = self.get_ext_fullpath(name)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copyfile(built, target)
 
 
 # setuptools' scratch goes to build-python/, apart from the CMake build tree build/.

@@ -87,6 +87,10 @@ void check(const Status& s, std::string prefix = {});
 /// Creates sapling.Error and sapling.TraceError in `m` and translates
 /// StatusError and ArgumentError into them.
 void bind_errors(py::module_& m);
+/// For the package's other extension modules (_sapling_mpi): the same rule
+/// with _sapling's sapling.Error and sapling.TraceError, translated for the
+/// calling module's functions.
+void share_errors(const py::module_& sapling_module);
 
 // ---- arguments (convert.cpp) -----------------------------------------------
 

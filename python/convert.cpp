@@ -477,6 +477,18 @@ std::unique_ptr<ThreadPool> make_pool(unsigned threads) {
   throw py::error_already_set();
 }
 
+namespace {
+void translate(std::exception_ptr p) {
+  try {
+    if (p) std::rethrow_exception(p);
+  } catch (const StatusError& e) {
+    raise_status(e);
+  } catch (const ArgumentError& e) {
+    raise_argument_error(e);
+  }
+}
+}  // namespace
+
 void bind_errors(py::module_& m) {
   error_type = PyErr_NewExceptionWithDoc(
       "sapling.Error",
@@ -492,15 +504,13 @@ void bind_errors(py::module_& m) {
       "line and reason.",
       error_type.ptr(), nullptr);
   m.attr("TraceError") = trace_error_type;
-  py::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p) std::rethrow_exception(p);
-    } catch (const StatusError& e) {
-      raise_status(e);
-    } catch (const ArgumentError& e) {
-      raise_argument_error(e);
-    }
-  });
+  py::register_exception_translator(translate);
+}
+
+void share_errors(const py::module_& sapling_module) {
+  error_type = py::object(sapling_module.attr("Error")).release();
+  trace_error_type = py::object(sapling_module.attr("TraceError")).release();
+  py::register_local_exception_translator(translate);
 }
 
 }  // namespace sapling::python

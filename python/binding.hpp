@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "sapling/box.hpp"
+#include "sapling/filter.hpp"
 #include "sapling/pair.hpp"
 #include "sapling/status.hpp"
 #include "sapling/task_system.hpp"
@@ -193,6 +194,21 @@ py::array_t<std::uint32_t> ids_array(const std::vector<Id>& ids);
 
 /// A pool of `threads` as checked by as_threads(); 1: none.
 std::unique_ptr<ThreadPool> make_pool(unsigned threads);
+
+/// Whether `values` is one value (a number, a 0-d array, a string) rather
+/// than one per element.
+bool is_scalar(py::handle values);
+
+/// The categories and masks given to add() or set_filter(): each None (not
+/// given), an integer for every id, or one per id.
+struct FilterFields {
+  std::optional<std::vector<std::uint32_t>> category, mask;
+
+  bool given() const { return category || mask; }
+  /// `filters` (one per id) with the parts given replaced.
+  std::vector<Filter> filters(std::vector<Filter> filters) const;
+};
+FilterFields as_filter_fields(py::handle category, py::handle mask, std::size_t n);
 
 // ---- the module's parts, called by module.cpp ------------------------------
 

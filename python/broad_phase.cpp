@@ -385,45 +385,6 @@ class PyBroadPhase {
     return py::make_tuple(ids_array(ids), offsets_array(offsets));
   }
 
-  // The categories and masks given to add() or set_filter(): each None (not
-  // given), an integer for every id, or one per id.
-  struct FilterFields {
-    std::optional<std::vector<std::uint32_t>> category, mask;
-
-    bool given() const { return category || mask; }
-    // `filters` (one per id) with the parts given replaced.
-    std::vector<Filter> filters(std::vector<Filter> filters) const {
-      for (std::size_t k = 0; k < filters.size(); ++k) {
-        if (category) filters[k].category = (*category)[k];
-        if (mask) filters[k].mask = (*mask)[k];
-      }
-      return filters;
-    }
-  };
-
-  static FilterFields as_filter_fields(py::handle category, py::handle mask, std::size_t n) {
-    const auto field = [&](py::handle values, const char* what) -> std::optional<std::vector<std::uint32_t>> {
-      if (values.is_none()) return std::nullopt;
-      const bool is_array = py::isinstance<py::array>(values);
-      const bool scalar = is_array ? py::reinterpret_borrow<py::array>(values).ndim() == 0
-                                   : !py::isinstance<py::sequence>(values) || py::isinstance<py::str>(values) ||
-                                         py::isinstance<py::bytes>(values);
-      if (scalar) {
-        return std::vector<std::uint32_t>(n, as_uint32(values, what));
-      }
-      const Ids per_id = as_ids(values, what, false);
-      if (per_id.n != n) {
-        refuse(std::string(what) + " must be an integer or hold one value per id (" + std::to_string(n) + "), not " +
-               std::to_string(per_id.n));
-      }
-      return std::vector<std::uint32_t>(per_id.data, per_id.data + n);
-    };
-    FilterFields fields;
-    fields.category = field(category, "category");
-    fields.mask = field(mask, "mask");
-    return fields;
-  }
-
   // A ray of the broad phase's dimensions, lifted to 3D; floats as boxes take them.
   Ray3 as_ray(py::handle origin_obj, py::handle direction_obj, py::handle max_t) const {
     const int dims = broad_phase_->options().dims;

@@ -294,45 +294,6 @@ class PyDistributedBroadPhase {
                                         "an integer in [0, " + std::to_string(n) + ") (a rank)"));
   }
 
-  static bool is_scalar(py::handle values) {
-    const bool is_array = py::isinstance<py::array>(values);
-    return is_array ? py::reinterpret_borrow<py::array>(values).ndim() == 0
-                    : !py::isinstance<py::sequence>(values) || py::isinstance<py::str>(values) ||
-                          py::isinstance<py::bytes>(values);
-  }
-
-  // The categories and masks given to add() or set_filter(): each None (not
-  // given), an integer for every id, or one per id (as BroadPhase's).
-  struct FilterFields {
-    std::optional<std::vector<std::uint32_t>> category, mask;
-
-    bool given() const { return category || mask; }
-    std::vector<Filter> filters(std::vector<Filter> filters) const {
-      for (std::size_t k = 0; k < filters.size(); ++k) {
-        if (category) filters[k].category = (*category)[k];
-        if (mask) filters[k].mask = (*mask)[k];
-      }
-      return filters;
-    }
-  };
-
-  static FilterFields as_filter_fields(py::handle category, py::handle mask, std::size_t n) {
-    const auto field = [&](py::handle values, const char* what) -> std::optional<std::vector<std::uint32_t>> {
-      if (values.is_none()) return std::nullopt;
-      if (is_scalar(values)) return std::vector<std::uint32_t>(n, as_uint32(values, what));
-      const Ids per_id = as_ids(values, what, false);
-      if (per_id.n != n) {
-        refuse(std::string(what) + " must be an integer or hold one value per id (" + std::to_string(n) + "), not " +
-               std::to_string(per_id.n));
-      }
-      return std::vector<std::uint32_t>(per_id.data, per_id.data + n);
-    };
-    FilterFields fields;
-    fields.category = field(category, "category");
-    fields.mask = field(mask, "mask");
-    return fields;
-  }
-
   std::unique_ptr<DistributedBroadPhase> broad_phase_;
   int dims_ = 3;
   std::mutex mutex_;

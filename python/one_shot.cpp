@@ -8,12 +8,17 @@
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "binding.hpp"
@@ -214,6 +219,273 @@ class PyUnisizePruner {
   std::mutex mutex_;
 };
 
+// ---- sapling.dask's cell work (python/sapling/dask.py) ----------------------
+
+// Bit k of box r: it starts below the cell's lower border on axis k (never,
+// where that border is -inf).
+std::vector<std::uint8_t> starts_below(const Boxes& boxes, const std::array<float, 3>& cell_lo) {
+  std::vector<std::uint8_t> bits(boxes.n);
+  const auto width = static_cast<std::size_t>(2 * boxes.dims);
+  for (std::size_t r = 0; r < boxes.n; ++r) {
+    const float* row = boxes.data + r * width;
+    unsigned b = 0;
+    for (int k = 0; k < boxes.dims; ++k) b |= static_cast<unsigned>(row[k] < cell_lo[static_cast<std::size_t>(k)]) << k;
+    bits[r] = static_cast<std::uint8_t>(b);
+  }
+  return bits;
+}
+
+// Sorts pairs of local indices by i, then j: a counting sort on i (i < n_first),
+// then each run of one i by j (runs are short).
+void sort_local_pairs(std::vector<IndexPair>& pairs, std::size_t n_first) {
+  std::vector<std::uint32_t> next(n_first + 1, 0);
+  for (const IndexPair& p : pairs) ++next[p.i + 1];
+  for (std::size_t i = 1; i <= n_first; ++i) next[i] += next[i - 1];
+  std::vector<IndexPair> sorted(pairs.size());
+  for (const IndexPair& p : pairs) sorted[next[p.i]++] = p;
+  const auto by_j = [](const IndexPair& x, const IndexPair& y) { return x.j < y.j; };
+  std::size_t begin = 0;
+  for (std::size_t i = 0; i < n_first; ++i) {
+    const std::size_t end = next[i];
+    if (end - begin > 1)
+      std::sort(sorted.begin() + static_cast<std::ptrdiff_t>(begin), sorted.begin() + static_cast<std::ptrdiff_t>(end),
+                by_j);
+    begin = end;
+  }
+  pairs.swap(sorted);
+}
+
+bool rising(const Ids& ids) {
+  for (std::size_t r = 1; r < ids.n; ++r) {
+    if (ids.data[r] <= ids.data[r - 1]) return false;
+  }
+  return true;
+}
+
+// One cell's pairs for sapling.dask: the pairs of boxes (or between a and b)
+// whose reference point, max(min_i, min_j) per axis, lies at or above the
+// cell's lower corner on every axis (a pair is dropped when both boxes start
+// below it on one axis), as global indices index_a[i], index_b[j] (rising),
+// sorted by i then j when `sort`. b = None: complete pairs of a.
+py::array_t<std::uint32_t> cell_pairs(py::handle a_obj, py::handle index_a_obj, py::handle b_obj,
+                                      py::handle index_b_obj, py::handle cell_lo_obj, py::handle threads_obj,
+                                      bool sort) {
+  const unsigned threads = as_threads(threads_obj);
+  const bool complete = b_obj.is_none();
+  const Boxes a = as_boxes(a_obj, 0, "a");
+  const Boxes b = complete ? a : as_boxes(b_obj, a.dims, "b");
+  const Ids index_a = as_ids(index_a_obj, "index_a", false);
+  const Ids index_b = complete ? index_a : as_ids(index_b_obj, "index_b", false);
+  const std::array<float, 3> cell_lo = as_vector(cell_lo_obj, a.dims, "cell_lo");
+  if (index_a.n != a.n || index_b.n != b.n) refuse("cell_pairs: one index per box");
+  if (!rising(index_a) || !rising(index_b)) refuse("cell_pairs: indices must rise");
+  std::vector<IndexPair> out;
+  {
+    py::gil_scoped_release release;
+    std::vector<Box3> lifted_a, lifted_b;
+    if (threads == 1) {  // the library's free functions: a warm pruner per thread, as complete_pairs()
+      const auto span_a = checked_box3(a, lifted_a);
+      if (complete) {
+        complete_pairs(span_a, out);
+      } else {
+        bipartite_pairs(span_a, checked_box3(b, lifted_b), out);
+      }
+    } else {
+      const auto pool = make_pool(threads);
+      BoxPruner pruner(pool.get());
+      const auto span_a = checked_box3(a, lifted_a, pool.get());
+      if (complete) {
+        pruner.complete(span_a, out);
+      } else {
+        pruner.bipartite(span_a, checked_box3(b, lifted_b, pool.get()), out);
+      }
+    }
+    const auto below_a = starts_below(a, cell_lo);
+    const auto below_b = complete ? std::vector<std::uint8_t>{} : starts_below(b, cell_lo);
+    const std::uint8_t* bits_b = complete ? below_a.data() : below_b.data();
+    std::size_t kept = 0;
+    for (const IndexPair& p : out) {
+      out[kept] = p;
+      kept += static_cast<std::size_t>((below_a[p.i] & bits_b[p.j]) == 0);
+    }
+    out.resize(kept);
+    if (sort) sort_local_pairs(out, a.n);
+    for (IndexPair& p : out) p = IndexPair{index_a.data[p.i], index_b.data[p.j]};
+  }
+  return take_pairs(std::move(out));
+}
+
+// An allocator whose resize() leaves new values unset: the split writes
+// every slot it keeps.
+template <class T>
+struct UnsetAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UnsetAllocator<U>;
+  };
+  UnsetAllocator() = default;
+  template <class U>
+  explicit UnsetAllocator(const UnsetAllocator<U>&) {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+template <class T>
+using UnsetVector = std::vector<T, UnsetAllocator<T>>;
+
+// A vector's values as a numpy array of `shape`, owning them: no copy.
+template <class T>
+py::array_t<T> take_array(UnsetVector<T>&& values, std::vector<py::ssize_t> shape) {
+  auto* owner = new UnsetVector<T>(std::move(values));
+  py::capsule free_owner(owner, [](void* p) { delete static_cast<UnsetVector<T>*>(p); });
+  return py::array_t<T>(shape, owner->data(), free_owner);
+}
+
+template <int D>
+struct ChunkSplit {
+  std::vector<UnsetVector<std::uint32_t>> indices;
+  std::vector<UnsetVector<float>> boxes;
+};
+
+// Whether a row meets a cell: max >= lo and min <= top on every axis, where
+// top is the float below the cell's hi (min < hi), or +inf for hi = +inf (the
+// top cell holds +inf).
+template <int D>
+bool meets_cell(const float* row, const float* lo, const float* top) {
+  bool meets = true;
+  for (int k = 0; k < D; ++k) meets &= (row[k] <= top[k]) & (row[D + k] >= lo[k]);
+  return meets;
+}
+
+// Per cell, two branch-free passes over the rows: count its boxes, then write
+// them (each write lands at the next slot, which advances only for a box that
+// meets the cell; one spare slot takes the others).
+template <int D>
+ChunkSplit<D> split_rows(const float* rows, std::size_t n, std::uint32_t first_row, const float* lo, const float* hi,
+                         std::size_t cells) {
+  std::vector<float> top(hi, hi + cells * D);
+  for (float& t : top) {
+    if (t != std::numeric_limits<float>::infinity()) t = std::nextafter(t, -std::numeric_limits<float>::infinity());
+  }
+  ChunkSplit<D> out;
+  out.indices.resize(cells);
+  out.boxes.resize(cells);
+  for (std::size_t c = 0; c < cells; ++c) {
+    const float* cell_lo = lo + c * D;
+    const float* cell_hi = top.data() + c * D;
+    std::size_t count = 0;
+    for (std::size_t r = 0; r < n; ++r) count += meets_cell<D>(rows + r * 2 * D, cell_lo, cell_hi) ? 1 : 0;
+    UnsetVector<std::uint32_t>& indices = out.indices[c];
+    UnsetVector<float>& boxes = out.boxes[c];
+    indices.resize(count + 1);
+    boxes.resize((count + 1) * 2 * D);
+    std::uint32_t* next_index = indices.data();
+    float* next_box = boxes.data();
+    for (std::size_t r = 0; r < n; ++r) {
+      const float* row = rows + r * 2 * D;
+      const std::size_t step = meets_cell<D>(row, cell_lo, cell_hi) ? 1 : 0;
+      *next_index = first_row + static_cast<std::uint32_t>(r);
+      std::memcpy(next_box, row, sizeof(float) * 2 * D);
+      next_index += step;
+      next_box += step * 2 * D;
+    }
+    indices.pop_back();
+    boxes.resize(count * 2 * D);
+  }
+  return out;
+}
+
+// sapling.dask's split of one chunk: for each cell c, the global rows
+// (first_row + r) and the boxes of the chunk's boxes meeting it (min < hi or
+// hi = +inf, and max >= lo, on every axis), as a list of (indices, boxes);
+// None when a box is invalid (NaN, min > max), for the caller to name it.
+py::object split_boxes(py::handle boxes_obj, std::uint64_t first_row, py::handle lo_obj, py::handle hi_obj) {
+  const Boxes boxes = as_boxes(boxes_obj, 0, "boxes");
+  using Cells = py::array_t<float, py::array::c_style | py::array::forcecast>;
+  const Cells lo = Cells::ensure(lo_obj), hi = Cells::ensure(hi_obj);
+  if (!lo || !hi || lo.ndim() != 2 || hi.ndim() != 2 || lo.shape(1) != boxes.dims || hi.shape(1) != boxes.dims ||
+      lo.shape(0) != hi.shape(0)) {
+    refuse("split_boxes: lo and hi must be (cells, dims) arrays of the boxes' dims");
+  }
+  if (first_row + boxes.n > (std::uint64_t{1} << 32)) refuse("split_boxes: indices are uint32");
+  const auto cells = static_cast<std::size_t>(lo.shape(0));
+  const auto first = static_cast<std::uint32_t>(first_row);
+  ChunkSplit<3> split3;
+  ChunkSplit<2> split2;
+  bool valid = true;
+  {
+    py::gil_scoped_release release;
+    if (boxes.dims == 2) {
+      valid = all_valid(boxes.box2());
+      if (valid) split2 = split_rows<2>(boxes.data, boxes.n, first, lo.data(), hi.data(), cells);
+    } else {
+      valid = all_valid(boxes.box3());
+      if (valid) split3 = split_rows<3>(boxes.data, boxes.n, first, lo.data(), hi.data(), cells);
+    }
+  }
+  if (!valid) return py::none();
+  auto& indices = boxes.dims == 2 ? split2.indices : split3.indices;
+  auto& kept = boxes.dims == 2 ? split2.boxes : split3.boxes;
+  py::list out;
+  for (std::size_t c = 0; c < cells; ++c) {
+    const auto k = static_cast<py::ssize_t>(indices[c].size());
+    out.append(py::make_tuple(take_array(std::move(indices[c]), {k}),
+                              take_array(std::move(kept[c]), {k, static_cast<py::ssize_t>(2 * boxes.dims)})));
+  }
+  return out;
+}
+
+// Sorted runs of pairs (each by i, then j) merged into one: sapling.dask's
+// merge of a row range from every cell.
+py::array_t<std::uint32_t> merge_pairs(const py::sequence& runs_obj) {
+  std::vector<py::array_t<std::uint32_t, py::array::c_style | py::array::forcecast>> runs;
+  for (const py::handle r : runs_obj) {
+    runs.emplace_back(py::array_t<std::uint32_t, py::array::c_style | py::array::forcecast>::ensure(r));
+    if (!runs.back() || runs.back().ndim() != 2 || runs.back().shape(1) != 2) refuse("merge_pairs: (k, 2) uint32 runs");
+  }
+  std::vector<std::span<const IndexPair>> spans;
+  for (const auto& r : runs)
+    spans.emplace_back(reinterpret_cast<const IndexPair*>(r.data()), static_cast<std::size_t>(r.shape(0)));
+  std::vector<IndexPair> out;
+  {
+    py::gil_scoped_release release;
+    const auto less = [](const IndexPair& x, const IndexPair& y) { return x.i < y.i || (x.i == y.i && x.j < y.j); };
+    std::vector<std::vector<IndexPair>> merged;  // runs merged two at a time until one is left
+    while (spans.size() > 1) {
+      std::vector<std::span<const IndexPair>> next;
+      std::vector<std::vector<IndexPair>> next_merged;
+      next_merged.reserve((spans.size() + 1) / 2);
+      for (std::size_t r = 0; r + 1 < spans.size(); r += 2) {
+        auto& m = next_merged.emplace_back(spans[r].size() + spans[r + 1].size());
+        std::merge(spans[r].begin(), spans[r].end(), spans[r + 1].begin(), spans[r + 1].end(), m.begin(), less);
+        next.emplace_back(m);
+      }
+      if (spans.size() % 2 != 0) {  // the odd run waits a round, kept alive if it was merged
+        if (!merged.empty() && spans.back().data() == merged.back().data()) {
+          next.emplace_back(next_merged.emplace_back(std::move(merged.back())));
+        } else {
+          next.push_back(spans.back());
+        }
+      }
+      spans.swap(next);
+      merged.swap(next_merged);  // frees the runs merged a round ago, after their last use
+    }
+    if (!spans.empty()) {
+      if (!merged.empty() && spans[0].data() == merged.back().data()) {
+        out = std::move(merged.back());
+      } else {
+        out.assign(spans[0].begin(), spans[0].end());
+      }
+    }
+  }
+  return take_pairs(std::move(out));
+}
+
 }  // namespace
 
 void bind_one_shot(py::module_& m) {
@@ -267,6 +539,13 @@ void bind_one_shot(py::module_& m) {
         return py::make_tuple(seconds, pairs);
       },
       py::arg("boxes"), py::arg("threads") = 1, py::arg("repeats") = 1);
+  m.def("_cell_pairs", &cell_pairs, py::arg("a"), py::arg("index_a"), py::arg("b"), py::arg("index_b"),
+        py::arg("cell_lo"), py::arg("threads") = 1, py::arg("sort") = false,
+        "sapling.dask's pairs of one cell: the sweep's pairs kept by the reference-point rule, as global indices.");
+  m.def("_split_boxes", &split_boxes, py::arg("boxes"), py::arg("first_row"), py::arg("lo"), py::arg("hi"),
+        "sapling.dask's split of a chunk into cells: [(indices, boxes)] per cell, or None for an invalid box.");
+  m.def("_merge_pairs", &merge_pairs, py::arg("runs"),
+        "Sorted (k, 2) uint32 runs merged into one, sorted by i then j.");
   m.def("complete_pairs", &one_shot_complete, py::arg("boxes"), py::arg("threads") = 1,
         "Every overlapping pair (i, j), i < j, of (n, 4) or (n, 6) boxes: (k, 2) uint32 indices.");
   m.def("bipartite_pairs", &one_shot_bipartite, py::arg("a"), py::arg("b"), py::arg("threads") = 1,

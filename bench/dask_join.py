@@ -33,7 +33,12 @@ import argparse
 import collections
 import os
 import statistics
+import sys
 import time
+
+# bench/distributed.py (sapling-mpi's bench) would shadow Dask's distributed.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
 
 import numpy as np
 
@@ -90,6 +95,12 @@ def main():
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--keep-heap",
+        action="store_true",
+        help="workers' glibc malloc keeps freed memory (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_ high) "
+        "instead of distributed's default MALLOC_TRIM_THRESHOLD_=65536: fewer page faults (docs/dask.md)",
+    )
     args = parser.parse_args()
 
     import dask
@@ -102,6 +113,12 @@ def main():
           f"{len(sizes)} chunks of {args.chunk_rows} rows; load average {os.getloadavg()[0]:.2f}")
 
     boxes = np.concatenate([scene_chunk(rows, k, args.seed, side) for k, rows in enumerate(sizes)])
+
+    if args.keep_heap:
+        environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
+        environ.update(MALLOC_MMAP_THRESHOLD_=1 << 30, MALLOC_TRIM_THRESHOLD_=1 << 32)
+        dask.config.set({"distributed.nanny.pre-spawn-environ": environ})
+    print(f"workers' malloc environment: {dask.config.get('distributed.nanny.pre-spawn-environ', {})}")
 
     with distributed.LocalCluster(
         n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0"
@@ -116,29 +133,45 @@ def main():
         print(f"cells: {len(cells)}; workers: {args.workers} x 1 thread")
 
         rounds = collections.defaultdict(list)
+        cpu = collections.defaultdict(list)
+
+        def measured(name, function):
+            """Runs function; records its wall seconds and the CPU seconds it
+            took in this process (the caller and the scheduler) and in every
+            worker process (all their threads: tasks, transfers, event loop)."""
+            before = time.process_time(), client.run(time.process_time)
+            seconds, result = timed(function)
+            after = time.process_time(), client.run(time.process_time)
+            rounds[name].append(seconds)
+            cpu[name].append(after[0] - before[0] + sum(after[1][w] - before[1][w] for w in after[1]))
+            return result
+
         reference = None
         for round_index in range(args.repeats):
             seconds, pairs = timed(lambda: sapling.complete_pairs(boxes))
             rounds["one process: complete_pairs"].append(seconds)
+            cpu["one process: complete_pairs"].append(seconds)
             seconds, ordered = timed(lambda: sd.sort_pairs(pairs))
             rounds["one process: sort_pairs of it"].append(seconds)
+            cpu["one process: sort_pairs of it"].append(seconds)
             del pairs
             if reference is None:
                 reference = ordered
             del ordered
 
             with distributed.get_task_stream(client) as stream:
-                seconds, got = timed(lambda: sd.complete_pairs(spread, cells=args.cells))
-            rounds["dask: complete_pairs -> numpy"].append(seconds)
+                got = measured("dask: complete_pairs -> numpy", lambda: sd.complete_pairs(spread, cells=args.cells))
             assert np.array_equal(got, reference), "sapling.dask's pairs differ from complete_pairs'"
             del got
             compute, transfer = task_seconds(stream.data)
 
-            seconds, _ = timed(lambda: sd.complete_pairs(spread, cells=cells))
-            rounds["dask: cells given -> numpy"].append(seconds)
+            got = measured("dask: cells given -> numpy", lambda: sd.complete_pairs(spread, cells=cells))
+            assert np.array_equal(got, reference), "sapling.dask's pairs differ from complete_pairs'"
+            del got
 
-            seconds, unsorted = timed(lambda: sd.complete_pairs(spread, sort=False))
-            rounds["dask: sort=False -> numpy"].append(seconds)
+            unsorted = measured(
+                "dask: cells given, sort=False -> numpy", lambda: sd.complete_pairs(spread, cells=cells, sort=False)
+            )
             assert len(unsorted) == len(reference)
             if round_index == 0:
                 assert np.array_equal(sd.sort_pairs(unsorted), reference), "unsorted pairs differ"
@@ -149,22 +182,22 @@ def main():
                 distributed.wait(lazy)
                 return lazy
 
-            seconds, lazy = timed(persisted)
-            rounds["dask: cells given -> dask, persisted"].append(seconds)
+            lazy = measured("dask: cells given -> dask, persisted", persisted)
             del lazy
             work = ", ".join(f"{kind} {s:.2f}" for kind, s in compute.most_common())
             print(f"round {round_index + 1}: " + ", ".join(f"{k} {v[-1]:.3f}" for k, v in rounds.items()))
+            print("  CPU s: " + ", ".join(f"{k} {v[-1]:.2f}" for k, v in cpu.items() if k.startswith("dask")))
             print(f"  task stream (numpy run): compute s {work}; transfer s {transfer:.2f}; "
                   f"load {os.getloadavg()[0]:.2f}")
 
     print(f"\npairs: {len(reference)} ({len(reference) / args.n:.2f} a box), identical on every round")
     base = statistics.median(rounds["one process: complete_pairs"])
     sorted_base = base + statistics.median(rounds["one process: sort_pairs of it"])
-    print(f"\n| median of {args.repeats} | seconds | one process / this | one process + sort / this |")
-    print("|---|---:|---:|---:|")
+    print(f"\n| median of {args.repeats} | seconds | CPU s | one process / this | one process + sort / this |")
+    print("|---|---:|---:|---:|---:|")
     for name, values in rounds.items():
         m = statistics.median(values)
-        print(f"| {name} | {m:.3f} | {base / m:.2f} | {sorted_base / m:.2f} |")
+        print(f"| {name} | {m:.3f} | {statistics.median(cpu[name]):.2f} | {base / m:.2f} | {sorted_base / m:.2f} |")
 
 
 if __name__ == "__main__":

@@ -140,7 +140,7 @@ def complete_pairs(
     chunks = rows.to_delayed().ravel()
     split = dask.delayed(_split_chunk, nout=len(cells), pure=True)
     pieces = [split(chunk, first, cells, "boxes") for chunk, first in zip(chunks, layout.starts)]
-    ranges = _output_ranges(layout.total, len(cells)) if sort else None
+    ranges = _output_ranges(layout.total, len(cells), output) if sort else None
     pair = dask.delayed(_pair_cell_complete, nout=_range_count(ranges), pure=True)
     by_cell = [pair(cells.lo[c], ranges, threads, *[p[c] for p in pieces]) for c in range(len(cells))]
     return _merge(by_cell, ranges, output, scheduler)
@@ -167,7 +167,7 @@ def bipartite_pairs(
     split = dask.delayed(_split_chunk, nout=len(cells), pure=True)
     pieces_a = [split(chunk, first, cells, "a") for chunk, first in zip(rows_a.to_delayed().ravel(), layout_a.starts)]
     pieces_b = [split(chunk, first, cells, "b") for chunk, first in zip(rows_b.to_delayed().ravel(), layout_b.starts)]
-    ranges = _output_ranges(layout_a.total, len(cells)) if sort else None
+    ranges = _output_ranges(layout_a.total, len(cells), output) if sort else None
     pair = dask.delayed(_pair_cell_bipartite, nout=_range_count(ranges), pure=True)
     by_cell = [
         pair(cells.lo[c], ranges, threads, len(pieces_a), *[p[c] for p in pieces_a], *[p[c] for p in pieces_b])
@@ -437,9 +437,10 @@ def _keys_to_pairs(keys):
     return pairs
 
 
-def _output_ranges(total, count):
-    """Row ranges of i, one result chunk each: count + 1 borders."""
-    return np.linspace(0, total, count + 1).astype(np.uint64).tolist()
+def _output_ranges(total, count, output):
+    """Row ranges of i, one result chunk each: count + 1 borders; one range
+    for numpy output, whose merge is the caller's."""
+    return np.linspace(0, total, (count if output == "dask" else 1) + 1).astype(np.uint64).tolist()
 
 
 def _range_count(ranges):
@@ -462,6 +463,8 @@ def _merge_range(*sorted_runs):
 
 
 def _merge(by_cell, ranges, output, scheduler):
+    if output == "numpy" and ranges is not None:  # the cells' sorted runs merged here, as they arrive
+        return _sapling._merge_pairs(dask.compute(*[cell[0] for cell in by_cell], scheduler=scheduler))
     if ranges is None:  # unsorted: each cell's pairs as they are
         ranges = [cell[0] for cell in by_cell]
     else:

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -235,24 +236,30 @@ std::vector<std::uint8_t> starts_below(const Boxes& boxes, const std::array<floa
   return bits;
 }
 
-// Sorts pairs of local indices by i, then j: a counting sort on i (i < n_first),
-// then each run of one i by j (runs are short).
+// Sorts pairs of local indices by i, then j: a least-significant-digit radix
+// sort on i (i < n_first, 11 bits a pass: two passes up to 2^22 boxes), stable,
+// then each run of one i by j, in place (runs are short: a few pairs a box).
 void sort_local_pairs(std::vector<IndexPair>& pairs, std::size_t n_first) {
-  std::vector<std::uint32_t> next(n_first + 1, 0);
-  for (const IndexPair& p : pairs) ++next[p.i + 1];
-  for (std::size_t i = 1; i <= n_first; ++i) next[i] += next[i - 1];
-  std::vector<IndexPair> sorted(pairs.size());
-  for (const IndexPair& p : pairs) sorted[next[p.i]++] = p;
-  const auto by_j = [](const IndexPair& x, const IndexPair& y) { return x.j < y.j; };
-  std::size_t begin = 0;
-  for (std::size_t i = 0; i < n_first; ++i) {
-    const std::size_t end = next[i];
-    if (end - begin > 1)
-      std::sort(sorted.begin() + static_cast<std::ptrdiff_t>(begin), sorted.begin() + static_cast<std::ptrdiff_t>(end),
-                by_j);
-    begin = end;
+  constexpr int kDigit = 11;
+  constexpr std::uint32_t kMask = (1u << kDigit) - 1;
+  const int bits = n_first > 1 ? std::bit_width(n_first - 1) : 0;
+  if (bits > 0) {
+    std::vector<IndexPair> buffer(pairs.size());
+    for (int shift = 0; shift < bits; shift += kDigit) {
+      std::array<std::size_t, kMask + 1> next{};
+      for (const IndexPair& p : pairs) ++next[(p.i >> shift) & kMask];
+      std::size_t sum = 0;
+      for (std::size_t& n : next) sum += std::exchange(n, sum);
+      for (const IndexPair& p : pairs) buffer[next[(p.i >> shift) & kMask]++] = p;
+      pairs.swap(buffer);
+    }
   }
-  pairs.swap(sorted);
+  for (std::size_t r = 1; r < pairs.size(); ++r) {
+    const IndexPair x = pairs[r];
+    std::size_t q = r;
+    for (; q > 0 && pairs[q - 1].i == x.i && pairs[q - 1].j > x.j; --q) pairs[q] = pairs[q - 1];
+    pairs[q] = x;
+  }
 }
 
 bool rising(const Ids& ids) {
@@ -362,9 +369,9 @@ bool meets_cell(const float* row, const float* lo, const float* top) {
   return meets;
 }
 
-// Per cell, two branch-free passes over the rows: count its boxes, then write
-// them (each write lands at the next slot, which advances only for a box that
-// meets the cell; one spare slot takes the others).
+// Two passes over the rows per 32 cells: each row's mask of the cells it
+// meets (and each cell's count), then each row copied to every cell of its
+// mask (mostly one).
 template <int D>
 ChunkSplit<D> split_rows(const float* rows, std::size_t n, std::uint32_t first_row, const float* lo, const float* hi,
                          std::size_t cells) {
@@ -375,27 +382,36 @@ ChunkSplit<D> split_rows(const float* rows, std::size_t n, std::uint32_t first_r
   ChunkSplit<D> out;
   out.indices.resize(cells);
   out.boxes.resize(cells);
-  for (std::size_t c = 0; c < cells; ++c) {
-    const float* cell_lo = lo + c * D;
-    const float* cell_hi = top.data() + c * D;
-    std::size_t count = 0;
-    for (std::size_t r = 0; r < n; ++r) count += meets_cell<D>(rows + r * 2 * D, cell_lo, cell_hi) ? 1 : 0;
-    UnsetVector<std::uint32_t>& indices = out.indices[c];
-    UnsetVector<float>& boxes = out.boxes[c];
-    indices.resize(count + 1);
-    boxes.resize((count + 1) * 2 * D);
-    std::uint32_t* next_index = indices.data();
-    float* next_box = boxes.data();
+  std::vector<std::uint32_t> masks(n);
+  for (std::size_t first_cell = 0; first_cell < cells; first_cell += 32) {
+    const std::size_t group = std::min<std::size_t>(32, cells - first_cell);
+    std::array<std::size_t, 32> count{};
     for (std::size_t r = 0; r < n; ++r) {
       const float* row = rows + r * 2 * D;
-      const std::size_t step = meets_cell<D>(row, cell_lo, cell_hi) ? 1 : 0;
-      *next_index = first_row + static_cast<std::uint32_t>(r);
-      std::memcpy(next_box, row, sizeof(float) * 2 * D);
-      next_index += step;
-      next_box += step * 2 * D;
+      std::uint32_t mask = 0;
+      for (std::size_t c = 0; c < group; ++c) {
+        const bool meets = meets_cell<D>(row, lo + (first_cell + c) * D, top.data() + (first_cell + c) * D);
+        mask |= static_cast<std::uint32_t>(meets) << c;
+        count[c] += meets ? 1 : 0;
+      }
+      masks[r] = mask;
     }
-    indices.pop_back();
-    boxes.resize(count * 2 * D);
+    std::array<std::uint32_t*, 32> next_index{};
+    std::array<float*, 32> next_box{};
+    for (std::size_t c = 0; c < group; ++c) {
+      out.indices[first_cell + c].resize(count[c]);
+      out.boxes[first_cell + c].resize(count[c] * 2 * D);
+      next_index[c] = out.indices[first_cell + c].data();
+      next_box[c] = out.boxes[first_cell + c].data();
+    }
+    for (std::size_t r = 0; r < n; ++r) {
+      for (std::uint32_t mask = masks[r]; mask != 0; mask &= mask - 1) {
+        const auto c = static_cast<std::size_t>(std::countr_zero(mask));
+        *next_index[c]++ = first_row + static_cast<std::uint32_t>(r);
+        std::memcpy(next_box[c], rows + r * 2 * D, sizeof(float) * 2 * D);
+        next_box[c] += 2 * D;
+      }
+    }
   }
   return out;
 }

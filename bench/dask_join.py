@@ -15,18 +15,24 @@ the same array for the one-process side.
                (sapling.dask.sort_pairs), the order sapling.dask returns.
   dask         sapling.dask.complete_pairs(boxes) with the boxes persisted
                in the two workers (1 thread each): survey, cells, split,
-               pair, merge, and the sorted pairs gathered into this process
-               as one numpy array; then the same with the cells given (no
-               survey) and output="dask" persisted in the workers (no
-               gathering), to show where the time goes; and with
-               sort=False (the pairs in the cells' order, as the one
-               process's are in its sweep's), checked equal as sets.
+               pair, and the cells' sorted pairs merged into one numpy
+               array in this process; then with the cells given (no
+               survey); with sort=False too (the pairs in the cells' order,
+               as the one process's are in its sweep's, checked equal as
+               sets); and with output="dask" persisted in the workers (one
+               merge task per range of i, no gathering).
 
-Each figure is the median of --repeats rounds, the two sides interleaved.
-The Dask figures come with the task stream's compute seconds per kind of
-task and its transfer seconds (summed over both workers).
+Each figure is the median of --repeats rounds, the two sides interleaved,
+with wall seconds and CPU seconds (time.process_time of this process,
+which hosts the scheduler, plus that of each worker process, all threads:
+tasks, transfers, event loops). --keep-heap starts the workers with glibc
+malloc keeping freed memory (distributed's default, MALLOC_TRIM_THRESHOLD_
+=65536, hands it back at once, so each task's large arrays are fresh pages
+that fault in again). Each round ends with one more default run, untimed,
+whose task stream gives the compute seconds per kind of task and the
+transfer seconds (summed over both workers).
 
-    PYTHONPATH=build/python /usr/bin/python3 bench/dask_join.py [--n 10000000] [--repeats 3]
+    PYTHONPATH=build/python /usr/bin/python3 bench/dask_join.py [--n 10000000] [--repeats 3] [--keep-heap]
 """
 
 import argparse
@@ -159,11 +165,9 @@ def main():
                 reference = ordered
             del ordered
 
-            with distributed.get_task_stream(client) as stream:
-                got = measured("dask: complete_pairs -> numpy", lambda: sd.complete_pairs(spread, cells=args.cells))
+            got = measured("dask: complete_pairs -> numpy", lambda: sd.complete_pairs(spread, cells=args.cells))
             assert np.array_equal(got, reference), "sapling.dask's pairs differ from complete_pairs'"
             del got
-            compute, transfer = task_seconds(stream.data)
 
             got = measured("dask: cells given -> numpy", lambda: sd.complete_pairs(spread, cells=cells))
             assert np.array_equal(got, reference), "sapling.dask's pairs differ from complete_pairs'"
@@ -184,10 +188,13 @@ def main():
 
             lazy = measured("dask: cells given -> dask, persisted", persisted)
             del lazy
+            with distributed.get_task_stream(client) as stream:  # an extra run, untimed: recording costs
+                sd.complete_pairs(spread, cells=args.cells)
+            compute, transfer = task_seconds(stream.data)
             work = ", ".join(f"{kind} {s:.2f}" for kind, s in compute.most_common())
             print(f"round {round_index + 1}: " + ", ".join(f"{k} {v[-1]:.3f}" for k, v in rounds.items()))
             print("  CPU s: " + ", ".join(f"{k} {v[-1]:.2f}" for k, v in cpu.items() if k.startswith("dask")))
-            print(f"  task stream (numpy run): compute s {work}; transfer s {transfer:.2f}; "
+            print(f"  task stream (a default run more): compute s {work}; transfer s {transfer:.2f}; "
                   f"load {os.getloadavg()[0]:.2f}")
 
     print(f"\npairs: {len(reference)} ({len(reference) / args.n:.2f} a box), identical on every round")

@@ -8,18 +8,19 @@
 For boxes too many for one process: each input chunk stays where it is
 computed, and only one spatial cell's boxes ever meet in one task.
 
-1. Survey. Each chunk is checked (as the module checks boxes: NaN, min > max,
-   a value that is not exactly a float32), and a strided sample of its box
-   centres (every s-th row of the whole array, so the same rows for any
-   chunking) comes back to the caller.
+1. Survey. A strided sample of each chunk's box centres (every s-th row of
+   the whole array, so the same rows for any chunking) comes back to the
+   caller.
 2. Cells. The sample is bisected recursively, each time across its widest
    axis at the quantile that splits the cell count, into `cells` boxes that
    partition space exactly: every interval half-open [lo, hi), the outer
    ones reaching -inf and +inf (+inf itself belongs to the top cell), so
    infinite boxes and boxes at infinity have a place.
-3. Split. Each chunk hands each cell the boxes that meet it (closed box
-   against half-open cell: min < hi and max >= lo on every axis), with their
-   global row indices. A box crossing a border goes to every cell it meets.
+3. Split. Each chunk is checked (as the module checks boxes: NaN, min > max,
+   a value that is not exactly a float32) and hands each cell the boxes that
+   meet it (closed box against half-open cell: min < hi and max >= lo on
+   every axis), with their global row indices, in one pass of the module's
+   C++ (_split_boxes). A box crossing a border goes to every cell it meets.
 4. Pair. Each cell pairs its boxes with the module's one-shot sweep and
    keeps a pair only when the cell holds the pair's reference point, the
    least corner of the two boxes' intersection, max(min_i, min_j) per axis.
@@ -27,23 +28,27 @@ computed, and only one spatial cell's boxes ever meet in one task.
    overlapping pair is reported once, by one cell. In a cell it is a bit
    test: the point lies below the cell's lower border on axis k exactly when
    both boxes start below it there (its upper borders it never crosses,
-   since every box of the cell starts below them).
-5. Merge. Each cell's pairs, as 64-bit keys i << 32 | j sorted, are cut into
-   row ranges of i; each range is merged from every cell, so the result is
-   sorted (by i, then j) without one process sorting all of it. With
-   sort=False this step is skipped: each cell's pairs come as found.
+   since every box of the cell starts below them). The sweep, the test,
+   the global indices and the cell's sort by (i, j) (a radix sort on i) are
+   one call of the module's C++ (_cell_pairs).
+5. Merge. With output="numpy" the caller merges the cells' sorted runs as
+   they arrive (_merge_pairs); with output="dask" each cell's sorted pairs
+   are cut into row ranges of i and each range is merged from every cell by
+   a task, so the result is sorted (by i, then j) without one process
+   sorting all of it. With sort=False the cells do not sort and nothing is
+   merged: each cell's pairs come as found.
 
 The pairs are exactly those of sapling.complete_pairs on the whole array
 (and bipartite_pairs likewise), whose own order is its sweep's; compare
 after sort_pairs(). Overlap is closed (touching boxes overlap), 2D boxes are
 (n, 4), and indices are uint32, so n < 2**32.
 
-Steps 1 and 2 run when the function is called (they read every chunk once);
-with output="dask" the rest runs when the returned array is computed, and
-the pairs stay in the cluster until then. Pass cells= a Cells from
-partition() to skip the survey (the boxes are then not checked first: a
-box refused inside a cell is named by its index in that cell). A Dask
-Client, when one is active, runs everything; otherwise Dask's default
+Steps 1 and 2 run when the function is called (they read a sample of the
+rows; an input not persisted is computed for them, and again for the
+split); with output="dask" the rest runs when the returned array is
+computed, and the pairs stay in the cluster until then (a refused box
+raises then). Pass cells= a Cells from partition() to skip the survey. A
+Dask Client, when one is active, runs everything; otherwise Dask's default
 scheduler does (threads: the sweep releases the GIL), or the one named by
 scheduler=.
 """
@@ -177,10 +182,11 @@ def bipartite_pairs(
 
 
 def partition(boxes, cells=None, *, chunk_rows=None, columns=None, scheduler=None):
-    """Checks the boxes and cuts space into `cells` cells from a sample of
-    their centres (steps 1 and 2 above): the Cells complete_pairs() would
-    use, to reuse over several queries on similar boxes. boxes: as
-    complete_pairs() takes them, or a list of such sets (bipartite)."""
+    """Cuts space into `cells` cells from a sample of the boxes' centres
+    (steps 1 and 2 above; the boxes themselves are checked by the join's
+    split): the Cells complete_pairs() would use, to reuse over several
+    queries on similar boxes. boxes: as complete_pairs() takes them, or a
+    list of such sets (bipartite)."""
     sets = boxes if isinstance(boxes, (list, tuple)) else [boxes]
     rows = [_row_chunked(s, "boxes", chunk_rows, columns) for s in sets]
     dims = rows[0].shape[1] // 2

@@ -3,7 +3,10 @@
 // (bipartite_pairs, BoxPruner.bipartite, and a set prepared once for many
 // queries), as (k, 2) uint32 index arrays that own the library's output.
 // The boxes are checked (and 2D ones lifted to 3D) before the pruner runs;
-// the work runs without the GIL, a pool per pruner when threads > 1.
+// the work runs without the GIL, a pool per pruner when threads > 1. Also
+// sapling.dask's private helpers (_split_boxes, _cell_pairs, _merge_pairs):
+// a chunk split into spatial cells, a cell's pairs kept by the reference-point
+// rule with global indices, and sorted runs of pairs merged.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <sys/mman.h>

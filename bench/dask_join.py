@@ -15,25 +15,36 @@ the same array for the one-process side.
                (sapling.dask.sort_pairs), the order sapling.dask returns.
   dask         sapling.dask.complete_pairs(boxes) with the boxes persisted
                in the two workers (1 thread each): survey, cells, split,
-               pair, merge, and the sorted pairs gathered into this process
-               as one numpy array; then the same with the cells given (no
-               survey) and output="dask" persisted in the workers (no
-               gathering), to show where the time goes; and with
-               sort=False (the pairs in the cells' order, as the one
-               process's are in its sweep's), checked equal as sets.
+               pair, and the cells' sorted pairs merged into one numpy
+               array in this process; then with the cells given (no
+               survey); with sort=False too (the pairs in the cells' order,
+               as the one process's are in its sweep's, checked equal as
+               sets); and with output="dask" persisted in the workers (one
+               merge task per range of i, no gathering).
 
-Each figure is the median of --repeats rounds, the two sides interleaved.
-The Dask figures come with the task stream's compute seconds per kind of
-task and its transfer seconds (summed over both workers).
+Each figure is the median of --repeats rounds, the two sides interleaved,
+with wall seconds and CPU seconds (time.process_time of this process,
+which hosts the scheduler, plus that of each worker process, all threads:
+tasks, transfers, event loops). --keep-heap starts the workers with glibc
+malloc keeping freed memory (distributed's default, MALLOC_TRIM_THRESHOLD_
+=65536, hands it back at once, so each task's large arrays are fresh pages
+that fault in again). Each round ends with one more default run, untimed,
+whose task stream gives the compute seconds per kind of task and the
+transfer seconds (summed over both workers).
 
-    PYTHONPATH=build/python /usr/bin/python3 bench/dask_join.py [--n 10000000] [--repeats 3]
+    PYTHONPATH=build/python /usr/bin/python3 bench/dask_join.py [--n 10000000] [--repeats 3] [--keep-heap]
 """
 
 import argparse
 import collections
 import os
 import statistics
+import sys
 import time
+
+# bench/distributed.py (sapling-mpi's bench) would shadow Dask's distributed.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
 
 import numpy as np
 
@@ -90,6 +101,12 @@ def main():
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--keep-heap",
+        action="store_true",
+        help="workers' glibc malloc keeps freed memory (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_ high) "
+        "instead of distributed's default MALLOC_TRIM_THRESHOLD_=65536: fewer page faults (docs/dask.md)",
+    )
     args = parser.parse_args()
 
     import dask
@@ -102,6 +119,12 @@ def main():
           f"{len(sizes)} chunks of {args.chunk_rows} rows; load average {os.getloadavg()[0]:.2f}")
 
     boxes = np.concatenate([scene_chunk(rows, k, args.seed, side) for k, rows in enumerate(sizes)])
+
+    if args.keep_heap:
+        environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
+        environ.update(MALLOC_MMAP_THRESHOLD_=1 << 30, MALLOC_TRIM_THRESHOLD_=1 << 32)
+        dask.config.set({"distributed.nanny.pre-spawn-environ": environ})
+    print(f"workers' malloc environment: {dask.config.get('distributed.nanny.pre-spawn-environ', {})}")
 
     with distributed.LocalCluster(
         n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=":0"
@@ -116,29 +139,43 @@ def main():
         print(f"cells: {len(cells)}; workers: {args.workers} x 1 thread")
 
         rounds = collections.defaultdict(list)
+        cpu = collections.defaultdict(list)
+
+        def measured(name, function):
+            """Runs function; records its wall seconds and the CPU seconds it
+            took in this process (the caller and the scheduler) and in every
+            worker process (all their threads: tasks, transfers, event loop)."""
+            before = time.process_time(), client.run(time.process_time)
+            seconds, result = timed(function)
+            after = time.process_time(), client.run(time.process_time)
+            rounds[name].append(seconds)
+            cpu[name].append(after[0] - before[0] + sum(after[1][w] - before[1][w] for w in after[1]))
+            return result
+
         reference = None
         for round_index in range(args.repeats):
             seconds, pairs = timed(lambda: sapling.complete_pairs(boxes))
             rounds["one process: complete_pairs"].append(seconds)
+            cpu["one process: complete_pairs"].append(seconds)
             seconds, ordered = timed(lambda: sd.sort_pairs(pairs))
             rounds["one process: sort_pairs of it"].append(seconds)
+            cpu["one process: sort_pairs of it"].append(seconds)
             del pairs
             if reference is None:
                 reference = ordered
             del ordered
 
-            with distributed.get_task_stream(client) as stream:
-                seconds, got = timed(lambda: sd.complete_pairs(spread, cells=args.cells))
-            rounds["dask: complete_pairs -> numpy"].append(seconds)
+            got = measured("dask: complete_pairs -> numpy", lambda: sd.complete_pairs(spread, cells=args.cells))
             assert np.array_equal(got, reference), "sapling.dask's pairs differ from complete_pairs'"
             del got
-            compute, transfer = task_seconds(stream.data)
 
-            seconds, _ = timed(lambda: sd.complete_pairs(spread, cells=cells))
-            rounds["dask: cells given -> numpy"].append(seconds)
+            got = measured("dask: cells given -> numpy", lambda: sd.complete_pairs(spread, cells=cells))
+            assert np.array_equal(got, reference), "sapling.dask's pairs differ from complete_pairs'"
+            del got
 
-            seconds, unsorted = timed(lambda: sd.complete_pairs(spread, sort=False))
-            rounds["dask: sort=False -> numpy"].append(seconds)
+            unsorted = measured(
+                "dask: cells given, sort=False -> numpy", lambda: sd.complete_pairs(spread, cells=cells, sort=False)
+            )
             assert len(unsorted) == len(reference)
             if round_index == 0:
                 assert np.array_equal(sd.sort_pairs(unsorted), reference), "unsorted pairs differ"
@@ -149,22 +186,25 @@ def main():
                 distributed.wait(lazy)
                 return lazy
 
-            seconds, lazy = timed(persisted)
-            rounds["dask: cells given -> dask, persisted"].append(seconds)
+            lazy = measured("dask: cells given -> dask, persisted", persisted)
             del lazy
+            with distributed.get_task_stream(client) as stream:  # an extra run, untimed: recording costs
+                sd.complete_pairs(spread, cells=args.cells)
+            compute, transfer = task_seconds(stream.data)
             work = ", ".join(f"{kind} {s:.2f}" for kind, s in compute.most_common())
             print(f"round {round_index + 1}: " + ", ".join(f"{k} {v[-1]:.3f}" for k, v in rounds.items()))
-            print(f"  task stream (numpy run): compute s {work}; transfer s {transfer:.2f}; "
+            print("  CPU s: " + ", ".join(f"{k} {v[-1]:.2f}" for k, v in cpu.items() if k.startswith("dask")))
+            print(f"  task stream (a default run more): compute s {work}; transfer s {transfer:.2f}; "
                   f"load {os.getloadavg()[0]:.2f}")
 
     print(f"\npairs: {len(reference)} ({len(reference) / args.n:.2f} a box), identical on every round")
     base = statistics.median(rounds["one process: complete_pairs"])
     sorted_base = base + statistics.median(rounds["one process: sort_pairs of it"])
-    print(f"\n| median of {args.repeats} | seconds | one process / this | one process + sort / this |")
-    print("|---|---:|---:|---:|")
+    print(f"\n| median of {args.repeats} | seconds | CPU s | one process / this | one process + sort / this |")
+    print("|---|---:|---:|---:|---:|")
     for name, values in rounds.items():
         m = statistics.median(values)
-        print(f"| {name} | {m:.3f} | {base / m:.2f} | {sorted_base / m:.2f} |")
+        print(f"| {name} | {m:.3f} | {statistics.median(cpu[name]):.2f} | {base / m:.2f} | {sorted_base / m:.2f} |")
 
 
 if __name__ == "__main__":

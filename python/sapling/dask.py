@@ -8,18 +8,19 @@
 For boxes too many for one process: each input chunk stays where it is
 computed, and only one spatial cell's boxes ever meet in one task.
 
-1. Survey. Each chunk is checked (as the module checks boxes: NaN, min > max,
-   a value that is not exactly a float32), and a strided sample of its box
-   centres (every s-th row of the whole array, so the same rows for any
-   chunking) comes back to the caller.
+1. Survey. A strided sample of each chunk's box centres (every s-th row of
+   the whole array, so the same rows for any chunking) comes back to the
+   caller.
 2. Cells. The sample is bisected recursively, each time across its widest
    axis at the quantile that splits the cell count, into `cells` boxes that
    partition space exactly: every interval half-open [lo, hi), the outer
    ones reaching -inf and +inf (+inf itself belongs to the top cell), so
    infinite boxes and boxes at infinity have a place.
-3. Split. Each chunk hands each cell the boxes that meet it (closed box
-   against half-open cell: min < hi and max >= lo on every axis), with their
-   global row indices. A box crossing a border goes to every cell it meets.
+3. Split. Each chunk is checked (as the module checks boxes: NaN, min > max,
+   a value that is not exactly a float32) and hands each cell the boxes that
+   meet it (closed box against half-open cell: min < hi and max >= lo on
+   every axis), with their global row indices, in one pass of the module's
+   C++ (_split_boxes). A box crossing a border goes to every cell it meets.
 4. Pair. Each cell pairs its boxes with the module's one-shot sweep and
    keeps a pair only when the cell holds the pair's reference point, the
    least corner of the two boxes' intersection, max(min_i, min_j) per axis.
@@ -27,23 +28,27 @@ computed, and only one spatial cell's boxes ever meet in one task.
    overlapping pair is reported once, by one cell. In a cell it is a bit
    test: the point lies below the cell's lower border on axis k exactly when
    both boxes start below it there (its upper borders it never crosses,
-   since every box of the cell starts below them).
-5. Merge. Each cell's pairs, as 64-bit keys i << 32 | j sorted, are cut into
-   row ranges of i; each range is merged from every cell, so the result is
-   sorted (by i, then j) without one process sorting all of it. With
-   sort=False this step is skipped: each cell's pairs come as found.
+   since every box of the cell starts below them). The sweep, the test,
+   the global indices and the cell's sort by (i, j) (a radix sort on i) are
+   one call of the module's C++ (_cell_pairs).
+5. Merge. With output="numpy" the caller merges the cells' sorted runs as
+   they arrive (_merge_pairs); with output="dask" each cell's sorted pairs
+   are cut into row ranges of i and each range is merged from every cell by
+   a task, so the result is sorted (by i, then j) without one process
+   sorting all of it. With sort=False the cells do not sort and nothing is
+   merged: each cell's pairs come as found.
 
 The pairs are exactly those of sapling.complete_pairs on the whole array
 (and bipartite_pairs likewise), whose own order is its sweep's; compare
 after sort_pairs(). Overlap is closed (touching boxes overlap), 2D boxes are
 (n, 4), and indices are uint32, so n < 2**32.
 
-Steps 1 and 2 run when the function is called (they read every chunk once);
-with output="dask" the rest runs when the returned array is computed, and
-the pairs stay in the cluster until then. Pass cells= a Cells from
-partition() to skip the survey (the boxes are then not checked first: a
-box refused inside a cell is named by its index in that cell). A Dask
-Client, when one is active, runs everything; otherwise Dask's default
+Steps 1 and 2 run when the function is called (they read a sample of the
+rows; an input not persisted is computed for them, and again for the
+split); with output="dask" the rest runs when the returned array is
+computed, and the pairs stay in the cluster until then (a refused box
+raises then). Pass cells= a Cells from partition() to skip the survey. A
+Dask Client, when one is active, runs everything; otherwise Dask's default
 scheduler does (threads: the sweep releases the GIL), or the one named by
 scheduler=.
 """
@@ -139,8 +144,8 @@ def complete_pairs(
 
     chunks = rows.to_delayed().ravel()
     split = dask.delayed(_split_chunk, nout=len(cells), pure=True)
-    pieces = [split(chunk, first, cells) for chunk, first in zip(chunks, layout.starts)]
-    ranges = _output_ranges(layout.total, len(cells)) if sort else None
+    pieces = [split(chunk, first, cells, "boxes") for chunk, first in zip(chunks, layout.starts)]
+    ranges = _output_ranges(layout.total, len(cells), output) if sort else None
     pair = dask.delayed(_pair_cell_complete, nout=_range_count(ranges), pure=True)
     by_cell = [pair(cells.lo[c], ranges, threads, *[p[c] for p in pieces]) for c in range(len(cells))]
     return _merge(by_cell, ranges, output, scheduler)
@@ -165,9 +170,9 @@ def bipartite_pairs(
     cells = _resolve_cells(cells, [(rows_a, layout_a, "a"), (rows_b, layout_b, "b")], dims, scheduler)
 
     split = dask.delayed(_split_chunk, nout=len(cells), pure=True)
-    pieces_a = [split(chunk, first, cells) for chunk, first in zip(rows_a.to_delayed().ravel(), layout_a.starts)]
-    pieces_b = [split(chunk, first, cells) for chunk, first in zip(rows_b.to_delayed().ravel(), layout_b.starts)]
-    ranges = _output_ranges(layout_a.total, len(cells)) if sort else None
+    pieces_a = [split(chunk, first, cells, "a") for chunk, first in zip(rows_a.to_delayed().ravel(), layout_a.starts)]
+    pieces_b = [split(chunk, first, cells, "b") for chunk, first in zip(rows_b.to_delayed().ravel(), layout_b.starts)]
+    ranges = _output_ranges(layout_a.total, len(cells), output) if sort else None
     pair = dask.delayed(_pair_cell_bipartite, nout=_range_count(ranges), pure=True)
     by_cell = [
         pair(cells.lo[c], ranges, threads, len(pieces_a), *[p[c] for p in pieces_a], *[p[c] for p in pieces_b])
@@ -177,10 +182,11 @@ def bipartite_pairs(
 
 
 def partition(boxes, cells=None, *, chunk_rows=None, columns=None, scheduler=None):
-    """Checks the boxes and cuts space into `cells` cells from a sample of
-    their centres (steps 1 and 2 above): the Cells complete_pairs() would
-    use, to reuse over several queries on similar boxes. boxes: as
-    complete_pairs() takes them, or a list of such sets (bipartite)."""
+    """Cuts space into `cells` cells from a sample of the boxes' centres
+    (steps 1 and 2 above; the boxes themselves are checked by the join's
+    split): the Cells complete_pairs() would use, to reuse over several
+    queries on similar boxes. boxes: as complete_pairs() takes them, or a
+    list of such sets (bipartite)."""
     sets = boxes if isinstance(boxes, (list, tuple)) else [boxes]
     rows = [_row_chunked(s, "boxes", chunk_rows, columns) for s in sets]
     dims = rows[0].shape[1] // 2
@@ -312,12 +318,15 @@ def _worker_threads(scheduler):
 
 
 def _survey_chunk(chunk, first_row, stride, what):
-    """Checks a chunk's boxes and returns the finite centres of its rows
-    whose global index is a multiple of stride, as float64."""
-    rows = _float32_rows(chunk, first_row, what)
+    """The finite centres, as float64, of the chunk's rows whose global
+    index is a multiple of stride (the boxes are checked later, in the
+    split, which reads every one)."""
+    rows = np.asarray(chunk)
+    rows = rows.reshape(len(rows), -1)
     dims = rows.shape[1] // 2
-    sample = rows[(-first_row) % stride :: stride].astype(np.float64)
-    centres = (sample[:, :dims] + sample[:, dims:]) * 0.5
+    with np.errstate(invalid="ignore", over="ignore"):
+        sample = rows[(-first_row) % stride :: stride].astype(np.float64)
+        centres = (sample[:, :dims] + sample[:, dims:]) * 0.5
     return centres[np.isfinite(centres).all(axis=1)]
 
 
@@ -379,80 +388,52 @@ def _bisect(centres, count, lo, hi, leaves):
 # ---- steps 3 to 5: split, pair, merge ---------------------------------------
 
 
-def _split_chunk(chunk, first_row, cells):
-    """For each cell, (global indices, boxes) of the chunk's boxes that meet
-    it: min < hi (or hi = +inf) and max >= lo on every axis."""
-    rows = np.ascontiguousarray(np.asarray(chunk).reshape(len(chunk), -1), np.float32)
-    dims = rows.shape[1] // 2
-    pieces = []
-    for lo, hi in zip(cells.lo, cells.hi):
-        meets = np.ones(len(rows), bool)
-        for axis in range(dims):
-            if hi[axis] != np.inf:
-                meets &= rows[:, axis] < hi[axis]
-            if lo[axis] != -np.inf:
-                meets &= rows[:, dims + axis] >= lo[axis]
-        where = np.flatnonzero(meets)
-        pieces.append(((where + first_row).astype(np.uint32), rows[where]))
+def _split_chunk(chunk, first_row, cells, what):
+    """Checks the chunk's boxes (as the module checks them) and gives each
+    cell (global indices, boxes) of those that meet it: min < hi (or hi =
+    +inf) and max >= lo on every axis. One pass in the module's C++."""
+    rows = np.asarray(chunk)
+    rows = rows.reshape(len(rows), -1)
+    if rows.dtype != np.float32:
+        rows = _float32_rows(rows, first_row, what)  # values exactly float32, else its error
+    pieces = _sapling._split_boxes(rows, first_row, cells.lo, cells.hi)
+    if pieces is None:  # an invalid box: the module's error, its index global
+        _float32_rows(rows, first_row, what)
     return tuple(pieces)
 
 
 def _gather(pieces):
+    """A cell's pieces from every chunk as one (indices, boxes): rising
+    indices, since the chunks come in order."""
+    pieces = [p for p in pieces if len(p[0])]
     if not pieces:
         return np.empty(0, np.uint32), None
-    indices = np.concatenate([p[0] for p in pieces])
-    boxes = np.concatenate([p[1] for p in pieces])
-    return indices, boxes
-
-
-def _starts_below(boxes, cell_lo):
-    """Bit k set when a box starts below the cell's lower border on axis k;
-    None when the cell has no lower border."""
-    dims = boxes.shape[1] // 2
-    below = None
-    for axis in range(dims):
-        if cell_lo[axis] != -np.inf:
-            bit = (boxes[:, axis] < cell_lo[axis]).astype(np.uint8) << np.uint8(axis)
-            below = bit if below is None else below | bit
-    return below
-
-
-def _owned(i, j, below_i, below_j):
-    """Pairs (local i, j) whose reference point the cell holds."""
-    if below_i is None:
-        return slice(None)
-    return (below_i[i] & below_j[j]) == 0
+    if len(pieces) == 1:
+        return pieces[0]
+    return np.concatenate([p[0] for p in pieces]), np.concatenate([p[1] for p in pieces])
 
 
 def _pair_cell_complete(cell_lo, ranges, threads, *pieces):
     indices, boxes = _gather(pieces)
     if len(indices) < 2:
-        return _hand_over(np.empty(0, np.uint32), np.empty(0, np.uint32), ranges)
-    local = _sapling.complete_pairs(boxes, threads=threads)
-    i, j = local[:, 0], local[:, 1]
-    below = _starts_below(boxes, cell_lo)
-    keep = _owned(i, j, below, below)
-    # Indices rise within a cell (chunks in order), so i < j stays i < j.
-    return _hand_over(indices[i[keep]], indices[j[keep]], ranges)
+        return _hand_over(np.empty((0, 2), np.uint32), ranges)
+    # The sweep, the reference-point test, the indices made global (rising,
+    # so i < j stays i < j) and the sort by i, j, in the module's C++.
+    pairs = _sapling._cell_pairs(boxes, indices, None, None, cell_lo, threads, ranges is not None)
+    return _hand_over(pairs, ranges)
 
 
 def _pair_cell_bipartite(cell_lo, ranges, threads, count_a, *pieces):
     indices_a, boxes_a = _gather(pieces[:count_a])
     indices_b, boxes_b = _gather(pieces[count_a:])
     if len(indices_a) == 0 or len(indices_b) == 0:
-        return _hand_over(np.empty(0, np.uint32), np.empty(0, np.uint32), ranges)
-    local = _sapling.bipartite_pairs(boxes_a, boxes_b, threads=threads)
-    i, j = local[:, 0], local[:, 1]
-    keep = _owned(i, j, _starts_below(boxes_a, cell_lo), _starts_below(boxes_b, cell_lo))
-    return _hand_over(indices_a[i[keep]], indices_b[j[keep]], ranges)
-
-
-def _keys(i, j):
-    return (i.astype(np.uint64) << np.uint64(32)) | j.astype(np.uint64)
+        return _hand_over(np.empty((0, 2), np.uint32), ranges)
+    pairs = _sapling._cell_pairs(boxes_a, indices_a, boxes_b, indices_b, cell_lo, threads, ranges is not None)
+    return _hand_over(pairs, ranges)
 
 
 def _pair_keys(pairs):
-    return _keys(pairs[:, 0], pairs[:, 1])
+    return (pairs[:, 0].astype(np.uint64) << np.uint64(32)) | pairs[:, 1].astype(np.uint64)
 
 
 def _keys_to_pairs(keys):
@@ -462,35 +443,34 @@ def _keys_to_pairs(keys):
     return pairs
 
 
-def _output_ranges(total, count):
-    """Row ranges of i, one result chunk each: count + 1 borders."""
-    return np.linspace(0, total, count + 1).astype(np.uint64).tolist()
+def _output_ranges(total, count, output):
+    """Row ranges of i, one result chunk each: count + 1 borders; one range
+    for numpy output, whose merge is the caller's."""
+    return np.linspace(0, total, (count if output == "dask" else 1) + 1).astype(np.uint64).tolist()
 
 
 def _range_count(ranges):
     return 1 if ranges is None else len(ranges) - 1
 
 
-def _hand_over(i, j, ranges):
-    """A cell's pairs of global indices: as (k, 2) pairs when unsorted
-    (ranges None), else as keys i << 32 | j, sorted, cut at the row ranges'
-    borders."""
+def _hand_over(pairs, ranges):
+    """A cell's (k, 2) pairs of global indices: as they are when unsorted
+    (ranges None), else (sorted by i, then j) cut at the row ranges' borders."""
     if ranges is None:
-        return (np.stack([i, j], axis=1).astype(np.uint32, copy=False),)
-    keys = np.sort(_keys(i, j))
-    borders = np.searchsorted(keys, np.array(ranges[1:-1], np.uint64) << np.uint64(32))
-    return tuple(np.split(keys, borders))
+        return (pairs,)
+    borders = np.searchsorted(pairs[:, 0], np.array(ranges[1:-1], np.uint64))
+    return tuple(np.split(pairs, borders))
 
 
-def _merge_range(*sorted_keys):
-    """One row range's pairs from every cell: sorted runs merged (a stable
-    sort finds the runs), as (k, 2) uint32."""
-    keys = np.concatenate(sorted_keys) if sorted_keys else np.empty(0, np.uint64)
-    keys.sort(kind="stable")
-    return _keys_to_pairs(keys)
+def _merge_range(*sorted_runs):
+    """One row range's pairs from every cell: their sorted runs merged, as
+    (k, 2) uint32."""
+    return _sapling._merge_pairs(sorted_runs)
 
 
 def _merge(by_cell, ranges, output, scheduler):
+    if output == "numpy" and ranges is not None:  # the cells' sorted runs merged here, as they arrive
+        return _sapling._merge_pairs(dask.compute(*[cell[0] for cell in by_cell], scheduler=scheduler))
     if ranges is None:  # unsorted: each cell's pairs as they are
         ranges = [cell[0] for cell in by_cell]
     else:

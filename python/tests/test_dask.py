@@ -215,3 +215,75 @@ def test_refused_arguments():
         sd.complete_pairs(np.zeros((5, 6), np.float32), cells=0)
     with pytest.raises(sapling.Error, match="output"):
         sd.complete_pairs(np.zeros((5, 6), np.float32), output="list")
+
+
+def test_refused_boxes_named_globally_with_cells_given(client, rng):
+    # The split checks every box, so a refused box is named by its global
+    # row with cells= given (no survey) too, and with output="dask" when computed.
+    boxes = random_boxes(rng, 3000, 3, extent=60)
+    cells = sd.partition(boxes, 4)
+    nan = boxes.copy()
+    nan[2345, 4] = np.nan
+    with pytest.raises(sapling.Error, match=r"^box 2345: invalid box: max\.y is NaN") as e:
+        sd.complete_pairs(da.from_array(nan, chunks=1000), cells=cells)
+    assert e.value.index == 2345
+    with pytest.raises(sapling.Error, match=r"^box 17: invalid box"):
+        sd.bipartite_pairs(boxes, nan[2328:], cells=cells, output="dask").compute()
+
+
+def reference_cell_pairs(a, index_a, b, index_b, cell_lo):
+    """What _cell_pairs returns, in numpy: the sweep's pairs whose two boxes
+    do not both start below cell_lo on one axis, as global indices, sorted."""
+    local = sapling.complete_pairs(a) if b is None else sapling.bipartite_pairs(a, b)
+    b, index_b = (a, index_a) if b is None else (b, index_b)
+    dims = a.shape[1] // 2
+    i, j = local[:, 0], local[:, 1]
+    both_below = np.zeros(len(local), bool)
+    for k in range(dims):
+        both_below |= (a[i, k] < cell_lo[k]) & (b[j, k] < cell_lo[k])
+    kept = np.stack([index_a[i[~both_below]], index_b[j[~both_below]]], axis=1).astype(np.uint32)
+    return sd.sort_pairs(kept)
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+def test_cell_pairs_binding(rng, dims):
+    a = random_boxes(rng, 3000, dims, extent=30)
+    b = random_boxes(rng, 2000, dims, extent=30)
+    index_a = np.sort(rng.choice(1 << 31, len(a), replace=False)).astype(np.uint32)
+    index_b = np.sort(rng.choice(1 << 31, len(b), replace=False)).astype(np.uint32)
+    for cell_lo in ([-np.inf] * dims, [10.0] * dims, [-np.inf, 12.0, 5.0][:dims]):
+        cell_lo = np.array(cell_lo, np.float32)
+        want = reference_cell_pairs(a, index_a, None, None, cell_lo)
+        got = sapling._sapling._cell_pairs(a, index_a, None, None, cell_lo, 1, True)
+        assert_same(got, want)
+        assert_same(sd.sort_pairs(sapling._sapling._cell_pairs(a, index_a, None, None, cell_lo, 2, False)), want)
+        want = reference_cell_pairs(a, index_a, b, index_b, cell_lo)
+        assert_same(sapling._sapling._cell_pairs(a, index_a, b, index_b, cell_lo, 1, True), want)
+        assert_same(sapling._sapling._cell_pairs(a, index_a, b, index_b, cell_lo, 2, True), want)
+    with pytest.raises(sapling.Error, match="rise"):
+        sapling._sapling._cell_pairs(a, index_a[::-1].copy(), None, None, cell_lo, 1, True)
+    with pytest.raises(sapling.Error, match="one index per box"):
+        sapling._sapling._cell_pairs(a, index_a[1:], None, None, cell_lo, 1, True)
+
+
+def test_split_and_merge_bindings(rng):
+    boxes = random_boxes(rng, 5000, 3, extent=30)
+    boxes[7, 3:] = np.inf  # reaching +inf: met by the top cells only on those axes
+    boxes[8, :] = np.inf  # a point at +inf: the top cell's
+    boxes[9, :3] = -np.inf  # from -inf
+    cells = lattice_cells([[10.0, 20.0], [15.0], [np.float32(7.5)]])
+    pieces = sapling._sapling._split_boxes(boxes, 1000, cells.lo, cells.hi)
+    assert len(pieces) == len(cells)
+    for (indices, got), lo, hi in zip(pieces, cells.lo, cells.hi):
+        meets = np.all((boxes[:, :3] < hi) | (hi == np.inf), axis=1) & np.all(boxes[:, 3:] >= lo, axis=1)
+        assert indices.dtype == np.uint32 and np.array_equal(indices, np.flatnonzero(meets) + 1000)
+        assert got.dtype == np.float32 and np.array_equal(got, boxes[meets])
+    assert [8 in p[0] - 1000 for p in pieces].count(True) == 1
+    bad = boxes.copy()
+    bad[3, 0] = np.nan
+    assert sapling._sapling._split_boxes(bad, 0, cells.lo, cells.hi) is None
+
+    runs = [sd.sort_pairs(rng.integers(0, 50, size=(k, 2)).astype(np.uint32)) for k in (0, 40, 7, 300, 1, 90)]
+    for count in range(len(runs) + 1):
+        want = sd.sort_pairs(np.concatenate(runs[:count]) if count else np.empty((0, 2), np.uint32))
+        assert_same(sapling._sapling._merge_pairs(runs[:count]), want)

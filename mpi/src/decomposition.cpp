@@ -104,6 +104,11 @@ std::int32_t Decomposition::build(std::vector<Sample>& samples, std::size_t firs
       cut = it == end ? std::numeric_limits<float>::max() : it->centre[axis];
     }
   }
+  // The cut is kept inside the node's region (a side with no sample, or a
+  // cut followed from an old drawing, may lie outside it): every point
+  // goes the same way, and each domain is then exactly the region its path
+  // of cuts encloses, so that meets() and the walk agree.
+  cut = std::clamp(cut, region.min[axis], region.max[axis]);
   // Samples strictly below the cut go low (ties at the cut go high).
   std::size_t split = first;
   while (split < last && samples[split].centre[axis] < cut) ++split;

@@ -485,6 +485,47 @@ TEST(Decomposition, PartitionsSpaceAndSplitsTheWeight) {
   }
 }
 
+// Every point lies in exactly one domain, the one rank_of() names, for
+// drawings from few samples (empty sides, ties on the cut) and for
+// redrawings that follow them.
+TEST(Decomposition, DomainsPartitionSpaceForFewSamples) {
+  testgen::Rng rng(9);
+  const auto check = [&](const detail::Decomposition& d, const char* what, int trial) {
+    for (int p = 0; p < 200; ++p) {
+      const std::array<float, 3> point{static_cast<float>(rng.range(-2, 12)), static_cast<float>(rng.range(-2, 12)),
+                                       static_cast<float>(rng.range(-2, 12))};
+      const Box3 box{point, point};
+      int holders = 0;
+      for (int r = 0; r < d.ranks(); ++r) holders += d.meets(box, r);
+      EXPECT_EQ(holders, 1) << what << " trial " << trial;
+      EXPECT_TRUE(d.meets(box, d.rank_of(point))) << what << " trial " << trial;
+      // A box: the walk lists exactly the domains it meets.
+      const Box3 wide = testgen::grid_box(rng, 12, 4);
+      std::vector<int> listed, met;
+      d.for_each_rank(wide, [&](int r) { listed.push_back(r); });
+      for (int r = 0; r < d.ranks(); ++r)
+        if (d.meets(wide, r)) met.push_back(r);
+      EXPECT_EQ(listed, met) << what << " trial " << trial;
+    }
+  };
+  for (int trial = 0; trial < 300; ++trial) {
+    const int ranks = rng.range(2, 5);
+    std::vector<detail::Sample> samples, later;
+    for (int i = rng.range(0, 12); i > 0; --i)
+      samples.push_back({{static_cast<float>(rng.range(0, 10)), static_cast<float>(rng.range(0, 10)),
+                          static_cast<float>(rng.range(0, 10))},
+                         1.0f});
+    for (int i = rng.range(0, 12); i > 0; --i)
+      later.push_back({{static_cast<float>(rng.range(0, 10)), static_cast<float>(rng.range(0, 10)),
+                        static_cast<float>(rng.range(0, 10))},
+                       1.0f});
+    const detail::Decomposition d = detail::Decomposition::bisect(samples, ranks, 3);
+    check(d, "bisect", trial);
+    check(detail::Decomposition::shifted(d, later, 3, 0.05), "shifted", trial);
+    check(detail::Decomposition::shifted(detail::Decomposition(ranks), later, 3, 0.5), "shifted from none", trial);
+  }
+}
+
 // A redrawing moves few objects at a time, and arrives where a drawing
 // from scratch would.
 TEST(Decomposition, ShiftedMovesAStepAtATime) {

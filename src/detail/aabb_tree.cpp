@@ -49,32 +49,6 @@ struct BuildTask {
   std::uint32_t node;
 };
 
-// A stack of at most N entries, in place: a build task's walk allocates
-// nothing.
-template <class T, std::size_t N>
-struct FixedStack {
-  std::array<T, N> items;
-  std::size_t size = 0;
-  bool empty() const noexcept { return size == 0; }
-  const T& back() const noexcept { return items[size - 1]; }
-  void pop_back() noexcept { --size; }
-  void push_back(const T& item) noexcept {
-    assert(size < N);
-    items[size++] = item;
-  }
-};
-
-// The done() of a walk down to single positions: leaf(node, at) makes the
-// node of a one-position range the leaf of that position.
-template <class MakeLeaf>
-auto leaf_of_range(MakeLeaf& leaf) {
-  return [&leaf](const BuildTask& task) {
-    if (task.end - task.begin != 1) return false;
-    leaf(task.node, task.begin);
-    return true;
-  };
-}
-
 constexpr int kBins = 32;
 
 // The axis along which the centroids of refs spread most, with their range on it.
@@ -268,47 +242,35 @@ std::size_t morton_split(std::span<const Coded> range) {
 }  // namespace
 
 // Top down, depth first, the left part next: a split numbers its two
-// children side by side (a walk reads both at once), after their parent,
-// from `next` on. split(begin, end) cuts the range [begin, end) of the
-// build's order, the size of its left part in (0, end - begin). A range
-// that done(task) takes (a leaf, or a subtree set aside) is not cut;
-// split_at(i) hears of each node cut. The one walk of both builds.
-template <class Stack, class SplitRange, class Done, class SplitAt>
-void AabbTree::lay_down(Stack& stack, std::uint32_t& next, SplitRange& split, Done&& done, SplitAt&& split_at) {
-  while (!stack.empty()) {
-    const BuildTask task = stack.back();
-    stack.pop_back();
-    if (done(task)) continue;
+// children side by side (a walk reads both at once), after their parent.
+// split(begin, end) cuts the range [begin, end) of the build's order, the
+// size of its left part in (0, end - begin); leaf(node, at) makes node the
+// leaf of position `at`. Children follow their parents: boxes and heights
+// are refit from the last node back.
+template <class SplitRange, class MakeLeaf>
+void AabbTree::lay_out(std::size_t n, SplitRange&& split, MakeLeaf&& leaf) {
+  std::vector<BuildTask> tasks;
+  nodes_.resize(2 * n - 1);  // unwritten: every node is written whole below
+  root_ = 0;
+  nodes_[root_] = Node{};
+  auto next = std::uint32_t{1};
+  tasks.push_back({0, static_cast<std::uint32_t>(n), root_});
+  while (!tasks.empty()) {
+    const BuildTask task = tasks.back();
+    tasks.pop_back();
     const std::uint32_t i = task.node;
+    if (task.end - task.begin == 1) {
+      leaf(i, task.begin);
+      continue;
+    }
     const auto mid = task.begin + static_cast<std::uint32_t>(split(task.begin, task.end));
     const std::uint32_t first = next;
     next += 2;
     nodes_[first] = nodes_[first + 1] = Node{.box = {}, .parent = i};
     nodes_[i].child = {first, first + 1};
-    split_at(i);
-    stack.push_back({mid, task.end, first + 1});
-    stack.push_back({task.begin, mid, first});
+    tasks.push_back({mid, task.end, first + 1});
+    tasks.push_back({task.begin, mid, first});
   }
-}
-
-// A build's nodes, unwritten (every node is written whole by the walk),
-// and its root, all n positions, on `stack`; the next node number.
-template <class Stack>
-std::uint32_t AabbTree::start_lay_out(std::size_t n, Stack& stack) {
-  nodes_.resize(2 * n - 1);
-  root_ = 0;
-  nodes_[root_] = Node{};
-  stack.push_back({0, static_cast<std::uint32_t>(n), root_});
-  return 1;
-}
-
-// The whole tree: children follow their parents, so boxes and heights are
-// refit from the last node back.
-template <class SplitRange, class MakeLeaf>
-void AabbTree::lay_out(std::size_t n, SplitRange&& split, MakeLeaf&& leaf) {
-  std::vector<BuildTask> stack;
-  std::uint32_t next = start_lay_out(n, stack);
-  lay_down(stack, next, split, leaf_of_range(leaf), [](std::uint32_t) {});
   for (std::size_t i = nodes_.size(); i-- > 0;) {
     if (nodes_[i].child[1] != kNull) refit(static_cast<std::uint32_t>(i));
   }
@@ -333,21 +295,53 @@ void AabbTree::lay_out(std::size_t n, std::size_t grain, SplitRange&& split, Mak
   std::vector<BuildTask> stack;
   std::vector<std::uint32_t> top;  // the internal nodes laid out here, parents first
   std::vector<Subtree> subtrees;
-  std::uint32_t next = start_lay_out(n, stack);
-  const auto set_aside = [&](const BuildTask& task) {
+  nodes_.resize(2 * n - 1);  // unwritten: every node is written whole below
+  root_ = 0;
+  nodes_[root_] = Node{};
+  auto next = std::uint32_t{1};
+  stack.push_back({0, static_cast<std::uint32_t>(n), root_});
+  while (!stack.empty()) {
+    const BuildTask task = stack.back();
+    stack.pop_back();
     const std::uint32_t size = task.end - task.begin;
-    if (size > grain) return false;
-    subtrees.push_back({task, next});
-    next += 2 * (size - 1);
-    return true;
-  };
-  lay_down(stack, next, split, set_aside, [&](std::uint32_t i) { top.push_back(i); });
+    if (size <= grain) {
+      subtrees.push_back({task, next});
+      next += 2 * (size - 1);
+      continue;
+    }
+    const std::uint32_t i = task.node;
+    const auto mid = task.begin + static_cast<std::uint32_t>(split(task.begin, task.end));
+    const std::uint32_t first = next;
+    next += 2;
+    nodes_[first] = nodes_[first + 1] = Node{.box = {}, .parent = i};
+    nodes_[i].child = {first, first + 1};
+    top.push_back(i);
+    stack.push_back({mid, task.end, first + 1});
+    stack.push_back({task.begin, mid, first});
+  }
   auto lay_subtree = [&](std::size_t t) {
+    constexpr std::size_t kDepth = 192;
+    std::array<BuildTask, kDepth> walk;
     const Subtree& s = subtrees[t];
-    FixedStack<BuildTask, 192> walk;
-    walk.push_back(s.range);
+    std::size_t depth = 0;
+    walk[depth++] = s.range;
     std::uint32_t at = s.first;
-    lay_down(walk, at, split, leaf_of_range(leaf), [](std::uint32_t) {});
+    while (depth != 0) {
+      const BuildTask task = walk[--depth];
+      const std::uint32_t i = task.node;
+      if (task.end - task.begin == 1) {
+        leaf(i, task.begin);
+        continue;
+      }
+      const auto mid = task.begin + static_cast<std::uint32_t>(split(task.begin, task.end));
+      const std::uint32_t first = at;
+      at += 2;
+      nodes_[first] = nodes_[first + 1] = Node{.box = {}, .parent = i};
+      nodes_[i].child = {first, first + 1};
+      assert(depth + 2 <= kDepth);
+      walk[depth++] = {mid, task.end, first + 1};
+      walk[depth++] = {task.begin, mid, first};
+    }
     for (std::uint32_t i = at; i-- > s.first;) {
       if (nodes_[i].child[1] != kNull) refit(i);
     }

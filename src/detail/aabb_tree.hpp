@@ -152,10 +152,6 @@ class AabbTree {
   };
 
   // The nodes of a build, top down (aabb_tree.cpp).
-  template <class Stack>
-  std::uint32_t start_lay_out(std::size_t n, Stack& stack);
-  template <class Stack, class SplitRange, class Done, class SplitAt>
-  void lay_down(Stack& stack, std::uint32_t& next, SplitRange& split, Done&& done, SplitAt&& split_at);
   template <class SplitRange, class MakeLeaf>
   void lay_out(std::size_t n, SplitRange&& split, MakeLeaf&& leaf);
   // The same, the subtrees of at most `grain` leaves laid out as tasks (splits of bounded depth only).

@@ -11,13 +11,16 @@
 // time, re-expressed at each shift).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/broad_phase/large_world.hpp"
@@ -76,6 +79,63 @@ std::vector<Pair> brute_pairs(const std::map<Id, Thing>& things, const Origin& o
     }
   }
   return out;
+}
+
+// Region queries and rays among the movers, relative to the origin, against
+// the brute force: on the rounded boxes, or with the exact filter on the
+// double boxes in world coordinates (the query box and the ray's origin
+// taken at the origin; ray.hpp's computation in double).
+void check_queries_and_rays(const BroadPhase& bp, const std::map<Id, Thing>& things, const Origin& origin, bool exact,
+                            Rng& r) {
+  if (things.empty()) return;
+  std::vector<const Thing*> all;
+  for (const auto& [id, t] : things) all.push_back(&t);
+  for (int q = 0; q < 6; ++q) {
+    const Box3 near = rounded(*all[r.below(all.size())], origin);
+    Box3 box = near;
+    for (int k = 0; k < 3; ++k) {
+      box.min[k] = near.min[k] - static_cast<float>(r.uniform(0, 3));
+      box.max[k] = std::max(box.min[k], near.min[k] + static_cast<float>(r.uniform(-1, 2)));
+    }
+    Box3d world_box{{box.min[0], box.min[1], box.min[2]}, {box.max[0], box.max[1], box.max[2]}};
+    for (int k = 0; k < 3; ++k) world_box.min[k] += origin[k], world_box.max[k] += origin[k];
+    std::vector<Id> expected;
+    for (const auto& [id, t] : things) {
+      if (exact ? overlap_d(world(t, origin), world_box) : overlaps(rounded(t, origin), box)) expected.push_back(id);
+    }
+    std::vector<Id> got;
+    ASSERT_TRUE(bp.query(box, got));
+    ASSERT_EQ(got, expected) << "query " << q;
+
+    Ray3 ray;
+    for (int k = 0; k < 3; ++k) {
+      ray.origin[k] = near.min[k] - static_cast<float>(r.uniform(0, 8));
+      ray.direction[k] = static_cast<float>(r.uniform(0.1, 1));
+    }
+    ray.max_t = r.chance(0.5) ? std::numeric_limits<float>::infinity() : static_cast<float>(r.uniform(0, 20));
+    std::array<double, 3> world_origin{};
+    for (int k = 0; k < 3; ++k) world_origin[k] = double{ray.origin[k]} + origin[k];
+    std::vector<RayHit> hits_expected;
+    for (const auto& [id, t] : things) {
+      double enter = 0, leave = 0;
+      float at = 0;
+      if (exact) {
+        if (!detail::slab_interval(world_origin, ray.direction, ray.max_t, world(t, origin), 3, enter, leave)) continue;
+        at = static_cast<float>(enter);
+      } else if (!ray_entry(ray, rounded(t, origin), at)) {
+        continue;
+      }
+      hits_expected.push_back({id, at});
+    }
+    std::sort(hits_expected.begin(), hits_expected.end());
+    std::vector<RayHit> hits;
+    ASSERT_TRUE(bp.ray_cast(ray, hits));
+    ASSERT_EQ(hits, hits_expected) << "ray " << q;
+    std::optional<RayHit> closest;
+    ASSERT_TRUE(bp.ray_cast_closest(ray, closest));
+    ASSERT_EQ(closest, hits_expected.empty() ? std::nullopt : std::optional<RayHit>(hits_expected.front()))
+        << "closest " << q;
+  }
 }
 
 std::vector<std::string> any_box_algorithms() {
@@ -184,6 +244,7 @@ TEST_P(LargeWorldTest, PairsMatchTheDoubleBruteForceAcrossOriginShifts) {
       ASSERT_TRUE(oracle::minus(brute_pairs(things, origin, true), got).empty()) << "frame " << frame;
       for (const auto& [id, t] : things) ASSERT_EQ(bp->exact_box(id), world(t, origin));
       ASSERT_TRUE(bp->validate());
+      check_queries_and_rays(*bp, things, origin, exact, r);
     }
   }
 }
@@ -203,6 +264,118 @@ std::string param_name(const ::testing::TestParamInfo<Param>& param) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllAlgorithms, LargeWorldTest, ::testing::ValuesIn(params()), param_name);
+
+// Every adversarial trace kind (touching faces, points, identical boxes,
+// infinite and FLT_MAX bounds, signed zeros, denormals, churn, extreme ids,
+// filters and statics, ...) given in doubles far from the origin: each
+// float box of the trace plus an offset of 2^33 to 2^35 per axis, in double
+// (the sum rounded as double rounds it; those doubles are the boxes). With
+// the origin left at 0 a float resolves 1024 units there, so the rounded
+// boxes of a trace (tens of units across) nearly all meet; shifted to the
+// offset, they are held closely. Against a double-precision brute force of
+// the same boxes and filters: with Options::exact_pairs every frame's pairs
+// and delta exactly, without it a superset of them.
+class LargeWorldKinds : public ::testing::TestWithParam<std::tuple<std::string, testgen::TraceKind>> {};
+
+TEST_P(LargeWorldKinds, AdversarialTracesInDoublesMatchTheDoubleBruteForce) {
+  const auto& [algorithm, kind] = GetParam();
+  const Origin offset{std::ldexp(1.0, 33), -std::ldexp(3.0, 33), std::ldexp(1.0, 35)};
+  for (const int dims : {2, 3}) {
+    for (const bool shifted : {false, true}) {
+      for (const bool exact : {false, true}) {
+        SCOPED_TRACE(std::to_string(dims) + "d" + (shifted ? " shifted" : "") + (exact ? " exact" : ""));
+        const Trace trace = testgen::make_trace(kind, testgen::GenParams{dims, 29, 0, 0});
+        auto bp = BroadPhase::create(algorithm, Options{.dims = dims, .exact_pairs = exact});
+        ASSERT_NE(bp, nullptr);
+        if (shifted) {
+          ASSERT_TRUE(bp->shift_origin({offset[0], offset[1], dims == 2 ? 0.0 : offset[2]}));
+        }
+        struct Object {
+          Box3d box;
+          Filter filter;
+          Motion motion;
+        };
+        std::map<Id, Object> objects;
+        const auto far = [&](const Box3& b) {
+          Box3d d = detail::widened(b);
+          for (int k = 0; k < dims; ++k) d.min[k] += offset[k], d.max[k] += offset[k];
+          return d;
+        };
+        const auto stage = [&](bool add, Id id, const Box3d& d, Filter filter, Motion motion) {
+          if (dims == 2) {
+            const Box2d flat{{d.min[0], d.min[1]}, {d.max[0], d.max[1]}};
+            return add ? bp->add(std::span<const Id>(&id, 1), std::span<const Box2d>(&flat, 1),
+                                 std::span<const Filter>(&filter, 1), motion)
+                       : bp->move(std::span<const Id>(&id, 1), std::span<const Box2d>(&flat, 1));
+          }
+          return add ? bp->add(std::span<const Id>(&id, 1), std::span<const Box3d>(&d, 1),
+                               std::span<const Filter>(&filter, 1), motion)
+                     : bp->move(std::span<const Id>(&id, 1), std::span<const Box3d>(&d, 1));
+        };
+        for (std::size_t f = 0; f < trace.frames.size(); ++f) {
+          const TraceFrame& frame = trace.frames[f];
+          std::vector<Pair> before;
+          bp->sorted_pairs(before);
+          ASSERT_TRUE(bp->remove(frame.removed));
+          for (const Id id : frame.removed) objects.erase(id);
+          for (std::size_t k = 0; k < frame.moved.size(); ++k) {
+            const Box3d d = far(frame.moved_boxes[k]);
+            ASSERT_TRUE(stage(false, frame.moved[k], d, {}, {}));
+            objects.at(frame.moved[k]).box = d;
+          }
+          for (std::size_t k = 0; k < frame.added.size(); ++k) {
+            const Box3d d = far(frame.added_boxes[k]);
+            const Motion motion = frame.added_is_static(k) ? Motion::kStatic : Motion::kDynamic;
+            ASSERT_TRUE(stage(true, frame.added[k], d, frame.added_filter(k), motion));
+            objects[frame.added[k]] = Object{d, frame.added_filter(k), motion};
+          }
+          ASSERT_TRUE(bp->set_filter(frame.filtered, frame.filters));
+          for (std::size_t k = 0; k < frame.filtered.size(); ++k)
+            objects.at(frame.filtered[k]).filter = frame.filters[k];
+          const FrameDelta& delta = bp->update();
+          ASSERT_TRUE(delta.status);
+          std::vector<Pair> expected;
+          for (auto a = objects.begin(); a != objects.end(); ++a) {
+            for (auto b = std::next(a); b != objects.end(); ++b) {
+              bool meet = true;
+              for (int k = 0; k < dims; ++k) {
+                meet = meet &&
+                       !(a->second.box.min[k] > b->second.box.max[k] || b->second.box.min[k] > a->second.box.max[k]);
+              }
+              if (meet && may_pair(a->second.filter, a->second.motion, b->second.filter, b->second.motion)) {
+                expected.push_back(Pair{a->first, b->first});
+              }
+            }
+          }
+          std::vector<Pair> got;
+          bp->sorted_pairs(got);
+          if (exact) {
+            ASSERT_EQ(got, expected) << "frame " << f;
+          } else {
+            ASSERT_TRUE(oracle::minus(expected, got).empty()) << "frame " << f << ": a pair of the doubles lost";
+          }
+          ASSERT_EQ(std::vector<Pair>(delta.created.begin(), delta.created.end()), oracle::minus(got, before))
+              << "frame " << f;
+          ASSERT_EQ(std::vector<Pair>(delta.deleted.begin(), delta.deleted.end()), oracle::minus(before, got))
+              << "frame " << f;
+        }
+        ASSERT_TRUE(bp->validate());
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllAlgorithms, LargeWorldKinds,
+                         ::testing::Combine(::testing::ValuesIn(any_box_algorithms()),
+                                            ::testing::ValuesIn(testgen::kAllTraceKinds)),
+                         [](const auto& param_info) {
+                           std::string name = std::get<0>(param_info.param) + "_" +
+                                              std::string(testgen::trace_kind_name(std::get<1>(param_info.param)));
+                           for (char& c : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return name;
+                         });
 
 TEST(LargeWorld, RoundsOutwardRelativeToTheOrigin) {
   auto bp = BroadPhase::create("sap");

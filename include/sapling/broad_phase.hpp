@@ -133,7 +133,8 @@ class BroadPhase {
   /// coordinates). Each is kept as the smallest float box that holds the
   /// box minus origin() (rounded outward exactly; never an overlap lost),
   /// and **the pairs are those of these rounded boxes**; with
-  /// Options::exact_pairs, only those whose double boxes overlap. Refused
+  /// Options::exact_pairs, only those whose double boxes overlap (queries
+  /// and rays likewise answer on the double boxes). Refused
   /// as the float versions are (a NaN or min > max is refused in double).
   /// Pass a Box3d or Box2d by name: a braced list alone is ambiguous.
   Status add(std::span<const Id> ids, std::span<const Box3d> boxes, std::span<const Filter> filters = {},

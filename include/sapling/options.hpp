@@ -39,7 +39,9 @@ struct Options {
   /// Large worlds (BroadPhase::add() of Box3d): report only the pairs whose
   /// boxes as given in doubles overlap (each grown by its contact distance,
   /// in double arithmetic), rather than every pair of the boxes rounded
-  /// outward to float; region queries re-check their hits likewise. Costs
+  /// outward to float; region queries re-check their hits likewise, and
+  /// rays compute each hit again on the double box (ray.hpp's computation
+  /// in double, the ray's origin at origin() + ray.origin). Costs
   /// a pass over every pair each frame with operations (O(pairs log pairs)).
   /// An object given as float counts with its float box (plus the origin).
   bool exact_pairs = false;

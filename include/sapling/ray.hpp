@@ -98,25 +98,36 @@ constexpr RayCheck check_ray(const Ray<D>& r) noexcept {
   return {};
 }
 
-/// Where the valid ray `r` is inside `box`: [enter, leave] in double, the
-/// computation above step by step (each slab's parameters, the largest
-/// entry and the smallest exit, within [0, max_t]); false if it misses.
-template <int D>
-inline bool ray_interval(const Ray<D>& r, const Box<D>& box, double& enter, double& leave) noexcept {
-  enter = 0.0, leave = r.max_t;
-  for (int k = 0; k < D; ++k) {
-    const double o = r.origin[k], d = r.direction[k];
+namespace detail {
+/// The computation above on the first `axes` axes, in double, for an origin
+/// and a box of float or double bounds (a large world's exact boxes in
+/// world coordinates: BroadPhase::ray_cast() with Options::exact_pairs).
+template <class Origin, class Direction, class AnyBox>
+inline bool slab_interval(const Origin& o, const Direction& dir, double max_t, const AnyBox& box, int axes,
+                          double& enter, double& leave) noexcept {
+  enter = 0.0, leave = max_t;
+  for (int k = 0; k < axes; ++k) {
+    const double ok = o[k], d = dir[k];
     if (d == 0.0) {
-      if (o < box.min[k] || o > box.max[k]) return false;
+      if (ok < box.min[k] || ok > box.max[k]) return false;
       continue;
     }
-    double near = (static_cast<double>(box.min[k]) - o) / d;
-    double far = (static_cast<double>(box.max[k]) - o) / d;
+    double near = (static_cast<double>(box.min[k]) - ok) / d;
+    double far = (static_cast<double>(box.max[k]) - ok) / d;
     if (d < 0.0) std::swap(near, far);
     enter = std::max(enter, near);
     leave = std::min(leave, far);
   }
   return enter <= leave && enter != std::numeric_limits<double>::infinity();
+}
+}  // namespace detail
+
+/// Where the valid ray `r` is inside `box`: [enter, leave] in double, the
+/// computation above step by step (each slab's parameters, the largest
+/// entry and the smallest exit, within [0, max_t]); false if it misses.
+template <int D>
+inline bool ray_interval(const Ray<D>& r, const Box<D>& box, double& enter, double& leave) noexcept {
+  return detail::slab_interval(r.origin, r.direction, r.max_t, box, D, enter, leave);
 }
 
 /// Whether the valid ray `r` meets `box`; if so its entry parameter goes to

@@ -242,11 +242,29 @@ Status BroadPhase::ray_cast_closest(const Ray2& ray, std::optional<RayHit>& hit,
 // the structures meet the broad boxes: the entry is computed again on the
 // own box, and a miss dropped; the broad box's entry is never later than
 // the own box's, so skipping by it skips nothing that could be closer.
+//
+// With Options::exact_pairs each hit is computed again on the object's box
+// in world coordinates (exact_box_of()), the ray's origin taken there in
+// double (origin() + ray.origin), ray.hpp's computation in double on the
+// first dims axes. The rounded box holds the exact one, but the two entries
+// are computed in different frames (relative in float, world in double), so
+// the rounded one may come later by a rounding: the closest hit skips
+// nothing by it; every hit is visited and the least kept.
 void BroadPhase::Impl::cast_ray(const Ray3& ray, std::vector<RayHit>& hits, std::uint32_t mask, bool closest) const {
   const bool own_boxes = objects.contact.in_use;
+  const bool exact = options.exact_pairs;
+  std::array<double, 3> world_origin{};
+  for (int k = 0; k < 3; ++k) world_origin[k] = double{ray.origin[k]} + large.origin[k];
+  const int axes = options.dims == 2 ? 2 : 3;
   const auto consider = [&](Slot s, float t) {
     if (!query_accepts(objects.filter_of(s), mask)) return;
-    if (own_boxes && objects.contact.distances[s] != 0.0f && !ray_entry(ray, objects.contact.own_boxes[s], t)) return;
+    if (exact) {
+      double enter = 0.0, leave = 0.0;
+      if (!detail::slab_interval(world_origin, ray.direction, ray.max_t, exact_box_of(s), axes, enter, leave)) return;
+      t = static_cast<float>(enter);
+    } else if (own_boxes && objects.contact.distances[s] != 0.0f && !ray_entry(ray, objects.contact.own_boxes[s], t)) {
+      return;
+    }
     const RayHit hit{objects.ids[s], t};
     if (!closest || hits.empty()) {
       hits.push_back(hit);
@@ -256,7 +274,7 @@ void BroadPhase::Impl::cast_ray(const Ray3& ray, std::vector<RayHit>& hits, std:
   };
   const auto visit = [&](Slot s, float t) {
     consider(s, t);
-    return closest && !hits.empty() ? hits.front().t : ray.max_t;
+    return closest && !exact && !hits.empty() ? hits.front().t : ray.max_t;
   };
   if (statics_trusted()) {
     statics.tree()->ray(ray, visit);

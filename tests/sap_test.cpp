@@ -872,6 +872,7 @@ TEST(SapPolicy, BatchUpdateWhenItIsCheapest) {
   detail::SapFrameCounts f;
   f.kept = 100000;
   f.moved = 100000;
+  f.pairs = 20000;  // the tracy scene's 0.2 per box
   f.active = 100000;
   f.resting = 100000;
   f.resting_cells = 400;
@@ -916,6 +917,92 @@ TEST(SapPaths, SmallBatchesScanLongScansPrune) {
             before.pruned_batches + before.recomputed_frames + before.resting_frames + before.batch_frames + 1);
 }
 
+// Recomputing finds every pair again and diffs it, so its cost grows with
+// the pairs: in a world of ten pairs per box (a stack) a walk of modest
+// mobility is cheaper than recomputing, where in the tracy scene's 0.2 per
+// box it is not; the resting path likewise pays for the pairs of the boxes
+// it changes.
+TEST(SapPolicy, RecomputingCostsMoreWhereBoxesHaveManyPairs) {
+  detail::SapFrameCounts f;
+  f.kept = 1000;
+  f.moved = 600;
+  f.active = 600;
+  f.resting = 1000;
+  f.resting_cells = 4;
+  detail::SapHistory h;
+  h.mobility = 30;
+  h.measured = true;
+  const auto incremental = [&] {
+    const detail::SapPath path = detail::choose_sap_path(f, h).path;
+    return path == detail::SapPath::kWalk || path == detail::SapPath::kBatch;
+  };
+  f.pairs = 200;
+  EXPECT_FALSE(incremental());
+  f.pairs = 10000;
+  EXPECT_TRUE(incremental());
+  f.pairs = 200;
+  const double sparse = detail::resting_cost(f);
+  f.pairs = 10000;
+  EXPECT_GT(detail::resting_cost(f), 2 * sparse);
+}
+
+// A probe is overdue, whatever the last walk predicts, once the schedule
+// says so and only where rebuilding the arrays is a small part of the
+// frame's alternative.
+TEST(SapPolicy, ProbeOverdueOnlyWhereTheRebuildIsCheap) {
+  detail::SapHistory h;
+  h.probe_interval = 8;
+  h.recompute_streak = 7;
+  const double restore = detail::kRestoreNsPerBox * 1000;
+  EXPECT_FALSE(detail::probe_overdue(h, 1000, 10 * restore));  // not yet due
+  h.recompute_streak = 8;
+  EXPECT_TRUE(detail::probe_overdue(h, 1000, 4 * restore));
+  EXPECT_FALSE(detail::probe_overdue(h, 1000, 3 * restore));  // the probe's rebuild would be a spike
+}
+
+// A stack of touching boxes, most of them jittering by a hair each frame
+// (a physics engine's pile at rest): the first walk after the insertion
+// crosses every tie of the grid's equal bounds and is abandoned, so sap
+// recomputes (ten pairs a box, each found again every frame) until a probe
+// measures the jitter's real mobility; from then on it walks or sweeps the
+// arrays once (the batch update), matching brute every frame.
+TEST(SapPaths, JitteringStackLeavesRecomputingForTheWalk) {
+  Twin t;
+  std::vector<Id> ids;
+  std::vector<Box3> boxes;
+  const float margin = 0.04f;
+  for (int x = 0; x < 8; ++x) {
+    for (int y = 0; y < 8; ++y) {
+      for (int z = 0; z < 8; ++z) {
+        ids.push_back(static_cast<Id>(ids.size()));
+        boxes.push_back(Box3{{x - margin, y - margin, z - margin}, {x + 1 + margin, y + 1 + margin, z + 1 + margin}});
+      }
+    }
+  }
+  t.add(ids, boxes);
+  EXPECT_FRAME(t);
+  testgen::Rng rng(5);
+  for (int frame = 0; frame < 60; ++frame) {
+    std::vector<Id> moved;
+    std::vector<Box3> moved_boxes;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      if ((i * 7 + static_cast<std::size_t>(frame)) % 10 >= 6) continue;
+      for (int k = 0; k < 3; ++k) {
+        const float d = static_cast<float>(rng.uniform(-1e-4, 1e-4));
+        boxes[i].min[k] += d, boxes[i].max[k] += d;
+      }
+      moved.push_back(ids[i]);
+      moved_boxes.push_back(boxes[i]);
+    }
+    t.move(moved, moved_boxes);
+    EXPECT_FRAME(t);
+  }
+  const SapCounters& c = t.counters();
+  EXPECT_GE(c.recomputed_frames, 1u);
+  EXPECT_LE(c.recomputed_frames, 20u);
+  EXPECT_GE(c.incremental_frames + c.batch_frames, 40u);
+}
+
 TEST(SapPaths, InsertionsNextToHugeAndInfiniteBoxes) {
   Twin t;
   Jiggling world(t, 1000, 13, 30, 1.0f);  // keeps the frames on the walk: new boxes are merged and scanned
@@ -937,10 +1024,12 @@ TEST(SapPaths, InsertionsNextToHugeAndInfiniteBoxes) {
   EXPECT_GT(t.counters().scanned_batches, 0u);
   // A box infinite on every axis: every scan runs the whole array, so a
   // batch of some size goes to box pruning (bipartite against the old
-  // boxes, against the resting set, or of everything).
+  // boxes, against the resting set, or of everything) or to the batch
+  // update, which sweeps the arrays once.
   one_at(6006, Box3{{-kInf, -kInf, -kInf}, {kInf, kInf, kInf}});
   const auto pruned = [&] {
-    return t.counters().pruned_batches + t.counters().resting_frames + t.counters().recomputed_frames;
+    return t.counters().pruned_batches + t.counters().resting_frames + t.counters().recomputed_frames +
+           t.counters().batch_frames;
   };
   const std::uint64_t scanned = t.counters().scanned_batches, pruned_before = pruned();
   world.step();

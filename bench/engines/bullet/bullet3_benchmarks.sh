@@ -59,7 +59,7 @@ patch -d "$src" -p1 --quiet <"$here/bullet3_benchmarks.patch"
 build="$work/sapling-build"
 prefix="$work/sapling-prefix"
 cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSAPLING_BUILD_TESTS=OFF -DSAPLING_BUILD_BENCH=OFF \
-  -DSAPLING_BUILD_TOOLS=OFF -DSAPLING_BUILD_PYTHON=OFF -DSAPLING_BUILD_DEMO=OFF -DSAPLING_BUILD_BULLET=ON >/dev/null
+  -DSAPLING_BUILD_TOOLS=OFF -DSAPLING_BUILD_PYTHON=OFF -DSAPLING_BUILD_DEMO=OFF -DSAPLING_BUILD_MPI=OFF -DSAPLING_BUILD_BULLET=ON >/dev/null
 cmake --build "$build" --target sapling_bullet -j "$jobs" >&2
 cmake --install "$build" --prefix "$prefix" >/dev/null
 

@@ -75,13 +75,15 @@ Reported SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, Pai
   if (!history_.measured && !endpoints_.current() && !ops.moved.empty()) estimate_mobility(ops);
   SapChoice choice = choose_sap_path(frame_counts(ops), history_);
   if (choice.stale) ++history_.recompute_streak;
+  // An overdue probe rebuilds the arrays at once: a staged rebuild never ends in a world where most boxes move.
+  const bool overdue = probe_overdue(history_, live_.size(), choice.probe_budget_ns);
   // A probe waits for the staged rebuild of the arrays, in worlds large enough to stage it.
-  if (choice.path == SapPath::kProbe && stages_rebuild() && endpoints_.stage_steps_left() > 0) {
+  if (choice.path == SapPath::kProbe && !overdue && stages_rebuild() && endpoints_.stage_steps_left() > 0) {
     choice.path = choice.fallback;
   }
   // Whether the objects move slowly enough for a probe to pay (before the moves are applied).
-  const bool calm =
-      choice.stale && choice.probe_may_pay && (ops.moved.empty() || probe_could_pay(ops, choice.probe_budget_ns));
+  const bool calm = choice.stale && choice.probe_may_pay &&
+                    (ops.moved.empty() || overdue || probe_could_pay(ops, choice.probe_budget_ns));
   if (choice.path == SapPath::kProbe && !calm) choice.path = choice.fallback;
   // One reorganisation a frame: a probe, which puts the arrays right, leaves
   // a new resting set to the next frame.
@@ -116,7 +118,8 @@ Reported SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, Pai
       endpoints_.restore(live_);
       ++counters_.restores;
     }
-  } else if (calm && !endpoints_.current() && !choice.prepare && choice.path != SapPath::kProbe) {
+  } else if (calm && !endpoints_.current() && !(choice.prepare && choice.path == SapPath::kResting) &&
+             choice.path != SapPath::kProbe) {
     stage_for_probe();
   }
   return reported_;

@@ -28,7 +28,8 @@ namespace sapling::detail {
 // their ratios matter: they pick the cheaper path for each frame.
 // Where they come from and what they decide: docs/algorithms/sap.md, "Tuning".
 constexpr double kSwapNs = 4;               ///< one swap of a walk
-constexpr double kRecomputeNsPerBox = 50;   ///< box pruning of all boxes, and the pair manager's diff
+constexpr double kRecomputeNsPerBox = 46;   ///< box pruning of all boxes, and the pair manager's diff
+constexpr double kRecomputeNsPerPair = 20;  ///< a current pair found again and diffed (46 + 20 x tracy's 0.2 = 50)
 constexpr double kRestoreNsPerBox = 60;     ///< rebuilding the endpoint arrays
 constexpr double kRebuildNsPerBox = 20;     ///< rebuilding the arrays after removals or additions
 constexpr double kMergeNsPerNewBox = 300;   ///< a new box's endpoints sorted and merged, and its pairs found
@@ -36,7 +37,9 @@ constexpr double kBipartiteNsPerBox = 35;   ///< bipartite box pruning of new bo
 constexpr double kScanNsPerEntry = 1.5;     ///< scanning an array entry for a new box's pairs
 constexpr double kPrepareNsPerBox = 25;     ///< laying out the resting set (sorting every box into a grid)
 constexpr double kMergeNsPerBox = 10;       ///< laying it out again by merging into the last (update_prepared())
-constexpr double kQueryNsPerBox = 110;      ///< a changed box: its pairs dropped, sorted into the grid, paired
+constexpr double kQueryNsPerBox = 104;      ///< a changed box: sorted into the grid, searched
+constexpr double kQueryNsPerPair =
+    15;  ///< a pair of a changed box dropped and found again (104 + 15 x tracy's 0.4 = 110)
 constexpr double kRestingSweepNs = 5;       ///< a resting entry in a cell swept for the changed boxes
 constexpr double kSparseQueryNs = 40;       ///< a changed box searching its cell's resting entries (sparse sweep)
 constexpr double kActiveNsPerBox = 40;      ///< an active box not changed this frame, paired with the changed
@@ -154,7 +157,8 @@ inline bool takes_one_search(const SapFrameCounts& f) noexcept {
 inline double resting_cost(const SapFrameCounts& f) noexcept {
   const std::size_t changed = f.moved + f.added, live = f.kept + f.added;
   const double drop_ns = std::min(kPairScanNs * double(f.pairs), drop_search_cost(f));
-  double ns = kQueryNsPerBox * double(changed + f.removed);
+  const double pairs_per_box = 2.0 * double(f.pairs) / double(std::max<std::size_t>(1, f.kept + f.removed));
+  double ns = (kQueryNsPerBox + kQueryNsPerPair * pairs_per_box) * double(changed + f.removed);
   double resting = double(f.resting), cells = double(std::max<std::size_t>(1, f.resting_cells));
   if (wants_preparation(f)) {
     // The old pairs dropped first (one search needs the set as it was).
@@ -187,7 +191,7 @@ inline double batch_cost(const SapFrameCounts& f, const SapHistory& h) noexcept 
 /// soon, else it is only a probe when one is due; the caller confirms a probe with walk_could_pay().
 inline SapChoice choose_sap_path(const SapFrameCounts& f, const SapHistory& h) noexcept {
   const double n = double(f.kept);
-  const double recompute_ns = kRecomputeNsPerBox * double(f.kept + f.added);
+  const double recompute_ns = kRecomputeNsPerBox * double(f.kept + f.added) + kRecomputeNsPerPair * double(f.pairs);
   const double resting_ns = resting_cost(f);
   // Leaving the walk with valid arrays makes them stale: a later walk pays
   // for rebuilding them, counted here spread over a few frames.
@@ -253,6 +257,15 @@ inline bool walk_could_pay(const SapHistory& h, double displacement, std::size_t
   if (!(h.walk_displacement > 0) || !std::isfinite(h.walk_displacement)) return true;  // nothing to scale
   const double swaps = h.mobility * displacement / h.walk_displacement;
   return std::isfinite(swaps) && kSwapNs * swaps * double(moved) < budget_ns;
+}
+
+/// Whether a probe is due whatever walk_could_pay() predicts: the probe schedule says so, and rebuilding the
+/// arrays at once costs at most a quarter of the frame's alternative (`budget_ns`,
+/// SapChoice::probe_budget_ns: a world where re-finding the pairs dominates, as in a stack or a pile), so that
+/// the probe's frame costs little more than the others. The last walk may have been unlike the motion now
+/// (the first after an insertion crosses every tie of a grid of equal bounds), and only a walk measures it.
+inline bool probe_overdue(const SapHistory& h, std::size_t live, double budget_ns) noexcept {
+  return h.recompute_streak >= h.probe_interval && 4 * kRestoreNsPerBox * double(live) <= budget_ns;
 }
 
 /// Whether a walk that has spent `swaps` on the first `done` of `moved`

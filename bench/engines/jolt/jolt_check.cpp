@@ -34,6 +34,7 @@
 #include <Jolt/RegisterTypes.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -134,7 +135,7 @@ int main(int argc, char** argv) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> coord(-40.0f, 40.0f), size(0.05f, 2.0f), unit(0.0f, 1.0f);
   auto random_rotation = [&] {
-    return Quat(Vec3(unit(rng) - 0.5f, unit(rng) - 0.5f, unit(rng) - 0.5f).Normalized(), 6.28f * unit(rng));
+    return Quat::sRotation(Vec3(unit(rng) - 0.5f, unit(rng) - 0.5f, unit(rng) - 0.5f).Normalized(), 6.28f * unit(rng));
   };
 
   std::vector<BodyID> ids;
@@ -224,9 +225,13 @@ int main(int argc, char** argv) {
       for (int k = 0; k < 3; ++k) {
         ClosestHitCollisionCollector<RayCastBodyCollector> col;
         both[k]->CastRay(RayCast{c, d}, col, any_bp, filter);
-        closest[k] = col.HadHit() ? col.mHit.mFraction : -1.0f;
+        closest[k] = col.HadHit() ? col.mHit.mFraction : NAN;
       }
-      if (closest[1] != closest[2]) {
+      // A hit at a fraction <= 0 (the origin inside the box) ends a closest-hit
+      // query in every Jolt broad phase, whichever such box comes first.
+      const bool agree = closest[1] == closest[2] || (std::isnan(closest[1]) && std::isnan(closest[2])) ||
+                         (closest[1] <= 0.0f && closest[2] <= 0.0f);
+      if (!agree) {
         std::printf("round %d (%s): closest ray hit differs: brute force %g, sapling %g\n", round, when, closest[1], closest[2]);
         ++failures;
       }

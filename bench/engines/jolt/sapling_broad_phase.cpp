@@ -47,14 +47,28 @@ sapling::Box3 to_query_box(const AABox& b) {
   return q;
 }
 
-bool same(const AABox& a, const AABox& b) {
-  return a.mMin == b.mMin && a.mMax == b.mMax;
+bool inside(const AABox& inner, const AABox& outer) {
+  // Vec3's == compares all components; <= per component through GetX/Y/Z.
+  return outer.mMin.GetX() <= inner.mMin.GetX() && outer.mMin.GetY() <= inner.mMin.GetY() &&
+         outer.mMin.GetZ() <= inner.mMin.GetZ() && inner.mMax.GetX() <= outer.mMax.GetX() &&
+         inner.mMax.GetY() <= outer.mMax.GetY() && inner.mMax.GetZ() <= outer.mMax.GetZ();
 }
 
 }  // namespace
 
-SaplingBroadPhase::SaplingBroadPhase(std::string algorithm, unsigned threads)
-    : algorithm_(std::move(algorithm)), threads_(threads) {}
+SaplingBroadPhase::SaplingBroadPhase(std::string algorithm, unsigned threads, float margin, float margin_scale)
+    : algorithm_(std::move(algorithm)), threads_(threads), margin_(margin), margin_scale_(margin_scale) {}
+
+AABox SaplingBroadPhase::Fatten(const AABox& box) const {
+  if (margin_ <= 0.0f && margin_scale_ <= 0.0f) return box;
+  const Vec3 extent = box.GetExtent();
+  const float largest = std::max(extent.GetX(), std::max(extent.GetY(), extent.GetZ()));
+  const float m = std::min(margin_ + margin_scale_ * largest, 1.0f);
+  if (!(m > 0.0f) || !std::isfinite(largest)) return box;
+  AABox fat = box;
+  fat.ExpandBy(Vec3::sReplicate(m));
+  return fat;
+}
 
 SaplingBroadPhase::~SaplingBroadPhase() = default;
 
@@ -119,10 +133,18 @@ void SaplingBroadPhase::RemoveBodies(BodyID* ioBodies, int inNumber) {
 }
 
 void SaplingBroadPhase::NotifyBodiesAABBChanged(BodyID* ioBodies, int inNumber, bool) {
-  // Called from the position solver's jobs, several at once: an atomic mark
-  // each; sapling hears of it at the next update.
+  // Called from the position solver's jobs, several at once. A body still
+  // inside the fattened box sapling holds changes nothing (its pairs and
+  // query hits are found by that box and cut exactly on its bounds); any
+  // other gets an atomic mark, and sapling hears of it at the next update.
   std::shared_lock lock(mutex_);
-  for (int i = 0; i < inNumber; ++i) MarkDirty(ioBodies[i].GetIndex());
+  const JPH::BodyVector& bodies = mBodyManager->GetBodies();
+  for (int i = 0; i < inNumber; ++i) {
+    const std::uint32_t index = ioBodies[i].GetIndex();
+    const Slot& s = slots_[index];
+    if (s.live && inside(bodies[index]->GetWorldSpaceBounds(), s.box)) continue;
+    MarkDirty(index);
+  }
 }
 
 void SaplingBroadPhase::NotifyBodiesLayerChanged(BodyID* ioBodies, int inNumber) {
@@ -162,11 +184,11 @@ void SaplingBroadPhase::Flush(float distance) const {
     const bool keep = body && valid(*box);  // a NaN or inverted box is parked
     if (s.live) {
       if (keep && body->GetID() == s.body && body->IsStatic() == s.is_static) {
-        if (!same(*box, s.box) || (new_distance && !s.is_static)) {
+        if (!inside(*box, s.box) || (new_distance && !s.is_static)) {
+          s.box = s.is_static ? *box : Fatten(*box);
           move_ids.push_back(s.id);
-          move_boxes.push_back(to_box(*box));
+          move_boxes.push_back(to_box(s.box));
           move_dist.push_back(s.is_static ? 0.0f : distance);
-          s.box = *box;
         }
         return;
       }
@@ -178,13 +200,13 @@ void SaplingBroadPhase::Flush(float distance) const {
       s.live = true;
       s.body = body->GetID();
       s.is_static = body->IsStatic();
-      s.box = *box;
+      s.box = s.is_static ? *box : Fatten(*box);
       if (s.is_static) {
         add_static_ids.push_back(s.id);
-        add_static_boxes.push_back(to_box(*box));
+        add_static_boxes.push_back(to_box(s.box));
       } else {
         add_dyn_ids.push_back(s.id);
-        add_dyn_boxes.push_back(to_box(*box));
+        add_dyn_boxes.push_back(to_box(s.box));
         add_dyn_dist.push_back(distance);
       }
     }

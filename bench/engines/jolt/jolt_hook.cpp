@@ -9,7 +9,9 @@
 //   SAPLING_JOLT_MARGIN, SAPLING_JOLT_MARGIN_SCALE
 //                             the fattening of non-static bodies' boxes in
 //                             sapling: margin + scale x largest half extent
-//                             (0.02 and 0.05; 0 and 0 for exact boxes)
+//                             (0.02 and 0.05), SAPLING_JOLT_LOOKAHEAD: and
+//                             stretched by the velocity x this many seconds
+//                             (0.05); all 0 for exact boxes
 //   SAPLING_JOLT_TIMING       0 turns the timer off (on by default)
 //
 // Either broad phase is wrapped in TimedBroadPhase, which forwards every
@@ -178,7 +180,8 @@ BroadPhase* SaplingBenchCreateBroadPhase() {
     const unsigned threads = unsigned(std::atoi(env("SAPLING_THREADS", "1").c_str()));
     const float margin = float(std::atof(env("SAPLING_JOLT_MARGIN", "0.02").c_str()));
     const float scale = float(std::atof(env("SAPLING_JOLT_MARGIN_SCALE", "0.05").c_str()));
-    inner = new sapling_jolt::SaplingBroadPhase(algorithm, threads, margin, scale);
+    const float lookahead = float(std::atof(env("SAPLING_JOLT_LOOKAHEAD", "0.05").c_str()));
+    inner = new sapling_jolt::SaplingBroadPhase(algorithm, threads, margin, scale, lookahead);
     name = "sapling:" + algorithm;
   } else {
     std::fprintf(stderr, "SAPLING_JOLT_BROAD_PHASE must be quadtree or sapling, not '%s'\n", which.c_str());

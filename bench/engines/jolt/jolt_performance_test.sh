@@ -91,7 +91,7 @@ fi
 # 4. Correctness: sapling's pairs and queries against Jolt's brute force and quadtree.
 if [[ "${SKIP_CHECK:-0}" != 1 ]]; then
   timeout 600 "$build/SaplingJoltCheck" 60 3000 1 >&2
-  timeout 600 "$build/SaplingJoltCheck" 30 20000 2 >&2
+  timeout 600 "$build/SaplingJoltCheck" 10 8000 2 >&2
 fi
 
 # 5. The scenes, the two broad phases alternated run by run.

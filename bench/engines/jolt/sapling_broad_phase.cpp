@@ -36,17 +36,6 @@ sapling::Box3 to_box(const AABox& b) {
   return sapling::Box3{{b.mMin.GetX(), b.mMin.GetY(), b.mMin.GetZ()}, {b.mMax.GetX(), b.mMax.GetY(), b.mMax.GetZ()}};
 }
 
-// A query box a little larger than `b` (one float step outward on each
-// bound), so that the exact test that follows decides every boundary case.
-sapling::Box3 to_query_box(const AABox& b) {
-  sapling::Box3 q = to_box(b);
-  for (int k = 0; k < 3; ++k) {
-    q.min[k] = std::nextafter(q.min[k], -INFINITY);
-    q.max[k] = std::nextafter(q.max[k], INFINITY);
-  }
-  return q;
-}
-
 bool inside(const AABox& inner, const AABox& outer) {
   // Vec3's == compares all components; <= per component through GetX/Y/Z.
   return outer.mMin.GetX() <= inner.mMin.GetX() && outer.mMin.GetY() <= inner.mMin.GetY() &&
@@ -56,17 +45,34 @@ bool inside(const AABox& inner, const AABox& outer) {
 
 }  // namespace
 
-SaplingBroadPhase::SaplingBroadPhase(std::string algorithm, unsigned threads, float margin, float margin_scale)
-    : algorithm_(std::move(algorithm)), threads_(threads), margin_(margin), margin_scale_(margin_scale) {}
+SaplingBroadPhase::SaplingBroadPhase(std::string algorithm, unsigned threads, float margin, float margin_scale,
+                                     float lookahead)
+    : algorithm_(std::move(algorithm)),
+      threads_(threads),
+      margin_(margin),
+      margin_scale_(margin_scale),
+      lookahead_(lookahead) {}
 
-AABox SaplingBroadPhase::Fatten(const AABox& box) const {
-  if (margin_ <= 0.0f && margin_scale_ <= 0.0f) return box;
+AABox SaplingBroadPhase::Fatten(const Body& body, const AABox& box) const {
   const Vec3 extent = box.GetExtent();
   const float largest = std::max(extent.GetX(), std::max(extent.GetY(), extent.GetZ()));
-  const float m = std::min(margin_ + margin_scale_ * largest, 1.0f);
-  if (!(m > 0.0f) || !std::isfinite(largest)) return box;
+  if (!std::isfinite(largest)) return box;
   AABox fat = box;
-  fat.ExpandBy(Vec3::sReplicate(m));
+  const float m = std::min(margin_ + margin_scale_ * largest, 1.0f);
+  if (m > 0.0f) fat.ExpandBy(Vec3::sReplicate(m));
+  // Look ahead along the velocity, as Box2D's tree does with its
+  // displacement: a body moving steadily stays inside for a few steps.
+  if (lookahead_ > 0.0f && body.IsRigidBody() && !body.IsStatic()) {
+    // At most the body's own size: a fast small body with a long box would
+    // meet many others, and every query would visit it.
+    Vec3 d = lookahead_ * body.GetLinearVelocity();
+    const float len = d.Length(), cap = 2.0f * largest;
+    if (len > cap) d *= cap / len;
+    if (!d.IsNaN()) {
+      fat.mMin += Vec3::sMin(d, Vec3::sZero());
+      fat.mMax += Vec3::sMax(d, Vec3::sZero());
+    }
+  }
   return fat;
 }
 
@@ -185,7 +191,7 @@ void SaplingBroadPhase::Flush(float distance) const {
     if (s.live) {
       if (keep && body->GetID() == s.body && body->IsStatic() == s.is_static) {
         if (!inside(*box, s.box) || (new_distance && !s.is_static)) {
-          s.box = s.is_static ? *box : Fatten(*box);
+          s.box = s.is_static ? *box : Fatten(*body, *box);
           move_ids.push_back(s.id);
           move_boxes.push_back(to_box(s.box));
           move_dist.push_back(s.is_static ? 0.0f : distance);
@@ -200,7 +206,7 @@ void SaplingBroadPhase::Flush(float distance) const {
       s.live = true;
       s.body = body->GetID();
       s.is_static = body->IsStatic();
-      s.box = s.is_static ? *box : Fatten(*box);
+      s.box = s.is_static ? *box : Fatten(*body, *box);
       if (s.is_static) {
         add_static_ids.push_back(s.id);
         add_static_boxes.push_back(to_box(s.box));
@@ -316,7 +322,7 @@ void SaplingBroadPhase::ForCandidates(const AABox& box, Visit&& visit) const {
   thread_local std::vector<sapling::Id> hits;
   hits.clear();
   if (box.mMin.GetX() <= box.mMax.GetX() && box.mMin.GetY() <= box.mMax.GetY() && box.mMin.GetZ() <= box.mMax.GetZ())
-    (void)bp_->query(to_query_box(box), hits);  // refused (NaN) means no hit
+    (void)bp_->query(to_box(box), hits);  // refused (NaN) means no hit
   for (const sapling::Id id : hits) {
     const std::uint32_t index = id >> 1;
     if (dirty_[index].load(std::memory_order_acquire)) continue;  // tested below on its current box
@@ -349,7 +355,8 @@ void SaplingBroadPhase::CollideSphere(JPH::Vec3Arg inCenter, float inRadius, JPH
                                       const JPH::ObjectLayerFilter& inObjectLayerFilter) const {
   const JPH::BodyVector& bodies = mBodyManager->GetBodies();
   const float radius_sq = inRadius * inRadius;
-  const Vec3 r = Vec3::sReplicate(inRadius);
+  // The sphere's box, with room for the rounding of centre +- radius.
+  const Vec3 r = Vec3::sReplicate(inRadius * (1.0f + 1.0e-6f)) + 1.0e-6f * inCenter.Abs();
   ForCandidates(AABox(inCenter - r, inCenter + r), [&](std::uint32_t index) {
     const Body& body = *bodies[index];
     if (LayerOk(body, inBroadPhaseLayerFilter, inObjectLayerFilter) &&
@@ -451,25 +458,20 @@ void SaplingBroadPhase::CastAABoxNoLock(const JPH::AABoxCast& inBox, JPH::CastSh
   const JPH::BodyVector& bodies = mBodyManager->GetBodies();
   const Vec3 origin = inBox.mBox.GetCenter();
   const Vec3 extent = inBox.mBox.GetExtent();
-  const JPH::RayInvDirection inv_direction(inBox.mDirection);
+  const Vec3 dir = inBox.mDirection;
+  const JPH::RayInvDirection inv_direction(dir);
   float early_out = ioCollector.GetPositiveEarlyOutFraction();
-  // Candidates: the boxes overlapping the region the cast box sweeps up to
-  // its current early-out fraction; each is then decided by Jolt's slab test
-  // of the box's centre against the body's bounds grown by the extent.
-  AABox swept = inBox.mBox;
-  if (early_out < 1.0e6f) {
-    swept.Encapsulate(
-        AABox(inBox.mBox.mMin + early_out * inBox.mDirection, inBox.mBox.mMax + early_out * inBox.mDirection));
-    swept.ExpandBy(Vec3::sReplicate(1.0e-4f) + 1.0e-6f * swept.GetExtent());
-  } else {
-    // No useful bound on the fraction: the half-space the cast heads into.
-    swept.ExpandBy(Vec3::sReplicate(1.0e-4f) + 1.0e-6f * swept.GetExtent());
-    for (int k = 0; k < 3; ++k) {
-      if (inBox.mDirection[k] > 0.0f) swept.mMax.SetComponent(k, INFINITY);
-      if (inBox.mDirection[k] < 0.0f) swept.mMin.SetComponent(k, -INFINITY);
-    }
-  }
-  ForCandidates(swept, [&](std::uint32_t index) {
+  // Each candidate is decided by Jolt's slab test of the cast box's centre
+  // against the body's bounds grown by the box's extent, as Jolt's broad
+  // phases decide it; a body is visited once (stamps per thread).
+  thread_local std::vector<std::uint32_t> stamp;
+  thread_local std::uint32_t generation = 0;
+  if (stamp.size() < max_bodies_) stamp.assign(max_bodies_, 0);
+  if (++generation == 0) std::fill(stamp.begin(), stamp.end(), 0u), generation = 1;
+  bool stop = false;
+  auto visit = [&](std::uint32_t index) {
+    if (stamp[index] == generation) return true;
+    stamp[index] = generation;
     const Body& body = *bodies[index];
     if (!LayerOk(body, inBroadPhaseLayerFilter, inObjectLayerFilter)) return true;
     const AABox& bounds = body.GetWorldSpaceBounds();
@@ -477,11 +479,38 @@ void SaplingBroadPhase::CastAABoxNoLock(const JPH::AABoxCast& inBox, JPH::CastSh
     if (fraction < early_out) {
       JPH::BroadPhaseCastResult result{body.GetID(), fraction};
       ioCollector.AddHit(result);
-      if (ioCollector.ShouldEarlyOut()) return false;
+      if (ioCollector.ShouldEarlyOut()) return !(stop = true);
       early_out = ioCollector.GetPositiveEarlyOutFraction();
     }
     return true;
-  });
+  };
+  if (!(early_out < 1.0e6f)) {
+    // No useful bound on the fraction: the half-space the cast heads into.
+    AABox swept = inBox.mBox;
+    swept.ExpandBy(Vec3::sReplicate(1.0e-4f) + 1.0e-6f * swept.GetExtent());
+    for (int k = 0; k < 3; ++k) {
+      if (dir[k] > 0.0f) swept.mMax.SetComponent(k, INFINITY);
+      if (dir[k] < 0.0f) swept.mMin.SetComponent(k, -INFINITY);
+    }
+    ForCandidates(swept, visit);
+    return;
+  }
+  // The sweep up to the early-out fraction, cut into pieces about four box
+  // sizes long (at most 32), nearest first: a long diagonal cast queries a
+  // thin chain of boxes rather than the box around all of it, and stops at
+  // the piece that starts beyond the collector's early-out fraction.
+  const float reach = early_out;
+  const float length = (dir * reach).Length();
+  const float size = 2.0f * std::max(extent.ReduceMax(), 1.0e-3f);
+  const int pieces = std::clamp(int(std::ceil(length / (4.0f * size))), 1, 32);
+  for (int i = 0; i < pieces && !stop; ++i) {
+    const float t0 = reach * float(i) / float(pieces), t1 = reach * float(i + 1) / float(pieces);
+    if (t0 > early_out) break;
+    AABox piece(inBox.mBox.mMin + t0 * dir, inBox.mBox.mMax + t0 * dir);
+    piece.Encapsulate(AABox(inBox.mBox.mMin + t1 * dir, inBox.mBox.mMax + t1 * dir));
+    piece.ExpandBy(Vec3::sReplicate(1.0e-4f) + 1.0e-5f * (piece.GetExtent() + piece.GetCenter().Abs()));
+    ForCandidates(piece, visit);
+  }
 }
 
 void SaplingBroadPhase::CastAABox(const JPH::AABoxCast& inBox, JPH::CastShapeBodyCollector& ioCollector,

@@ -46,12 +46,13 @@ class SaplingBroadPhase final : public JPH::BroadPhase {
   /// `algorithm`: any name sapling::BroadPhase::create() takes ("auto" by
   /// default); `threads`: sapling's Options::threads for its update().
   /// Non-static bodies are held in sapling fattened by `margin` +
-  /// `margin_scale` x their largest half extent (at most 1): a body that
-  /// stays inside its fattened box costs sapling nothing, as a body that
-  /// stays inside its node costs Jolt's quadtree nothing. 0 and 0: exact
-  /// boxes, every change a sapling move.
+  /// `margin_scale` x their largest half extent (at most 1), and stretched
+  /// by their linear velocity x `lookahead` seconds: a body that stays
+  /// inside its fattened box costs sapling nothing, as a body that stays
+  /// inside its node costs Jolt's quadtree nothing. All 0: exact boxes,
+  /// every change a sapling move.
   explicit SaplingBroadPhase(std::string algorithm = "auto", unsigned threads = 1, float margin = 0.02f,
-                             float margin_scale = 0.05f);
+                             float margin_scale = 0.05f, float lookahead = 0.05f);
   ~SaplingBroadPhase() override;
 
   void Init(JPH::BodyManager* inBodyManager, const JPH::BroadPhaseLayerInterface& inLayerInterface) override;
@@ -111,7 +112,7 @@ class SaplingBroadPhase final : public JPH::BroadPhase {
   static constexpr std::uint32_t kNone = 0xffffffffu;
 
   void MarkDirty(std::uint32_t index) const;
-  JPH::AABox Fatten(const JPH::AABox& box) const;
+  JPH::AABox Fatten(const JPH::Body& body, const JPH::AABox& box) const;
   // Applies every change since the last update to sapling (exclusive lock held).
   void Flush(float distance) const;
   void RebuildNeighbours() const;
@@ -125,7 +126,7 @@ class SaplingBroadPhase final : public JPH::BroadPhase {
 
   std::string algorithm_;
   unsigned threads_;
-  float margin_, margin_scale_;
+  float margin_, margin_scale_, lookahead_;
   std::unique_ptr<sapling::BroadPhase> bp_;
   std::uint32_t max_bodies_ = 0;
 

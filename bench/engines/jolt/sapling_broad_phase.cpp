@@ -92,7 +92,7 @@ void SaplingBroadPhase::Init(JPH::BodyManager* inBodyManager, const JPH::BroadPh
   max_bodies_ = inBodyManager->GetMaxBodies();
   slots_.assign(max_bodies_, Slot{});
   for (std::uint32_t i = 0; i < max_bodies_; ++i) slots_[i].id = 2 * i;
-  offsets_.assign(std::size_t(max_bodies_) + 1, 0);
+  lists_.assign(max_bodies_, {});
   in_bp_.reset(new std::atomic<std::uint8_t>[max_bodies_]);
   dirty_.reset(new std::atomic<std::uint8_t>[max_bodies_]);
   dirty_list_.reset(new std::atomic<std::uint32_t>[max_bodies_]);
@@ -199,6 +199,7 @@ void SaplingBroadPhase::Flush(float distance) const {
         return;
       }
       remove_ids.push_back(s.id);
+      lists_[index].clear();  // its pairs are deleted under the old id this frame
       s.live = false;
       s.id ^= 1u;  // the next body in this slot comes back under the other id
     }
@@ -250,30 +251,34 @@ void SaplingBroadPhase::Flush(float distance) const {
     std::abort();
   }
   ++updates_;
-  if (!delta.created.empty() || !delta.deleted.empty() || updates_ == 1) RebuildNeighbours();
+  if (!delta.created.empty() || !delta.deleted.empty()) UpdateNeighbours(delta.created, delta.deleted);
 }
 
-void SaplingBroadPhase::RebuildNeighbours() const {
-  // Each non-static body's sapling neighbours, by slot, in ascending order
-  // (so the pairs reported do not depend on sapling's internal order).
-  const std::span<const sapling::Pair> pairs = bp_->pairs();
-  std::fill(offsets_.begin(), offsets_.end(), 0u);
-  for (const sapling::Pair& p : pairs) {
-    const std::uint32_t a = p.a >> 1, b = p.b >> 1;
-    if (!slots_[a].is_static) ++offsets_[a + 1];
-    if (!slots_[b].is_static) ++offsets_[b + 1];
+void SaplingBroadPhase::UpdateNeighbours(std::span<const sapling::Pair> created,
+                                         std::span<const sapling::Pair> deleted) const {
+  // Each non-static body's neighbours, by slot, kept sorted (so that the
+  // pairs reported do not depend on sapling's order), from the frame's
+  // delta: deletions first (a slot that changed hands this frame had its
+  // list cleared in Flush, and its old pairs are deleted under its old id),
+  // then creations. Statics keep no list: they are never the active body.
+  auto erase = [&](std::uint32_t slot, std::uint32_t other) {
+    std::vector<std::uint32_t>& l = lists_[slot];
+    const auto it = std::lower_bound(l.begin(), l.end(), other);
+    if (it != l.end() && *it == other) l.erase(it);
+  };
+  auto insert = [&](std::uint32_t slot, std::uint32_t other) {
+    if (slots_[slot].is_static) return;
+    std::vector<std::uint32_t>& l = lists_[slot];
+    l.insert(std::lower_bound(l.begin(), l.end(), other), other);
+  };
+  for (const sapling::Pair& p : deleted) {
+    erase(p.a >> 1, p.b >> 1);
+    erase(p.b >> 1, p.a >> 1);
   }
-  for (std::uint32_t i = 0; i < max_bodies_; ++i) offsets_[i + 1] += offsets_[i];
-  neighbours_.resize(offsets_[max_bodies_]);
-  thread_local std::vector<std::uint32_t> fill;
-  fill.assign(offsets_.begin(), offsets_.end() - 1);
-  for (const sapling::Pair& p : pairs) {
-    const std::uint32_t a = p.a >> 1, b = p.b >> 1;
-    if (!slots_[a].is_static) neighbours_[fill[a]++] = b;
-    if (!slots_[b].is_static) neighbours_[fill[b]++] = a;
+  for (const sapling::Pair& p : created) {
+    insert(p.a >> 1, p.b >> 1);
+    insert(p.b >> 1, p.a >> 1);
   }
-  for (std::uint32_t i = 0; i < max_bodies_; ++i)
-    if (offsets_[i + 1] - offsets_[i] > 1) std::sort(neighbours_.begin() + offsets_[i], neighbours_.begin() + offsets_[i + 1]);
 }
 
 void SaplingBroadPhase::FindCollidingPairs(BodyID* ioActiveBodies, int inNumActiveBodies,
@@ -292,8 +297,6 @@ void SaplingBroadPhase::FindCollidingPairs(BodyID* ioActiveBodies, int inNumActi
   // No lock: like BroadPhaseQuadTree, this relies on PhysicsSystem::Update
   // changing nothing while pairs are found.
   const JPH::BodyVector& bodies = mBodyManager->GetBodies();
-  const std::uint32_t* offsets = offsets_.data();
-  const std::uint32_t* nbr = neighbours_.data();
   for (int i = 0; i < inNumActiveBodies; ++i) {
     const BodyID id1 = ioActiveBodies[i];
     const std::uint32_t index1 = id1.GetIndex();
@@ -301,8 +304,8 @@ void SaplingBroadPhase::FindCollidingPairs(BodyID* ioActiveBodies, int inNumActi
     const JPH::ObjectLayer layer1 = body1.GetObjectLayer();
     AABox bounds1 = body1.GetWorldSpaceBounds();
     bounds1.ExpandBy(Vec3::sReplicate(inSpeculativeContactDistance));
-    for (std::uint32_t k = offsets[index1], end = offsets[index1 + 1]; k < end; ++k) {
-      const Body& body2 = *bodies[nbr[k]];
+    for (const std::uint32_t index2 : lists_[index1]) {
+      const Body& body2 = *bodies[index2];
       if (inObjectVsBroadPhaseLayerFilter.ShouldCollide(layer1, body2.GetBroadPhaseLayer()) &&
           inObjectLayerPairFilter.ShouldCollide(layer1, body2.GetObjectLayer()) &&
           Body::sFindCollidingPairsCanCollide(body1, body2) && bounds1.Overlaps(body2.GetWorldSpaceBounds()))

@@ -31,12 +31,14 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <shared_mutex>
 #include <string>
 #include <vector>
 
 namespace sapling {
 class BroadPhase;
+struct Pair;
 }
 
 namespace sapling_jolt {
@@ -115,7 +117,7 @@ class SaplingBroadPhase final : public JPH::BroadPhase {
   JPH::AABox Fatten(const JPH::Body& body, const JPH::AABox& box) const;
   // Applies every change since the last update to sapling (exclusive lock held).
   void Flush(float distance) const;
-  void RebuildNeighbours() const;
+  void UpdateNeighbours(std::span<const sapling::Pair> created, std::span<const sapling::Pair> deleted) const;
   // Calls `visit(index)` for every body in the broad phase whose box may
   // overlap `box`: sapling's answer for clean bodies, and every dirty body;
   // `visit` tests exactly and returns false to stop.
@@ -133,8 +135,7 @@ class SaplingBroadPhase final : public JPH::BroadPhase {
   // Written only under the exclusive lock (Flush), read under the shared one.
   mutable std::shared_mutex mutex_;
   mutable std::vector<Slot> slots_;
-  mutable std::vector<std::uint32_t> offsets_;      // neighbours of slot i: nbr_[offsets_[i], offsets_[i + 1])
-  mutable std::vector<std::uint32_t> neighbours_;   // slot indices
+  mutable std::vector<std::vector<std::uint32_t>> lists_;  // each non-static slot's sapling neighbours, sorted
   mutable std::atomic<float> distance_{0.02f};      // contact distance the sapling boxes carry (Jolt's default)
   mutable std::uint64_t updates_ = 0;
 

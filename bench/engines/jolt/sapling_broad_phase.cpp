@@ -171,6 +171,14 @@ void SaplingBroadPhase::FrameSync() {
   Flush(distance_.load());
 }
 
+void SaplingBroadPhase::UnlockModifications() {
+  // PhysicsSystem::Update calls this last, after its jobs are done: the
+  // bodies the step moved reach sapling now, so that queries between steps
+  // (a character controller's) find sapling current instead of testing
+  // every body moved since one by one.
+  FrameSync();
+}
+
 void SaplingBroadPhase::Flush(float distance) const {
   const bool new_distance = distance != distance_.load();
   const std::uint32_t n = std::min(dirty_count_.load(std::memory_order_acquire), max_bodies_);
@@ -412,19 +420,27 @@ void SaplingBroadPhase::CastRay(const JPH::RayCast& inRay, JPH::RayCastBodyColle
   const JPH::RayInvDirection inv_direction(direction);
   float early_out = ioCollector.GetEarlyOutFraction();
   // Jolt's own slab test decides each hit and its fraction; sapling supplies
-  // the candidates in order of entry.
+  // the candidates; they reach the collector nearest first (by Jolt's
+  // fraction, then body index), as the quadtree orders its nodes.
+  thread_local std::vector<std::pair<float, std::uint32_t>> found;
+  found.clear();
   auto visit = [&](std::uint32_t index) {
     const Body& body = *bodies[index];
     if (!LayerOk(body, inBroadPhaseLayerFilter, inObjectLayerFilter)) return true;
     const AABox& bounds = body.GetWorldSpaceBounds();
     const float fraction = JPH::RayAABox(origin, inv_direction, bounds.mMin, bounds.mMax);
-    if (fraction < early_out) {
-      JPH::BroadPhaseCastResult result{body.GetID(), fraction};
+    if (fraction < early_out) found.emplace_back(fraction, index);
+    return true;
+  };
+  auto deliver = [&] {
+    std::sort(found.begin(), found.end());
+    for (const auto& [fraction, index] : found) {
+      if (!(fraction < early_out)) break;
+      JPH::BroadPhaseCastResult result{bodies[index]->GetID(), fraction};
       ioCollector.AddHit(result);
-      if (ioCollector.ShouldEarlyOut()) return false;
+      if (ioCollector.ShouldEarlyOut()) break;
       early_out = ioCollector.GetEarlyOutFraction();
     }
-    return true;
   };
   const sapling::Ray3 ray{{origin.GetX(), origin.GetY(), origin.GetZ()},
                           {direction.GetX(), direction.GetY(), direction.GetZ()},
@@ -436,23 +452,25 @@ void SaplingBroadPhase::CastRay(const JPH::RayCast& inRay, JPH::RayCastBodyColle
     if (direction.IsNearZero(0.0f) && !origin.IsNaN()) {
       const AABox point(origin, origin);
       ForCandidates(point, visit);
+      deliver();
     }
     return;
   }
-  std::shared_lock lock(mutex_);
-  thread_local std::vector<sapling::RayHit> hits;
-  (void)bp_->ray_cast(ray, hits);
-  for (const sapling::RayHit& h : hits) {
-    const std::uint32_t index = h.id >> 1;
-    if (dirty_[index].load(std::memory_order_acquire)) continue;
-    if (!visit(index)) return;
+  {
+    std::shared_lock lock(mutex_);
+    thread_local std::vector<sapling::RayHit> hits;
+    (void)bp_->ray_cast(ray, hits);
+    for (const sapling::RayHit& h : hits) {
+      const std::uint32_t index = h.id >> 1;
+      if (!dirty_[index].load(std::memory_order_acquire)) visit(index);
+    }
+    const std::uint32_t n = std::min(dirty_count_.load(std::memory_order_acquire), max_bodies_);
+    for (std::uint32_t k = 0; k < n; ++k) {
+      const std::uint32_t index = dirty_list_[k].load(std::memory_order_acquire);
+      if (index != kNone && in_bp_[index].load(std::memory_order_acquire)) visit(index);
+    }
   }
-  const std::uint32_t n = std::min(dirty_count_.load(std::memory_order_acquire), max_bodies_);
-  for (std::uint32_t k = 0; k < n; ++k) {
-    const std::uint32_t index = dirty_list_[k].load(std::memory_order_acquire);
-    if (index == kNone || !in_bp_[index].load(std::memory_order_acquire)) continue;
-    if (!visit(index)) return;
-  }
+  deliver();  // outside the lock: the collector may run queries of its own
 }
 
 void SaplingBroadPhase::CastAABoxNoLock(const JPH::AABoxCast& inBox, JPH::CastShapeBodyCollector& ioCollector,
@@ -471,6 +489,11 @@ void SaplingBroadPhase::CastAABoxNoLock(const JPH::AABoxCast& inBox, JPH::CastSh
   thread_local std::uint32_t generation = 0;
   if (stamp.size() < max_bodies_) stamp.assign(max_bodies_, 0);
   if (++generation == 0) std::fill(stamp.begin(), stamp.end(), 0u), generation = 1;
+  // A piece's hits go to the collector nearest first, as the quadtree
+  // visits its nodes: a closest-hit collector (a character's shape cast, a
+  // CCD cast) then lowers its early-out fraction before the farther bodies,
+  // whose narrow-phase casts it skips.
+  thread_local std::vector<std::pair<float, std::uint32_t>> found;
   bool stop = false;
   auto visit = [&](std::uint32_t index) {
     if (stamp[index] == generation) return true;
@@ -479,14 +502,24 @@ void SaplingBroadPhase::CastAABoxNoLock(const JPH::AABoxCast& inBox, JPH::CastSh
     if (!LayerOk(body, inBroadPhaseLayerFilter, inObjectLayerFilter)) return true;
     const AABox& bounds = body.GetWorldSpaceBounds();
     const float fraction = JPH::RayAABox(origin, inv_direction, bounds.mMin - extent, bounds.mMax + extent);
-    if (fraction < early_out) {
-      JPH::BroadPhaseCastResult result{body.GetID(), fraction};
-      ioCollector.AddHit(result);
-      if (ioCollector.ShouldEarlyOut()) return !(stop = true);
-      early_out = ioCollector.GetPositiveEarlyOutFraction();
-    }
+    if (fraction < early_out) found.emplace_back(fraction, index);
     return true;
   };
+  auto deliver = [&] {
+    std::sort(found.begin(), found.end());
+    for (const auto& [fraction, index] : found) {
+      if (!(fraction < early_out)) break;
+      JPH::BroadPhaseCastResult result{bodies[index]->GetID(), fraction};
+      ioCollector.AddHit(result);
+      if (ioCollector.ShouldEarlyOut()) {
+        stop = true;
+        break;
+      }
+      early_out = ioCollector.GetPositiveEarlyOutFraction();
+    }
+    found.clear();
+  };
+  found.clear();
   if (!(early_out < 1.0e6f)) {
     // No useful bound on the fraction: the half-space the cast heads into.
     AABox swept = inBox.mBox;
@@ -496,6 +529,7 @@ void SaplingBroadPhase::CastAABoxNoLock(const JPH::AABoxCast& inBox, JPH::CastSh
       if (dir[k] < 0.0f) swept.mMin.SetComponent(k, -INFINITY);
     }
     ForCandidates(swept, visit);
+    deliver();
     return;
   }
   // The sweep up to the early-out fraction, cut into pieces about four box
@@ -513,6 +547,7 @@ void SaplingBroadPhase::CastAABoxNoLock(const JPH::AABoxCast& inBox, JPH::CastSh
     piece.Encapsulate(AABox(inBox.mBox.mMin + t1 * dir, inBox.mBox.mMax + t1 * dir));
     piece.ExpandBy(Vec3::sReplicate(1.0e-4f) + 1.0e-5f * (piece.GetExtent() + piece.GetCenter().Abs()));
     ForCandidates(piece, visit);
+    deliver();
   }
 }
 

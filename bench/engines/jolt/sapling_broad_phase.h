@@ -11,9 +11,10 @@
 // then cut exactly as BroadPhaseQuadTree cuts them (layer filters,
 // Body::sFindCollidingPairsCanCollide, the expanded-box overlap).
 //
-// Where sapling's update() runs: at FrameSync() (start of
-// PhysicsSystem::Update, no job running, no body lock held) and in
-// Optimize(), and, should bodies have changed since (a second collision
+// Where sapling's update() runs: at UnlockModifications(), which
+// PhysicsSystem::Update calls last, after its jobs; at FrameSync() (start of
+// PhysicsSystem::Update, no job running, no body lock held) for changes
+// made between steps; in Optimize(); and, should bodies have changed since (a second collision
 // step in one Update), lazily at the first FindCollidingPairs() of a step,
 // under the exclusive lock. Changes between updates (NotifyBodiesAABBChanged
 // from the position solver's jobs, bodies added or removed) only mark the
@@ -63,7 +64,7 @@ class SaplingBroadPhase final : public JPH::BroadPhase {
   void LockModifications() override {}
   UpdateState UpdatePrepare() override { return UpdateState(); }
   void UpdateFinalize(const UpdateState&) override {}
-  void UnlockModifications() override {}
+  void UnlockModifications() override;
   AddState AddBodiesPrepare(JPH::BodyID*, int) override { return nullptr; }
   void AddBodiesFinalize(JPH::BodyID* ioBodies, int inNumber, AddState inAddState) override;
   void AddBodiesAbort(JPH::BodyID*, int, AddState) override {}

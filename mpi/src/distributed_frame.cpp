@@ -144,8 +144,7 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
     delta.status = Status::id_error(static_cast<StatusCode>(v.code), static_cast<Operation>(v.op), v.id, v.index);
     return delta;
   }
-  sapling::detail::reserve_geometric(objects.free_slots,
-                                     objects.free_slots.size() + staged.removed.size() + staged.added.size());
+  sapling::detail::reserve_geometric(objects.free_slots, objects.free_slots.size() + staged.removed.size());
   // The ledger takes the frame's boxes and filters: moved_boxes and
   // refilters now hold the old ones.
   staged.swap_filters(objects);
@@ -334,11 +333,12 @@ void DistributedBroadPhase::Impl::hand_over_objects(std::size_t& bytes) {
   std::vector<std::vector<Transfer>>& out = scratch.transfers_out;
   out.resize(static_cast<std::size_t>(ranks));
   for (auto& o : out) o.clear();
+  sapling::detail::reserve_geometric(objects.free_slots, objects.free_slots.size() + handed_ids.size());
   for (std::size_t k = 0; k < handed_ids.size(); ++k) {
     const Slot s = objects.slot_of_id.find(handed_ids[k]);
     out[static_cast<std::size_t>(handed_to[k])].push_back(
         Transfer{handed_ids[k], objects.is_static(s) ? 1u : 0u, objects.filter_of(s), objects.boxes[s]});
-    objects.release(s);  // (a live object: release() frees any slot)
+    objects.release(s, false);  // (a live object: its slot goes to the free list)
     --objects.live;
   }
   stats.handed_over = handed_ids.size();

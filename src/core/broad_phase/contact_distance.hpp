@@ -56,6 +56,9 @@ struct ContactDistances {
   void push_slot() {
     if (in_use) distances.push_back(0.0f), own_boxes.push_back(Box3{});
   }
+  void pop_slot() noexcept {
+    if (in_use) distances.pop_back(), own_boxes.pop_back();
+  }
   std::size_t memory_bytes() const noexcept {
     return distances.capacity() * sizeof(float) + own_boxes.capacity() * sizeof(Box3);
   }

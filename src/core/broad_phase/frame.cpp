@@ -140,8 +140,7 @@ const FrameDelta& BroadPhase::update() {
   m.delta = FrameDelta{};
   const bool shifting = m.large.shift_pending;
   if (!m.staged.empty() || shifting) {
-    detail::reserve_geometric(m.objects.free_slots,
-                              m.objects.free_slots.size() + m.staged.removed.size() + m.staged.added.size());
+    detail::reserve_geometric(m.objects.free_slots, m.objects.free_slots.size() + m.staged.removed.size());
     // An origin shift re-expresses the live boxes and rebuilds once from
     // them (large_world_frame.cpp); a failure below puts the boxes back.
     if (shifting) {

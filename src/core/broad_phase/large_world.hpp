@@ -53,6 +53,9 @@ struct ExactBoxes {
   void push_slot() {
     if (in_use) boxes.push_back(Box3d{}), given.push_back(0);
   }
+  void pop_slot() noexcept {
+    if (in_use) boxes.pop_back(), given.pop_back();
+  }
   std::size_t memory_bytes() const noexcept { return boxes.capacity() * sizeof(Box3d) + given.capacity(); }
   bool validate(std::size_t slots) const {
     return in_use ? boxes.size() == slots && given.size() == slots : boxes.empty() && given.empty();

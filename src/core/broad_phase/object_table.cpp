@@ -34,6 +34,17 @@ Slot ObjectTable::allocate() {
   return s;
 }
 
+void ObjectTable::pop_last_slot() noexcept {
+  ids.pop_back();
+  states.pop_back();
+  stamps.pop_back();
+  boxes.pop_back();
+  if (uses_filters) filters.pop_back();
+  if (uses_statics) motions.pop_back();
+  contact.pop_slot();
+  exact.pop_slot();
+}
+
 ObjectTable ObjectTable::compacted() const {
   ObjectTable out;
   out.uses_filters = uses_filters;

@@ -77,13 +77,19 @@ struct ObjectTable {
   /// A free slot, reused or new (reserve_slots() made the room: the arrays
   /// grow together or not at all).
   Slot allocate();
-  /// Gives a slot staged for addition back, as it was before allocate().
-  void release(Slot s) noexcept {
+  /// Gives a slot staged for addition back, as it was before allocate():
+  /// one taken from the free list goes back to it (within the room it left
+  /// there), one `appended` (the last slot, as additions are undone newest
+  /// first) is taken off every per-slot array. So the free list needs no
+  /// room kept for undoing additions.
+  void release(Slot s, bool appended) noexcept {
     slot_of_id.erase(ids[s]);
+    if (appended) return pop_last_slot();
     states[s] = SlotState::kFree;
     stamps[s] = 0;
     free_slots.push_back(s);
   }
+  void pop_last_slot() noexcept;
 
   /// visit(s) for every dynamic object live now or, with `frame_end` (while
   /// update() applies a frame), at the frame's end: staged additions in,

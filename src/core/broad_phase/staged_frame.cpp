@@ -69,13 +69,11 @@ Status StagedFrame::add(ObjectTable& objects, std::uint64_t stamp, std::span<con
   if (!ids.empty()) objects.keep_motions_for(motion);
   if (objects.contact.start_for(distances, objects.boxes, dims)) contact_.start(added_boxes, moved_boxes);
   const std::size_t staged_before = added.size();
+  if (staged_before == 0) first_fresh_slot_ = objects.slots();
   // Room for the whole batch at once: a series of doublings would copy,
   // and so touch, each array about twice (at a million boxes, 40 MB more
   // page faults in the first frame).
   objects.reserve_slots(objects.slots() + ids.size() - std::min(ids.size(), objects.free_slots.size()));
-  // The free list's room for every staged addition: undoing them (a refused
-  // batch, drop()) then cannot fail.
-  reserve_geometric(objects.free_slots, objects.free_slots.size() + staged_before + ids.size());
   reserve_geometric(added, staged_before + ids.size());
   reserve_geometric(added_boxes, staged_before + ids.size());
   const bool with_contact = objects.contact.in_use;
@@ -128,7 +126,7 @@ Status StagedFrame::add(ObjectTable& objects, std::uint64_t stamp, std::span<con
   // Undo the accepted part of the batch, newest first, so the free list is
   // restored to the exact order it had.
   while (added.size() > staged_before) {
-    objects.release(added.back());
+    objects.release(added.back(), added.back() >= first_fresh_slot_);
     added.pop_back();
     added_boxes.pop_back();
   }
@@ -221,7 +219,7 @@ Status StagedFrame::algorithm_accepts(const ObjectTable& objects, Operation op, 
 }
 
 void StagedFrame::drop(ObjectTable& objects) noexcept {
-  for (std::size_t k = added.size(); k-- > 0;) objects.release(added[k]);
+  for (std::size_t k = added.size(); k-- > 0;) objects.release(added[k], added[k] >= first_fresh_slot_);
   for (const std::vector<Slot>* list : {&removed, &moved, &refiltered}) {
     for (const Slot s : *list) objects.stamps[s] = 0;
   }

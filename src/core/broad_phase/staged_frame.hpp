@@ -87,6 +87,7 @@ class StagedFrame {
   DynamicShare dynamic_;
   StagedContact contact_;                  // own boxes and distances of the staged adds and moves, while contact.in_use
   std::vector<std::uint64_t> old_stamps_;  // undo log of a refused batch
+  std::size_t first_fresh_slot_ = 0;       // the table's slots before the frame's first addition: later ones are new
 };
 
 /// The check of a box a broad phase takes: check_box(), and in a 2D broad

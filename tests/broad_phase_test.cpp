@@ -7,6 +7,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/broad_phase/object_table.hpp"
 #include "sapling/broad_phase.hpp"
 #include "sapling/registry.hpp"
 
@@ -119,6 +120,30 @@ TEST(BroadPhase, RefusedBatchLeavesNoTrace) {
     EXPECT_EQ(all_pairs(*bp), (std::vector<Pair>{{1, 3}, {1, 10}, {3, 10}}));
     EXPECT_EQ(bp->size(), twin->size());
   }
+}
+
+// The object table's 32-bit stamps repeat every kStampPeriod frames; the
+// frame that reaches a multiple of it clears them, so a stamp from the
+// period before never passes for the frame's own (a second operation on
+// an id would be refused, or a staged one missed).
+TEST(ObjectTable, StampsRepeatOnlyOnceEveryStampIsCleared) {
+  using detail::frame_stamp;
+  using detail::kStampPeriod;
+  EXPECT_EQ(frame_stamp(0), 1u);
+  EXPECT_EQ(frame_stamp(kStampPeriod - 1), 0xffffffffu);
+  EXPECT_EQ(frame_stamp(kStampPeriod), frame_stamp(0));
+  detail::ObjectTable table;
+  table.reserve_slots(2);
+  table.allocate();
+  table.allocate();
+  table.stamps = {frame_stamp(0), frame_stamp(kStampPeriod - 1)};
+  std::uint64_t frame = kStampPeriod - 2;
+  table.advance(frame);
+  EXPECT_EQ(frame, kStampPeriod - 1);
+  EXPECT_EQ(table.stamps, (std::vector<detail::Stamp>{frame_stamp(0), frame_stamp(kStampPeriod - 1)}));
+  table.advance(frame);  // frame kStampPeriod: stamped like frame 0
+  EXPECT_EQ(table.stamps, (std::vector<detail::Stamp>{0, 0}));
+  EXPECT_NE(table.stamps[0], frame_stamp(frame));
 }
 
 TEST(BroadPhase, FrameWithoutOperationsReportsNothing) {

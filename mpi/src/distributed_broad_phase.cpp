@@ -69,7 +69,8 @@ Status DistributedBroadPhase::add(std::span<const Id> ids, std::span<const Box3>
     }
     return status;
   }
-  return m.staged.add(m.objects, m.frame + 1, ids, boxes, filters, {}, motion, m.accept_all, m.options.dims);
+  return m.staged.add(m.objects, sapling::detail::frame_stamp(m.frame), ids, boxes, filters, {}, motion, m.accept_all,
+                      m.options.dims);
 }
 
 Status DistributedBroadPhase::add(std::span<const Id> ids, std::span<const Box2> boxes, std::span<const Filter> filters,
@@ -80,7 +81,8 @@ Status DistributedBroadPhase::add(std::span<const Id> ids, std::span<const Box2>
 Status DistributedBroadPhase::move(std::span<const Id> ids, std::span<const Box3> boxes) {
   Impl& m = *impl_;
   if (m.ranks == 1) return m.local->move(ids, boxes);
-  return m.staged.change(m.objects, m.frame + 1, Operation::kMove, ids, boxes, {}, {}, m.accept_all, m.options.dims);
+  return m.staged.change(m.objects, sapling::detail::frame_stamp(m.frame), Operation::kMove, ids, boxes, {}, {},
+                         m.accept_all, m.options.dims);
 }
 
 Status DistributedBroadPhase::move(std::span<const Id> ids, std::span<const Box2> boxes) {
@@ -96,8 +98,8 @@ Status DistributedBroadPhase::remove(std::span<const Id> ids) {
     }
   }
   Status status = m.ranks == 1 ? m.local->remove(ids)
-                               : m.staged.change(m.objects, m.frame + 1, Operation::kRemove, ids, {}, {}, {},
-                                                 m.accept_all, m.options.dims);
+                               : m.staged.change(m.objects, sapling::detail::frame_stamp(m.frame), Operation::kRemove,
+                                                 ids, {}, {}, {}, m.accept_all, m.options.dims);
   if (status) {
     for (const Id id : ids) m.removed_now.insert(id, 0);
   }
@@ -144,8 +146,8 @@ void DistributedBroadPhase::Impl::forget_handovers() noexcept {
 Status DistributedBroadPhase::set_filter(std::span<const Id> ids, std::span<const Filter> filters) {
   Impl& m = *impl_;
   if (m.ranks == 1) return m.local->set_filter(ids, filters);
-  return m.staged.change(m.objects, m.frame + 1, Operation::kSetFilter, ids, {}, filters, {}, m.accept_all,
-                         m.options.dims);
+  return m.staged.change(m.objects, sapling::detail::frame_stamp(m.frame), Operation::kSetFilter, ids, {}, filters, {},
+                         m.accept_all, m.options.dims);
 }
 
 void DistributedBroadPhase::drop_staged() noexcept {

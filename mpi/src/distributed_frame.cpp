@@ -80,7 +80,7 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
   stats = FrameStats{};
   stats.ranks = ranks;
   if (ranks == 1) return run_alone(start);
-  const std::uint64_t stamp = frame + 1;
+  const sapling::detail::Stamp stamp = sapling::detail::frame_stamp(frame);
   std::size_t bytes = 0;
   const auto rank_count = static_cast<std::size_t>(ranks);
 
@@ -136,7 +136,7 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
     if (v.code == 0) continue;
     staged.drop(objects);
     forget_handovers();
-    ++frame;
+    objects.advance(frame);
     stats.owned = objects.live;
     stats.held = local->size();
     stats.bytes_sent = bytes;
@@ -318,7 +318,7 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
   }
   staged.commit(objects);
   hand_over_objects(bytes);
-  ++frame;
+  objects.advance(frame);
   departing.swap(leaving);  // (the old list becomes next frame's scratch)
   before = now;
   stats.owned = objects.live;
@@ -371,7 +371,7 @@ const FrameDelta& DistributedBroadPhase::Impl::run_alone(double start) {
   created.assign(whole.created.begin(), whole.created.end());
   deleted.assign(whole.deleted.begin(), whole.deleted.end());
   forget_handovers();
-  ++frame;
+  objects.advance(frame);
   stats.owned = stats.held = stats.max_held = stats.total_held = local->size();
   stats.seconds = MPI_Wtime() - start;
   delta = FrameDelta{created, deleted, whole.status};

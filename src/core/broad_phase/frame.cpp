@@ -88,8 +88,8 @@ Status BroadPhase::add(std::span<const Id> ids, std::span<const Box2> boxes, std
 Status BroadPhase::add(std::span<const Id> ids, std::span<const Box3> boxes, std::span<const Filter> filters,
                        Motion motion, std::span<const float> contact_distances) {
   Impl& m = *impl_;
-  return m.staged.add(m.objects, m.frame + 1, ids, boxes, filters, contact_distances, motion, *m.algorithm,
-                      m.options.dims);
+  return m.staged.add(m.objects, detail::frame_stamp(m.frame), ids, boxes, filters, contact_distances, motion,
+                      *m.algorithm, m.options.dims);
 }
 
 Status BroadPhase::add(std::span<const Id> ids, std::span<const Box2> boxes, std::span<const Filter> filters,
@@ -101,8 +101,8 @@ Status BroadPhase::add(std::span<const Id> ids, std::span<const Box2> boxes, std
 
 Status BroadPhase::set_filter(std::span<const Id> ids, std::span<const Filter> filters) {
   Impl& m = *impl_;
-  return m.staged.change(m.objects, m.frame + 1, Operation::kSetFilter, ids, {}, filters, {}, *m.algorithm,
-                         m.options.dims);
+  return m.staged.change(m.objects, detail::frame_stamp(m.frame), Operation::kSetFilter, ids, {}, filters, {},
+                         *m.algorithm, m.options.dims);
 }
 
 Status BroadPhase::move(std::span<const Id> ids, std::span<const Box3> boxes) { return move(ids, boxes, {}); }
@@ -112,8 +112,8 @@ Status BroadPhase::move(std::span<const Id> ids, std::span<const Box2> boxes) { 
 Status BroadPhase::move(std::span<const Id> ids, std::span<const Box3> boxes,
                         std::span<const float> contact_distances) {
   Impl& m = *impl_;
-  return m.staged.change(m.objects, m.frame + 1, Operation::kMove, ids, boxes, {}, contact_distances, *m.algorithm,
-                         m.options.dims);
+  return m.staged.change(m.objects, detail::frame_stamp(m.frame), Operation::kMove, ids, boxes, {}, contact_distances,
+                         *m.algorithm, m.options.dims);
 }
 
 Status BroadPhase::move(std::span<const Id> ids, std::span<const Box2> boxes,
@@ -125,7 +125,8 @@ Status BroadPhase::move(std::span<const Id> ids, std::span<const Box2> boxes,
 
 Status BroadPhase::remove(std::span<const Id> ids) {
   Impl& m = *impl_;
-  return m.staged.change(m.objects, m.frame + 1, Operation::kRemove, ids, {}, {}, {}, *m.algorithm, m.options.dims);
+  return m.staged.change(m.objects, detail::frame_stamp(m.frame), Operation::kRemove, ids, {}, {}, {}, *m.algorithm,
+                         m.options.dims);
 }
 
 void BroadPhase::drop_staged() noexcept {
@@ -178,8 +179,8 @@ const FrameDelta& BroadPhase::update() {
           m.staged.apply_geometry(m.objects);
           geometry_applied = true;
           const detail::DynamicOverlaps dynamics(m.algorithm.get(), m.objects, m.overlap_slots);
-          m.statics.pair_frame(m.objects, m.staged, m.frame + 1, reported == Reported::kEveryPair, dynamics, m.pairs,
-                               m.options.tasks != nullptr ? m.options.tasks : m.pool.get());
+          m.statics.pair_frame(m.objects, m.staged, detail::frame_stamp(m.frame), reported == Reported::kEveryPair,
+                               dynamics, m.pairs, m.options.tasks != nullptr ? m.options.tasks : m.pool.get());
           m.statics.pair_refiltered(m.objects, m.staged, dynamics, m.pairs);
           m.query_tree.follow(m.staged, m.objects);
         }
@@ -195,7 +196,7 @@ const FrameDelta& BroadPhase::update() {
           m.large.shift_pending = false;
         }
         drop_staged();
-        ++m.frame;
+        m.objects.advance(m.frame);
         m.delta.status = Status::pair_budget(m.pairs.budget());
         return m.delta;
       } catch (...) {
@@ -247,7 +248,7 @@ const FrameDelta& BroadPhase::update() {
 void BroadPhase::Impl::commit_frame() noexcept {
   large.commit(objects.exact, staged.moved);
   staged.commit(objects);
-  ++frame;
+  objects.advance(frame);
 }
 
 // After a failed frame, or to renumber the slots: a new algorithm is given

@@ -59,10 +59,10 @@ Status BroadPhase::Impl::stage_exact(Operation op, std::span<const Id> ids, std:
   }
   const std::vector<Slot>& staged_list = op == Operation::kAdd ? staged.added : staged.moved;
   const std::size_t before = staged_list.size();
-  const Status status =
-      op == Operation::kAdd
-          ? staged.add(objects, frame + 1, ids, converted, filters, distances, motion, *algorithm, options.dims)
-          : staged.change(objects, frame + 1, op, ids, converted, {}, distances, *algorithm, options.dims);
+  const Status status = op == Operation::kAdd ? staged.add(objects, detail::frame_stamp(frame), ids, converted, filters,
+                                                           distances, motion, *algorithm, options.dims)
+                                              : staged.change(objects, detail::frame_stamp(frame), op, ids, converted,
+                                                              {}, distances, *algorithm, options.dims);
   if (!status) return status;
   if (op == Operation::kAdd) {
     for (std::size_t i = 0; i < ids.size(); ++i) {

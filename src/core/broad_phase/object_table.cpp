@@ -77,9 +77,9 @@ ObjectTable ObjectTable::compacted() const {
 
 std::size_t ObjectTable::memory_bytes() const noexcept {
   return slot_of_id.memory_bytes() + ids.capacity() * sizeof(Id) + states.capacity() * sizeof(SlotState) +
-         stamps.capacity() * sizeof(std::uint64_t) + free_slots.capacity() * sizeof(Slot) +
-         boxes.capacity() * sizeof(Box3) + filters.capacity() * sizeof(Filter) + motions.capacity() * sizeof(Motion) +
-         contact.memory_bytes() + exact.memory_bytes();
+         stamps.capacity() * sizeof(Stamp) + free_slots.capacity() * sizeof(Slot) + boxes.capacity() * sizeof(Box3) +
+         filters.capacity() * sizeof(Filter) + motions.capacity() * sizeof(Motion) + contact.memory_bytes() +
+         exact.memory_bytes();
 }
 
 bool ObjectTable::validate() const {

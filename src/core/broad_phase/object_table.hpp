@@ -8,7 +8,8 @@
 // - slot_of_id holds exactly the live and pending-add ids; their slots'
 //   states are kLive or kPendingAdd and ids maps back;
 // - a slot is in free_slots iff its state is kFree;
-// - stamps[s] == frame + 1 iff slot s has an operation staged this frame;
+// - stamps[s] == frame_stamp(frame) iff slot s has an operation staged this
+//   frame (32-bit stamps: see frame_stamp());
 // - every per-slot array has one entry per slot; filters, motions and
 //   contact distances are kept only once an object needs them
 //   (uses_filters, uses_statics, contact.in_use), so a world without them
@@ -31,14 +32,23 @@
 
 namespace sapling::detail {
 
+/// The stamp of a frame's staged operations: 1 to kStampPeriod, 0 never.
+/// Stamps repeat every kStampPeriod frames (a year at 60 frames a second,
+/// days at a kilohertz), so advance() clears every stamp whenever the
+/// frame count reaches a multiple of it: a stamp left from an earlier
+/// period never matches the frame's.
+using Stamp = std::uint32_t;
+inline constexpr std::uint64_t kStampPeriod = 0xffffffffu;
+constexpr Stamp frame_stamp(std::uint64_t frame) noexcept { return static_cast<Stamp>(frame % kStampPeriod) + 1; }
+
 // kPendingRemove: during update() only, a live object the frame removes.
 enum class SlotState : std::uint8_t { kFree, kPendingAdd, kLive, kPendingRemove };
 
 struct ObjectTable {
-  IdIndex slot_of_id;                 // live and pending-add ids -> slot
-  std::vector<Id> ids;                // slot -> user id
-  std::vector<SlotState> states;      // slot -> state
-  std::vector<std::uint64_t> stamps;  // slot -> frame + 1 of its last staged operation
+  IdIndex slot_of_id;             // live and pending-add ids -> slot
+  std::vector<Id> ids;            // slot -> user id
+  std::vector<SlotState> states;  // slot -> state
+  std::vector<Stamp> stamps;      // slot -> frame_stamp() of the frame of its last staged operation
   std::vector<Box3> boxes;       // slot -> broad box of a live object (the one algorithms see), as of the last update()
   std::vector<Slot> free_slots;  // LIFO
   std::vector<Filter> filters;   // slot -> filter, while uses_filters
@@ -90,6 +100,10 @@ struct ObjectTable {
     free_slots.push_back(s);
   }
   void pop_last_slot() noexcept;
+  /// The frame count moves on (see frame_stamp()).
+  void advance(std::uint64_t& frame) noexcept {
+    if (++frame % kStampPeriod == 0) std::fill(stamps.begin(), stamps.end(), Stamp{0});
+  }
 
   /// visit(s) for every dynamic object live now or, with `frame_end` (while
   /// update() applies a frame), at the frame's end: staged additions in,

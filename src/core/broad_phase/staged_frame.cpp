@@ -53,7 +53,7 @@ constexpr const char* kBadDistance = "contact distance is negative, NaN or infin
 constexpr const char* kDistanceCount = "contact distances must be empty or hold one distance per id";
 }  // namespace
 
-Status StagedFrame::add(ObjectTable& objects, std::uint64_t stamp, std::span<const Id> ids, std::span<const Box3> boxes,
+Status StagedFrame::add(ObjectTable& objects, Stamp stamp, std::span<const Id> ids, std::span<const Box3> boxes,
                         std::span<const Filter> filters, std::span<const float> distances, Motion motion,
                         const Algorithm& algorithm, int dims) {
   if (ids.size() != boxes.size()) return Status::size_mismatch(Operation::kAdd, ids.size(), boxes.size());
@@ -134,7 +134,7 @@ Status StagedFrame::add(ObjectTable& objects, std::uint64_t stamp, std::span<con
   return status;
 }
 
-Status StagedFrame::change(ObjectTable& objects, std::uint64_t stamp, Operation op, std::span<const Id> ids,
+Status StagedFrame::change(ObjectTable& objects, Stamp stamp, Operation op, std::span<const Id> ids,
                            std::span<const Box3> boxes, std::span<const Filter> filters,
                            std::span<const float> distances, const Algorithm& algorithm, int dims) {
   const bool is_move = op == Operation::kMove, is_filter = op == Operation::kSetFilter;

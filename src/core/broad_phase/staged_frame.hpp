@@ -48,17 +48,17 @@ class StagedFrame {
   /// Whether a static object is removed, moved or added this frame.
   bool changes_statics(const ObjectTable& objects) const noexcept;
 
-  /// Stages a batch (`stamp` is the frame's: frame + 1). The algorithm has
+  /// Stages a batch (`stamp` is the frame's: frame_stamp()). The algorithm has
   /// the last say on the dynamic objects of an add or move batch.
   /// `distances`: the contact distances (contact_distance.hpp), one per
   /// id or none (0 for an add, the object's own for a move); the staged
   /// boxes are then the broad boxes.
-  Status add(ObjectTable& objects, std::uint64_t stamp, std::span<const Id> ids, std::span<const Box3> boxes,
+  Status add(ObjectTable& objects, Stamp stamp, std::span<const Id> ids, std::span<const Box3> boxes,
              std::span<const Filter> filters, std::span<const float> distances, Motion motion,
              const Algorithm& algorithm, int dims);
-  Status change(ObjectTable& objects, std::uint64_t stamp, Operation op, std::span<const Id> ids,
-                std::span<const Box3> boxes, std::span<const Filter> filters, std::span<const float> distances,
-                const Algorithm& algorithm, int dims);
+  Status change(ObjectTable& objects, Stamp stamp, Operation op, std::span<const Id> ids, std::span<const Box3> boxes,
+                std::span<const Filter> filters, std::span<const float> distances, const Algorithm& algorithm,
+                int dims);
   /// Forgets every staged operation (additions undone newest first, so
   /// that the free list is as it was); never fails: add() reserved the room.
   void drop(ObjectTable& objects) noexcept;
@@ -85,9 +85,9 @@ class StagedFrame {
                            std::span<const Box3> boxes, const FrameOps& staged, const Algorithm& algorithm) const;
 
   DynamicShare dynamic_;
-  StagedContact contact_;                  // own boxes and distances of the staged adds and moves, while contact.in_use
-  std::vector<std::uint64_t> old_stamps_;  // undo log of a refused batch
-  std::size_t first_fresh_slot_ = 0;       // the table's slots before the frame's first addition: later ones are new
+  StagedContact contact_;             // own boxes and distances of the staged adds and moves, while contact.in_use
+  std::vector<Stamp> old_stamps_;     // undo log of a refused batch
+  std::size_t first_fresh_slot_ = 0;  // the table's slots before the frame's first addition: later ones are new
 };
 
 /// The check of a box a broad phase takes: check_box(), and in a 2D broad

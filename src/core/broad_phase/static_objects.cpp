@@ -5,9 +5,8 @@
 
 namespace sapling::detail {
 
-void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& frame, std::uint64_t stamp,
-                               bool recomputed, const DynamicOverlaps& dynamics, PairManager& pairs,
-                               TaskSystem* tasks) {
+void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& frame, Stamp stamp, bool recomputed,
+                               const DynamicOverlaps& dynamics, PairManager& pairs, TaskSystem* tasks) {
   if (!objects.uses_statics) return;
   if (tree_ == nullptr) tree_ = std::make_unique<AabbTree>();
   if (neighbours_ == nullptr) neighbours_ = std::make_unique<NeighbourCache>();

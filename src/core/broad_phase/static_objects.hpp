@@ -55,7 +55,7 @@ class StaticObjects {
   /// The frame's pairs with static objects (see the opening). `recomputed`:
   /// the algorithm reported every dynamic pair anew this frame, and every
   /// dynamic object meets its static neighbours again.
-  void pair_frame(const ObjectTable& objects, const StagedFrame& frame, std::uint64_t stamp, bool recomputed,
+  void pair_frame(const ObjectTable& objects, const StagedFrame& frame, Stamp stamp, bool recomputed,
                   const DynamicOverlaps& dynamics, PairManager& pairs, TaskSystem* tasks);
   /// The objects whose filter changed this frame, paired anew.
   void pair_refiltered(const ObjectTable& objects, const StagedFrame& frame, const DynamicOverlaps& dynamics,

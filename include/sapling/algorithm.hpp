@@ -168,8 +168,10 @@ class Algorithm {
   virtual bool validate() const { return true; }
 
   /// Draws the algorithm's structure as of the last update() into `draw`
-  /// (debug_draw.hpp); draws nothing by default.
-  virtual void debug_draw(DebugDraw& /*draw*/) const {}
+  /// (debug_draw.hpp), `ids` as update() has them (slot s belongs to user
+  /// id ids[s]), so that an algorithm need not keep its own; draws nothing
+  /// by default.
+  virtual void debug_draw(DebugDraw& /*draw*/, std::span<const Id> /*ids*/) const {}
 };
 
 }  // namespace sapling

@@ -36,7 +36,7 @@ class Recompute final : public Algorithm {
   // Invariant: live_ maps the live slots one-to-one to dense indices.
   bool validate() const override { return live_.valid(); }
 
-  void debug_draw(DebugDraw& draw) const override { one_shot_->debug_draw(draw); }
+  void debug_draw(DebugDraw& draw, std::span<const Id> /*ids*/) const override { one_shot_->debug_draw(draw); }
 
   std::size_t memory_bytes() const override {
     return live_.memory_bytes() + found_.capacity() * sizeof(IndexPair) + frame_pairs_.capacity() * sizeof(Pair);

@@ -143,8 +143,8 @@ class Auto final : public Algorithm {
     return next_ == nullptr || next_->validate();
   }
 
-  void debug_draw(DebugDraw& draw) const override {
-    if (current_ != nullptr) current_->debug_draw(draw);
+  void debug_draw(DebugDraw& draw, std::span<const Id> ids) const override {
+    if (current_ != nullptr) current_->debug_draw(draw, ids);
     draw.text("algorithm", current_name_);
     draw.text("reason", reason_);
     if (next_ != nullptr) draw.text("next", next_name_);

@@ -652,7 +652,7 @@ std::size_t MultiSap::scratch_bytes() const {
   return bytes;
 }
 
-void MultiSap::debug_draw(DebugDraw& draw) const {
+void MultiSap::debug_draw(DebugDraw& draw, std::span<const Id> /*ids*/) const {
   grid_.for_each_cell([&](const Box3& cell) { draw.box(cell, DebugCategory::kCell, kNoOwner); });
   draw.count("cells", grid_.live_cells());
 }

@@ -72,7 +72,7 @@ class MultiSap final : public Algorithm {
   std::size_t memory_bytes() const override;
   bool validate() const override;
   /// Draws every live cell (DebugCategory::kCell) and counts them ("cells").
-  void debug_draw(DebugDraw& draw) const override;
+  void debug_draw(DebugDraw& draw, std::span<const Id> ids) const override;
 
   /// The cell edge in use (0 before the first box).
   double cell_size() const noexcept { return sized_ ? grid_.cell_size(grid_gen_) : 0.0; }

@@ -64,6 +64,7 @@ SweepAndPrune::~SweepAndPrune() = default;
 
 Reported SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
   pairs_ = &pairs;
+  id_ = ids;
   reported_ = Reported::kChanges;
   filter_ = ops.filter;
   endpoints_.set_filter(ops.filter);
@@ -96,19 +97,19 @@ Reported SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, Pai
   if (search_only_) choice.path = SapPath::kResting;
   switch (choice.path) {
     case SapPath::kBatch:
-      batch_frame(ops, ids);
+      batch_frame(ops);
       break;
     case SapPath::kWalk:
     case SapPath::kProbe:
-      walk_frame(ops, ids, choice);
+      walk_frame(ops, choice);
       break;
     case SapPath::kResting:  // the walk's arrays, if valid, go stale either way
       drop_removed(ops.removed, false);
-      prune_changed(ops, 0, ids, choice.prepare);
+      prune_changed(ops, 0, choice.prepare);
       break;
     case SapPath::kRecompute:
       drop_removed(ops.removed, false);
-      recompute(ops, 0, ids);
+      recompute(ops, 0);
       break;
   }
   if (lays_out_after_insertion(ops.added.size(), live_.size())) {
@@ -245,7 +246,7 @@ void SweepAndPrune::estimate_mobility(const FrameOps& ops) {
 // within the choice's budget and, if all were walked, merges the additions;
 // a walk that stops midway leaves the frame, its walked moves applied, to
 // the fallback.
-void SweepAndPrune::walk_frame(const FrameOps& ops, std::span<const Id> ids, const SapChoice& choice) {
+void SweepAndPrune::walk_frame(const FrameOps& ops, const SapChoice& choice) {
   const bool tagged = endpoints_.current() && !ops.removed.empty();
   drop_removed(ops.removed, tagged);
   if (!endpoints_.current()) bring_arrays_up_to_date();
@@ -263,24 +264,24 @@ void SweepAndPrune::walk_frame(const FrameOps& ops, std::span<const Id> ids, con
     history_.probe_interval = next_probe_interval(finished, history_.probe_interval);
   }
   if (finished) {
-    finish_walk(ops, ids, tagged);
+    finish_walk(ops, tagged);
     return;
   }
   ++counters_.aborted_walks;
   if (choice.fallback == SapPath::kResting) {
-    prune_changed(ops, w.done, ids, choice.prepare);
+    prune_changed(ops, w.done, choice.prepare);
   } else {
-    recompute(ops, w.done, ids);
+    recompute(ops, w.done);
   }
 }
 
 // Removals and additions after a complete walk: pairs dropped, arrays
 // compacted and merged in one pass, the new boxes paired.
-void SweepAndPrune::finish_walk(const FrameOps& ops, std::span<const Id> ids, bool tagged) {
+void SweepAndPrune::finish_walk(const FrameOps& ops, bool tagged) {
   history_.recompute_streak = 0;
   remove_pairs_of(ops.removed);
   const std::size_t first_new = live_.size();
-  add_objects(ops.added, ops.added_boxes, ids);
+  add_objects(ops.added, ops.added_boxes);
   if (tagged || first_new < live_.size()) {
     endpoints_.merge(live_, first_new, tagged);
     if (tagged) counters_.compacted_boxes += ops.removed.size();
@@ -295,7 +296,7 @@ void SweepAndPrune::finish_walk(const FrameOps& ops, std::span<const Id> ids, bo
 // The single-pass batch update (Tracy et al. 3.2.1, sap_batch.cpp): the
 // live boxes brought to the frame's end, then every axis array in one pass
 // each, which also drops the removed boxes' pairs and finds the new ones'.
-void SweepAndPrune::batch_frame(const FrameOps& ops, std::span<const Id> ids) {
+void SweepAndPrune::batch_frame(const FrameOps& ops) {
   if (!endpoints_.current()) bring_arrays_up_to_date();
   moved_from_.resize(ops.moved.size());
   double displacement = 0;
@@ -309,7 +310,7 @@ void SweepAndPrune::batch_frame(const FrameOps& ops, std::span<const Id> ids) {
   for (std::size_t j = 0; j < ops.removed.size(); ++j) removed_boxes_[j] = live_.value<0>(ops.removed[j]);
   drop_removed(ops.removed, false);
   const std::size_t first_new = live_.size();
-  add_objects(ops.added, ops.added_boxes, ids);
+  add_objects(ops.added, ops.added_boxes);
   const std::uint64_t swaps = endpoints_.batch_update(
       {ops.moved, moved_from_, ops.moved_boxes, ops.removed, removed_boxes_, first_new}, live_, id_, *pairs_);
   if (!ops.moved.empty()) {
@@ -342,20 +343,13 @@ void SweepAndPrune::remove_pairs_of(std::span<const Slot> removed) {
 // ---------------------------------------------------------------------------
 // Additions (I.4b, I.4c).
 
-void SweepAndPrune::add_objects(std::span<const Slot> added, std::span<const Box3> boxes, std::span<const Id> ids) {
-  std::size_t slots = id_.size();
+void SweepAndPrune::add_objects(std::span<const Slot> added, std::span<const Box3> boxes) {
+  std::size_t slots = 0;
   for (const Slot s : added) slots = std::max(slots, std::size_t{s} + 1);
-  if (slots > id_.size()) {
-    reserve_geometric(id_, slots);
-    id_.resize(slots);
-    live_.reserve_slots(slots);
-  }
+  live_.reserve_slots(slots);
   live_.reserve(live_.size() + added.size());
   endpoints_.add(added, boxes);
-  for (std::size_t j = 0; j < added.size(); ++j) {
-    id_[added[j]] = ids[added[j]];
-    live_.insert(added[j], boxes[j]);
-  }
+  for (std::size_t j = 0; j < added.size(); ++j) live_.insert(added[j], boxes[j]);
 }
 
 // The new boxes' pairs (I.4c): among themselves by complete box pruning;
@@ -392,10 +386,10 @@ void SweepAndPrune::add_found_pairs(std::size_t offset_i, std::size_t offset_j) 
 // additions are applied to the boxes, every pair is found by box pruning,
 // and the pair manager diffs them against the previous frame. The endpoint
 // arrays are left stale.
-void SweepAndPrune::recompute(const FrameOps& ops, std::size_t moves_applied, std::span<const Id> ids) {
+void SweepAndPrune::recompute(const FrameOps& ops, std::size_t moves_applied) {
   endpoints_.set_stale();  // first: the additions then size no positions (a million boxes' first frame: 24 MB)
   for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) live_.value<0>(ops.moved[j]) = ops.moved_boxes[j];
-  add_objects(ops.added, ops.added_boxes, ids);
+  add_objects(ops.added, ops.added_boxes);
   found_.clear();
   // A mass insertion lays out the resting set for the next frames: its
   // pairs come from the same pass.
@@ -431,8 +425,7 @@ void SweepAndPrune::recompute(const FrameOps& ops, std::size_t moves_applied, st
 // again first with `prepare`). Pairs among unchanged boxes stand. The moves
 // from `moves_applied` on are applied here; the endpoint arrays are left
 // stale.
-void SweepAndPrune::prune_changed(const FrameOps& ops, std::size_t moves_applied, std::span<const Id> ids,
-                                  bool prepare) {
+void SweepAndPrune::prune_changed(const FrameOps& ops, std::size_t moves_applied, bool prepare) {
   // Where the set stays laid out, the walk moved nothing (its swaps
   // changed pairs the boxes before the frame do not show) and the pairs
   // far outnumber the changes, the frame is one search of the changed
@@ -441,7 +434,7 @@ void SweepAndPrune::prune_changed(const FrameOps& ops, std::size_t moves_applied
   if (!one_search) drop_changed_pairs(ops, moves_applied == 0);
   endpoints_.set_stale();  // before the additions: they then size no positions
   for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) live_.value<0>(ops.moved[j]) = ops.moved_boxes[j];
-  add_objects(ops.added, ops.added_boxes, ids);
+  add_objects(ops.added, ops.added_boxes);
   if (one_search &&
       resting_.update_changed(ops.removed, ops.moved, ops.added, ops.boxes, live_, id_, *pairs_, found_)) {
     ++counters_.one_search_frames;
@@ -474,7 +467,7 @@ void SweepAndPrune::drop_changed_pairs(const FrameOps& ops, bool may_search) {
 // ---------------------------------------------------------------------------
 
 std::size_t SweepAndPrune::memory_bytes() const {
-  return id_.capacity() * sizeof(Id) + live_.memory_bytes() + endpoints_.memory_bytes() + removed_ids_.memory_bytes() +
+  return live_.memory_bytes() + endpoints_.memory_bytes() + removed_ids_.memory_bytes() +
          found_.capacity() * sizeof(IndexPair) + frame_pairs_.capacity() * sizeof(Pair) + resting_.memory_bytes() +
          pruner_.memory_bytes();
 }
@@ -483,9 +476,9 @@ std::size_t SweepAndPrune::memory_bytes() const {
 // dense indices; the endpoint arrays (if current) and the resting set match
 // the live boxes (their validate()). (That the pair manager holds exactly
 // the pairs there are, BroadPhase::validate() checks.)
-void SweepAndPrune::debug_draw(DebugDraw& draw) const {
+void SweepAndPrune::debug_draw(DebugDraw& draw, std::span<const Id> ids) const {
   draw.count("swaps", counters_.swaps);
-  endpoints_.debug_draw(draw, id_);
+  endpoints_.debug_draw(draw, ids);
 }
 
 bool SweepAndPrune::validate() const {

@@ -55,7 +55,7 @@ class SweepAndPrune final : public Algorithm {
   bool validate() const override;
   /// The x axis' sorted endpoints (while the arrays are current) and the
   /// running total of swaps.
-  void debug_draw(DebugDraw& draw) const override;
+  void debug_draw(DebugDraw& draw, std::span<const Id> ids) const override;
 
   const SapCounters& counters() const noexcept { return counters_; }
 
@@ -82,20 +82,20 @@ class SweepAndPrune final : public Algorithm {
   void bring_arrays_up_to_date();
   bool probe_could_pay(const FrameOps& ops, double budget_ns) const;
   void estimate_mobility(const FrameOps& ops);
-  void walk_frame(const FrameOps& ops, std::span<const Id> ids, const SapChoice& choice);
-  void finish_walk(const FrameOps& ops, std::span<const Id> ids, bool tagged);
-  void batch_frame(const FrameOps& ops, std::span<const Id> ids);
+  void walk_frame(const FrameOps& ops, const SapChoice& choice);
+  void finish_walk(const FrameOps& ops, bool tagged);
+  void batch_frame(const FrameOps& ops);
   void drop_removed(std::span<const Slot> removed, bool tag);
   void remove_pairs_of(std::span<const Slot> removed);
-  void add_objects(std::span<const Slot> added, std::span<const Box3> boxes, std::span<const Id> ids);
+  void add_objects(std::span<const Slot> added, std::span<const Box3> boxes);
   void pair_added(std::size_t first_new);
   void add_found_pairs(std::size_t offset_i, std::size_t offset_j);
-  void recompute(const FrameOps& ops, std::size_t moves_applied, std::span<const Id> ids);
-  void prune_changed(const FrameOps& ops, std::size_t moves_applied, std::span<const Id> ids, bool prepare);
+  void recompute(const FrameOps& ops, std::size_t moves_applied);
+  void prune_changed(const FrameOps& ops, std::size_t moves_applied, bool prepare);
   void drop_changed_pairs(const FrameOps& ops, bool may_search);
 
-  std::vector<Id> id_;  // by slot
-  LiveBoxes live_;      // the live boxes, dense
+  std::span<const Id> id_;  // by slot: update()'s ids, valid during update() only
+  LiveBoxes live_;          // the live boxes, dense
   const std::vector<Box3>& bounds() const noexcept { return live_.values<0>(); }
   SapEndpoints endpoints_;
   SapHistory history_;                            // what the policy measured in earlier frames

@@ -65,7 +65,7 @@ unsigned BroadPhase::concurrency() const noexcept {
 }
 
 void BroadPhase::debug_draw(DebugDraw& draw) const {
-  if (!impl_->remake_algorithm) impl_->algorithm->debug_draw(draw);
+  if (!impl_->remake_algorithm) impl_->algorithm->debug_draw(draw, impl_->objects.ids);
 }
 
 Status BroadPhase::query(const Box3& box, std::vector<Id>& out, std::uint32_t mask) const {

@@ -619,7 +619,7 @@ std::size_t Octree::memory_bytes() const {
   return bytes;
 }
 
-void Octree::debug_draw(DebugDraw& draw) const {
+void Octree::debug_draw(DebugDraw& draw, std::span<const Id> /*ids*/) const {
   for (std::uint32_t i = 1; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];
     if (!n.live) continue;

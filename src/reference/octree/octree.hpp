@@ -50,7 +50,7 @@ class Octree final : public Algorithm {
   bool validate() const override;
   /// Draws the cell of every live node (DebugCategory::kNode) and counts
   /// them ("nodes").
-  void debug_draw(DebugDraw& draw) const override;
+  void debug_draw(DebugDraw& draw, std::span<const Id> ids) const override;
 
   /// The edge of the smallest nodes (0 before the first box).
   double leaf_size() const noexcept { return leaf_size_; }

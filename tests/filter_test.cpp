@@ -324,8 +324,8 @@ INSTANTIATE_TEST_SUITE_P(AlgorithmsAndKinds, FilterTraceKinds,
                          ::testing::Combine(::testing::ValuesIn(algorithm_names()),
                                             ::testing::ValuesIn(testgen::kAllTraceKinds)),
                          [](const auto& param_info) {
-                           return identifier(std::get<0>(param_info.param)) + "_" +
-                                  std::string(testgen::trace_kind_name(std::get<1>(param_info.param)));
+                           return testgen::algorithm_and_kind_name(std::get<0>(param_info.param),
+                                                                   std::get<1>(param_info.param));
                          });
 
 // A refused call changes nothing: the next frame is as if it never came.

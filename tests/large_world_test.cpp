@@ -369,12 +369,8 @@ INSTANTIATE_TEST_SUITE_P(AllAlgorithms, LargeWorldKinds,
                          ::testing::Combine(::testing::ValuesIn(any_box_algorithms()),
                                             ::testing::ValuesIn(testgen::kAllTraceKinds)),
                          [](const auto& param_info) {
-                           std::string name = std::get<0>(param_info.param) + "_" +
-                                              std::string(testgen::trace_kind_name(std::get<1>(param_info.param)));
-                           for (char& c : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return name;
+                           return testgen::algorithm_and_kind_name(std::get<0>(param_info.param),
+                                                                   std::get<1>(param_info.param));
                          });
 
 TEST(LargeWorld, RoundsOutwardRelativeToTheOrigin) {

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -23,6 +24,7 @@
 #include <cstdlib>
 #include <limits>
 #include <span>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
@@ -432,6 +434,15 @@ inline std::string_view trace_kind_name(TraceKind kind) {
       return "mixed";
   }
   return "unknown";
+}
+
+/// A test name for the parameter (algorithm, trace kind): [A-Za-z0-9_].
+inline std::string algorithm_and_kind_name(const std::string& algorithm, TraceKind kind) {
+  std::string name = algorithm + "_" + std::string(trace_kind_name(kind));
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
 }
 
 /// What to generate; n == 0 or frames == 0 takes the kind's default (a few

@@ -347,68 +347,54 @@ void SaplingBroadPhase::ForCandidates(const AABox& box, Visit&& visit) const {
   }
 }
 
-void SaplingBroadPhase::CollideAABox(const AABox& inBox, JPH::CollideShapeBodyCollector& ioCollector,
-                                     const JPH::BroadPhaseLayerFilter& inBroadPhaseLayerFilter,
-                                     const JPH::ObjectLayerFilter& inObjectLayerFilter) const {
+template <class Overlaps>
+void SaplingBroadPhase::CollideBodies(const AABox& region, JPH::CollideShapeBodyCollector& collector,
+                                      const JPH::BroadPhaseLayerFilter& bp, const JPH::ObjectLayerFilter& ol,
+                                      Overlaps&& overlaps) const {
   const JPH::BodyVector& bodies = mBodyManager->GetBodies();
-  ForCandidates(inBox, [&](std::uint32_t index) {
+  ForCandidates(region, [&](std::uint32_t index) {
     const Body& body = *bodies[index];
-    if (LayerOk(body, inBroadPhaseLayerFilter, inObjectLayerFilter) && body.GetWorldSpaceBounds().Overlaps(inBox)) {
-      ioCollector.AddHit(body.GetID());
-      if (ioCollector.ShouldEarlyOut()) return false;
+    if (LayerOk(body, bp, ol) && overlaps(body.GetWorldSpaceBounds())) {
+      collector.AddHit(body.GetID());
+      if (collector.ShouldEarlyOut()) return false;
     }
     return true;
   });
+}
+
+void SaplingBroadPhase::CollideAABox(const AABox& inBox, JPH::CollideShapeBodyCollector& ioCollector,
+                                     const JPH::BroadPhaseLayerFilter& inBroadPhaseLayerFilter,
+                                     const JPH::ObjectLayerFilter& inObjectLayerFilter) const {
+  CollideBodies(inBox, ioCollector, inBroadPhaseLayerFilter, inObjectLayerFilter,
+                [&](const AABox& bounds) { return bounds.Overlaps(inBox); });
 }
 
 void SaplingBroadPhase::CollideSphere(JPH::Vec3Arg inCenter, float inRadius, JPH::CollideShapeBodyCollector& ioCollector,
                                       const JPH::BroadPhaseLayerFilter& inBroadPhaseLayerFilter,
                                       const JPH::ObjectLayerFilter& inObjectLayerFilter) const {
-  const JPH::BodyVector& bodies = mBodyManager->GetBodies();
   const float radius_sq = inRadius * inRadius;
   // The sphere's box, with room for the rounding of centre +- radius.
   const Vec3 r = Vec3::sReplicate(inRadius * (1.0f + 1.0e-6f)) + 1.0e-6f * inCenter.Abs();
-  ForCandidates(AABox(inCenter - r, inCenter + r), [&](std::uint32_t index) {
-    const Body& body = *bodies[index];
-    if (LayerOk(body, inBroadPhaseLayerFilter, inObjectLayerFilter) &&
-        body.GetWorldSpaceBounds().GetSqDistanceTo(inCenter) <= radius_sq) {
-      ioCollector.AddHit(body.GetID());
-      if (ioCollector.ShouldEarlyOut()) return false;
-    }
-    return true;
-  });
+  CollideBodies(AABox(inCenter - r, inCenter + r), ioCollector, inBroadPhaseLayerFilter, inObjectLayerFilter,
+                [&](const AABox& bounds) { return bounds.GetSqDistanceTo(inCenter) <= radius_sq; });
 }
 
 void SaplingBroadPhase::CollidePoint(JPH::Vec3Arg inPoint, JPH::CollideShapeBodyCollector& ioCollector,
                                      const JPH::BroadPhaseLayerFilter& inBroadPhaseLayerFilter,
                                      const JPH::ObjectLayerFilter& inObjectLayerFilter) const {
-  const JPH::BodyVector& bodies = mBodyManager->GetBodies();
-  ForCandidates(AABox(inPoint, inPoint), [&](std::uint32_t index) {
-    const Body& body = *bodies[index];
-    if (LayerOk(body, inBroadPhaseLayerFilter, inObjectLayerFilter) && body.GetWorldSpaceBounds().Contains(inPoint)) {
-      ioCollector.AddHit(body.GetID());
-      if (ioCollector.ShouldEarlyOut()) return false;
-    }
-    return true;
-  });
+  CollideBodies(AABox(inPoint, inPoint), ioCollector, inBroadPhaseLayerFilter, inObjectLayerFilter,
+                [&](const AABox& bounds) { return bounds.Contains(inPoint); });
 }
 
 void SaplingBroadPhase::CollideOrientedBox(const JPH::OrientedBox& inBox, JPH::CollideShapeBodyCollector& ioCollector,
                                            const JPH::BroadPhaseLayerFilter& inBroadPhaseLayerFilter,
                                            const JPH::ObjectLayerFilter& inObjectLayerFilter) const {
-  const JPH::BodyVector& bodies = mBodyManager->GetBodies();
   // The oriented box's world AABB, grown by more than OrientedBox::Overlaps'
   // tolerance (1e-6), holds every box that test accepts.
   AABox region = AABox(-inBox.mHalfExtents, inBox.mHalfExtents).Transformed(inBox.mOrientation);
   region.ExpandBy(Vec3::sReplicate(1.0e-4f) + 1.0e-6f * region.GetExtent());
-  ForCandidates(region, [&](std::uint32_t index) {
-    const Body& body = *bodies[index];
-    if (LayerOk(body, inBroadPhaseLayerFilter, inObjectLayerFilter) && inBox.Overlaps(body.GetWorldSpaceBounds())) {
-      ioCollector.AddHit(body.GetID());
-      if (ioCollector.ShouldEarlyOut()) return false;
-    }
-    return true;
-  });
+  CollideBodies(region, ioCollector, inBroadPhaseLayerFilter, inObjectLayerFilter,
+                [&](const AABox& bounds) { return inBox.Overlaps(bounds); });
 }
 
 void SaplingBroadPhase::CastRay(const JPH::RayCast& inRay, JPH::RayCastBodyCollector& ioCollector,

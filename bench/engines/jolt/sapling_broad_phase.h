@@ -124,6 +124,13 @@ class SaplingBroadPhase final : public JPH::BroadPhase {
   // `visit` tests exactly and returns false to stop.
   template <class Visit>
   void ForCandidates(const JPH::AABox& box, Visit&& visit) const;
+  // The Collide* queries: every body passing the layer filters whose box
+  // `overlaps` (Jolt's own test) among the candidates of `region` goes to
+  // the collector, until it asks to stop.
+  template <class Overlaps>
+  void CollideBodies(const JPH::AABox& region, JPH::CollideShapeBodyCollector& collector,
+                     const JPH::BroadPhaseLayerFilter& bp, const JPH::ObjectLayerFilter& ol,
+                     Overlaps&& overlaps) const;
   bool LayerOk(const JPH::Body& body, const JPH::BroadPhaseLayerFilter& bp,
                const JPH::ObjectLayerFilter& ol) const;
 

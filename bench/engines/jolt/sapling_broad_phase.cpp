@@ -347,6 +347,27 @@ void SaplingBroadPhase::ForCandidates(const AABox& box, Visit&& visit) const {
   }
 }
 
+namespace {
+// Hands the casts' hits to the collector nearest first (by fraction, then
+// body index, as the quadtree orders its nodes) while they are nearer than
+// its early-out fraction, which each hit may lower (`positive`: the
+// collector's positive early-out fraction, as CastAABox reads it); false
+// when the collector asks to stop.
+template <class Collector>
+bool DeliverNearestFirst(std::vector<std::pair<float, std::uint32_t>>& found, const JPH::BodyVector& bodies,
+                         Collector& collector, float& early_out, bool positive) {
+  std::sort(found.begin(), found.end());
+  for (const auto& [fraction, index] : found) {
+    if (!(fraction < early_out)) break;
+    JPH::BroadPhaseCastResult result{bodies[index]->GetID(), fraction};
+    collector.AddHit(result);
+    if (collector.ShouldEarlyOut()) return false;
+    early_out = positive ? collector.GetPositiveEarlyOutFraction() : collector.GetEarlyOutFraction();
+  }
+  return true;
+}
+}  // namespace
+
 template <class Overlaps>
 void SaplingBroadPhase::CollideBodies(const AABox& region, JPH::CollideShapeBodyCollector& collector,
                                       const JPH::BroadPhaseLayerFilter& bp, const JPH::ObjectLayerFilter& ol,
@@ -418,16 +439,7 @@ void SaplingBroadPhase::CastRay(const JPH::RayCast& inRay, JPH::RayCastBodyColle
     if (fraction < early_out) found.emplace_back(fraction, index);
     return true;
   };
-  auto deliver = [&] {
-    std::sort(found.begin(), found.end());
-    for (const auto& [fraction, index] : found) {
-      if (!(fraction < early_out)) break;
-      JPH::BroadPhaseCastResult result{bodies[index]->GetID(), fraction};
-      ioCollector.AddHit(result);
-      if (ioCollector.ShouldEarlyOut()) break;
-      early_out = ioCollector.GetEarlyOutFraction();
-    }
-  };
+  auto deliver = [&] { DeliverNearestFirst(found, bodies, ioCollector, early_out, false); };
   const sapling::Ray3 ray{{origin.GetX(), origin.GetY(), origin.GetZ()},
                           {direction.GetX(), direction.GetY(), direction.GetZ()},
                           std::isfinite(early_out) && early_out < FLT_MAX ? std::nextafter(std::max(early_out, 0.0f), INFINITY)
@@ -492,17 +504,7 @@ void SaplingBroadPhase::CastAABoxNoLock(const JPH::AABoxCast& inBox, JPH::CastSh
     return true;
   };
   auto deliver = [&] {
-    std::sort(found.begin(), found.end());
-    for (const auto& [fraction, index] : found) {
-      if (!(fraction < early_out)) break;
-      JPH::BroadPhaseCastResult result{bodies[index]->GetID(), fraction};
-      ioCollector.AddHit(result);
-      if (ioCollector.ShouldEarlyOut()) {
-        stop = true;
-        break;
-      }
-      early_out = ioCollector.GetPositiveEarlyOutFraction();
-    }
+    stop = !DeliverNearestFirst(found, bodies, ioCollector, early_out, true);
     found.clear();
   };
   found.clear();

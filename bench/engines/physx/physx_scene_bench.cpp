@@ -77,6 +77,10 @@ struct Config {
   int churn = 60;            // every `churn` steps (0: never) ...
   double churn_share = 0.02;  // ... this share of the boxes is replaced
   double spread = 0;          // half side of the square the boxes drop on (0: from the count)
+  int statics = 0;            // static boxes scattered on the ground (besides the ground)
+  int kinematics = 0;         // kinematic boxes sweeping circles through the pile
+  double compound = 0;        // share of the dynamic bodies made of two overlapping boxes (one actor: one group)
+  int shift_at = -1;          // step at which the scene's origin is shifted (PxScene::shiftOrigin)
   bool check = false;
   bool raw = false;
   std::vector<std::string> contenders{"abp", "mbp", "auto", "sap", "multi-sap", "box-pruning"};
@@ -97,7 +101,7 @@ Contender contender(const std::string& name, bool check) {
 }
 
 struct Run {
-  std::vector<double> step, broad;
+  std::vector<double> step, broad, inner;
   std::uint64_t pairs = 0, refused = 0;
   sapling_physx::Stats stats;
   int awake_median = 0;
@@ -139,6 +143,25 @@ class World {
     ground->attachShape(*shape);
     shape->release();
     scene_->addActor(*ground);
+    std::uniform_real_distribution<float> u(0, 1);
+    for (int i = 0; i < cfg.statics; ++i) {
+      const float sx = 0.15f + 0.5f * u(rng_), sy = 0.15f + 0.5f * u(rng_), sz = 0.15f + 0.5f * u(rng_);
+      PxRigidStatic* rubble = physics.createRigidStatic(PxTransform(
+          PxVec3((2 * u(rng_) - 1) * half_, sy, (2 * u(rng_) - 1) * half_), PxQuat(PxTwoPi * u(rng_), PxVec3(0, 1, 0))));
+      PxShape* rs = physics.createShape(PxBoxGeometry(sx, sy, sz), *material_, true);
+      rubble->attachShape(*rs);
+      rs->release();
+      scene_->addActor(*rubble);
+    }
+    for (int i = 0; i < cfg.kinematics; ++i) {
+      PxRigidDynamic* k = physics.createRigidDynamic(PxTransform(PxVec3(0, 0.6f, 0)));
+      k->setRigidBodyFlag(PxRigidBodyFlag::eKINEMATIC, true);
+      PxShape* ks = physics.createShape(PxBoxGeometry(0.5f, 0.5f, 0.5f), *material_, true);
+      k->attachShape(*ks);
+      ks->release();
+      scene_->addActor(*k);
+      kinematics_.push_back(k);
+    }
     for (int i = 0; i < cfg.boxes; ++i) drop(i);
   }
   ~World() {
@@ -158,6 +181,13 @@ class World {
     PxShape* shape = physics_.createShape(PxBoxGeometry(sx, sy, sz), *material_, true);
     body->attachShape(*shape);
     shape->release();
+    if (cfg_.compound > 0 && u(rng_) < cfg_.compound) {
+      // A second box overlapping the first: the actor's two shapes share its group, never a pair.
+      PxShape* second = physics_.createShape(PxBoxGeometry(sy, sx, sz), *material_, true);
+      second->setLocalPose(PxTransform(PxVec3(0.5f * sx, 0.5f * sy, 0)));
+      body->attachShape(*second);
+      second->release();
+    }
     const float m = 8 * sx * sy * sz * 1000.0f;
     body->setMass(m);
     body->setMassSpaceInertiaTensor(PxVec3(m / 3 * (sy * sy + sz * sz), m / 3 * (sx * sx + sz * sz),
@@ -184,13 +214,24 @@ class World {
         }
         for (int i = 0; i < n; ++i) drop(next++ % std::max(1, cfg_.boxes / 4));
       }
-      const double b0 = sapling_physx::stats().update_seconds;
+      for (std::size_t k = 0; k < kinematics_.size(); ++k) {
+        const float a = 0.02f * float(s) + PxTwoPi * float(k) / float(kinematics_.size());
+        const float r = 0.6f * half_;
+        kinematics_[k]->setKinematicTarget(PxTransform(shift_ + PxVec3(r * std::cos(a), 0.6f, r * std::sin(a))));
+      }
+      if (s == cfg_.shift_at) {
+        const PxVec3 by(10.5f, 0, -7.25f);
+        scene_->shiftOrigin(by);
+        shift_ -= by;
+      }
+      const double b0 = sapling_physx::stats().update_seconds, i0 = sapling_physx::stats().sapling_seconds;
       const double t0 = sapling_physx::now_seconds();
       scene_->simulate(1.0f / 60.0f);
       scene_->fetchResults(true);
       const double t1 = sapling_physx::now_seconds();
       r.step.push_back(t1 - t0);
       r.broad.push_back(sapling_physx::stats().update_seconds - b0);
+      r.inner.push_back(sapling_physx::stats().sapling_seconds - i0);
       int a = 0;
       for (PxRigidDynamic* b : bodies_) a += b->isSleeping() ? 0 : 1;
       awake.push_back(a);
@@ -206,7 +247,8 @@ class World {
   PxPhysics& physics_;
   PxScene* scene_ = nullptr;
   PxMaterial* material_ = nullptr;
-  std::vector<PxRigidDynamic*> bodies_;
+  std::vector<PxRigidDynamic*> bodies_, kinematics_;
+  PxVec3 shift_{0, 0, 0};  // where the origin was, in the shifted frame
   std::mt19937 rng_;
   float half_ = 10;
 };
@@ -253,6 +295,10 @@ int main(int argc, char** argv) {
     else if (a == "--churn-share") cfg.churn_share = std::atof(next());
     else if (a == "--spread") cfg.spread = std::atof(next());
     else if (a == "--contenders") cfg.contenders = split(next());
+    else if (a == "--statics") cfg.statics = std::atoi(next());
+    else if (a == "--kinematics") cfg.kinematics = std::atoi(next());
+    else if (a == "--compound") cfg.compound = std::atof(next());
+    else if (a == "--shift-at") cfg.shift_at = std::atoi(next());
     else if (a == "--check") cfg.check = true;
     else if (a == "--raw") cfg.raw = true;
     else if (a == "--clock") wall = std::strcmp(next(), "wall") == 0;
@@ -272,9 +318,11 @@ int main(int argc, char** argv) {
   }
   InlineDispatcher dispatcher;
 
-  std::printf("PhysX %d.%d.%d PxScene, %d boxes, %d steps of 1/60 s, churn %d%% every %d steps, %d repeats, %s\n",
-              PX_PHYSICS_VERSION_MAJOR, PX_PHYSICS_VERSION_MINOR, PX_PHYSICS_VERSION_BUGFIX, cfg.boxes, cfg.steps,
-              int(cfg.churn_share * 100 + 0.5), cfg.churn, cfg.repeats, wall ? "wall clock" : "thread CPU time");
+  std::printf("PhysX %d.%d.%d PxScene, %d boxes (%.0f%% of two shapes), %d statics, %d kinematics, %d steps of 1/60 s, "
+              "churn %.0f%% every %d steps, origin shift at step %d, %d repeats, %s\n",
+              PX_PHYSICS_VERSION_MAJOR, PX_PHYSICS_VERSION_MINOR, PX_PHYSICS_VERSION_BUGFIX, cfg.boxes,
+              100 * cfg.compound, cfg.statics, cfg.kinematics, cfg.steps, 100 * cfg.churn_share, cfg.churn,
+              cfg.shift_at, cfg.repeats, wall ? "wall clock" : "thread CPU time");
   std::map<std::string, std::vector<Run>> runs;
   int failures = 0;
   for (int rep = 0; rep < cfg.repeats; ++rep) {
@@ -287,9 +335,9 @@ int main(int argc, char** argv) {
       }
       const sapling_physx::Stats& s = r.stats;
       if (cfg.raw) {
-        std::printf("  run %d %-28s step %.3f / %.3f ms  broad %.3f / %.3f ms  awake %d  pairs %llu\n", rep,
-                    c.name.c_str(), 1e3 * median(r.step), 1e3 * worst(r.step), 1e3 * median(r.broad),
-                    1e3 * worst(r.broad), r.awake_median, (unsigned long long)s.pairs);
+        std::printf("  run %d %-28s step %.3f / %.3f ms  broad %.3f / %.3f ms (sapling::BroadPhase::update %.3f)  awake %d  pairs %llu\n",
+                    rep, c.name.c_str(), 1e3 * median(r.step), 1e3 * worst(r.step), 1e3 * median(r.broad),
+                    1e3 * worst(r.broad), 1e3 * median(r.inner), r.awake_median, (unsigned long long)s.pairs);
       }
       if (cfg.check && c.env.rfind("check:", 0) == 0) {
         std::printf("  check %-28s frames %llu, against ABP: %llu differ; all-pairs frames %llu, %llu differ; bad deltas %llu, "

@@ -14,6 +14,9 @@
 //                    on the same update data and every frame's pair set is
 //                    compared with ABP's (and, every SAPLING_PHYSX_BRUTE
 //                    frames (default 25), with an exact all-pairs test)
+// SAPLING_PHYSX_STATICS=static: PhysX's static objects in sapling's static
+// set (Motion::kStatic) rather than as dynamics that the filter keeps apart
+// (the default, faster on the measured scenes: docs/adapters/physx.md).
 #pragma once
 
 #include <cstdint>
@@ -30,6 +33,8 @@ namespace sapling_physx {
 // the checks' counters, summed over every broad phase this factory made.
 struct Stats {
   double update_seconds = 0;   // time in Bp::BroadPhase::update (thread CPU or wall, see set_clock)
+  double staging_seconds = 0;  // sapling: of which reading PhysX's lists and staging the batches
+  double sapling_seconds = 0;  // sapling: of which sapling::BroadPhase::update()
   std::uint64_t updates = 0;   // update() calls
   std::uint64_t created = 0;   // pairs reported created / deleted to PhysX
   std::uint64_t deleted = 0;
@@ -93,7 +98,8 @@ class SaplingBroadPhase final : public physx::Bp::BroadPhase {
   std::vector<physx::Bp::FilterGroup::Enum> groups_;  // the group at creation (immutable while live)
   std::vector<std::uint32_t> op_stamp_;               // last frame in which the handle was created / updated / removed
   std::uint32_t frame_ = 0;
-  bool refresh_ = false;  // shiftOrigin(): every live box is re-read at the next update
+  bool refresh_ = false;
+  bool statics_apart_ = false;  // PhysX's statics as sapling statics (default: dynamic, kept apart by the filter alone)  // shiftOrigin(): every live box is re-read at the next update
   // this frame's batches (kept to reuse their memory)
   std::vector<sapling::Id> ids_, static_ids_;
   std::vector<sapling::Box3> boxes_, static_boxes_;

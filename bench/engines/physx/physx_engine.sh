@@ -21,7 +21,12 @@
 #     driver options: --boxes N (4000) --steps S (300) --repeats R (3)
 #                     --churn K (60: every K steps a share of the boxes is
 #                     replaced; 0 never) --churn-share F (0.02) --spread H
-#                     (half side of the drop square; default from N)
+#                     (half side of the walled ground, m; default sqrt(N)/4:
+#                     a pile some 1.5 m deep; 0.6 sqrt(N): boxes one or two
+#                     deep) --statics N (0: rubble on the ground)
+#                     --kinematics N (0: boxes sweeping circles) --compound F
+#                     (0: share of bodies of two overlapping boxes)
+#                     --shift-at S (PxScene::shiftOrigin at step S)
 #                     --contenders abp,mbp,auto,sap,multi-sap,box-pruning
 #                       (abp, mbp, pabp, sap-physx: PhysX's own; any other
 #                       name: a sapling algorithm, with settings after ':')

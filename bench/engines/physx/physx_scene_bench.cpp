@@ -4,9 +4,10 @@
 // and named algorithms. Benchmark only (issue 30, item 4); built and run by
 // physx_engine.sh, which documents the options.
 //
-// Scene: a static ground box (PhysX's static group), N dynamic boxes of
-// random sizes (0.4 to 1.2 m a side) and orientations, dropped in layers
-// over a square and settling into a pile; every `churn` steps a share of the
+// Scene: a static ground box (PhysX's static group) walled in by four static
+// boxes, N dynamic boxes of random sizes (0.4 to 1 m a side) and
+// orientations, dropped in layers from a grid over the ground and settling
+// into a pile; every `churn` steps a share of the
 // boxes is removed and as many new ones dropped (objects leaving and
 // entering the broad phase). PhysX's defaults otherwise: contact offset 0.02
 // m per shape (the broad phase's contact distance), PGS solver, one thread
@@ -76,7 +77,7 @@ struct Config {
   int repeats = 3;
   int churn = 60;            // every `churn` steps (0: never) ...
   double churn_share = 0.02;  // ... this share of the boxes is replaced
-  double spread = 0;          // half side of the square the boxes drop on (0: from the count)
+  double spread = 0;          // half side of the square the boxes drop on (0: sqrt(boxes) / 4 m, a deep pile)
   int statics = 0;            // static boxes scattered on the ground (besides the ground)
   int kinematics = 0;         // kinematic boxes sweeping circles through the pile
   double compound = 0;        // share of the dynamic bodies made of two overlapping boxes (one actor: one group)
@@ -105,6 +106,7 @@ struct Run {
   std::uint64_t pairs = 0, refused = 0;
   sapling_physx::Stats stats;
   int awake_median = 0;
+  int lost = 0;  // boxes below the ground at the end (fell off: should be 0)
 };
 
 class World {
@@ -112,7 +114,12 @@ class World {
   World(const Config& cfg, const Contender& c, PxPhysics& physics, PxCpuDispatcher& dispatcher)
       : cfg_(cfg), physics_(physics), rng_(12345) {
     setenv("SAPLING_PHYSX_BP", c.env.c_str(), 1);
-    half_ = cfg.spread > 0 ? float(cfg.spread) : std::max(5.0f, std::sqrt(float(cfg.boxes)) * 0.6f);
+    half_ = cfg.spread > 0 ? float(cfg.spread) : std::max(4.0f, std::sqrt(float(cfg.boxes)) * 0.25f);
+    {
+      // the churn's boxes enter in the layer above the first drop's top one
+      const int side = std::max(1, int(2 * half_ / 1.8f));
+      churn_base_ = (cfg.boxes / (side * side) + 1) * side * side;
+    }
     PxSceneDesc desc(physics.getTolerancesScale());
     desc.gravity = PxVec3(0, -9.81f, 0);
     desc.cpuDispatcher = &dispatcher;
@@ -130,8 +137,10 @@ class World {
       for (int i = 0; i < k; ++i) {
         for (int j = 0; j < k; ++j) {
           PxBroadPhaseRegion r;
-          r.mBounds = PxBounds3(PxVec3(-half_ - 2 + w * i, -10, -half_ - 2 + w * j),
-                                PxVec3(-half_ - 2 + w * (i + 1), 400, -half_ - 2 + w * (j + 1)));
+          // (the outer rows reach past the walls)
+          r.mBounds = PxBounds3(PxVec3(i == 0 ? -1e4f : -half_ - 2 + w * i, -1e4f, j == 0 ? -1e4f : -half_ - 2 + w * j),
+                                PxVec3(i == k - 1 ? 1e4f : -half_ - 2 + w * (i + 1), 1e4f,
+                                       j == k - 1 ? 1e4f : -half_ - 2 + w * (j + 1)));
           r.mUserData = nullptr;
           scene_->addBroadPhaseRegion(r, false);
         }
@@ -143,6 +152,20 @@ class World {
     ground->attachShape(*shape);
     shape->release();
     scene_->addActor(*ground);
+    // Four walls around the ground keep the pile on it (MBP's regions must
+    // hold every box, and no box should fall for ever).
+    const float e = half_ + 2;
+    for (int w = 0; w < 4; ++w) {
+      const bool along_x = w < 2;
+      const float side = (w % 2 == 0 ? -1.0f : 1.0f) * (e + 0.25f);
+      PxRigidStatic* wall = physics.createRigidStatic(
+          PxTransform(along_x ? PxVec3(0, 3, side) : PxVec3(side, 3, 0)));
+      PxShape* ws = physics.createShape(along_x ? PxBoxGeometry(e + 0.5f, 3, 0.25f) : PxBoxGeometry(0.25f, 3, e + 0.5f),
+                                        *material_, true);
+      wall->attachShape(*ws);
+      ws->release();
+      scene_->addActor(*wall);
+    }
     std::uniform_real_distribution<float> u(0, 1);
     for (int i = 0; i < cfg.statics; ++i) {
       const float sx = 0.15f + 0.5f * u(rng_), sy = 0.15f + 0.5f * u(rng_), sz = 0.15f + 0.5f * u(rng_);
@@ -169,13 +192,16 @@ class World {
     material_->release();
   }
 
-  // One dynamic box in layer i / columns, random size and orientation.
+  // Dynamic box i: random size (0.4 to 1 m a side) and orientation, in
+  // cell i of a grid of 1.8 m cells over the ground, layer after layer 1.8 m
+  // apart (no two start overlapping, whatever their orientation).
   void drop(int i) {
     std::uniform_real_distribution<float> u(0, 1);
-    const float sx = 0.2f + 0.4f * u(rng_), sy = 0.2f + 0.4f * u(rng_), sz = 0.2f + 0.4f * u(rng_);
-    const int per_layer = std::max(1, int((2 * half_) * (2 * half_) / 1.44f));
-    const float y = 1.0f + 1.3f * float(i / per_layer) + 0.3f * u(rng_);
-    const PxVec3 p((2 * u(rng_) - 1) * half_, y, (2 * u(rng_) - 1) * half_);
+    const float sx = 0.2f + 0.3f * u(rng_), sy = 0.2f + 0.3f * u(rng_), sz = 0.2f + 0.3f * u(rng_);
+    const int side = std::max(1, int(2 * half_ / 1.8f));
+    const int cell = i % (side * side), layer = i / (side * side);
+    const PxVec3 p(-half_ + 1.8f * (float(cell % side) + 0.5f) + 0.1f * (u(rng_) - 0.5f), 1.0f + 1.8f * float(layer),
+                   -half_ + 1.8f * (float(cell / side) + 0.5f) + 0.1f * (u(rng_) - 0.5f));
     const PxQuat q = PxQuat(PxTwoPi * u(rng_), PxVec3(0, 1, 0)) * PxQuat(0.5f * u(rng_), PxVec3(1, 0, 0));
     PxRigidDynamic* body = physics_.createRigidDynamic(PxTransform(p, q));
     PxShape* shape = physics_.createShape(PxBoxGeometry(sx, sy, sz), *material_, true);
@@ -200,7 +226,6 @@ class World {
     Run r;
     sapling_physx::reset_stats();
     std::vector<int> awake;
-    int next = cfg_.boxes;
     for (int s = 0; s < cfg_.steps; ++s) {
       if (cfg_.churn > 0 && s > 0 && s % cfg_.churn == 0) {
         // The oldest boxes leave (the bottom of the pile), new ones drop from above.
@@ -212,7 +237,8 @@ class World {
           bodies_[k] = bodies_.back();
           bodies_.pop_back();
         }
-        for (int i = 0; i < n; ++i) drop(next++ % std::max(1, cfg_.boxes / 4));
+        // new boxes enter above the first drop's top layer, clear of the pile
+        for (int i = 0; i < n; ++i) drop(churn_base_ + i);
       }
       for (std::size_t k = 0; k < kinematics_.size(); ++k) {
         const float a = 0.02f * float(s) + PxTwoPi * float(k) / float(kinematics_.size());
@@ -238,6 +264,7 @@ class World {
     }
     std::sort(awake.begin(), awake.end());
     r.awake_median = awake[awake.size() / 2];
+    for (PxRigidDynamic* b : bodies_) r.lost += b->getGlobalPose().p.y < -2 ? 1 : 0;
     r.stats = sapling_physx::stats();
     return r;
   }
@@ -251,6 +278,7 @@ class World {
   PxVec3 shift_{0, 0, 0};  // where the origin was, in the shifted frame
   std::mt19937 rng_;
   float half_ = 10;
+  int churn_base_ = 0;
 };
 
 double median(std::vector<double> v) {
@@ -335,9 +363,9 @@ int main(int argc, char** argv) {
       }
       const sapling_physx::Stats& s = r.stats;
       if (cfg.raw) {
-        std::printf("  run %d %-28s step %.3f / %.3f ms  broad %.3f / %.3f ms (sapling::BroadPhase::update %.3f)  awake %d  pairs %llu\n",
+        std::printf("  run %d %-28s step %.3f / %.3f ms  broad %.3f / %.3f ms (sapling::BroadPhase::update %.3f)  awake %d  lost %d  pairs %llu\n",
                     rep, c.name.c_str(), 1e3 * median(r.step), 1e3 * worst(r.step), 1e3 * median(r.broad),
-                    1e3 * worst(r.broad), 1e3 * median(r.inner), r.awake_median, (unsigned long long)s.pairs);
+                    1e3 * worst(r.broad), 1e3 * median(r.inner), r.awake_median, r.lost, (unsigned long long)s.pairs);
       }
       if (cfg.check && c.env.rfind("check:", 0) == 0) {
         std::printf("  check %-28s frames %llu, against ABP: %llu differ; all-pairs frames %llu, %llu differ; bad deltas %llu, "

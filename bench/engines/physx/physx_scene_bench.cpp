@@ -241,7 +241,7 @@ class World {
         for (int i = 0; i < n; ++i) drop(churn_base_ + i);
       }
       for (std::size_t k = 0; k < kinematics_.size(); ++k) {
-        const float a = 0.02f * float(s) + PxTwoPi * float(k) / float(kinematics_.size());
+        const float a = 0.005f * float(s) + PxTwoPi * float(k) / float(kinematics_.size());
         const float r = 0.6f * half_;
         kinematics_[k]->setKinematicTarget(PxTransform(shift_ + PxVec3(r * std::cos(a), 0.6f, r * std::sin(a))));
       }

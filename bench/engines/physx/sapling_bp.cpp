@@ -99,6 +99,19 @@ void SaplingBroadPhase::fail(const sapling::Status& s, const char* what) {
   std::fprintf(stderr, "sapling_bp: %s refused: %s\n", what, s.message().c_str());
 }
 
+void SaplingBroadPhase::add_batch(const std::vector<sapling::Id>& ids, const std::vector<sapling::Box3>& boxes,
+                                  const std::vector<sapling::Filter>& filters, sapling::Motion motion) {
+  if (ids.empty() || bp_->add(ids, boxes, filters, motion)) return;
+  // One by one: an object whose box is refused (NaN, min > max) stays out of
+  // sapling, and its later moves and removal are skipped.
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (const sapling::Status s = bp_->add(ids[i], boxes[i], filters[i], motion); !s) {
+      fail(s, "add");
+      live_[ids[i]] = 0;
+    }
+  }
+}
+
 void SaplingBroadPhase::update(physx::PxcScratchAllocator*, const Bp::BroadPhaseUpdateData& data,
                                physx::PxBaseTask*) {
   const double t0 = now_seconds();
@@ -115,21 +128,25 @@ void SaplingBroadPhase::update(physx::PxcScratchAllocator*, const Bp::BroadPhase
   ids_.clear();
   for (PxU32 i = 0, n = data.getNumRemovedHandles(); i < n; ++i) {
     const PxU32 h = data.getRemovedHandles()[i];
+    op_stamp_[h] = frame_;
+    if (!live_[h]) continue;  // its add was refused
     ids_.push_back(h);
     live_[h] = 0;
-    op_stamp_[h] = frame_;
   }
-  if (!ids_.empty()) {
-    if (const sapling::Status s = bp_->remove(ids_); !s) fail(s, "remove");
+  if (!ids_.empty() && !bp_->remove(ids_)) {
+    for (const sapling::Id id : ids_) {
+      if (const sapling::Status s = bp_->remove(id); !s) fail(s, "remove");
+    }
   }
   // Moves (and, after shiftOrigin, every other live box too).
   ids_.clear();
   boxes_.clear();
   for (PxU32 i = 0, n = data.getNumUpdatedHandles(); i < n; ++i) {
     const PxU32 h = data.getUpdatedHandles()[i];
+    op_stamp_[h] = frame_;
+    if (!live_[h]) continue;  // its add was refused
     ids_.push_back(h);
     boxes_.push_back(fattened(bounds[h], distances[h]));
-    op_stamp_[h] = frame_;
   }
   for (PxU32 i = 0, n = data.getNumCreatedHandles(); i < n; ++i) op_stamp_[data.getCreatedHandles()[i]] = frame_;
   if (refresh_) {
@@ -141,8 +158,12 @@ void SaplingBroadPhase::update(physx::PxcScratchAllocator*, const Bp::BroadPhase
     }
     refresh_ = false;
   }
-  if (!ids_.empty()) {
-    if (const sapling::Status s = bp_->move(ids_, boxes_); !s) fail(s, "move");
+  if (!ids_.empty() && !bp_->move(ids_, boxes_)) {
+    // A batch is taken whole or not at all: one by one, the bad box alone is
+    // refused (the object keeps its previous box and pairs).
+    for (std::size_t i = 0; i < ids_.size(); ++i) {
+      if (const sapling::Status s = bp_->move(ids_[i], boxes_[i]); !s) fail(s, "move");
+    }
   }
   // Additions, each with its type's filter; with SAPLING_PHYSX_STATICS=static,
   // PhysX's statics (group 0, type STATIC) as sapling statics.
@@ -162,14 +183,8 @@ void SaplingBroadPhase::update(physx::PxcScratchAllocator*, const Bp::BroadPhase
     (is_static ? static_boxes_ : boxes_).push_back(fattened(bounds[h], distances[h]));
     (is_static ? static_filters_ : filters_).push_back(type_filter(g, lut));
   }
-  if (!ids_.empty()) {
-    if (const sapling::Status s = bp_->add(ids_, boxes_, filters_, sapling::Motion::kDynamic); !s) fail(s, "add");
-  }
-  if (!static_ids_.empty()) {
-    if (const sapling::Status s = bp_->add(static_ids_, static_boxes_, static_filters_, sapling::Motion::kStatic); !s) {
-      fail(s, "add static");
-    }
-  }
+  add_batch(ids_, boxes_, filters_, sapling::Motion::kDynamic);
+  add_batch(static_ids_, static_boxes_, static_filters_, sapling::Motion::kStatic);
 
   const double t1 = now_seconds();
   const sapling::FrameDelta& d = bp_->update();

@@ -90,6 +90,8 @@ class SaplingBroadPhase final : public physx::Bp::BroadPhase {
  private:
   void grow(std::size_t capacity);
   void fail(const sapling::Status& s, const char* what);
+  void add_batch(const std::vector<sapling::Id>& ids, const std::vector<sapling::Box3>& boxes,
+                 const std::vector<sapling::Filter>& filters, sapling::Motion motion);
 
   std::unique_ptr<sapling::BroadPhase> bp_;
   physx::PxBroadPhaseType::Enum reported_;

@@ -200,7 +200,8 @@ class World {
     const float sx = 0.2f + 0.3f * u(rng_), sy = 0.2f + 0.3f * u(rng_), sz = 0.2f + 0.3f * u(rng_);
     const int side = std::max(1, int(2 * half_ / 1.8f));
     const int cell = i % (side * side), layer = i / (side * side);
-    const PxVec3 p(-half_ + 1.8f * (float(cell % side) + 0.5f) + 0.1f * (u(rng_) - 0.5f), 1.0f + 1.8f * float(layer),
+    const float base = cfg_.statics > 0 ? 2.0f : 1.0f;  // clear of the rubble (at most 1.3 m high)
+    const PxVec3 p(-half_ + 1.8f * (float(cell % side) + 0.5f) + 0.1f * (u(rng_) - 0.5f), base + 1.8f * float(layer),
                    -half_ + 1.8f * (float(cell / side) + 0.5f) + 0.1f * (u(rng_) - 0.5f));
     const PxQuat q = PxQuat(PxTwoPi * u(rng_), PxVec3(0, 1, 0)) * PxQuat(0.5f * u(rng_), PxVec3(1, 0, 0));
     PxRigidDynamic* body = physics_.createRigidDynamic(PxTransform(p, q));

@@ -204,7 +204,7 @@ class World {
     const PxVec3 p(-half_ + 1.8f * (float(cell % side) + 0.5f) + 0.1f * (u(rng_) - 0.5f), base + 1.8f * float(layer),
                    -half_ + 1.8f * (float(cell / side) + 0.5f) + 0.1f * (u(rng_) - 0.5f));
     const PxQuat q = PxQuat(PxTwoPi * u(rng_), PxVec3(0, 1, 0)) * PxQuat(0.5f * u(rng_), PxVec3(1, 0, 0));
-    PxRigidDynamic* body = physics_.createRigidDynamic(PxTransform(p, q));
+    PxRigidDynamic* body = physics_.createRigidDynamic(PxTransform(shift_ + p, q));  // (after an origin shift too)
     PxShape* shape = physics_.createShape(PxBoxGeometry(sx, sy, sz), *material_, true);
     body->attachShape(*shape);
     shape->release();

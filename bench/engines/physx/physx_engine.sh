@@ -80,7 +80,7 @@ px="$src/physx"
 sdk="$work/sdk-build"
 out="$work/sdk-out"
 if [[ ! -f "$sdk/build.ninja" ]]; then
-  cmake -S "$px/compiler/public" -B "$sdk" -G Ninja -DPHYSX_ROOT_DIR="$px" -DTARGET_BUILD_PLATFORM=linux \
+  cmake -S "$px/compiler/public" -B "$sdk" -G Ninja -DPHYSX_ROOT_DIR="$px" -DTARGET_BUILD_PLATFORM=linux -DPX_OUTPUT_ARCH=x86 \
     -DPX_BUILDSNIPPETS=OFF -DPX_BUILDPVDRUNTIME=OFF -DPX_GENERATE_STATIC_LIBRARIES=ON -DCMAKE_BUILD_TYPE=release \
     -DPX_OUTPUT_LIB_DIR="$out" -DPX_OUTPUT_BIN_DIR="$out" -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ >/dev/null
 fi

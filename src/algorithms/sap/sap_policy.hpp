@@ -38,8 +38,7 @@ constexpr double kScanNsPerEntry = 1.5;     ///< scanning an array entry for a n
 constexpr double kPrepareNsPerBox = 25;     ///< laying out the resting set (sorting every box into a grid)
 constexpr double kMergeNsPerBox = 10;       ///< laying it out again by merging into the last (update_prepared())
 constexpr double kQueryNsPerBox = 104;      ///< a changed box: sorted into the grid, searched
-constexpr double kQueryNsPerPair =
-    15;  ///< a pair of a changed box dropped and found again (104 + 15 x tracy's 0.4 = 110)
+constexpr double kQueryNsPerPair = 15;      ///< a changed box's pair dropped, found again (104 + 15 x 0.4 = 110)
 constexpr double kRestingSweepNs = 5;       ///< a resting entry in a cell swept for the changed boxes
 constexpr double kSparseQueryNs = 40;       ///< a changed box searching its cell's resting entries (sparse sweep)
 constexpr double kActiveNsPerBox = 40;      ///< an active box not changed this frame, paired with the changed

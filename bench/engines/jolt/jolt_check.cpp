@@ -17,9 +17,9 @@
 //   jolt_check [rounds=60] [bodies=3000] [seed=1]
 #include "sapling_broad_phase.h"
 
-#include <Jolt/Jolt.h>
 #include <Jolt/Core/Factory.h>
 #include <Jolt/Geometry/OrientedBox.h>
+#include <Jolt/Jolt.h>
 #include <Jolt/Physics/Body/Body.h>
 #include <Jolt/Physics/Body/BodyCreationSettings.h>
 #include <Jolt/Physics/Body/BodyManager.h>
@@ -53,7 +53,9 @@ class Layers final : public BroadPhaseLayerInterface {
   uint GetNumBroadPhaseLayers() const override { return 2; }
   BroadPhaseLayer GetBroadPhaseLayer(ObjectLayer l) const override { return BroadPhaseLayer(BroadPhaseLayer::Type(l)); }
 #if defined(JPH_EXTERNAL_PROFILE) || defined(JPH_PROFILE_ENABLED)
-  const char* GetBroadPhaseLayerName(BroadPhaseLayer l) const override { return l == BroadPhaseLayer(0) ? "static" : "moving"; }
+  const char* GetBroadPhaseLayerName(BroadPhaseLayer l) const override {
+    return l == BroadPhaseLayer(0) ? "static" : "moving";
+  }
 #endif
 };
 class ObjectVsBp final : public ObjectVsBroadPhaseLayerFilter {
@@ -73,7 +75,9 @@ class OnlyMoving final : public ObjectLayerFilter {
 
 class Pairs final : public BodyPairCollector {
  public:
-  void AddHit(const BodyPair& p) override { pairs.emplace_back(p.mBodyA.GetIndexAndSequenceNumber(), p.mBodyB.GetIndexAndSequenceNumber()); }
+  void AddHit(const BodyPair& p) override {
+    pairs.emplace_back(p.mBodyA.GetIndexAndSequenceNumber(), p.mBodyB.GetIndexAndSequenceNumber());
+  }
   std::vector<std::pair<uint32, uint32>> pairs;
 };
 
@@ -95,7 +99,10 @@ template <class T>
 void check(const char* what, int round, std::vector<T> (&r)[3]) {
   if (!same(what, round, r[1], r[2])) return;
   auto id = [](const T& t) {
-    if constexpr (std::is_same_v<T, uint32>) return t; else return t.first;
+    if constexpr (std::is_same_v<T, uint32>)
+      return t;
+    else
+      return t.first;
   };
   std::vector<uint32> q, s;
   for (const T& t : r[0]) q.push_back(id(t));
@@ -141,7 +148,9 @@ int main(int argc, char** argv) {
   std::vector<BodyID> ids;
   for (int i = 0; i < count; ++i) {
     const float r = unit(rng);
-    const EMotionType motion = r < 0.2f ? EMotionType::Static : r < 0.3f ? EMotionType::Kinematic : EMotionType::Dynamic;
+    const EMotionType motion = r < 0.2f   ? EMotionType::Static
+                               : r < 0.3f ? EMotionType::Kinematic
+                                          : EMotionType::Dynamic;
     BodyCreationSettings settings(new BoxShape(Vec3(size(rng), size(rng), size(rng)), 0.0f),
                                   RVec3(coord(rng), coord(rng), coord(rng)), random_rotation(), motion,
                                   motion == EMotionType::Static ? kStatic : kMoving);
@@ -210,14 +219,16 @@ int main(int argc, char** argv) {
       for (int k = 0; k < 3; ++k) {
         AllHitCollisionCollector<RayCastBodyCollector> col;
         both[k]->CastRay(RayCast{c, d}, col, any_bp, filter);
-        for (const BroadPhaseCastResult& r : col.mHits) cast[k].emplace_back(r.mBodyID.GetIndexAndSequenceNumber(), r.mFraction);
+        for (const BroadPhaseCastResult& r : col.mHits)
+          cast[k].emplace_back(r.mBodyID.GetIndexAndSequenceNumber(), r.mFraction);
       }
       check("CastRay", round, cast);
       for (int k = 0; k < 3; ++k) {
         cast[k].clear();
         AllHitCollisionCollector<CastShapeBodyCollector> col;
         both[k]->CastAABox(AABoxCast{AABox(c - 0.3f * h, c + 0.3f * h), d}, col, any_bp, filter);
-        for (const BroadPhaseCastResult& r : col.mHits) cast[k].emplace_back(r.mBodyID.GetIndexAndSequenceNumber(), r.mFraction);
+        for (const BroadPhaseCastResult& r : col.mHits)
+          cast[k].emplace_back(r.mBodyID.GetIndexAndSequenceNumber(), r.mFraction);
       }
       check("CastAABox", round, cast);
       // The closest hit only: the same body at the same fraction.
@@ -232,7 +243,8 @@ int main(int argc, char** argv) {
       const bool agree = closest[1] == closest[2] || (std::isnan(closest[1]) && std::isnan(closest[2])) ||
                          (closest[1] <= 0.0f && closest[2] <= 0.0f);
       if (!agree) {
-        std::printf("round %d (%s): closest ray hit differs: brute force %g, sapling %g\n", round, when, closest[1], closest[2]);
+        std::printf("round %d (%s): closest ray hit differs: brute force %g, sapling %g\n", round, when, closest[1],
+                    closest[2]);
         ++failures;
       }
     }

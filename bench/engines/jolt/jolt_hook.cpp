@@ -73,14 +73,20 @@ class TimedBroadPhase final : public JPH::BroadPhase {
     if (counting_) ++steps_;
     Timed(update_, [&] { inner_->FrameSync(); });
   }
-  void LockModifications() override { Timed(update_, [&] { inner_->LockModifications(); }); }
+  void LockModifications() override {
+    Timed(update_, [&] { inner_->LockModifications(); });
+  }
   UpdateState UpdatePrepare() override {
     UpdateState s;
     Timed(update_, [&] { s = inner_->UpdatePrepare(); });
     return s;
   }
-  void UpdateFinalize(const UpdateState& s) override { Timed(update_, [&] { inner_->UpdateFinalize(s); }); }
-  void UnlockModifications() override { Timed(update_, [&] { inner_->UnlockModifications(); }); }
+  void UpdateFinalize(const UpdateState& s) override {
+    Timed(update_, [&] { inner_->UpdateFinalize(s); });
+  }
+  void UnlockModifications() override {
+    Timed(update_, [&] { inner_->UnlockModifications(); });
+  }
   AddState AddBodiesPrepare(JPH::BodyID* b, int n) override {
     AddState s;
     Timed(notify_, [&] { s = inner_->AddBodiesPrepare(b, n); });
@@ -92,7 +98,9 @@ class TimedBroadPhase final : public JPH::BroadPhase {
   void AddBodiesAbort(JPH::BodyID* b, int n, AddState s) override {
     Timed(notify_, [&] { inner_->AddBodiesAbort(b, n, s); });
   }
-  void RemoveBodies(JPH::BodyID* b, int n) override { Timed(notify_, [&] { inner_->RemoveBodies(b, n); }); }
+  void RemoveBodies(JPH::BodyID* b, int n) override {
+    Timed(notify_, [&] { inner_->RemoveBodies(b, n); });
+  }
   void NotifyBodiesAABBChanged(JPH::BodyID* b, int n, bool lock) override {
     Timed(notify_, [&] { inner_->NotifyBodiesAABBChanged(b, n, lock); });
   }

@@ -103,9 +103,7 @@ void SaplingBroadPhase::Init(JPH::BodyManager* inBodyManager, const JPH::BroadPh
   }
 }
 
-std::string SaplingBroadPhase::algorithm_name() const {
-  return bp_ ? std::string(bp_->algorithm_name()) : algorithm_;
-}
+std::string SaplingBroadPhase::algorithm_name() const { return bp_ ? std::string(bp_->algorithm_name()) : algorithm_; }
 
 void SaplingBroadPhase::MarkDirty(std::uint32_t index) const {
   if (dirty_[index].exchange(1, std::memory_order_acq_rel) == 0) {
@@ -246,8 +244,7 @@ void SaplingBroadPhase::Flush(float distance) const {
   sapling::Status s;
   if (!remove_ids.empty()) s = bp_->remove(remove_ids);
   if (s && !move_ids.empty()) s = bp_->move(move_ids, move_boxes, move_dist);
-  if (s && !add_dyn_ids.empty())
-    s = bp_->add(add_dyn_ids, add_dyn_boxes, {}, sapling::Motion::kDynamic, add_dyn_dist);
+  if (s && !add_dyn_ids.empty()) s = bp_->add(add_dyn_ids, add_dyn_boxes, {}, sapling::Motion::kDynamic, add_dyn_dist);
   if (s && !add_static_ids.empty()) s = bp_->add(add_static_ids, add_static_boxes, {}, sapling::Motion::kStatic);
   if (!s) {
     std::fprintf(stderr, "sapling-jolt: sapling refused a batch: %s\n", s.message().c_str());
@@ -297,9 +294,11 @@ void SaplingBroadPhase::FindCollidingPairs(BodyID* ioActiveBodies, int inNumActi
   // Normally the update ran at FrameSync; a change since (a second collision
   // step in one PhysicsSystem::Update) or another speculative distance is
   // applied here, once, by the first job to arrive.
-  if (dirty_count_.load(std::memory_order_acquire) != 0 || inSpeculativeContactDistance > distance_.load(std::memory_order_acquire)) {
+  if (dirty_count_.load(std::memory_order_acquire) != 0 ||
+      inSpeculativeContactDistance > distance_.load(std::memory_order_acquire)) {
     std::unique_lock lock(mutex_);
-    if (dirty_count_.load(std::memory_order_acquire) != 0 || inSpeculativeContactDistance > distance_.load(std::memory_order_acquire))
+    if (dirty_count_.load(std::memory_order_acquire) != 0 ||
+        inSpeculativeContactDistance > distance_.load(std::memory_order_acquire))
       Flush(std::max(inSpeculativeContactDistance, distance_.load()));
   }
   // No lock: like BroadPhaseQuadTree, this relies on PhysicsSystem::Update
@@ -390,7 +389,8 @@ void SaplingBroadPhase::CollideAABox(const AABox& inBox, JPH::CollideShapeBodyCo
                 [&](const AABox& bounds) { return bounds.Overlaps(inBox); });
 }
 
-void SaplingBroadPhase::CollideSphere(JPH::Vec3Arg inCenter, float inRadius, JPH::CollideShapeBodyCollector& ioCollector,
+void SaplingBroadPhase::CollideSphere(JPH::Vec3Arg inCenter, float inRadius,
+                                      JPH::CollideShapeBodyCollector& ioCollector,
                                       const JPH::BroadPhaseLayerFilter& inBroadPhaseLayerFilter,
                                       const JPH::ObjectLayerFilter& inObjectLayerFilter) const {
   const float radius_sq = inRadius * inRadius;
@@ -440,10 +440,10 @@ void SaplingBroadPhase::CastRay(const JPH::RayCast& inRay, JPH::RayCastBodyColle
     return true;
   };
   auto deliver = [&] { DeliverNearestFirst(found, bodies, ioCollector, early_out, false); };
-  const sapling::Ray3 ray{{origin.GetX(), origin.GetY(), origin.GetZ()},
-                          {direction.GetX(), direction.GetY(), direction.GetZ()},
-                          std::isfinite(early_out) && early_out < FLT_MAX ? std::nextafter(std::max(early_out, 0.0f), INFINITY)
-                                                                          : INFINITY};
+  const sapling::Ray3 ray{
+      {origin.GetX(), origin.GetY(), origin.GetZ()},
+      {direction.GetX(), direction.GetY(), direction.GetZ()},
+      std::isfinite(early_out) && early_out < FLT_MAX ? std::nextafter(std::max(early_out, 0.0f), INFINITY) : INFINITY};
   if (!sapling::check_ray(ray)) {
     // A zero direction: the boxes holding the origin. Anything else
     // sapling refuses (a NaN or infinite ray) hits nothing in Jolt either.

@@ -75,7 +75,7 @@ struct Config {
   int boxes = 4000;
   int steps = 300;
   int repeats = 3;
-  int churn = 60;            // every `churn` steps (0: never) ...
+  int churn = 60;             // every `churn` steps (0: never) ...
   double churn_share = 0.02;  // ... this share of the boxes is replaced
   double spread = 0;          // half side of the square the boxes drop on (0: sqrt(boxes) / 4 m, a deep pile)
   int statics = 0;            // static boxes scattered on the ground (besides the ground)
@@ -138,9 +138,9 @@ class World {
         for (int j = 0; j < k; ++j) {
           PxBroadPhaseRegion r;
           // (the outer rows reach past the walls)
-          r.mBounds = PxBounds3(PxVec3(i == 0 ? -1e4f : -half_ - 2 + w * i, -1e4f, j == 0 ? -1e4f : -half_ - 2 + w * j),
-                                PxVec3(i == k - 1 ? 1e4f : -half_ - 2 + w * (i + 1), 1e4f,
-                                       j == k - 1 ? 1e4f : -half_ - 2 + w * (j + 1)));
+          r.mBounds = PxBounds3(
+              PxVec3(i == 0 ? -1e4f : -half_ - 2 + w * i, -1e4f, j == 0 ? -1e4f : -half_ - 2 + w * j),
+              PxVec3(i == k - 1 ? 1e4f : -half_ - 2 + w * (i + 1), 1e4f, j == k - 1 ? 1e4f : -half_ - 2 + w * (j + 1)));
           r.mUserData = nullptr;
           scene_->addBroadPhaseRegion(r, false);
         }
@@ -158,8 +158,7 @@ class World {
     for (int w = 0; w < 4; ++w) {
       const bool along_x = w < 2;
       const float side = (w % 2 == 0 ? -1.0f : 1.0f) * (e + 0.25f);
-      PxRigidStatic* wall = physics.createRigidStatic(
-          PxTransform(along_x ? PxVec3(0, 3, side) : PxVec3(side, 3, 0)));
+      PxRigidStatic* wall = physics.createRigidStatic(PxTransform(along_x ? PxVec3(0, 3, side) : PxVec3(side, 3, 0)));
       PxShape* ws = physics.createShape(along_x ? PxBoxGeometry(e + 0.5f, 3, 0.25f) : PxBoxGeometry(0.25f, 3, e + 0.5f),
                                         *material_, true);
       wall->attachShape(*ws);
@@ -169,8 +168,9 @@ class World {
     std::uniform_real_distribution<float> u(0, 1);
     for (int i = 0; i < cfg.statics; ++i) {
       const float sx = 0.15f + 0.5f * u(rng_), sy = 0.15f + 0.5f * u(rng_), sz = 0.15f + 0.5f * u(rng_);
-      PxRigidStatic* rubble = physics.createRigidStatic(PxTransform(
-          PxVec3((2 * u(rng_) - 1) * half_, sy, (2 * u(rng_) - 1) * half_), PxQuat(PxTwoPi * u(rng_), PxVec3(0, 1, 0))));
+      PxRigidStatic* rubble =
+          physics.createRigidStatic(PxTransform(PxVec3((2 * u(rng_) - 1) * half_, sy, (2 * u(rng_) - 1) * half_),
+                                                PxQuat(PxTwoPi * u(rng_), PxVec3(0, 1, 0))));
       PxShape* rs = physics.createShape(PxBoxGeometry(sx, sy, sz), *material_, true);
       rubble->attachShape(*rs);
       rs->release();
@@ -217,8 +217,8 @@ class World {
     }
     const float m = 8 * sx * sy * sz * 1000.0f;
     body->setMass(m);
-    body->setMassSpaceInertiaTensor(PxVec3(m / 3 * (sy * sy + sz * sz), m / 3 * (sx * sx + sz * sz),
-                                           m / 3 * (sx * sx + sy * sy)));
+    body->setMassSpaceInertiaTensor(
+        PxVec3(m / 3 * (sy * sy + sz * sz), m / 3 * (sx * sx + sz * sz), m / 3 * (sx * sx + sy * sy)));
     scene_->addActor(*body);
     bodies_.push_back(body);
   }
@@ -317,20 +317,34 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--boxes") cfg.boxes = std::atoi(next());
-    else if (a == "--steps") cfg.steps = std::atoi(next());
-    else if (a == "--repeats") cfg.repeats = std::atoi(next());
-    else if (a == "--churn") cfg.churn = std::atoi(next());
-    else if (a == "--churn-share") cfg.churn_share = std::atof(next());
-    else if (a == "--spread") cfg.spread = std::atof(next());
-    else if (a == "--contenders") cfg.contenders = split(next());
-    else if (a == "--statics") cfg.statics = std::atoi(next());
-    else if (a == "--kinematics") cfg.kinematics = std::atoi(next());
-    else if (a == "--compound") cfg.compound = std::atof(next());
-    else if (a == "--shift-at") cfg.shift_at = std::atoi(next());
-    else if (a == "--check") cfg.check = true;
-    else if (a == "--raw") cfg.raw = true;
-    else if (a == "--clock") wall = std::strcmp(next(), "wall") == 0;
+    if (a == "--boxes")
+      cfg.boxes = std::atoi(next());
+    else if (a == "--steps")
+      cfg.steps = std::atoi(next());
+    else if (a == "--repeats")
+      cfg.repeats = std::atoi(next());
+    else if (a == "--churn")
+      cfg.churn = std::atoi(next());
+    else if (a == "--churn-share")
+      cfg.churn_share = std::atof(next());
+    else if (a == "--spread")
+      cfg.spread = std::atof(next());
+    else if (a == "--contenders")
+      cfg.contenders = split(next());
+    else if (a == "--statics")
+      cfg.statics = std::atoi(next());
+    else if (a == "--kinematics")
+      cfg.kinematics = std::atoi(next());
+    else if (a == "--compound")
+      cfg.compound = std::atof(next());
+    else if (a == "--shift-at")
+      cfg.shift_at = std::atoi(next());
+    else if (a == "--check")
+      cfg.check = true;
+    else if (a == "--raw")
+      cfg.raw = true;
+    else if (a == "--clock")
+      wall = std::strcmp(next(), "wall") == 0;
     else {
       std::fprintf(stderr, "unknown option %s (see physx_engine.sh)\n", a.c_str());
       return 2;
@@ -347,11 +361,12 @@ int main(int argc, char** argv) {
   }
   InlineDispatcher dispatcher;
 
-  std::printf("PhysX %d.%d.%d PxScene, %d boxes (%.0f%% of two shapes), %d statics, %d kinematics, %d steps of 1/60 s, "
-              "churn %.0f%% every %d steps, origin shift at step %d, %d repeats, %s\n",
-              PX_PHYSICS_VERSION_MAJOR, PX_PHYSICS_VERSION_MINOR, PX_PHYSICS_VERSION_BUGFIX, cfg.boxes,
-              100 * cfg.compound, cfg.statics, cfg.kinematics, cfg.steps, 100 * cfg.churn_share, cfg.churn,
-              cfg.shift_at, cfg.repeats, wall ? "wall clock" : "thread CPU time");
+  std::printf(
+      "PhysX %d.%d.%d PxScene, %d boxes (%.0f%% of two shapes), %d statics, %d kinematics, %d steps of 1/60 s, "
+      "churn %.0f%% every %d steps, origin shift at step %d, %d repeats, %s\n",
+      PX_PHYSICS_VERSION_MAJOR, PX_PHYSICS_VERSION_MINOR, PX_PHYSICS_VERSION_BUGFIX, cfg.boxes, 100 * cfg.compound,
+      cfg.statics, cfg.kinematics, cfg.steps, 100 * cfg.churn_share, cfg.churn, cfg.shift_at, cfg.repeats,
+      wall ? "wall clock" : "thread CPU time");
   std::map<std::string, std::vector<Run>> runs;
   int failures = 0;
   for (int rep = 0; rep < cfg.repeats; ++rep) {
@@ -364,16 +379,19 @@ int main(int argc, char** argv) {
       }
       const sapling_physx::Stats& s = r.stats;
       if (cfg.raw) {
-        std::printf("  run %d %-28s step %.3f / %.3f ms  broad %.3f / %.3f ms (sapling::BroadPhase::update %.3f)  awake %d  lost %d  pairs %llu\n",
-                    rep, c.name.c_str(), 1e3 * median(r.step), 1e3 * worst(r.step), 1e3 * median(r.broad),
-                    1e3 * worst(r.broad), 1e3 * median(r.inner), r.awake_median, r.lost, (unsigned long long)s.pairs);
+        std::printf(
+            "  run %d %-28s step %.3f / %.3f ms  broad %.3f / %.3f ms (sapling::BroadPhase::update %.3f)  awake %d  "
+            "lost %d  pairs %llu\n",
+            rep, c.name.c_str(), 1e3 * median(r.step), 1e3 * worst(r.step), 1e3 * median(r.broad), 1e3 * worst(r.broad),
+            1e3 * median(r.inner), r.awake_median, r.lost, (unsigned long long)s.pairs);
       }
       if (cfg.check && c.env.rfind("check:", 0) == 0) {
-        std::printf("  check %-28s frames %llu, against ABP: %llu differ; all-pairs frames %llu, %llu differ; bad deltas %llu, "
-                    "refused calls %llu, pairs at end %llu\n",
-                    c.name.c_str(), (unsigned long long)s.checked_frames, (unsigned long long)s.mismatched_frames,
-                    (unsigned long long)s.brute_frames, (unsigned long long)s.brute_mismatches,
-                    (unsigned long long)s.bad_deltas, (unsigned long long)s.refused, (unsigned long long)s.pairs);
+        std::printf(
+            "  check %-28s frames %llu, against ABP: %llu differ; all-pairs frames %llu, %llu differ; bad deltas %llu, "
+            "refused calls %llu, pairs at end %llu\n",
+            c.name.c_str(), (unsigned long long)s.checked_frames, (unsigned long long)s.mismatched_frames,
+            (unsigned long long)s.brute_frames, (unsigned long long)s.brute_mismatches,
+            (unsigned long long)s.bad_deltas, (unsigned long long)s.refused, (unsigned long long)s.pairs);
         failures += int(s.mismatched_frames + s.brute_mismatches + s.bad_deltas + s.refused);
       }
       runs[name].push_back(std::move(r));
@@ -386,17 +404,20 @@ int main(int argc, char** argv) {
   // Each cell: the median over the repeats of each run's median / worst step.
   const auto cell = [&](const std::string& name, bool broad, bool worst_step) {
     std::vector<double> v;
-    for (const Run& r : runs[name]) v.push_back(worst_step ? worst(broad ? r.broad : r.step) : median(broad ? r.broad : r.step));
+    for (const Run& r : runs[name])
+      v.push_back(worst_step ? worst(broad ? r.broad : r.step) : median(broad ? r.broad : r.step));
     return 1e3 * median(v);
   };
   const std::string ref = runs.count("abp") ? "abp" : cfg.contenders.front();
-  std::printf("\n| broad phase | step median | step worst | broad median | broad worst | broad / ABP | step / ABP | awake | pairs at end |\n");
+  std::printf(
+      "\n| broad phase | step median | step worst | broad median | broad worst | broad / ABP | step / ABP | awake | "
+      "pairs at end |\n");
   std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const std::string& name : cfg.contenders) {
     const Contender c = contender(name, false);
     const Run& last = runs[name].back();
-    std::printf("| %s | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f | %d | %s |\n", c.name.c_str(), cell(name, false, false),
-                cell(name, false, true), cell(name, true, false), cell(name, true, true),
+    std::printf("| %s | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f | %d | %s |\n", c.name.c_str(),
+                cell(name, false, false), cell(name, false, true), cell(name, true, false), cell(name, true, true),
                 cell(name, true, false) / cell(ref, true, false), cell(name, false, false) / cell(ref, false, false),
                 last.awake_median, c.env == "native" ? "-" : std::to_string(last.stats.pairs).c_str());
   }

@@ -64,9 +64,7 @@ sapling::Filter type_filter(Bp::FilterGroup::Enum group, const bool* lut) {
   return sapling::Filter{1u << type, mask};
 }
 
-std::uint64_t key(PxU32 a, PxU32 b) {
-  return a < b ? (std::uint64_t(a) << 32) | b : (std::uint64_t(b) << 32) | a;
-}
+std::uint64_t key(PxU32 a, PxU32 b) { return a < b ? (std::uint64_t(a) << 32) | b : (std::uint64_t(b) << 32) | a; }
 
 }  // namespace
 
@@ -112,8 +110,7 @@ void SaplingBroadPhase::add_batch(const std::vector<sapling::Id>& ids, const std
   }
 }
 
-void SaplingBroadPhase::update(physx::PxcScratchAllocator*, const Bp::BroadPhaseUpdateData& data,
-                               physx::PxBaseTask*) {
+void SaplingBroadPhase::update(physx::PxcScratchAllocator*, const Bp::BroadPhaseUpdateData& data, physx::PxBaseTask*) {
   const double t0 = now_seconds();
   created_.clear();
   deleted_.clear();
@@ -251,8 +248,8 @@ namespace {
 // The factory's own broad phases need it not to answer (no recursion).
 thread_local bool g_inside_factory = false;
 
-Bp::BroadPhase* create_native(PxBroadPhaseType::Enum type, PxU32 regions, PxU32 overlaps, PxU32 statics,
-                              PxU32 dynamics, PxU64 context) {
+Bp::BroadPhase* create_native(PxBroadPhaseType::Enum type, PxU32 regions, PxU32 overlaps, PxU32 statics, PxU32 dynamics,
+                              PxU64 context) {
   g_inside_factory = true;
   Bp::BroadPhase* bp = Bp::BroadPhase::create(type, regions, overlaps, statics, dynamics, context);
   g_inside_factory = false;

@@ -19,6 +19,7 @@
 #include <numeric>
 #include <optional>
 #include <random>
+#include <span>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -171,10 +172,29 @@ Box3 make_query(BoxMaker& maker) {
   return q;
 }
 
+// query_each() against query(): every box answered once, with the leaves
+// query() visits, in its order, and their boxes as the tree holds them.
+void check_query_each(const AabbTree& tree, std::span<const Box3> queries) {
+  std::vector<int> calls(queries.size(), 0);
+  tree.query_each(queries, [&](std::size_t i, std::span<const AabbTree::Hit> hits) {
+    ++calls[i];
+    std::vector<Slot> walk;
+    tree.query(queries[i], [&](Slot s) { walk.push_back(s); });
+    ASSERT_EQ(hits.size(), walk.size()) << "query " << i;
+    for (std::size_t k = 0; k < hits.size(); ++k) {
+      ASSERT_EQ(hits[k].slot, walk[k]) << "query " << i;
+      ASSERT_TRUE(hits[k].box == tree.box(walk[k])) << "query " << i;
+    }
+  });
+  for (std::size_t i = 0; i < calls.size(); ++i) ASSERT_EQ(calls[i], 1) << "query " << i;
+}
+
 void check_against_brute(const AabbTree& tree, const Model& model, BoxMaker& maker, int queries) {
   const oracle::World world = world_of(model);
+  std::vector<Box3> asked;
   for (int i = 0; i < queries; ++i) {
     const Box3 q = make_query(maker);
+    asked.push_back(q);
     ASSERT_EQ(tree_query(tree, q), brute_query(world, q)) << "query " << i;
     const Ray3 r = make_ray(maker, model);
     ASSERT_TRUE(check_ray(r));
@@ -186,6 +206,7 @@ void check_against_brute(const AabbTree& tree, const Model& model, BoxMaker& mak
       ASSERT_EQ(*closest, all.front()) << "ray " << i;
     }
   }
+  check_query_each(tree, asked);
 }
 
 // Builds from the live boxes of `model`, given in a shuffled order so that

@@ -146,6 +146,12 @@ struct Delta {
   explicit Delta(const FrameDelta& d) : created(listed(d.created)), deleted(listed(d.deleted)) {}
   bool operator==(const Delta&) const = default;
 };
+[[maybe_unused]] void PrintTo(const Delta& d, std::ostream* os) {
+  *os << "created";
+  for (auto p : d.created) *os << " " << p.a << "-" << p.b;
+  *os << " deleted";
+  for (auto p : d.deleted) *os << " " << p.a << "-" << p.b;
+}
 
 // Frame `f` of the world, its n-th allocation failing, for every n until
 // the frame goes through: each n on a broad phase brought to frame f anew.

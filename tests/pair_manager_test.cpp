@@ -239,5 +239,96 @@ TEST(PairManager, AssignMatchesModel) {
   }
 }
 
+// Held pairs (add_held()) against a model: the pairs with an id from 1,000
+// up are held, as the BroadPhase holds its pairs with static objects. Each
+// frame changes some of them with add_held() and remove(), then recomputes
+// the others (assign(), or remove_all() and add(), or remove_if_involves()
+// and add()), sometimes abandoned; now and then every pair goes
+// (remove_all(Held::kRemoved)) and all come back. Incremental frames leave
+// the set unsorted, so that assign() sorts it, its flags with it.
+TEST(PairManager, HeldPairsSurviveRecomputations) {
+  constexpr Id kFirstHeld = 1000;
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<Id> dynamic(0, 150), held_id(kFirstHeld, kFirstHeld + 150);
+  PairManager pm;
+  std::set<Pair> model;
+  const auto is_held = [&](const Pair& p) { return p.b >= kFirstHeld; };
+  for (int frame = 0; frame < 200; ++frame) {
+    SCOPED_TRACE(testing::Message() << "frame " << frame);
+    std::set<Pair> next = model;
+    // The held pairs' own changes.
+    for (int k = 0; k < 40; ++k) {
+      const Pair p = make_pair(dynamic(rng), held_id(rng));
+      if (rng() % 2) {
+        pm.add_held(p.a, p.b), next.insert(p);
+      } else {
+        pm.remove(p.a, p.b), next.erase(p);
+      }
+    }
+    // The others, recomputed or changed.
+    std::set<Pair> others;
+    for (const Pair& p : next) {
+      if (!is_held(p) && rng() % 4 != 0) others.insert(p);
+    }
+    for (int k = 0; k < 60; ++k) {
+      const Id x = dynamic(rng), y = dynamic(rng);
+      if (x != y) others.insert(make_pair(x, y));
+    }
+    const auto take_others = [&] {
+      std::erase_if(next, [&](const Pair& p) { return !is_held(p); });
+      next.insert(others.begin(), others.end());
+    };
+    switch (rng() % 5) {
+      case 0: {
+        std::vector<Pair> v(others.begin(), others.end());
+        std::shuffle(v.begin(), v.end(), rng);
+        pm.assign(v);
+        take_others();
+        break;
+      }
+      case 1:
+        pm.remove_all();
+        for (const Pair& p : others) pm.add(p.a, p.b);
+        take_others();
+        break;
+      case 2: {  // the objects of some ids moved: their pairs dropped, the current ones added
+        const Id moved = dynamic(rng);
+        pm.remove_if_involves([&](Id id) { return id % 7 == moved % 7; });
+        std::erase_if(next,
+                      [&](const Pair& p) { return !is_held(p) && (p.a % 7 == moved % 7 || p.b % 7 == moved % 7); });
+        for (const Pair& p : others) {
+          if (p.a % 7 == moved % 7 || p.b % 7 == moved % 7) pm.add(p.a, p.b), next.insert(p);
+        }
+        break;
+      }
+      case 3: {  // abandoned after an assign() and more changes
+        std::vector<Pair> v(others.begin(), others.end());
+        pm.assign(v);
+        pm.add_held(1, kFirstHeld + 200);
+        pm.remove(1, 2);
+        pm.abandon_frame();
+        next = model;
+        break;
+      }
+      case 4:  // every pair goes; the held ones come back by add_held()
+        pm.remove_all(PairManager::Held::kRemoved);
+        for (const Pair& p : next) {
+          if (is_held(p)) pm.add_held(p.a, p.b);
+        }
+        for (const Pair& p : others) pm.add(p.a, p.b);
+        take_others();
+        break;
+    }
+    const Delta d = end_frame(pm);
+    std::vector<Pair> created, deleted;
+    std::set_difference(next.begin(), next.end(), model.begin(), model.end(), std::back_inserter(created));
+    std::set_difference(model.begin(), model.end(), next.begin(), next.end(), std::back_inserter(deleted));
+    ASSERT_EQ(d.created, created);
+    ASSERT_EQ(d.deleted, deleted);
+    ASSERT_EQ(sorted(pm.pairs()), std::vector<Pair>(next.begin(), next.end()));
+    model = next;
+  }
+}
+
 }  // namespace
 }  // namespace sapling

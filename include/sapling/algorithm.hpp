@@ -83,8 +83,8 @@ enum class Reported : std::uint8_t {
   /// The pairs that changed for the objects the frame touched.
   kChanges,
   /// Every pair there is, anew: a recomputation (PairManager::assign(), or
-  /// remove_all() and then add() for every pair). The BroadPhase then pairs
-  /// every dynamic object with the static ones anew as well.
+  /// remove_all() and then add() for every pair). The BroadPhase's pairs
+  /// with static objects, held (PairManager::add_held()), stay as they are.
   kEveryPair,
 };
 

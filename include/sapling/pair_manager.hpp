@@ -13,6 +13,11 @@
 // removed then added again is reported nowhere either. Removal is deferred
 // to end_frame() so that pair indices stay valid during the frame.
 //
+// Held pairs (add_held()): pairs a recomputation does not see, such as the
+// BroadPhase's pairs with static objects, which its algorithm is never
+// given. remove_all(), assign() and remove_if_involves() leave them as they
+// are; remove() ends them. A pair is held or not for its whole life.
+//
 // Memory: 8 bytes per pair in the array, 1 byte of flags, and 16 bytes per
 // hash slot at load 1/4..1/2 (32..64 bytes per pair).
 //
@@ -53,21 +58,10 @@ struct PairBudgetExceeded : std::exception {
 class PairManager {
  public:
   /// Records that {x, y} overlaps now. Requires x != y.
-  void add(Id x, Id y) {
-    if (index_stale_) rebuild_index();
-    const Pair p = make_pair(x, y);
-    // Room first (the slow path, rarely taken), so that nothing below fails
-    // after the index has changed.
-    if ((pairs_.size() == pairs_.capacity() || pairs_.size() == room_) && !make_room(p)) return;
-    const auto [index, inserted] = index_.insert(pair_key(p), static_cast<std::uint32_t>(pairs_.size()));
-    if (inserted) {
-      pairs_.push_back(p);
-      flags_.push_back(kNew | kTouched);
-      touched_.push_back(*index);
-    } else {
-      flags_[*index] &= static_cast<std::uint8_t>(~kRemoved);
-    }
-  }
+  void add(Id x, Id y) { insert(x, y, 0); }
+  /// The same for a held pair (see the opening): one that remove_all(),
+  /// assign() and remove_if_involves() keep.
+  void add_held(Id x, Id y) { insert(x, y, kHeld); }
 
   /// Records that {x, y} no longer overlaps; nothing if it was not a pair.
   /// Requires x != y ({~0, ~0} is the index's empty key).
@@ -80,8 +74,9 @@ class PairManager {
   /// Hints that {x, y} will be added or removed soon (see HashIndex::prefetch):
   /// callers with many changes overlap the hash table's cache misses.
   void prefetch(Id x, Id y) const noexcept { index_.prefetch(pair_key(make_pair(x, y))); }
-  /// Replaces the whole pair set by `pairs` (each pair once, a < b, any
-  /// order): a recomputation's frame in one call. The lists are sorted and
+  /// Replaces the whole pair set, held pairs apart, by `pairs` (each pair
+  /// once, a < b, any order, none of them held): a recomputation's frame in
+  /// one call. The lists are sorted and
   /// merged instead of probing the hash table once per pair, which at a
   /// million pairs misses the cache on every probe; the hash index is then
   /// rebuilt only if add(), remove() or the like come later (they may: the
@@ -96,20 +91,27 @@ class PairManager {
     if (index_stale_) rebuild_index();
   }
 
-  /// Records that no pair overlaps any more: the start of a recomputation,
-  /// after which add() re-asserts the pairs that still overlap.
-  void remove_all() {
+  /// What remove_all() does with held pairs.
+  enum class Held : std::uint8_t { kKept, kRemoved };
+  /// Records that no pair overlaps any more, held pairs apart unless `held`
+  /// says otherwise: the start of a recomputation, after which add()
+  /// re-asserts the pairs that still overlap.
+  void remove_all(Held held = Held::kKept) {
     replaced_all_ = true;
     if (index_stale_) rebuild_index();
-    for (std::uint32_t i = 0; i < pairs_.size(); ++i) mark_removed(i);
+    const std::uint8_t spared = held == Held::kKept ? kHeld : 0;
+    for (std::uint32_t i = 0; i < pairs_.size(); ++i) {
+      if (!(flags_[i] & spared)) mark_removed(i);
+    }
   }
 
-  /// Records the removal of every pair with an id for which `involved(id)`.
+  /// Records the removal of every pair, held ones apart, with an id for
+  /// which `involved(id)`.
   template <class Predicate>
   void remove_if_involves(Predicate involved) {
     if (index_stale_) rebuild_index();
     for (std::uint32_t i = 0; i < pairs_.size(); ++i) {
-      if (involved(pairs_[i].a) || involved(pairs_[i].b)) mark_removed(i);
+      if (!(flags_[i] & kHeld) && (involved(pairs_[i].a) || involved(pairs_[i].b))) mark_removed(i);
     }
   }
 
@@ -165,11 +167,30 @@ class PairManager {
   static constexpr std::uint8_t kNew = 1;      // not a pair at the previous end_frame()
   static constexpr std::uint8_t kRemoved = 2;  // to be removed at end_frame()
   static constexpr std::uint8_t kTouched = 4;  // listed in touched_
+  static constexpr std::uint8_t kHeld = 8;     // add_held(): kept across frames, unlike the three above
+
+  void insert(Id x, Id y, std::uint8_t held) {
+    if (index_stale_) rebuild_index();
+    const Pair p = make_pair(x, y);
+    // Room first (the slow path, rarely taken), so that nothing below fails
+    // after the index has changed.
+    if ((pairs_.size() == pairs_.capacity() || pairs_.size() == room_) && !make_room(p, held)) return;
+    const auto [index, inserted] = index_.insert(pair_key(p), static_cast<std::uint32_t>(pairs_.size()));
+    if (inserted) {
+      pairs_.push_back(p);
+      flags_.push_back(kNew | kTouched | held);
+      touched_.push_back(*index);
+    } else {
+      flags_[*index] = static_cast<std::uint8_t>((flags_[*index] & ~kRemoved) | held);
+    }
+  }
 
   void rebuild_index();
   void abandon_changes() noexcept;
   bool sorted_contains(Pair p) const;
-  bool make_room(Pair p);  // false if p is a pair already (then recorded as present)
+  bool make_room(Pair p, std::uint8_t held);
+  void merge_held(std::vector<Pair>& pairs);
+  void mark_held() noexcept;  // false if p is a pair already (then recorded as present)
 
   void mark_removed(std::uint32_t index) {
     std::uint8_t& f = flags_[index];
@@ -188,6 +209,7 @@ class PairManager {
   bool replaced_all_ = false;  // this frame: assign() or remove_all()
   std::vector<Pair> assigned_created_, assigned_deleted_;
   std::vector<std::uint8_t> struck_;  // scratch of end_frame(): assign()'s pairs cancelled by later calls
+  std::vector<Pair> held_;            // scratch of assign(): the held pairs, sorted
   std::vector<std::uint64_t> sort_keys_, sort_scratch_;  // scratch of assign()
   std::vector<std::uint32_t> sort_counts_;
   std::size_t budget_ = 0;

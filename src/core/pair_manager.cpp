@@ -55,12 +55,23 @@ void PairManager::assign(std::vector<Pair>& pairs) {
   }
   if (!assigned_created_.empty() || !assigned_deleted_.empty()) abandon_frame();  // a second assign() this frame
   if (budget_ != 0 && pairs.size() > budget_) throw PairBudgetExceeded();
-  // The new set, sorted by key.
+  // The held pairs stay: gathered (before the old set is sorted apart from
+  // its flags) and merged into the new set, both sorted by key.
+  held_.clear();
+  for (std::uint32_t i = 0; i < pairs_.size(); ++i) {
+    if (flags_[i] & kHeld) held_.push_back(pairs_[i]);
+  }
   sort_by_key(pairs, sort_keys_, sort_scratch_, sort_counts_);
+  if (!held_.empty()) {
+    sort_by_key(held_, sort_keys_, sort_scratch_, sort_counts_);
+    merge_held(pairs);
+  }
   // The old set sorted too (it is, unless pairs came by add() before).
   if (!std::is_sorted(pairs_.begin(), pairs_.end(), key_less)) {
     sort_by_key(pairs_, sort_keys_, sort_scratch_, sort_counts_);
-    index_stale_ = true;  // positions moved; no flag is set outside a frame
+    index_stale_ = true;  // positions moved; no flag but kHeld is set outside a frame
+    std::fill(flags_.begin(), flags_.end(), std::uint8_t{0});
+    mark_held();
   }
   // Merge, counting first: the frame's delta.
   const auto merge = [&](auto&& deleted, auto&& created) {
@@ -90,7 +101,36 @@ void PairManager::assign(std::vector<Pair>& pairs) {
   merge([&](const Pair& p) { assigned_deleted_.push_back(p); }, [&](const Pair& p) { assigned_created_.push_back(p); });
   pairs_.swap(pairs);
   flags_.assign(pairs_.size(), 0);
+  mark_held();
   index_stale_ = true;
+}
+
+// Merges held_ into `pairs`, both sorted by key, from the back (a pair in
+// both, which the contract rules out, is kept once).
+void PairManager::merge_held(std::vector<Pair>& pairs) {
+  std::size_t i = pairs.size(), j = held_.size(), out = i + j;
+  pairs.resize(out);
+  while (j > 0) {
+    if (i > 0 && key_less(held_[j - 1], pairs[i - 1])) {
+      pairs[--out] = pairs[--i];
+    } else {
+      if (i > 0 && pairs[i - 1] == held_[j - 1]) --i;
+      pairs[--out] = held_[--j];
+    }
+  }
+  if (out > i)
+    pairs.erase(pairs.begin() + static_cast<std::ptrdiff_t>(i), pairs.begin() + static_cast<std::ptrdiff_t>(out));
+}
+
+// Flags the held pairs (held_, sorted) in pairs_, sorted by key.
+void PairManager::mark_held() noexcept {
+  std::size_t j = 0;
+  for (std::size_t i = 0; i < pairs_.size() && j < held_.size(); ++i) {
+    if (pairs_[i] == held_[j]) {
+      if (getenv("PMDBG")) fprintf(stderr, "mark %u-%u\n", pairs_[i].a, pairs_[i].b);
+      flags_[i] = kHeld, ++j;
+    }
+  }
 }
 
 void PairManager::abandon_frame() noexcept {
@@ -99,19 +139,28 @@ void PairManager::abandon_frame() noexcept {
   if (!assigned_created_.empty() || !assigned_deleted_.empty()) {
     // After assign(): pairs_ is the frame's set sorted by key, with room for
     // the old one, (pairs_ \ created) + deleted, all three sorted by key.
+    // The held pairs, in neither list, keep their flag.
     std::size_t kept = 0, c = 0;
-    for (const Pair& p : pairs_) {
+    for (std::size_t k = 0; k < pairs_.size(); ++k) {
+      const Pair p = pairs_[k];
       while (c < assigned_created_.size() && key_less(assigned_created_[c], p)) ++c;
       if (c < assigned_created_.size() && assigned_created_[c] == p) continue;
+      flags_[kept] = flags_[k] & kHeld;
       pairs_[kept++] = p;
     }
     std::size_t i = kept, j = assigned_deleted_.size(), out = kept + j;
     pairs_.resize(out);  // within the capacity assign() reserved
-    while (j > 0) {      // merge from the back
-      pairs_[--out] =
-          (i > 0 && key_less(assigned_deleted_[j - 1], pairs_[i - 1])) ? pairs_[--i] : assigned_deleted_[--j];
+    flags_.resize(out);
+    while (j > 0) {  // merge from the back
+      --out;
+      if (i > 0 && key_less(assigned_deleted_[j - 1], pairs_[i - 1])) {
+        pairs_[out] = pairs_[--i];
+        flags_[out] = flags_[i];
+      } else {
+        pairs_[out] = assigned_deleted_[--j];
+        flags_[out] = 0;
+      }
     }
-    flags_.assign(pairs_.size(), 0);
     assigned_created_.clear();
     assigned_deleted_.clear();
     index_stale_ = true;
@@ -127,7 +176,7 @@ void PairManager::abandon_changes() noexcept {
     if (flags_[index] & kNew) {
       ++added;
     } else {
-      flags_[index] = 0;
+      flags_[index] &= kHeld;
     }
   }
   const std::size_t kept = pairs_.size() - added;
@@ -137,10 +186,10 @@ void PairManager::abandon_changes() noexcept {
   touched_.clear();
 }
 
-bool PairManager::make_room(Pair p) {
+bool PairManager::make_room(Pair p, std::uint8_t held) {
   const std::uint32_t index = index_.find(pair_key(p));
   if (index != detail::HashIndex::kNotFound) {
-    flags_[index] &= static_cast<std::uint8_t>(~kRemoved);
+    flags_[index] = static_cast<std::uint8_t>((flags_[index] & ~kRemoved) | held);
     return false;
   }
   if (budget_ != 0 && pairs_.size() >= room_) throw PairBudgetExceeded();
@@ -200,7 +249,7 @@ void PairManager::end_frame(std::vector<Pair>& created, std::vector<Pair>& delet
       doomed_.push_back(pair_key(pairs_[index]));
     } else {
       if ((f & kNew) && !strike(assigned_deleted_, deleted_marks, pairs_[index])) created.push_back(pairs_[index]);
-      flags_[index] = 0;
+      flags_[index] = f & kHeld;
     }
   }
   touched_.clear();
@@ -243,7 +292,7 @@ void PairManager::reserve(std::size_t pairs) {
 void PairManager::shrink_to_fit() {
   // Everything new is built first, then swapped in: a failure changes nothing.
   std::vector<Pair> pairs(pairs_.begin(), pairs_.end());
-  std::vector<std::uint8_t> flags(flags_.size(), 0);
+  std::vector<std::uint8_t> flags(flags_.begin(), flags_.end());  // only kHeld outside a frame
   detail::HashIndex index;
   if (!index_stale_) {
     index.reserve(pairs.size());
@@ -258,6 +307,7 @@ void PairManager::shrink_to_fit() {
   detail::free_storage(assigned_created_);
   detail::free_storage(assigned_deleted_);
   detail::free_storage(struck_);
+  detail::free_storage(held_);
   detail::free_storage(sort_keys_);
   detail::free_storage(sort_scratch_);
   detail::free_storage(sort_counts_);
@@ -276,8 +326,8 @@ void PairManager::clear() {
 std::size_t PairManager::memory_bytes() const noexcept {
   return pairs_.capacity() * sizeof(Pair) + flags_.capacity() + index_.memory_bytes() +
          touched_.capacity() * sizeof(std::uint32_t) + doomed_.capacity() * sizeof(std::uint64_t) +
-         (assigned_created_.capacity() + assigned_deleted_.capacity()) * sizeof(Pair) + struck_.capacity() +
-         (sort_keys_.capacity() + sort_scratch_.capacity()) * sizeof(std::uint64_t) +
+         (assigned_created_.capacity() + assigned_deleted_.capacity() + held_.capacity()) * sizeof(Pair) +
+         struck_.capacity() + (sort_keys_.capacity() + sort_scratch_.capacity()) * sizeof(std::uint64_t) +
          sort_counts_.capacity() * sizeof(std::uint32_t);
 }
 
@@ -286,14 +336,14 @@ bool PairManager::validate() const {
   if (!assigned_created_.empty() || !assigned_deleted_.empty()) return false;
   if (index_stale_) {  // after assign(): sorted, each pair once, a < b
     for (std::uint32_t i = 0; i < pairs_.size(); ++i) {
-      if (pairs_[i].a >= pairs_[i].b || flags_[i] != 0) return false;
+      if (pairs_[i].a >= pairs_[i].b || (flags_[i] & ~kHeld) != 0) return false;
       if (i > 0 && !(pair_key(pairs_[i - 1]) < pair_key(pairs_[i]))) return false;
     }
     return true;
   }
   if (index_.size() != pairs_.size()) return false;
   for (std::uint32_t i = 0; i < pairs_.size(); ++i) {
-    if (pairs_[i].a >= pairs_[i].b || flags_[i] != 0 || index_.find(pair_key(pairs_[i])) != i) return false;
+    if (pairs_[i].a >= pairs_[i].b || (flags_[i] & ~kHeld) != 0 || index_.find(pair_key(pairs_[i])) != i) return false;
   }
   return true;
 }

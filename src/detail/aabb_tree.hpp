@@ -113,6 +113,18 @@ class AabbTree {
   /// Calls visit(slot) for every leaf whose box overlaps `box` (closed, sapling::overlaps), each once, in no order.
   template <class Visit>
   void query(const Box3& box, Visit&& visit) const;
+  /// A leaf a query met: its slot and its box as the tree holds it.
+  struct Hit {
+    Box3 box;
+    Slot slot;
+  };
+  /// query() for many boxes at once: done(i, hits) exactly once for each box i, `hits` the leaves
+  /// overlapping boxes[i] in the order query() visits them (valid during the call only); the boxes finish
+  /// in an order fixed by the tree and the boxes alone. Walks of a large tree wait on memory at every
+  /// level; here kQueryLanes walks advance in turn, each fetching the children it will test next while
+  /// the others work, so that their waits overlap. done() may query this tree but must not change it.
+  template <class Done>
+  void query_each(std::span<const Box3> boxes, Done&& done) const;
   /// Calls visit(slot, t) for every leaf the valid ray `r` meets (sapling::ray_entry), t its entry, nearer
   /// subtrees first. visit returns the largest t still of interest (r.max_t for every hit, the best t so far
   /// for the closest); a subtree whose entry is greater is skipped, one at that bound still visited.
@@ -137,6 +149,7 @@ class AabbTree {
  private:
   static constexpr std::uint32_t kNull = ~std::uint32_t{0};
   static constexpr std::size_t kInlineStack = 64;
+  static constexpr std::size_t kQueryLanes = 16;
 
   // A leaf has height 0 and its slot in child[0]; an internal node two children.
   // A free node links the next free one through `parent`.
@@ -232,6 +245,78 @@ void AabbTree::query_walk(const Box3& box, Visit& visit, StackEntry* stack) cons
         visit(Slot{child.child[0]});
       } else {
         stack[top++] = {c, 0.0f};
+      }
+    }
+  }
+}
+
+template <class Done>
+void AabbTree::query_each(std::span<const Box3> boxes, Done&& done) const {
+  std::vector<Hit> one;
+  if (root_ == kNull || height() + 1 > kInlineStack) {  // no tree, or a deep one: a walk at a time
+    for (std::size_t i = 0; i < boxes.size(); ++i) {
+      one.clear();
+      query(boxes[i], [&](Slot s) { one.push_back({box(s), s}); });
+      done(i, std::span<const Hit>(one));
+    }
+    return;
+  }
+  struct Lane {
+    std::size_t box = 0;
+    std::size_t top = 0;  // 0: idle
+    std::array<std::uint32_t, kInlineStack> stack;
+    std::vector<Hit> hits;
+  };
+  std::array<Lane, kQueryLanes> lanes;
+  const Node* nodes = nodes_.data();
+  const auto fetch_children = [nodes](const Node& n) {
+    for (const std::uint32_t c : n.child) {
+      const char* at = reinterpret_cast<const char*>(&nodes[c]);
+      __builtin_prefetch(at);
+      __builtin_prefetch(at + sizeof(Node) - 1);
+    }
+  };
+  // The next box whose walk goes below the root, on `lane`; the others are answered at once.
+  std::size_t next = 0;
+  const auto start = [&](Lane& lane) {
+    const Node& root = nodes[root_];
+    while (next < boxes.size()) {
+      const std::size_t i = next++;
+      one.clear();
+      if (overlaps(root.box, boxes[i])) {
+        if (root.height != 0) {
+          lane.box = i;
+          lane.hits.clear();
+          lane.stack[lane.top++] = root_;
+          return true;
+        }
+        one.push_back({root.box, Slot{root.child[0]}});
+      }
+      done(i, std::span<const Hit>(one));
+    }
+    return false;
+  };
+  std::size_t busy = 0;
+  for (Lane& lane : lanes) busy += start(lane) ? 1 : 0;
+  // One node per lane in turn, popped and its children tested as query_walk() does.
+  while (busy != 0) {
+    for (Lane& lane : lanes) {
+      if (lane.top == 0) continue;
+      const Box3& box = boxes[lane.box];
+      const Node& node = nodes[lane.stack[--lane.top]];
+      for (const std::uint32_t c : node.child) {
+        const Node& child = nodes[c];
+        if (!overlaps(child.box, box)) continue;
+        if (child.height == 0) {
+          lane.hits.push_back({child.box, Slot{child.child[0]}});
+        } else {
+          lane.stack[lane.top++] = c;
+          fetch_children(child);
+        }
+      }
+      if (lane.top == 0) {
+        done(lane.box, std::span<const Hit>(lane.hits));
+        if (!start(lane)) --busy;
       }
     }
   }

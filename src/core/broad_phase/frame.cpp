@@ -175,12 +175,14 @@ const FrameDelta& BroadPhase::update() {
           geometry_applied = true;
           m.rebuild_from_live();
         } else {
-          const Reported reported = ops.empty() ? Reported::kChanges : m.algorithm->update(ops, m.objects.ids, m.pairs);
+          // What the algorithm reported matters not here: the pairs with
+          // static objects are held (PairManager::add_held()) either way.
+          if (!ops.empty()) static_cast<void>(m.algorithm->update(ops, m.objects.ids, m.pairs));
           m.staged.apply_geometry(m.objects);
           geometry_applied = true;
           const detail::DynamicOverlaps dynamics(m.algorithm.get(), m.objects, m.overlap_slots);
-          m.statics.pair_frame(m.objects, m.staged, detail::frame_stamp(m.frame), reported == Reported::kEveryPair,
-                               dynamics, m.pairs, m.options.tasks != nullptr ? m.options.tasks : m.pool.get());
+          m.statics.pair_frame(m.objects, m.staged, detail::frame_stamp(m.frame), dynamics, m.pairs,
+                               m.options.tasks != nullptr ? m.options.tasks : m.pool.get());
           m.statics.pair_refiltered(m.objects, m.staged, dynamics, m.pairs);
           m.query_tree.follow(m.staged, m.objects);
         }
@@ -270,7 +272,7 @@ void BroadPhase::Impl::rebuild_from_live() {
     (objects.is_static(s) ? statics_live : dynamics).push_back(s);
     (objects.is_static(s) ? static_boxes : dynamic_boxes).push_back(objects.boxes[s]);
   }
-  pairs.remove_all();
+  pairs.remove_all(PairManager::Held::kRemoved);
   fresh->update(FrameOps{{}, {}, {}, dynamics, dynamic_boxes, objects.boxes, PairFilter(objects.filters)}, objects.ids,
                 pairs);
   std::unique_ptr<detail::AabbTree> tree;

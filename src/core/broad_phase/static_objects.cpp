@@ -5,7 +5,7 @@
 
 namespace sapling::detail {
 
-void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& frame, Stamp stamp, bool recomputed,
+void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& frame, Stamp stamp,
                                const DynamicOverlaps& dynamics, PairManager& pairs, TaskSystem* tasks) {
   if (!objects.uses_statics) return;
   if (tree_ == nullptr) tree_ = std::make_unique<AabbTree>();
@@ -19,44 +19,69 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
   const std::vector<Box3>& box_of = objects.boxes;
   const auto gone = [&](Slot s) { return objects.states[s] == SlotState::kPendingRemove; };
   const auto pair = [&](Slot a, Slot b, bool overlapping) { set_pair(objects, pairs, a, b, overlapping); };
-  // A dynamic object's static neighbours: its cached list while it stays
-  // in its fat box, else the tree's answer around the new fat box (and the
-  // old box), kept as the new list. A pair changes where the exact boxes
-  // say so: was (the old box) against now (the new one).
-  const auto neighbours = [&](Slot d, const Box3* old, const Box3& now, auto&& visit) {
-    bool cached = false;
-    for (const NeighbourCache::Neighbour& n : cache.lookup(d, now, cached)) visit(n.slot, n.box);
-    if (cached) return;
-    const Box3 fat = NeighbourCache::fat_box(now);
-    cache.scratch().clear();
-    tree.query(old != nullptr ? enclosing(*old, fat) : fat, [&](Slot s) {
-      visit(s, box_of[s]);
-      if (overlaps(box_of[s], fat)) cache.scratch().push_back({box_of[s], s});
-    });
-    cache.store(d, fat, cache.scratch());
-  };
   // Whether a static object changes this frame (then its pairs are set in
   // the second step whatever this one finds); none in most frames.
   const bool statics_change = frame.changes_statics(objects);
   const auto changing = [&](Slot s) { return statics_change && objects.stamps[s] == stamp && objects.is_static(s); };
-  // A pair that goes on is asserted again: the algorithm may have dropped
-  // every pair of an object it moved (PairManager::remove_if_involves()).
+  // A dynamic object's static neighbours: its cached list while it stays
+  // in its fat box, visited at once; else the tree's answer around the new
+  // fat box (and the old box), kept as the new list, once every such walk
+  // of the step is queued (AabbTree::query_each() overlaps their waits on
+  // memory). A pair changes where the exact boxes say so: was (the old box)
+  // against now (the new one). `k` is the object's index in frame.moved, or
+  // kArrives.
+  constexpr std::uint32_t kArrives = ~std::uint32_t{0};
+  walks_.clear();
+  walk_boxes_.clear();
+  const auto neighbours = [&](Slot d, std::uint32_t k, auto&& visit) {
+    const Box3& now = box_of[d];
+    bool cached = false;
+    for (const NeighbourCache::Neighbour& n : cache.lookup(d, now, cached)) visit(d, k, n.slot, n.box);
+    if (cached) return;
+    const Box3 fat = NeighbourCache::fat_box(now);
+    walks_.push_back({d, k});
+    walk_boxes_.push_back(k != kArrives ? enclosing(frame.moved_boxes[k], fat) : fat);
+  };
+  const auto walk_queued = [&](auto&& visit) {
+    tree.query_each(walk_boxes_, [&](std::size_t i, std::span<const AabbTree::Hit> hits) {
+      const auto [d, k] = walks_[i];
+      const Box3 fat = NeighbourCache::fat_box(box_of[d]);
+      cache.scratch().clear();
+      for (const AabbTree::Hit& hit : hits) {
+        const Slot s = hit.slot;
+        const Box3& s_box = changing(s) ? box_of[s] : hit.box;  // the tree has a changing one's old box
+        visit(d, k, s, s_box);
+        if (overlaps(s_box, fat)) cache.scratch().push_back({s_box, s});
+      }
+      cache.store(d, fat, cache.scratch());
+    });
+  };
+  // The pairs with static objects are held (set_pair()): whatever the
+  // algorithm did this frame, recomputing or dropping the pairs of the
+  // objects it moved, a pair changes only where the boxes say so.
   const auto change = [&](Slot d, Slot s, bool was, bool now) {
-    if (now) {
-      if (filters_accept(objects.filter_of(d), objects.filter_of(s))) pairs.add(objects.ids[d], objects.ids[s]);
-    } else if (was) {
+    if (now && !was) {
+      if (filters_accept(objects.filter_of(d), objects.filter_of(s))) pairs.add_held(objects.ids[d], objects.ids[s]);
+    } else if (was && !now) {
       pairs.remove(objects.ids[d], objects.ids[s]);
     }
   };
-  const auto arrives = [&](Slot d) {
-    const Box3& now = box_of[d];
-    neighbours(d, nullptr, now,
-               [&](Slot s, const Box3& s_box) { change(d, s, false, overlaps(s_box, now) && !gone(s)); });
+  const auto arrives = [&](Slot d, std::uint32_t, Slot s, const Box3& s_box) {
+    change(d, s, false, overlaps(s_box, box_of[d]) && !gone(s));
+  };
+  // A static object the frame changes is set by its current box here,
+  // whatever the pair manager holds, and again in step two.
+  const auto moves = [&](Slot d, std::uint32_t k, Slot s, const Box3& s_box) {
+    const Box3 &old = frame.moved_boxes[k], &now = box_of[d];
+    if (changing(s)) return pair(d, s, !gone(s) && overlaps(box_of[s], now));
+    change(d, s, overlaps(old, s_box), overlaps(now, s_box));
+  };
+  const auto arrives_or_moves = [&](Slot d, std::uint32_t k, Slot s, const Box3& s_box) {
+    if (k == kArrives) return arrives(d, k, s, s_box);
+    moves(d, k, s, s_box);
   };
   // Step one: the dynamic objects that changed, against the tree as it was.
-  if (tree.size() > 0 && recomputed) {
-    for_each_dynamic(arrives);
-  } else if (tree.size() > 0) {
+  if (tree.size() > 0) {
     for (const Slot d : frame.removed) {
       if (objects.is_static(d)) continue;
       bool cached = false;
@@ -68,18 +93,12 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
     }
     for (std::size_t k = 0; k < frame.moved.size(); ++k) {
       const Slot d = frame.moved[k];
-      if (objects.is_static(d)) continue;
-      const Box3 &old = frame.moved_boxes[k], &now = box_of[d];
-      neighbours(d, &old, now, [&](Slot s, const Box3& s_box) {
-        // A static object the frame changes is set by its current box here,
-        // whatever the pair manager holds, and again in step two.
-        if (changing(s)) return pair(d, s, !gone(s) && overlaps(box_of[s], now));
-        change(d, s, overlaps(old, s_box), overlaps(now, s_box));
-      });
+      if (!objects.is_static(d)) neighbours(d, static_cast<std::uint32_t>(k), moves);
     }
     for (const Slot d : frame.added) {
-      if (!objects.is_static(d)) arrives(d);
+      if (!objects.is_static(d)) neighbours(d, kArrives, arrives);
     }
+    walk_queued(arrives_or_moves);
   }
   if (!statics_change) return;
   // Step two: the static objects that changed. Few changes: each asks the
@@ -226,7 +245,8 @@ void StaticObjects::adopt(std::unique_ptr<AabbTree> tree) noexcept {
 
 std::size_t StaticObjects::memory_bytes() const noexcept {
   return (tree_ == nullptr ? 0 : tree_->memory_bytes()) + (neighbours_ == nullptr ? 0 : neighbours_->memory_bytes()) +
-         regions_.capacity() * sizeof(Box3) + changed_.capacity() * sizeof(Slot) + dynamics_.memory_bytes();
+         regions_.capacity() * sizeof(Box3) + changed_.capacity() * sizeof(Slot) + dynamics_.memory_bytes() +
+         walks_.capacity() * sizeof(Walk) + walk_boxes_.capacity() * sizeof(Box3);
 }
 
 }  // namespace sapling::detail

@@ -52,11 +52,9 @@ class DynamicOverlaps {
 
 class StaticObjects {
  public:
-  /// The frame's pairs with static objects (see the opening). `recomputed`:
-  /// the algorithm reported every dynamic pair anew this frame, and every
-  /// dynamic object meets its static neighbours again.
-  void pair_frame(const ObjectTable& objects, const StagedFrame& frame, Stamp stamp, bool recomputed,
-                  const DynamicOverlaps& dynamics, PairManager& pairs, TaskSystem* tasks);
+  /// The frame's pairs with static objects (see the opening).
+  void pair_frame(const ObjectTable& objects, const StagedFrame& frame, Stamp stamp, const DynamicOverlaps& dynamics,
+                  PairManager& pairs, TaskSystem* tasks);
   /// The objects whose filter changed this frame, paired anew.
   void pair_refiltered(const ObjectTable& objects, const StagedFrame& frame, const DynamicOverlaps& dynamics,
                        PairManager& pairs);
@@ -78,6 +76,14 @@ class StaticObjects {
   std::unique_ptr<NeighbourCache> neighbours_;
   std::vector<Box3> regions_;  // scratch: the regions of a frame's static changes or refilters
   std::vector<Slot> changed_;  // scratch: the static objects a frame changes
+  // Scratch of pair_frame(): the dynamic objects that walk the tree this
+  // frame (with their index in the frame's moves, if moved) and their query boxes.
+  struct Walk {
+    Slot object;
+    std::uint32_t move;
+  };
+  std::vector<Walk> walks_;
+  std::vector<Box3> walk_boxes_;
   // The dynamic objects live at the last frame's end, so that a frame visits
   // them without a scan of every slot (a level of 1M static ones).
   SlotMap<> dynamics_;
@@ -87,10 +93,16 @@ class StaticObjects {
 };
 
 /// A pair of two objects set to what the frame's end says: present when
-/// they overlap and their filters accept each other, absent otherwise.
+/// they overlap and their filters accept each other, absent otherwise. A
+/// pair with a static object is held (PairManager::add_held()): the
+/// algorithm, which never sees static objects, cannot drop it.
 inline void set_pair(const ObjectTable& objects, PairManager& pairs, Slot a, Slot b, bool overlapping) {
   if (overlapping && filters_accept(objects.filter_of(a), objects.filter_of(b))) {
-    pairs.add(objects.ids[a], objects.ids[b]);
+    if (objects.is_static(a) || objects.is_static(b)) {
+      pairs.add_held(objects.ids[a], objects.ids[b]);
+    } else {
+      pairs.add(objects.ids[a], objects.ids[b]);
+    }
   } else {
     pairs.remove(objects.ids[a], objects.ids[b]);
   }

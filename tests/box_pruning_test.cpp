@@ -428,6 +428,39 @@ INSTANTIATE_TEST_SUITE_P(Shapes, BoxPruningTest,
                                           testing::Values(std::size_t{0}, std::size_t{1}, std::size_t{2},
                                                           std::size_t{37}, std::size_t{3000}, std::size_t{6000})));
 
+// A large prepared set keeps its grid but not the per-task sort buffers
+// of its layout, and release_buffers() gives back what the calls' buffers
+// hold: the searches after it find the same pairs, in the same order.
+TEST(BoxPruner, LargeLayoutsAndReleasedBuffersKeepOnlyTheGrid) {
+  ThreadPool pool(2);
+  BoxPruner pruner(&pool);
+  constexpr std::size_t n = 100'000;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(0, std::cbrt(float(n) / 0.05f));
+  std::vector<Box3> boxes(n);
+  for (Box3& b : boxes) {
+    const float x = u(rng), y = u(rng), z = u(rng);
+    b = Box3{{x, y, z}, {x + 1, y + 1, z + 1}};
+  }
+  pruner.prepare(boxes);
+  const std::size_t laid_out = pruner.memory_bytes();
+  pruner.release_buffers();
+  // Only the bucketing's counts, a few per cell, were left to give back.
+  EXPECT_LT(laid_out - pruner.memory_bytes(), 64u << 10);
+  std::vector<Box3> query(boxes.begin(), boxes.begin() + 3000);
+  for (Box3& b : query) b.min[1] += 0.5f, b.max[1] += 0.5f;
+  std::vector<IndexPair> first, again, all;
+  ASSERT_TRUE(pruner.bipartite_prepared(query, first));
+  pruner.complete(boxes, all);
+  const std::size_t grown = pruner.memory_bytes();
+  pruner.release_buffers();
+  EXPECT_LT(pruner.memory_bytes(), laid_out);
+  EXPECT_LT(pruner.memory_bytes() + (6u << 20), grown);  // complete()'s 60 bytes an entry
+  ASSERT_TRUE(pruner.bipartite_prepared(query, again));
+  EXPECT_FALSE(first.empty());
+  EXPECT_TRUE(same_sequence(first, again));
+}
+
 TEST(BoxPruning, AppendsToTheOutput) {
   std::vector<IndexPair> out{{7, 8}};
   const std::vector<Box3> boxes{{{0, 0, 0}, {1, 1, 1}}, {{1, 1, 1}, {2, 2, 2}}};

@@ -81,10 +81,10 @@ TEST_P(MemoryGivenBack, AfterAMassRemovalNothingChangesButMemory) {
   EXPECT_EQ(sorted(d.deleted), lost);
   EXPECT_EQ(sorted(bp->pairs()), after);
   EXPECT_TRUE(bp->validate());
-  // A tenth kept: well under a third of the peak (a quarter before box
-  // pruning stopped keeping a large layout's staging buffer, which lowered
-  // the peak by 32 bytes a box).
-  EXPECT_LT(bp->memory_bytes(), peak / 3) << "peak " << peak;
+  // A tenth kept: well under two fifths of the peak (a quarter before box
+  // pruning stopped keeping a large layout's staging buffer, a third before
+  // sap's layouts gave back their scratch: each lowered the peak).
+  EXPECT_LT(bp->memory_bytes(), peak * 2 / 5) << "peak " << peak;
 
   // The kept objects go on moving, exactly; removed ids are unknown, and may come back.
   std::uniform_real_distribution<float> step(-2, 2);

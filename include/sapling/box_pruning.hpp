@@ -124,6 +124,10 @@ class BoxPruner {
 
   /// Bytes held in buffers and the prepared set.
   std::size_t memory_bytes() const noexcept;
+  /// Gives back the buffers of the calls so far (the prepared set stays):
+  /// after a call with far more boxes than the ones to come. The next call
+  /// allocates them again, at the size it needs.
+  void release_buffers() noexcept;
 
   /// Draws the grid of the last complete() as boxes (DebugCategory::kCell):
   /// one per cell, -inf and +inf on the sweep axis and where a cell is open

@@ -761,6 +761,10 @@ void BoxPruner::Impl::prepare(std::span<const Box3> boxes, std::vector<IndexPair
   // A large set's staging (32 bytes an entry) is not kept for bipartite()'s
   // small second sets: at a million boxes it was a fifth of sap's memory.
   if (sets[1].staged.size() >= kKeptStagingEntries) std::vector<Staged>().swap(sets[1].staged);
+  // Nor, for a large set, the per-task sort buffers, each sized for whole
+  // cells (up to 256 tasks: 5 bytes a box at a million); the queries that
+  // follow sort a few boxes a cell.
+  if (boxes.size() >= kKeptStagingEntries) detail::free_storage(scratch);
   prepared_layout = layout;
   prepared_boxes = laid_out_boxes = boxes.size();
   laid_out_largest_cell = 0;
@@ -961,6 +965,16 @@ std::size_t BoxPruner::memory_bytes() const noexcept {
   for (const Impl::TwoOutputs& o : m.two_outputs) total += bytes(o.prepared) + bytes(o.among);
   for (const std::vector<IndexPair>& o : m.outputs) total += bytes(o);
   return total;
+}
+
+void BoxPruner::release_buffers() noexcept {
+  Impl& m = *impl_;
+  for (CellArrays& c : m.sets) c = CellArrays{};
+  detail::free_storage(m.chunk_counts);
+  detail::free_storage(m.scratch);
+  detail::free_storage(m.outputs);
+  detail::free_storage(m.two_outputs);
+  detail::free_storage(m.occupancy.bits);
 }
 
 void complete_pairs(std::span<const Box3> boxes, std::vector<IndexPair>& out) {

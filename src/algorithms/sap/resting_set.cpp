@@ -16,6 +16,11 @@ constexpr std::uint8_t kResting = 1;  // in the resting set, with its current bo
 constexpr std::uint8_t kActive = 2;   // moved or added since the resting set was laid out
 constexpr std::uint8_t kChanged = 3;  // kActive, and moved or added this frame (during pair_changed)
 
+// Scratch of a layout this large is given back after it rather than kept
+// (its page faults cost a fraction of the O(n) layout); smaller sets keep
+// theirs, so that their warm frames allocate nothing.
+constexpr std::size_t kKeptRoom = std::size_t{1} << 16;
+
 }  // namespace
 
 void RestingSet::track(const FrameOps& ops) {
@@ -243,8 +248,7 @@ void RestingSet::prepare(const LiveBoxes& live, std::vector<IndexPair>* pairs) {
   } else {
     pruner_.prepare(boxes);
   }
-  active_.assign(query_slots_.begin(), query_slots_.end());
-  dead_ = 0;
+  reset_active();
 }
 
 // The active boxes not changed this frame, and their boxes, into
@@ -276,10 +280,28 @@ bool RestingSet::merge_active(const LiveBoxes& live) {
     resting_slot_[merged_at_[k]] = other_slots_[k];
     state_[other_slots_[k]] = kResting;
   }
-  active_.assign(query_slots_.begin(), query_slots_.end());
-  dead_ = 0;
+  reset_active();
+  if (keep_.size() >= kKeptRoom) {
+    free_storage(keep_);  // a byte per prepared index, wanted again at the next merge
+    // The pruner's buffers and ours were sized for the idle active boxes
+    // merged; the next frames search with about this frame's changed boxes.
+    if (other_slots_.size() > 8 * query_slots_.size()) {
+      pruner_.release_buffers();
+      free_storage(other_slots_);
+      free_storage(other_boxes_);
+      free_storage(merged_at_);
+    }
+  }
   ++merges_;
   return true;
+}
+
+// After a layout the active list is the frame's changed boxes alone; the
+// room it had (a mass insertion's every box: 4 bytes each) goes.
+void RestingSet::reset_active() {
+  active_.assign(query_slots_.begin(), query_slots_.end());
+  if (active_.capacity() >= kKeptRoom && active_.capacity() > 2 * active_.size()) active_.shrink_to_fit();
+  dead_ = 0;
 }
 
 void RestingSet::lay_out_all(const LiveBoxes& live) {

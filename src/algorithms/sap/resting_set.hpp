@@ -102,6 +102,7 @@ class RestingSet {
   void prepare(const LiveBoxes& live, std::vector<IndexPair>* pairs = nullptr);
   bool merge_active(const LiveBoxes& live);
   void gather_idle_active(const LiveBoxes& live);
+  void reset_active();
 
   BoxPruner& pruner_;
   // By slot: kResting while the slot's box is in the grid with its current

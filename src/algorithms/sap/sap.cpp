@@ -407,6 +407,8 @@ void SweepAndPrune::recompute(const FrameOps& ops, std::size_t moves_applied) {
     if (filter_.accepts(a, b)) frame_pairs_[kept++] = make_pair(id_[a], id_[b]);
   }
   frame_pairs_.resize(kept);
+  // Every pair of a mass insertion: the resting frames after it find a few.
+  if (laid_out_) free_storage(found_);
   pairs_->assign(frame_pairs_);  // diffed in bulk (after walked moves: the general way)
   reported_ = Reported::kEveryPair;
   // The next frames are the resting set's: their pair changes need the

@@ -126,10 +126,7 @@ void PairManager::merge_held(std::vector<Pair>& pairs) {
 void PairManager::mark_held() noexcept {
   std::size_t j = 0;
   for (std::size_t i = 0; i < pairs_.size() && j < held_.size(); ++i) {
-    if (pairs_[i] == held_[j]) {
-      if (getenv("PMDBG")) fprintf(stderr, "mark %u-%u\n", pairs_[i].a, pairs_[i].b);
-      flags_[i] = kHeld, ++j;
-    }
+    if (pairs_[i] == held_[j]) flags_[i] = kHeld, ++j;
   }
 }
 

@@ -150,6 +150,8 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
   if (relayout) {
     std::vector<Slot> slots;
     std::vector<Box3> boxes;
+    slots.reserve(statics_before + changes);  // at most: the statics before and those added
+    boxes.reserve(statics_before + changes);
     for (Slot s = 0; s < objects.states.size(); ++s) {
       const SlotState state = objects.states[s];
       if ((state == SlotState::kLive || state == SlotState::kPendingAdd) && objects.is_static(s)) {
@@ -174,15 +176,20 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
     }
   }
   if (many) {  // each dynamic object's neighbour list is made anew on the way
+    walks_.clear();
+    walk_boxes_.clear();
     for_each_dynamic([&](Slot d) {
-      const Box3& box = box_of[d];
-      const Box3 fat = NeighbourCache::fat_box(box);
+      walks_.push_back({d, kArrives});
+      walk_boxes_.push_back(NeighbourCache::fat_box(box_of[d]));
+    });
+    tree.query_each(walk_boxes_, [&](std::size_t i, std::span<const AabbTree::Hit> hits) {
+      const Slot d = walks_[i].object;
       cache.scratch().clear();
-      tree.query(fat, [&](Slot s) {
-        cache.scratch().push_back({box_of[s], s});
-        if (changing(s) && overlaps(box, box_of[s])) pair(d, s, true);
-      });
-      cache.store(d, fat, cache.scratch());
+      for (const AabbTree::Hit& hit : hits) {  // the tree has every static object's current box now
+        cache.scratch().push_back({hit.box, hit.slot});
+        if (changing(hit.slot) && overlaps(box_of[d], hit.box)) pair(d, hit.slot, true);
+      }
+      cache.store(d, walk_boxes_[i], cache.scratch());
     });
   }
 }

@@ -39,21 +39,28 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
     for (const NeighbourCache::Neighbour& n : cache.lookup(d, now, cached)) visit(d, k, n.slot, n.box);
     if (cached) return;
     const Box3 fat = NeighbourCache::fat_box(now);
-    walks_.push_back({d, k});
-    walk_boxes_.push_back(k != kArrives ? enclosing(frame.moved_boxes[k], fat) : fat);
+    if (k == kArrives || overlaps(frame.moved_boxes[k], fat)) {
+      walks_.push_back({d, k, true});
+      walk_boxes_.push_back(k != kArrives ? enclosing(frame.moved_boxes[k], fat) : fat);
+    } else {  // moved far (a teleport, an origin shift): the old box and the fat box apart, not all between
+      walks_.push_back({d, k, false});
+      walk_boxes_.push_back(frame.moved_boxes[k]);
+      walks_.push_back({d, k, true});
+      walk_boxes_.push_back(fat);
+    }
   };
   const auto walk_queued = [&](auto&& visit) {
     tree.query_each(walk_boxes_, [&](std::size_t i, std::span<const AabbTree::Hit> hits) {
-      const auto [d, k] = walks_[i];
+      const auto [d, k, lists] = walks_[i];
       const Box3 fat = NeighbourCache::fat_box(box_of[d]);
       cache.scratch().clear();
       for (const AabbTree::Hit& hit : hits) {
         const Slot s = hit.slot;
         const Box3& s_box = changing(s) ? box_of[s] : hit.box;  // the tree has a changing one's old box
         visit(d, k, s, s_box);
-        if (overlaps(s_box, fat)) cache.scratch().push_back({s_box, s});
+        if (lists && overlaps(s_box, fat)) cache.scratch().push_back({s_box, s});
       }
-      cache.store(d, fat, cache.scratch());
+      if (lists) cache.store(d, fat, cache.scratch());
     });
   };
   // The pairs with static objects are held (set_pair()): whatever the
@@ -179,7 +186,7 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
     walks_.clear();
     walk_boxes_.clear();
     for_each_dynamic([&](Slot d) {
-      walks_.push_back({d, kArrives});
+      walks_.push_back({d, kArrives, true});
       walk_boxes_.push_back(NeighbourCache::fat_box(box_of[d]));
     });
     tree.query_each(walk_boxes_, [&](std::size_t i, std::span<const AabbTree::Hit> hits) {

@@ -77,10 +77,12 @@ class StaticObjects {
   std::vector<Box3> regions_;  // scratch: the regions of a frame's static changes or refilters
   std::vector<Slot> changed_;  // scratch: the static objects a frame changes
   // Scratch of pair_frame(): the dynamic objects that walk the tree this
-  // frame (with their index in the frame's moves, if moved) and their query boxes.
+  // frame (with their index in the frame's moves, if moved, and whether the
+  // walk makes their new list) and their query boxes.
   struct Walk {
     Slot object;
     std::uint32_t move;
+    bool lists;
   };
   std::vector<Walk> walks_;
   std::vector<Box3> walk_boxes_;

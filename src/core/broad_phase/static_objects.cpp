@@ -122,13 +122,24 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
   const bool many = changes > dynamics_.size(), relayout = 2 * changes > statics_before;
   changed_.clear();
   regions_.clear();
-  if (!many || !relayout) {
+  const bool listed = !many || !relayout;
+  if (listed) {
     for (const Slot s : frame.removed) {
       if (objects.is_static(s)) changed_.push_back(s), regions_.push_back(box_of[s]);
     }
+    // A static object moved far (a teleport, an origin shift) has its old
+    // and new boxes as two regions, listed one after the other, rather than
+    // the box enclosing both.
     for (std::size_t k = 0; k < frame.moved.size(); ++k) {
       const Slot s = frame.moved[k];
-      if (objects.is_static(s)) changed_.push_back(s), regions_.push_back(enclosing(frame.moved_boxes[k], box_of[s]));
+      if (!objects.is_static(s)) continue;
+      const Box3 &old = frame.moved_boxes[k], &now = box_of[s];
+      if (overlaps(old, now)) {
+        changed_.push_back(s), regions_.push_back(enclosing(old, now));
+      } else {
+        changed_.push_back(s), regions_.push_back(old);
+        changed_.push_back(s), regions_.push_back(now);
+      }
     }
     for (const Slot s : frame.added) {
       if (objects.is_static(s)) changed_.push_back(s), regions_.push_back(box_of[s]);
@@ -149,7 +160,7 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
   // The tree follows: laid out anew from the statics left, in bulk, after a
   // mass change; else changed in place, O(height) each. The neighbour lists
   // around the changes go stale.
-  if (changed_.size() == changes) {
+  if (listed) {
     cache.invalidate_around(regions_);
   } else {
     cache.invalidate_all();
@@ -172,7 +183,9 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
     free_storage(regions_);
     free_storage(changed_);
   } else {
-    for (const Slot s : changed_) {
+    for (std::size_t k = 0; k < changed_.size(); ++k) {
+      const Slot s = changed_[k];
+      if (k > 0 && changed_[k - 1] == s) continue;  // its second region
       if (gone(s)) {
         tree.remove(s);
       } else if (objects.states[s] == SlotState::kPendingAdd) {

@@ -34,6 +34,18 @@ std::vector<Pair> sorted(std::span<const Pair> pairs) {
   return v;
 }
 
+// Ends the frame: its delta must lead from the model's set `before` to
+// `after`, and the manager must hold `after`.
+void end_frame_as_model(PairManager& pm, const std::set<Pair>& before, const std::set<Pair>& after) {
+  const Delta d = end_frame(pm);
+  std::vector<Pair> created, deleted;
+  std::set_difference(after.begin(), after.end(), before.begin(), before.end(), std::back_inserter(created));
+  std::set_difference(before.begin(), before.end(), after.begin(), after.end(), std::back_inserter(deleted));
+  ASSERT_EQ(d.created, created);
+  ASSERT_EQ(d.deleted, deleted);
+  ASSERT_EQ(sorted(pm.pairs()), std::vector<Pair>(after.begin(), after.end()));
+}
+
 TEST(PairManager, AddFindRemove) {
   PairManager pm;
   pm.add(9, 7);
@@ -128,15 +140,11 @@ TEST(PairManager, MatchesModelOnRandomFrames) {
     PairManager pm;
     std::set<Pair> model;
     for (int frame = 0; frame < 60; ++frame) {
+      SCOPED_TRACE(testing::Message() << "frame " << frame);
       std::set<Pair> next = model;
       random_changes(pm, next, rng, id, 1 + static_cast<int>(rng() % 3000));
-      const Delta d = end_frame(pm);
-      std::vector<Pair> created, deleted;
-      std::set_difference(next.begin(), next.end(), model.begin(), model.end(), std::back_inserter(created));
-      std::set_difference(model.begin(), model.end(), next.begin(), next.end(), std::back_inserter(deleted));
-      ASSERT_EQ(d.created, created) << "frame " << frame;
-      ASSERT_EQ(d.deleted, deleted) << "frame " << frame;
-      ASSERT_EQ(sorted(pm.pairs()), std::vector<Pair>(next.begin(), next.end()));
+      end_frame_as_model(pm, model, next);
+      if (testing::Test::HasFatalFailure()) return;
       model = next;
     }
   }
@@ -222,13 +230,8 @@ TEST(PairManager, AssignMatchesModel) {
           next = model;
           break;
       }
-      const Delta d = end_frame(pm);
-      std::vector<Pair> created, deleted;
-      std::set_difference(next.begin(), next.end(), model.begin(), model.end(), std::back_inserter(created));
-      std::set_difference(model.begin(), model.end(), next.begin(), next.end(), std::back_inserter(deleted));
-      ASSERT_EQ(d.created, created);
-      ASSERT_EQ(d.deleted, deleted);
-      ASSERT_EQ(sorted(pm.pairs()), std::vector<Pair>(next.begin(), next.end()));
+      end_frame_as_model(pm, model, next);
+      if (testing::Test::HasFatalFailure()) return;
       for (int k = 0; k < 50; ++k) {
         const Id x = id(rng), y = id(rng);
         if (x == y) continue;
@@ -319,13 +322,8 @@ TEST(PairManager, HeldPairsSurviveRecomputations) {
         take_others();
         break;
     }
-    const Delta d = end_frame(pm);
-    std::vector<Pair> created, deleted;
-    std::set_difference(next.begin(), next.end(), model.begin(), model.end(), std::back_inserter(created));
-    std::set_difference(model.begin(), model.end(), next.begin(), next.end(), std::back_inserter(deleted));
-    ASSERT_EQ(d.created, created);
-    ASSERT_EQ(d.deleted, deleted);
-    ASSERT_EQ(sorted(pm.pairs()), std::vector<Pair>(next.begin(), next.end()));
+    end_frame_as_model(pm, model, next);
+    if (testing::Test::HasFatalFailure()) return;
     model = next;
   }
 }

@@ -528,6 +528,35 @@ TEST(AabbTree, DeepTreesWalkWithLocalStacks) {
   check_against_brute(tree, model, maker, 200);
 }
 
+// A tree large enough for query_each() to interleave its walks (the trees
+// above are answered a walk at a time): a grid of touching cubes, built
+// sorted and then changed in place, queried with boxes of every size.
+TEST(AabbTree, InterleavedWalksMatchQuery) {
+  constexpr int kSide = 380;  // 144,400 leaves
+  std::vector<Slot> slots;
+  std::vector<Box3> boxes;
+  for (int x = 0; x < kSide; ++x) {
+    for (int y = 0; y < kSide; ++y) {
+      slots.push_back(static_cast<Slot>(slots.size()));
+      boxes.push_back(Box3{{float(x), float(y), 0}, {float(x + 1), float(y + 1), 1}});
+    }
+  }
+  AabbTree tree;
+  tree.build(slots, boxes, AabbTree::Split::kSorted);
+  for (Slot s = 0; s < 2000; s += 3) tree.move(s, Box3{{-5, -5, -5}, {float(s % 17), 2, 2}});
+  ASSERT_TRUE(tree.interleaves_queries());
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<float> at(-10.0f, kSide + 10.0f), side(0.0f, 6.0f);
+  std::vector<Box3> queries;
+  for (int i = 0; i < 3000; ++i) {
+    const float x = at(rng), y = at(rng), z = side(rng) - 3.0f;
+    queries.push_back(Box3{{x, y, z}, {x + side(rng), y + side(rng), z + side(rng)}});
+  }
+  queries.push_back(Box3{{-kInf, -kInf, -kInf}, {kInf, kInf, kInf}});  // every leaf
+  queries.push_back(Box3{{1e9f, 1e9f, 1e9f}, {2e9f, 2e9f, 2e9f}});     // none
+  check_query_each(tree, queries);
+}
+
 // The sorted build (Morton order) on a grid cuts it in halves and quarters;
 // on boxes at exponentially growing distances, where the Morton cuts are
 // lopsided, it falls back to the middle: shallow either way, and exact.

@@ -121,10 +121,14 @@ class AabbTree {
   /// query() for many boxes at once: done(i, hits) exactly once for each box i, `hits` the leaves
   /// overlapping boxes[i] in the order query() visits them (valid during the call only); the boxes finish
   /// in an order fixed by the tree and the boxes alone. Walks of a large tree wait on memory at every
-  /// level; here kQueryLanes walks advance in turn, each fetching the children it will test next while
+  /// level; there kQueryLanes walks advance in turn, each fetching the children it will test next while
   /// the others work, so that their waits overlap. done() may query this tree but must not change it.
   template <class Done>
   void query_each(std::span<const Box3> boxes, Done&& done) const;
+  /// Whether query_each() interleaves its walks here (else it is query() box by box).
+  bool interleaves_queries() const noexcept {
+    return root_ != kNull && height() + 1 <= kInlineStack && leaves_ >= kInterleavedLeaves;
+  }
   /// Calls visit(slot, t) for every leaf the valid ray `r` meets (sapling::ray_entry), t its entry, nearer
   /// subtrees first. visit returns the largest t still of interest (r.max_t for every hit, the best t so far
   /// for the closest); a subtree whose entry is greater is skipped, one at that bound still visited.
@@ -150,6 +154,11 @@ class AabbTree {
   static constexpr std::uint32_t kNull = ~std::uint32_t{0};
   static constexpr std::size_t kInlineStack = 64;
   static constexpr std::size_t kQueryLanes = 16;
+  // Trees of fewer leaves (nodes of 10 MB) mostly sit in the caches, where
+  // interleaving cost more than it saved: 100k region queries on a tree of
+  // 100k leaves took 8% longer interleaved, on one of 1M half the time
+  // (bench/results/concurrent-reads.md).
+  static constexpr std::size_t kInterleavedLeaves = std::size_t{1} << 17;
 
   // A leaf has height 0 and its slot in child[0]; an internal node two children.
   // A free node links the next free one through `parent`.
@@ -178,6 +187,9 @@ class AabbTree {
   std::uint32_t balance(std::uint32_t i) noexcept;
   // Refits and balances from i up to the root.
   void walk_up(std::uint32_t i) noexcept;
+  // query(), visiting each leaf's node.
+  template <class VisitLeaf>
+  void visit_leaves(const Box3& box, VisitLeaf&& visit) const;
   // The walks proper, on a stack of at least height() + 1 entries.
   template <class Visit>
   void query_walk(const Box3& box, Visit& visit, StackEntry* stack) const;
@@ -216,9 +228,14 @@ class AabbTree {
 
 template <class Visit>
 void AabbTree::query(const Box3& box, Visit&& visit) const {
+  visit_leaves(box, [&](const Node& leaf) { visit(Slot{leaf.child[0]}); });
+}
+
+template <class VisitLeaf>
+void AabbTree::visit_leaves(const Box3& box, VisitLeaf&& visit) const {
   if (root_ == kNull || !overlaps(nodes_[root_].box, box)) return;
   if (nodes_[root_].height == 0) {
-    visit(Slot{nodes_[root_].child[0]});
+    visit(nodes_[root_]);
     return;
   }
   if (height() + 1 <= kInlineStack) {
@@ -242,7 +259,7 @@ void AabbTree::query_walk(const Box3& box, Visit& visit, StackEntry* stack) cons
       const Node& child = nodes_[c];
       if (!overlaps(child.box, box)) continue;
       if (child.height == 0) {
-        visit(Slot{child.child[0]});
+        visit(child);
       } else {
         stack[top++] = {c, 0.0f};
       }
@@ -253,10 +270,11 @@ void AabbTree::query_walk(const Box3& box, Visit& visit, StackEntry* stack) cons
 template <class Done>
 void AabbTree::query_each(std::span<const Box3> boxes, Done&& done) const {
   std::vector<Hit> one;
-  if (root_ == kNull || height() + 1 > kInlineStack) {  // no tree, or a deep one: a walk at a time
+  // No tree, a deep one, or one small enough for the caches: a walk at a time.
+  if (!interleaves_queries()) {
     for (std::size_t i = 0; i < boxes.size(); ++i) {
       one.clear();
-      query(boxes[i], [&](Slot s) { one.push_back({box(s), s}); });
+      visit_leaves(boxes[i], [&](const Node& leaf) { one.push_back({leaf.box, Slot{leaf.child[0]}}); });
       done(i, std::span<const Hit>(one));
     }
     return;

@@ -87,13 +87,17 @@ struct BroadPhase::Impl {
   // queries.cpp: every read is const and changes nothing (but the query
   // tree's first build, under its lock), so that threads may read at once.
   void answer_query(const Box3& box, std::vector<Id>& out, std::uint32_t mask) const;
+  // The same for each of `boxes` into its answer, the trees' walks of the
+  // boxes interleaved (AabbTree::query_each()).
+  void answer_queries(std::span<const Box3> boxes, std::span<std::vector<Id>> answers, std::uint32_t mask) const;
+  bool answers_query(Slot s, const Box3& box, std::uint32_t mask) const;
   void cast_ray(const Ray3& ray, std::vector<RayHit>& hits, std::uint32_t mask, bool closest) const;
   Status check_ray_here(const Ray3& ray, Operation op = Operation::kRayCast, std::size_t index = 0) const;
   Status cast_rays(std::span<const Ray3> rays, std::vector<RayHit>& hits, std::vector<std::size_t>& offsets,
                    std::uint32_t mask, bool closest) const;
-  template <class T, class AnswerOne>
+  template <class T, class AnswerChunk>
   void answer_many(std::size_t count, std::vector<T>& flat, std::vector<std::size_t>& offsets,
-                   AnswerOne&& answer_one) const;
+                   AnswerChunk&& answer_chunk) const;
   /// Whether the static tree holds the static objects of the last update()
   /// (a failed frame may have changed it part-way).
   bool statics_trusted() const noexcept { return statics.tree() != nullptr && !remake_algorithm; }

@@ -86,18 +86,22 @@ Status BroadPhase::query(const Box2& box, std::vector<Id>& out, std::uint32_t ma
 // hand-over.
 constexpr std::size_t kBatchTask = 64;
 
-// answer_one(i, out) replaces `out` with item i's answers; each task keeps
-// its items' answers in its own part, and the parts are joined in order.
-template <class T, class AnswerOne>
+// answer_chunk(first, last, answers) fills answers[i - first] with item i's
+// answers, i in [first, last): a task's items; each task keeps its items'
+// answers in its own part, and the parts are joined in order.
+template <class T, class AnswerChunk>
 void BroadPhase::Impl::answer_many(std::size_t count, std::vector<T>& flat, std::vector<std::size_t>& offsets,
-                                   AnswerOne&& answer_one) const {
+                                   AnswerChunk&& answer_chunk) const {
   const std::size_t tasks = (count + kBatchTask - 1) / kBatchTask;
   std::vector<std::vector<T>> parts(tasks);
   offsets.assign(count + 1, 0);
   auto task = [&](std::size_t t) {
-    std::vector<T> one;
-    for (std::size_t i = t * kBatchTask; i < std::min(count, (t + 1) * kBatchTask); ++i) {
-      answer_one(i, one);
+    const std::size_t first = t * kBatchTask, last = std::min(count, first + kBatchTask);
+    thread_local std::vector<std::vector<T>> answers;  // kept: no allocation per item once warm
+    answers.resize(last - first);
+    answer_chunk(first, last, answers);
+    for (std::size_t i = first; i < last; ++i) {
+      const std::vector<T>& one = answers[i - first];
       parts[t].insert(parts[t].end(), one.begin(), one.end());
       offsets[i + 1] = one.size();
     }
@@ -125,7 +129,9 @@ Status BroadPhase::query_many(std::span<const Box3> boxes, std::vector<Id>& ids,
     }
   }
   impl_->answer_many(boxes.size(), ids, offsets,
-                     [&](std::size_t i, std::vector<Id>& out) { impl_->answer_query(boxes[i], out, mask); });
+                     [&](std::size_t first, std::size_t last, std::vector<std::vector<Id>>& answers) {
+                       impl_->answer_queries(boxes.subspan(first, last - first), answers, mask);
+                     });
   return {};
 }
 
@@ -146,50 +152,77 @@ Status BroadPhase::Impl::cast_rays(std::span<const Ray3> rays, std::vector<RayHi
   for (std::size_t i = 0; i < rays.size(); ++i) {
     if (Status refusal = check_ray_here(rays[i], Operation::kRayCastMany, i); !refusal) return refusal;
   }
-  answer_many(rays.size(), hits, offsets, [&](std::size_t i, std::vector<RayHit>& out) {
-    out.clear();
-    cast_ray(rays[i], out, mask, closest);
-  });
+  answer_many(rays.size(), hits, offsets,
+              [&](std::size_t first, std::size_t last, std::vector<std::vector<RayHit>>& answers) {
+                for (std::size_t i = first; i < last; ++i) {
+                  answers[i - first].clear();
+                  cast_ray(rays[i], answers[i - first], mask, closest);
+                }
+              });
   return {};
 }
 
-void BroadPhase::Impl::answer_query(const Box3& box, std::vector<Id>& out, std::uint32_t mask) const {
-  out.clear();
-  // The structures hold the broad boxes, which hold the own boxes: with
-  // contact distances, each candidate is checked again on its own box.
-  const bool own_boxes = objects.contact.in_use;
-  // With Options::exact_pairs, each hit is checked again against its box in
-  // world coordinates, the query box taken at the origin.
-  Box3d world_box = detail::widened(box);
-  for (int k = 0; k < 3; ++k) world_box.min[k] += large.origin[k], world_box.max[k] += large.origin[k];
-  const int axes = options.dims == 2 ? 2 : 3;
-  const auto exact_overlap = [&](Slot s) {
+// Whether candidate `s`, found by a structure's test of its broad box,
+// answers the query `box`: with contact distances its own box overlaps
+// too; with Options::exact_pairs its box in world coordinates overlaps the
+// query box taken at the origin; and `mask` accepts its filter.
+bool BroadPhase::Impl::answers_query(Slot s, const Box3& box, std::uint32_t mask) const {
+  if (objects.contact.in_use && !overlaps(box, objects.contact.own_boxes[s])) return false;
+  if (options.exact_pairs) {
+    Box3d world_box = detail::widened(box);
+    for (int k = 0; k < 3; ++k) world_box.min[k] += large.origin[k], world_box.max[k] += large.origin[k];
     const Box3d e = exact_box_of(s);
+    const int axes = options.dims == 2 ? 2 : 3;
     for (int k = 0; k < axes; ++k) {
       if (e.min[k] > world_box.max[k] || world_box.min[k] > e.max[k]) return false;
     }
-    return true;
+  }
+  return query_accepts(objects.filter_of(s), mask);
+}
+
+void BroadPhase::Impl::answer_query(const Box3& box, std::vector<Id>& out, std::uint32_t mask) const {
+  answer_queries({&box, 1}, {&out, 1}, mask);
+}
+
+void BroadPhase::Impl::answer_queries(std::span<const Box3> boxes, std::span<std::vector<Id>> answers,
+                                      std::uint32_t mask) const {
+  for (std::vector<Id>& out : answers) out.clear();
+  const auto keep = [&](std::size_t i, Slot s) {
+    if (answers_query(s, boxes[i], mask)) answers[i].push_back(objects.ids[s]);
   };
-  const auto keep = [&](Slot s) {
-    if (own_boxes && !overlaps(box, objects.contact.own_boxes[s])) return;
-    if (options.exact_pairs && !exact_overlap(s)) return;
-    if (query_accepts(objects.filter_of(s), mask)) out.push_back(objects.ids[s]);
+  const auto walk = [&](const detail::AabbTree& tree) {
+    if (boxes.size() > 1 && tree.interleaves_queries()) {
+      return tree.query_each(boxes, [&](std::size_t i, std::span<const detail::AabbTree::Hit> hits) {
+        for (const detail::AabbTree::Hit& hit : hits) keep(i, hit.slot);
+      });
+    }
+    for (std::size_t i = 0; i < boxes.size(); ++i) tree.query(boxes[i], [&](Slot s) { keep(i, s); });
   };
   if (statics_trusted()) {
-    statics.tree()->query(box, keep);
+    walk(*statics.tree());
   } else {
     objects.for_each_static([&](Slot s) {
-      if (overlaps(box, objects.boxes[s])) keep(s);
+      for (std::size_t i = 0; i < boxes.size(); ++i) {
+        if (overlaps(boxes[i], objects.boxes[s])) keep(i, s);
+      }
     });
   }
-  thread_local std::vector<Slot> candidates;  // the algorithm's answer
+  // The dynamic objects: the algorithm's answer where it gives one, else
+  // the query tree's.
+  thread_local std::vector<Slot> candidates;
   candidates.clear();
-  if (!remake_algorithm && algorithm->query(box, candidates)) {
-    for (const Slot s : candidates) keep(s);
+  if (!remake_algorithm && algorithm->query(boxes[0], candidates)) {
+    for (std::size_t i = 0; i < boxes.size(); ++i) {
+      if (i > 0) {
+        candidates.clear();
+        algorithm->query(boxes[i], candidates);
+      }
+      for (const Slot s : candidates) keep(i, s);
+    }
   } else {
-    query_tree.get(objects).query(box, keep);
+    walk(query_tree.get(objects));
   }
-  std::sort(out.begin(), out.end());
+  for (std::vector<Id>& out : answers) std::sort(out.begin(), out.end());
 }
 
 // What ray_cast() and ray_cast_closest() refuse: an invalid ray, and in a

@@ -273,19 +273,28 @@ TEST_P(BoxPruningTest, PrepareFindsCompletesPairs) {
 // Few query boxes among many prepared ones take the sparse sweep (each
 // query box searches its cell for the first entry within reach): against
 // brute force with bounds that touch exactly, signed zeros, points, boxes
-// at the float limits, queries outside the prepared bounds, and prepared
-// cells holding one long box among short ones.
+// at the float limits, queries outside the prepared bounds, prepared cells
+// holding one long box among short ones, and mins spread far from evenly
+// along the sweep (clumps, a skewed density: the search's guess lands
+// above its answer as well as below) in long cells (a flat world).
 TEST(BoxPruning, SparseQueriesMatchBruteForce) {
   std::mt19937 rng(17);
   std::uniform_int_distribution<int> cell(-300, 300);
-  for (const int variant : {0, 1, 2}) {  // plain, with boxes at the float limits, with long boxes
-    const bool with_limits = variant == 1, with_long = variant == 2;
+  // plain, with boxes at the float limits, with long boxes, clumped, skewed
+  for (const int variant : {0, 1, 2, 3, 4}) {
+    const bool with_limits = variant == 1, with_long = variant == 2, clumped = variant == 3, skewed = variant == 4;
     std::vector<Box3> resting(40000);
     for (std::size_t i = 0; i < resting.size(); ++i) {
       Box3& b = resting[i];
       for (int k = 0; k < 3; ++k) {
         b.min[k] = float(cell(rng)) * 0.5f;
         b.max[k] = b.min[k] + float(rng() % 3) * 0.5f;  // some points, faces touching on the half-unit lattice
+      }
+      if (clumped || skewed) {  // flat, x spread most: long cells along x
+        b.min[2] = b.max[2] = 0;
+        const int x = clumped ? 40 * (cell(rng) / 40) + cell(rng) % 3 : cell(rng) * std::abs(cell(rng)) / 300;
+        b.min[0] = float(x);
+        b.max[0] = b.min[0] + float(rng() % 3) * 0.5f;
       }
       if (i % 101 == 0) b.min[0] = -0.0f, b.max[0] = std::max(b.max[0], 0.0f);
       if (with_limits && i % 103 == 0) b.max[0] = b.min[0] = FLT_MAX;
@@ -305,6 +314,11 @@ TEST(BoxPruning, SparseQueriesMatchBruteForce) {
         for (int k = 0; k < 3; ++k) {
           q.min[k] = float(cell(rng)) * 0.5f;
           q.max[k] = q.min[k] + float(rng() % 4) * 0.5f;
+        }
+        if (clumped || skewed) {
+          q.min[2] = q.max[2] = 0;
+          q.min[0] = resting[rng() % resting.size()].min[0] - float(rng() % 4) * 0.5f;
+          q.max[0] = q.min[0] + float(rng() % 4) * 0.5f;
         }
         if (i % 5 == 1) q.min[0] = 0.0f, q.max[0] = std::max(q.max[0], 0.0f);
         if (i % 7 == 2) q.min[0] = q.max[0] = -FLT_MAX;

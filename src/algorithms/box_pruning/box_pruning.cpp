@@ -37,6 +37,7 @@
 #include "algorithms/builtin.hpp"
 #include "detail/axis_sampler.hpp"
 #include "detail/float_bounds.hpp"
+#include "detail/gallop.hpp"
 #include "detail/monotone_bins.hpp"
 #include "detail/radix_sort.hpp"
 #include "detail/reserve.hpp"
@@ -245,10 +246,11 @@ struct BoxPruner::Impl {
   std::array<CellArrays, 2> sets;
   CellArrays prepared;  // prepare()'s boxes, sorted in prepared_layout's cells
   // By prepared cell: how far its entries reach back along the sweep axis
-  // (the longest extent) and the spread of their mins, for the sparse sweep.
+  // (the longest extent), and the lowest of their mins and their spread,
+  // for the sparse sweep.
   struct Reach {
     float back = 0;  // rounded up
-    double spread = 0;
+    double first = 0, spread = 0;
   };
   std::vector<Reach> prepared_reach;
   Layout prepared_layout;
@@ -477,42 +479,65 @@ bool BoxPruner::Impl::sparse_pays(std::uint32_t cell, std::uint32_t queries) con
 
 // The bipartite sweep of one cell with few query boxes among many prepared
 // ones: each query box q, in sweep order, finds the first prepared entry
-// whose min is within the cell's reach of q's min (a galloping search from
-// the last query's, as the bounds only grow) and scans from there while
-// mins are not past q's max, testing the entries' max and the two other
-// axes. Every candidate pair is visited once, from its query box.
+// whose min is within the cell's reach of q's min, and scans from there
+// while mins are not past q's max, testing the entries' max and the two
+// other axes. Every candidate pair is visited once, from its query box.
+// The search starts where the last query's ended (the bounds only grow):
+// a few steps when the next is near; otherwise a gallop from where the
+// entry would lie were the cell's mins spread evenly over their range, so
+// that a query among thousands of entries (a flat world's long cells)
+// reads a few lines near its answer rather than a dozen across the cell.
 void BoxPruner::Impl::sweep_cell_sparse(const Layout& layout, std::uint32_t cell, const CellArrays& q,
                                         std::vector<IndexPair>& out) const {
   const CellArrays& p = prepared;
   const std::uint32_t ca = cell % layout.cells_a.count, cb = cell / layout.cells_a.count;
-  const float back = prepared_reach[cell].back;
+  const Reach& reach = prepared_reach[cell];
+  const float back = reach.back;
   const std::uint32_t* min_key = p.min_key.data();
   const std::uint32_t end = p.end(cell);  // the sentinel: above every key
+  // Entries per unit of the sweep axis, were the mins spread evenly.
+  const double density = double(end - p.begin(cell)) / reach.spread;
+  const bool interpolates = std::isfinite(reach.first) && std::isfinite(density);
+  // Searches run a batch ahead of the scans: each start found is fetched
+  // (the cross axes it scans, the hits' max keys and indices, arrays of
+  // their own) while the next searches run, so the waits overlap.
+  constexpr std::uint32_t kBatch = 8;
+  std::uint32_t starts[kBatch];
   std::uint32_t j = p.begin(cell);
-  for (std::uint32_t i = q.begin(cell), q_end = q.end(cell); i < q_end; ++i) {
-    // The lowest min that can reach q: q's min less the reach, one key below
-    // the rounded difference, so at or below the exact one (a key below +0's
-    // reads as -0, which sorts with +0: still a lower bound).
-    std::uint32_t from_key = float_key(key_float(q.min_key[i]) - back);
-    from_key -= from_key != 0;
-    // Near: a few steps; far: a galloping search.
-    for (int step = 0; step < 8 && min_key[j] < from_key; ++step) ++j;
-    if (min_key[j] < from_key) {
-      std::uint32_t step = 1, above = j + 1;
-      while (above < end && min_key[above] < from_key) {
-        j = above;
-        step *= 2;
-        above = std::min(end, j + step);
+  for (std::uint32_t first = q.begin(cell), q_end = q.end(cell); first < q_end; first += kBatch) {
+    const std::uint32_t last = std::min(q_end, first + kBatch);
+    for (std::uint32_t i = first; i < last; ++i) {
+      // The lowest min that can reach q: q's min less the reach, one key
+      // below the rounded difference, so at or below the exact one (a key
+      // below +0's reads as -0, which sorts with +0: still a lower bound).
+      const float from = key_float(q.min_key[i]) - back;
+      std::uint32_t from_key = float_key(from);
+      from_key -= from_key != 0;
+      for (int step = 0; step < 8 && min_key[j] < from_key; ++step) ++j;
+      if (min_key[j] < from_key) {
+        std::uint32_t guess = j + 1;
+        if (interpolates) {
+          const double at = double(p.begin(cell)) + (double(from) - reach.first) * density;  // NaN: no guess
+          if (at > double(guess)) guess = at < double(end) ? static_cast<std::uint32_t>(at) : end;
+        }
+        j = detail::first_at_least(
+            j + 1, end, guess, [&](std::uint32_t k) { return min_key[k]; }, from_key);
       }
-      j = static_cast<std::uint32_t>(std::lower_bound(min_key + j + 1, min_key + above, from_key) - min_key);
+      starts[i - first] = j;
+      __builtin_prefetch(p.cross.data() + j);
+      __builtin_prefetch(p.cross.data() + j + 4);
+      __builtin_prefetch(p.max_key.data() + j);
+      __builtin_prefetch(p.index.data() + j);
     }
-    const std::uint32_t q_index = q.index[i], q_min = q.min_key[i];
-    detail::prune::scan(q.cross[i], q.max_key[i], min_key, p.cross.data(), j, [&](std::uint32_t k) {
-      if (p.max_key[k] < q_min) return;
-      const std::uint32_t p_index = p.index[k];
-      if (((q_index | p_index) & kSpansCells) && !owns(layout, ca, cb, q.cross[i], p.cross[k])) return;
-      out.push_back(IndexPair{q_index & ~kSpansCells, p_index & ~kSpansCells});
-    });
+    for (std::uint32_t i = first; i < last; ++i) {
+      const std::uint32_t q_index = q.index[i], q_min = q.min_key[i];
+      detail::prune::scan(q.cross[i], q.max_key[i], min_key, p.cross.data(), starts[i - first], [&](std::uint32_t k) {
+        if (p.max_key[k] < q_min) return;
+        const std::uint32_t p_index = p.index[k];
+        if (((q_index | p_index) & kSpansCells) && !owns(layout, ca, cb, q.cross[i], p.cross[k])) return;
+        out.push_back(IndexPair{q_index & ~kSpansCells, p_index & ~kSpansCells});
+      });
+    }
   }
 }
 
@@ -538,8 +563,8 @@ void BoxPruner::Impl::measure_reach(const CellArrays& from) {
     if (double(rounded) < back) rounded = std::nextafter(rounded, std::numeric_limits<float>::infinity());
     r.back = std::max(r.back, rounded);
     const std::uint32_t first = prepared.begin(c), end = prepared.end(c);
-    r.spread =
-        first == end ? 0.0 : double(key_float(prepared.min_key[end - 1])) - double(key_float(prepared.min_key[first]));
+    r.first = first == end ? 0.0 : double(key_float(prepared.min_key[first]));
+    r.spread = first == end ? 0.0 : double(key_float(prepared.min_key[end - 1])) - r.first;
   }
 }
 

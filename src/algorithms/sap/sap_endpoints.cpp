@@ -13,6 +13,7 @@
 #include "algorithms/sap/sap_policy.hpp"
 #include "algorithms/sap/sap_words.hpp"
 #include "detail/float_bounds.hpp"
+#include "detail/gallop.hpp"
 #include "detail/radix_sort.hpp"
 #include "detail/reserve.hpp"
 #include "sapling/float_key.hpp"
@@ -303,18 +304,10 @@ bool SapEndpoints::scan_added(const LiveBoxes& live, std::size_t first_new, doub
 std::uint32_t SapEndpoints::scan_start(const LiveBoxes& live, int k, std::size_t d) const {
   const Entry* const arr = axis_[k].data();
   const std::uint32_t bound = float_key(reach_below(live.values<0>()[d].max[k], extent_[k]));
-  std::uint32_t hi = pos_[k][2 * live.slot(d)], step = 1, lo = 0;
-  if (endpoint_key(arr[hi].word) < bound) return hi;  // no longer box reaches below a's min
-  while (step < hi && endpoint_key(arr[hi - step].word) >= bound) {
-    hi -= step;
-    step *= 2;
-  }
-  if (step < hi) lo = hi - step;  // else lo = 0: the low sentinel, below every bound
-  while (hi - lo > 1) {           // key(arr[lo]) < bound <= key(arr[hi])
-    const std::uint32_t mid = lo + (hi - lo) / 2;
-    (endpoint_key(arr[mid].word) < bound ? lo : hi) = mid;
-  }
-  return hi;
+  const std::uint32_t at_min = pos_[k][2 * live.slot(d)];
+  // Entry 0, the low sentinel, is below every bound.
+  return detail::first_at_least(
+      0, at_min, at_min, [&](std::uint32_t i) { return endpoint_key(arr[i].word); }, bound);
 }
 
 // Scans axis k from `from` up to the max of the new box at dense index d and

@@ -139,9 +139,27 @@ bool RestingSet::update_changed(std::span<const Slot> removed, std::span<const S
   for (const std::span<const Slot> list : {moved, added}) {
     for (const Slot s : list) state_[s] = kChanged;
   }
-  for (const IndexPair& p : found) {  // resting entries of boxes since moved or removed are stale
-    const Slot t = resting_slot_[p.j];
-    if (t != kNoSlot && state_[t] == kResting) set(p.i, t, live.values<0>()[live.index(t)]);
+  // Resting entries of boxes since moved or removed are stale. Each pair
+  // reads at random places one after another (the entry's slot, then the
+  // slot's state, id and dense index, then its box); the reads run ahead
+  // in stages so that their waits overlap.
+  constexpr std::size_t kAhead = 8;
+  const auto slot_of = [&](std::size_t n) { return resting_slot_[found[n].j]; };
+  for (std::size_t n = 0; n < found.size(); ++n) {
+    if (n + 3 * kAhead < found.size()) __builtin_prefetch(&resting_slot_[found[n + 3 * kAhead].j]);
+    if (n + 2 * kAhead < found.size()) {
+      if (const Slot ahead = slot_of(n + 2 * kAhead); ahead != kNoSlot) {
+        __builtin_prefetch(&state_[ahead]);
+        __builtin_prefetch(&ids[ahead]);
+        live.prefetch_index(ahead);
+      }
+    }
+    if (n + kAhead < found.size()) {
+      const Slot ahead = slot_of(n + kAhead);
+      if (ahead != kNoSlot && state_[ahead] == kResting) __builtin_prefetch(&live.values<0>()[live.index(ahead)]);
+    }
+    const Slot t = slot_of(n);
+    if (t != kNoSlot && state_[t] == kResting) set(found[n].i, t, live.values<0>()[live.index(t)]);
   }
   for (const IndexPair& p : among_) {
     const Slot t = search_slots_[p.j];

@@ -356,11 +356,11 @@ void arbitrate(QueryRun& run) {
   }
 }
 
-// The timed frames: every call over the whole batch, the order rotating.
+// The timed frames: every call over the whole batch, in frame_order().
 void time_calls(QueryRun& run, int frames) {
   for (int f = 0; f < frames; ++f) {
-    for (std::size_t i = 0; i < run.calls.size(); ++i) {
-      Call& c = run.calls[(i + static_cast<std::size_t>(f)) % run.calls.size()];
+    for (const std::size_t i : frame_order(run.calls.size(), static_cast<std::size_t>(f))) {
+      Call& c = run.calls[i];
       if (c.result.batch_size == 0) continue;
       const Clock::time_point start = Clock::now();
       c.run(nullptr, nullptr);

@@ -448,7 +448,8 @@ void write_markdown(std::ostream& out, const RunInfo& info, const std::vector<Sc
          "p95 alongside; frame 0 (mass insertion) apart; a contender stops after "
       << json_number(info.budget_s)
       << " s of frames (budget). x fastest = ratio to the fastest contender of the scene. Contenders run interleaved, "
-         "frame by frame, in one process; the order rotates each frame.\n";
+         "frame by frame, in one process, in an order that changes each frame so that each follows every other alike "
+         "(a Williams square).\n";
   out << "- verification: each contender's full sorted pair set against the reference's on frame 0 and "
          "sampled frames up to the last. superset = every exact pair plus fattened-box extras; MISSES = pairs "
          "absent.\n";

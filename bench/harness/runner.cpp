@@ -187,11 +187,11 @@ void verify(SceneRun& run, int frame) {
 // Which of a contender's series a frame's time goes to.
 enum class Kind { kFirst, kWarmup, kMeasured };
 
-// One frame for every active contender, in an order rotated by `turn`: times each, adds it to
+// One frame for every active contender, in frame_order(turn): times each, adds it to
 // the budget, and (first repetition) samples its pair count, live boxes and memory.
 void run_frame(SceneRun& run, std::size_t turn, Kind kind, bool record_pairs) {
-  for (std::size_t k = 0; k < run.runners.size(); ++k) {
-    Runner& r = run.runners[(turn + k) % run.runners.size()];
+  for (const std::size_t k : frame_order(run.runners.size(), turn)) {
+    Runner& r = run.runners[k];
     if (!r.active) continue;
     try {
       const std::optional<Contender::Counter> before = r.contender->counter();
@@ -410,6 +410,18 @@ std::string Verification::text() const {
                   static_cast<long long>(first_bad_frame));
   }
   return buf + dup;
+}
+
+std::vector<std::size_t> frame_order(std::size_t n, std::size_t frame) {
+  std::vector<std::size_t> order(n);
+  if (n == 0) return order;
+  const std::size_t row = frame % (n % 2 == 0 ? n : 2 * n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t first = k % 2 == 1 ? (k + 1) / 2 : n - k / 2;  // 0, 1, n-1, 2, n-2, ...
+    order[k] = (first + row) % n;
+  }
+  if (row >= n) std::reverse(order.begin(), order.end());
+  return order;
 }
 
 SceneResult run_scene(const SceneSpec& spec, const std::vector<const ContenderInfo*>& contenders,

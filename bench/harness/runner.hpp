@@ -1,9 +1,10 @@
 // The benchmark runner: one scene, several contenders, run interleaved in
-// one process (each frame, every contender in turn, the order rotating), with
+// one process (each frame, every contender in turn, in an order that gives
+// each contender every other as its predecessor alike: frame_order()), with
 // per-frame timings, a time budget per contender, and verification of the
 // pair sets against a reference contender on sampled frames (runner.cpp).
 // A query scene runs the same way with calls in place of contenders: each
-// frame every call over the whole batch, the order rotating, its answers
+// frame every call over the whole batch, in frame_order(), its answers
 // checked against sapling's on the first (query_runner.cpp).
 #pragma once
 
@@ -88,6 +89,17 @@ struct SceneResult {
   double wall_s = 0;
 };
 
+/// The order in which `n` contenders (or calls) run in frame `frame`: the
+/// rows of a Williams square (Williams 1949, a Latin square balanced for
+/// the carry-over of one treatment into the next), its mirror rows too
+/// where n is odd. Over n frames (2n where n is odd) each contender
+/// immediately follows each other one equally often inside a frame (the
+/// first of a frame follows the last of the one before, 1 to 3 times in
+/// all), so none always pays for the same predecessor's evictions from the
+/// caches (a plain rotation gives each the same predecessor nearly every
+/// frame).
+std::vector<std::size_t> frame_order(std::size_t n, std::size_t frame);
+
 /// Runs `spec` with `contenders` (those that do not support it are listed as
 /// skipped). The reference is one-shot brute force if it runs, else
 /// the first exact sapling contender, else the first exact one.
@@ -119,7 +131,7 @@ struct QuerySceneResult {
 /// order) and by its peer unless `excluded` names it; a pass of every call
 /// over the batch, its answers checked query by query (untimed; brute force
 /// arbitrates the first differences); then `options.frames` frames (-1: the
-/// spec's) of every call over the batch, the order rotating, timed. Throws std::runtime_error when sapling
+/// spec's) of every call over the batch, in frame_order(), timed. Throws std::runtime_error when sapling
 /// refuses the world.
 QuerySceneResult run_query_scene(const QuerySceneSpec& spec, const RunOptions& options,
                                  const std::vector<std::string>& excluded);

@@ -286,8 +286,7 @@ struct BoxPruner::Impl {
   void sweep_cell(const Layout& layout, std::uint32_t cell, const CellArrays& a, const CellArrays& b,
                   std::vector<IndexPair>& out) const;
   bool sparse_pays(std::uint32_t cell, std::uint32_t queries) const;
-  void sweep_cell_sparse(const Layout& layout, std::uint32_t cell, const CellArrays& q,
-                         std::vector<IndexPair>& out) const;
+  class SparseSweep;
   void measure_reach(const CellArrays& added);
   void prepare(std::span<const Box3> boxes, std::vector<IndexPair>* out);
   bool update_prepared(std::span<const std::uint8_t> keep, std::span<const Box3> added,
@@ -464,7 +463,7 @@ void BoxPruner::Impl::sweep_cell(const Layout& layout, std::uint32_t cell, const
 }
 
 // Whether a cell of the prepared set is better swept from its query boxes
-// alone (sweep_cell_sparse) than merged with them: the merge visits every
+// alone (SparseSweep) than merged with them: the merge visits every
 // prepared entry of the cell, the sparse sweep a search and the entries
 // within reach of each query box. Costs in units of a merged entry,
 // measured on the tracy scene (docs/algorithms/box-pruning.md).
@@ -477,71 +476,95 @@ bool BoxPruner::Impl::sparse_pays(std::uint32_t cell, std::uint32_t queries) con
   return double(queries) * (kSearch + kCandidate * candidates) < entries;
 }
 
-// The bipartite sweep of one cell with few query boxes among many prepared
-// ones: each query box q, in sweep order, finds the first prepared entry
-// whose min is within the cell's reach of q's min, and scans from there
-// while mins are not past q's max, testing the entries' max and the two
-// other axes. Every candidate pair is visited once, from its query box.
-// The search starts where the last query's ended (the bounds only grow):
+// The bipartite sweep of cells with few query boxes among many prepared
+// ones: each query box q, in sweep order, finds the first prepared entry of
+// its cell whose min is within the cell's reach of q's min, and scans from
+// there while mins are not past q's max, testing the entries' max and the
+// two other axes. Every candidate pair is visited once, from its query box.
+// A search starts where the cell's last one ended (the bounds only grow):
 // a few steps when the next is near; otherwise a gallop from where the
 // entry would lie were the cell's mins spread evenly over their range, so
 // that a query among thousands of entries (a flat world's long cells)
 // reads a few lines near its answer rather than a dozen across the cell.
-void BoxPruner::Impl::sweep_cell_sparse(const Layout& layout, std::uint32_t cell, const CellArrays& q,
-                                        std::vector<IndexPair>& out) const {
-  const CellArrays& p = prepared;
-  const std::uint32_t ca = cell % layout.cells_a.count, cb = cell / layout.cells_a.count;
-  const Reach& reach = prepared_reach[cell];
-  const float back = reach.back;
-  const std::uint32_t* min_key = p.min_key.data();
-  const std::uint32_t end = p.end(cell);  // the sentinel: above every key
-  // Entries per unit of the sweep axis, were the mins spread evenly.
-  const double density = double(end - p.begin(cell)) / reach.spread;
-  const bool interpolates = std::isfinite(reach.first) && std::isfinite(density);
-  // Searches run a batch ahead of the scans: each start found is fetched
-  // (the cross axes it scans, the hits' max keys and indices, arrays of
-  // their own) while the next searches run, so the waits overlap.
-  constexpr std::uint32_t kBatch = 8;
-  std::uint32_t starts[kBatch];
-  std::uint32_t j = p.begin(cell);
-  for (std::uint32_t first = q.begin(cell), q_end = q.end(cell); first < q_end; first += kBatch) {
-    const std::uint32_t last = std::min(q_end, first + kBatch);
-    for (std::uint32_t i = first; i < last; ++i) {
+// The searches run a batch ahead of the scans, across cells: each start
+// found is fetched (the cross axes it scans, the hits' max keys and
+// indices, arrays of their own) while the next searches run, so that the
+// waits on memory overlap where a cell holds one query box or many.
+class BoxPruner::Impl::SparseSweep {
+ public:
+  SparseSweep(const Impl& m, const Layout& layout, const CellArrays& q, std::vector<IndexPair>& out)
+      : m_(m), layout_(layout), q_(q), out_(out) {}
+  SparseSweep(const SparseSweep&) = delete;
+  SparseSweep& operator=(const SparseSweep&) = delete;
+
+  // Searches for each query box of `cell`; scans as the batch fills. The
+  // last scans wait for flush().
+  void add(std::uint32_t cell) {
+    const CellArrays& p = m_.prepared;
+    const Reach& reach = m_.prepared_reach[cell];
+    const std::uint32_t* min_key = p.min_key.data();
+    const std::uint32_t begin = p.begin(cell), end = p.end(cell);  // end: the sentinel, above every key
+    // Entries per unit of the sweep axis, were the mins spread evenly.
+    const double density = double(end - begin) / reach.spread;
+    const bool interpolates = std::isfinite(reach.first) && std::isfinite(density);
+    std::uint32_t j = begin;
+    for (std::uint32_t i = q_.begin(cell), q_end = q_.end(cell); i < q_end; ++i) {
       // The lowest min that can reach q: q's min less the reach, one key
       // below the rounded difference, so at or below the exact one (a key
       // below +0's reads as -0, which sorts with +0: still a lower bound).
-      const float from = key_float(q.min_key[i]) - back;
+      const float from = key_float(q_.min_key[i]) - reach.back;
       std::uint32_t from_key = float_key(from);
       from_key -= from_key != 0;
       for (int step = 0; step < 8 && min_key[j] < from_key; ++step) ++j;
       if (min_key[j] < from_key) {
         std::uint32_t guess = j + 1;
         if (interpolates) {
-          const double at = double(p.begin(cell)) + (double(from) - reach.first) * density;  // NaN: no guess
+          const double at = double(begin) + (double(from) - reach.first) * density;  // NaN: no guess
           if (at > double(guess)) guess = at < double(end) ? static_cast<std::uint32_t>(at) : end;
         }
         j = detail::first_at_least(
             j + 1, end, guess, [&](std::uint32_t k) { return min_key[k]; }, from_key);
       }
-      starts[i - first] = j;
       __builtin_prefetch(p.cross.data() + j);
       __builtin_prefetch(p.cross.data() + j + 4);
       __builtin_prefetch(p.max_key.data() + j);
       __builtin_prefetch(p.index.data() + j);
-    }
-    for (std::uint32_t i = first; i < last; ++i) {
-      const std::uint32_t q_index = q.index[i], q_min = q.min_key[i];
-      detail::prune::scan(q.cross[i], q.max_key[i], min_key, p.cross.data(), starts[i - first], [&](std::uint32_t k) {
-        if (p.max_key[k] < q_min) return;
-        const std::uint32_t p_index = p.index[k];
-        if (((q_index | p_index) & kSpansCells) && !owns(layout, ca, cb, q.cross[i], p.cross[k])) return;
-        out.push_back(IndexPair{q_index & ~kSpansCells, p_index & ~kSpansCells});
-      });
+      pending_[count_++] = Pending{cell, i, j};
+      if (count_ == kBatch) flush();
     }
   }
-}
 
-// Each prepared cell's reach and spread (see sweep_cell_sparse): the reach
+  // Scans every search of the batch, in the order searched.
+  void flush() {
+    const CellArrays& p = m_.prepared;
+    for (std::uint32_t n = 0; n < count_; ++n) {
+      const auto [cell, i, start] = pending_[n];
+      const std::uint32_t ca = cell % layout_.cells_a.count, cb = cell / layout_.cells_a.count;
+      const std::uint32_t q_index = q_.index[i], q_min = q_.min_key[i];
+      detail::prune::scan(q_.cross[i], q_.max_key[i], p.min_key.data(), p.cross.data(), start, [&](std::uint32_t k) {
+        if (p.max_key[k] < q_min) return;
+        const std::uint32_t p_index = p.index[k];
+        if (((q_index | p_index) & kSpansCells) && !owns(layout_, ca, cb, q_.cross[i], p.cross[k])) return;
+        out_.push_back(IndexPair{q_index & ~kSpansCells, p_index & ~kSpansCells});
+      });
+    }
+    count_ = 0;
+  }
+
+ private:
+  static constexpr std::uint32_t kBatch = 8;
+  struct Pending {
+    std::uint32_t cell, query, start;
+  };
+  const Impl& m_;
+  const Layout& layout_;
+  const CellArrays& q_;
+  std::vector<IndexPair>& out_;
+  Pending pending_[kBatch];
+  std::uint32_t count_ = 0;
+};
+
+// Each prepared cell's reach and spread (see SparseSweep): the reach
 // over the entries of `from`, either the prepared cells themselves
 // (prepare()) or the entries update_prepared() added, which widen the reach
 // of the kept ones (still at least theirs: a bound, never below the true
@@ -955,16 +978,19 @@ bool BoxPruner::bipartite_prepared_impl(std::span<const Box3> query, std::vector
       m.tasks, m.plan.size(), m.two_outputs, outputs,
       [&](std::size_t t, auto& found) {
         TaskScratch& tmp = m.scratch[t];
+        Impl::SparseSweep sparse(m, layout, q, found.prepared);
         for (std::uint32_t c = m.plan.first(t); c < m.plan.end(t); ++c) {
           if (q.start[c] == q.start[c + 1]) continue;
           m.sort_cell(layout, m.sets[0], c, tmp);
           if (m.sparse_pays(c, q.start[c + 1] - q.start[c])) {
-            m.sweep_cell_sparse(layout, c, m.sets[0], found.prepared);
+            sparse.add(c);
           } else {
+            sparse.flush();  // the pairs in cell order
             m.sweep_cell<true>(layout, c, m.sets[0], m.prepared, found.prepared);
           }
           if (with_among) m.sweep_cell<false>(layout, c, m.sets[0], m.sets[0], found.among);
         }
+        sparse.flush();
       },
       [](std::span<const Impl::TwoOutputs> parts, Outputs& to) {
         for (const Impl::TwoOutputs& part : parts) {

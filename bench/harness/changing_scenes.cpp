@@ -135,6 +135,53 @@ class StreamedLevel final : public EditedScene {
   std::size_t batch_, every_, loaded_ = 0;
 };
 
+class Wakeups final : public EditedScene {
+ public:
+  Wakeups(std::size_t n, std::size_t per_frame, std::size_t awake)
+      : EditedScene(3, tracy_params(n, 0)),
+        per_frame_(per_frame),
+        awake_(std::min(awake, n / std::max<std::size_t>(1, per_frame))) {
+    for (Id id = 0; id < n; ++id) add(id);
+  }
+
+ private:
+  // The k-th cube woken: a stride through the ids coprime with n, so the
+  // cubes awake together (fewer than n) are distinct.
+  Id woken(std::uint64_t k) const {
+    const std::uint64_t n = boxes_.size();
+    std::uint64_t stride = 7919;  // prime
+    while (std::gcd(stride, n) != 1) stride += 2;
+    return static_cast<Id>((k % n) * stride % n);
+  }
+  // A step in [-0.05, 0.05] from a hash of (id, frame, axis).
+  static float nudge(Id id, std::size_t frame, int axis) {
+    std::uint64_t h = (std::uint64_t{id} << 32) ^ (std::uint64_t{frame} << 2) ^ static_cast<std::uint64_t>(axis);
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return static_cast<float>(double(h >> 11) / double(std::uint64_t{1} << 53) * 0.1 - 0.05);
+  }
+  void edit() override {
+    for (std::size_t age = 0; age < awake_ && age < frame_; ++age) {
+      const std::uint64_t first = std::uint64_t{frame_ - age} * per_frame_;
+      for (std::size_t k = 0; k < per_frame_; ++k) {
+        const Id id = woken(first + k);
+        Box3& b = boxes_[id];
+        for (int axis = 0; axis < 3; ++axis) {
+          const float step = nudge(id, frame_, axis);
+          b.min[axis] += step;
+          b.max[axis] += step;
+        }
+        moved_.push_back(id);
+      }
+    }
+    std::sort(moved_.begin(), moved_.end());
+  }
+  std::size_t per_frame_, awake_;
+};
+
 class Refill final : public EditedScene {
  public:
   Refill(std::size_t n, std::size_t movers, std::size_t empty_at, std::size_t refill_at)
@@ -169,6 +216,9 @@ std::unique_ptr<Scenario> make_streamed_level(std::size_t n, std::size_t movers,
 }
 std::unique_ptr<Scenario> make_refill(std::size_t n, std::size_t movers, std::size_t empty_at, std::size_t refill_at) {
   return std::make_unique<Refill>(n, movers, empty_at, refill_at);
+}
+std::unique_ptr<Scenario> make_wakeups(std::size_t n, std::size_t per_frame, std::size_t awake) {
+  return std::make_unique<Wakeups>(n, per_frame, awake);
 }
 
 }  // namespace sapling::bench

@@ -1,6 +1,7 @@
 // Worlds whose workload changes as they run (issue 27): the frames a user
 // meets when a level loads, a part of it explodes, it is streamed in or
-// emptied and filled again, and a plane of resting squares. Each wraps a
+// emptied and filled again, its bodies bumped awake a few at a time, and a
+// plane of resting squares. Each wraps a
 // spec scenario (docs/scenarios.md) and edits its frames; the same seed
 // gives the same frames on every platform.
 #pragma once
@@ -31,5 +32,13 @@ std::unique_ptr<Scenario> make_streamed_level(std::size_t n, std::size_t movers,
 /// frame `empty_at` and every one added again, where it then is, at frame
 /// `refill_at`.
 std::unique_ptr<Scenario> make_refill(std::size_t n, std::size_t movers, std::size_t empty_at, std::size_t refill_at);
+
+/// W2 tracy's n resting cubes (none of tracy's movers) bumped awake: every
+/// frame `per_frame` cubes not yet woken in the last n / per_frame frames
+/// wake, each then moves a small step (at most 0.05 on each axis, from a
+/// hash of its id and the frame) in each of `awake` frames and rests again
+/// (a game's bodies knocked about and put back to sleep): per_frame x
+/// awake cubes move every frame, a different set each frame.
+std::unique_ptr<Scenario> make_wakeups(std::size_t n, std::size_t per_frame, std::size_t awake);
 
 }  // namespace sapling::bench

@@ -418,6 +418,16 @@ std::vector<SceneSpec> changing_suite(bool quick) {
       "W2 tracy: a level of " + std::to_string(n) + " cubes (" + std::to_string(movers) + " moving) streamed in " +
           std::to_string(batch) + " at a time every 30 frames",
       [n, movers, batch] { return make_streamed_level(n, movers, batch, 30); }, quick ? 60 : 300));
+  for (const std::size_t size : quick ? std::vector<std::size_t>{n} : std::vector<std::size_t>{n, 1'000'000}) {
+    const std::size_t per_frame = movers / 4;
+    SceneSpec s = spec(
+        "wakeups-" + count(size),
+        "W2 tracy: " + std::to_string(size) + " resting cubes, " + std::to_string(per_frame) +
+            " more bumped awake each frame, each moving 4 frames then resting (a different " +
+            std::to_string(4 * per_frame) + " moving each frame)",
+        [size, per_frame] { return make_wakeups(size, per_frame, 4); }, quick ? 60 : 150);
+    scenes.push_back(size >= 1'000'000 ? huge(s) : s);
+  }
   scenes.push_back(spec(
       "refill-" + count(n),
       "W2 tracy: " + std::to_string(n) + " cubes (" + std::to_string(movers) +

@@ -486,14 +486,15 @@ bool BoxPruner::Impl::sparse_pays(std::uint32_t cell, std::uint32_t queries) con
 // entry would lie were the cell's mins spread evenly over their range, so
 // that a query among thousands of entries (a flat world's long cells)
 // reads a few lines near its answer rather than a dozen across the cell.
-// The searches run a batch ahead of the scans, across cells: each start
-// found is fetched (the cross axes it scans, the hits' max keys and
-// indices, arrays of their own) while the next searches run, so that the
-// waits on memory overlap where a cell holds one query box or many.
+// In a prepared set larger than a core's caches the searches run a batch
+// ahead of the scans, across cells: each start found is fetched (the cross
+// axes it scans, the hits' max keys and indices, arrays of their own) while
+// the next searches run, so that the waits on memory overlap where a cell
+// holds one query box or many.
 class BoxPruner::Impl::SparseSweep {
  public:
   SparseSweep(const Impl& m, const Layout& layout, const CellArrays& q, std::vector<IndexPair>& out)
-      : m_(m), layout_(layout), q_(q), out_(out) {}
+      : m_(m), layout_(layout), q_(q), out_(out), batch_(m.prepared.min_key.size() < kBatchedEntries ? 1 : kBatch) {}
   SparseSweep(const SparseSweep&) = delete;
   SparseSweep& operator=(const SparseSweep&) = delete;
 
@@ -504,9 +505,6 @@ class BoxPruner::Impl::SparseSweep {
     const Reach& reach = m_.prepared_reach[cell];
     const std::uint32_t* min_key = p.min_key.data();
     const std::uint32_t begin = p.begin(cell), end = p.end(cell);  // end: the sentinel, above every key
-    // Entries per unit of the sweep axis, were the mins spread evenly.
-    const double density = double(end - begin) / reach.spread;
-    const bool interpolates = std::isfinite(reach.first) && std::isfinite(density);
     std::uint32_t j = begin;
     for (std::uint32_t i = q_.begin(cell), q_end = q_.end(cell); i < q_end; ++i) {
       // The lowest min that can reach q: q's min less the reach, one key
@@ -517,42 +515,52 @@ class BoxPruner::Impl::SparseSweep {
       from_key -= from_key != 0;
       for (int step = 0; step < 8 && min_key[j] < from_key; ++step) ++j;
       if (min_key[j] < from_key) {
+        // Where the entry would lie were the cell's mins spread evenly
+        // (NaN or beyond the cell: no guess).
         std::uint32_t guess = j + 1;
-        if (interpolates) {
-          const double at = double(begin) + (double(from) - reach.first) * density;  // NaN: no guess
-          if (at > double(guess)) guess = at < double(end) ? static_cast<std::uint32_t>(at) : end;
-        }
+        const double at = double(begin) + (double(from) - reach.first) * (double(end - begin) / reach.spread);
+        if (at > double(guess)) guess = at < double(end) ? static_cast<std::uint32_t>(at) : end;
         j = detail::first_at_least(
             j + 1, end, guess, [&](std::uint32_t k) { return min_key[k]; }, from_key);
+      }
+      if (batch_ == 1) {
+        scan(cell, i, j);
+        continue;
       }
       __builtin_prefetch(p.cross.data() + j);
       __builtin_prefetch(p.cross.data() + j + 4);
       __builtin_prefetch(p.max_key.data() + j);
       __builtin_prefetch(p.index.data() + j);
       pending_[count_++] = Pending{cell, i, j};
-      if (count_ == kBatch) flush();
+      if (count_ == batch_) flush();
     }
   }
 
   // Scans every search of the batch, in the order searched.
   void flush() {
-    const CellArrays& p = m_.prepared;
-    for (std::uint32_t n = 0; n < count_; ++n) {
-      const auto [cell, i, start] = pending_[n];
-      const std::uint32_t ca = cell % layout_.cells_a.count, cb = cell / layout_.cells_a.count;
-      const std::uint32_t q_index = q_.index[i], q_min = q_.min_key[i];
-      detail::prune::scan(q_.cross[i], q_.max_key[i], p.min_key.data(), p.cross.data(), start, [&](std::uint32_t k) {
-        if (p.max_key[k] < q_min) return;
-        const std::uint32_t p_index = p.index[k];
-        if (((q_index | p_index) & kSpansCells) && !owns(layout_, ca, cb, q_.cross[i], p.cross[k])) return;
-        out_.push_back(IndexPair{q_index & ~kSpansCells, p_index & ~kSpansCells});
-      });
-    }
+    for (std::uint32_t n = 0; n < count_; ++n) scan(pending_[n].cell, pending_[n].query, pending_[n].start);
     count_ = 0;
   }
 
  private:
+  // Query box i of `cell` against the prepared entries from `start` on.
+  void scan(std::uint32_t cell, std::uint32_t i, std::uint32_t start) {
+    const CellArrays& p = m_.prepared;
+    const std::uint32_t q_index = q_.index[i], q_min = q_.min_key[i];
+    detail::prune::scan(q_.cross[i], q_.max_key[i], p.min_key.data(), p.cross.data(), start, [&](std::uint32_t k) {
+      if (p.max_key[k] < q_min) return;
+      const std::uint32_t p_index = p.index[k];
+      if (((q_index | p_index) & kSpansCells) &&
+          !owns(layout_, cell % layout_.cells_a.count, cell / layout_.cells_a.count, q_.cross[i], p.cross[k])) {
+        return;
+      }
+      out_.push_back(IndexPair{q_index & ~kSpansCells, p_index & ~kSpansCells});
+    });
+  }
+
   static constexpr std::uint32_t kBatch = 8;
+  // Entries (28 bytes each, 1.8 MB) from which the searches run in batches.
+  static constexpr std::size_t kBatchedEntries = std::size_t{1} << 16;
   struct Pending {
     std::uint32_t cell, query, start;
   };
@@ -560,6 +568,7 @@ class BoxPruner::Impl::SparseSweep {
   const Layout& layout_;
   const CellArrays& q_;
   std::vector<IndexPair>& out_;
+  const std::uint32_t batch_;
   Pending pending_[kBatch];
   std::uint32_t count_ = 0;
 };

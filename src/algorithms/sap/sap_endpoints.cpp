@@ -144,7 +144,12 @@ std::uint32_t SapEndpoints::walk(Slot a, Entry moving, std::span<const Id> ids, 
 }
 
 void SapEndpoints::widen_extent(const Box3& box) {
-  for (int k = 0; k < axes_; ++k) extent_[k] = std::max(extent_[k], extent_of(box.min[k], box.max[k]));
+  for (int k = 0; k < axes_; ++k) {
+    // extent_of() rounds the difference up by one step, so a difference
+    // below the extent kept cannot raise it: skip its nextafter() call.
+    if (double(box.max[k]) - double(box.min[k]) < extent_[k]) continue;
+    extent_[k] = std::max(extent_[k], extent_of(box.min[k], box.max[k]));
+  }
 }
 
 // The same for many boxes, rounded up once: the largest rounded difference,

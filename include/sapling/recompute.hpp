@@ -4,6 +4,7 @@
 // against the previous frame's (PairManager::assign).
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <span>
 #include <vector>
@@ -23,6 +24,9 @@ class OneShotComplete {
   /// Draws its structure as of the last complete() (debug_draw.hpp);
   /// nothing by default.
   virtual void debug_draw(DebugDraw& /*draw*/) const {}
+  /// Bytes it holds between calls (its buffers), counted in the persistent
+  /// algorithm's memory_bytes(); 0 by default.
+  virtual std::size_t memory_bytes() const { return 0; }
 };
 
 /// Makes a one-shot algorithm persistent: each frame with changes it

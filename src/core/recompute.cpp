@@ -39,7 +39,8 @@ class Recompute final : public Algorithm {
   void debug_draw(DebugDraw& draw, std::span<const Id> /*ids*/) const override { one_shot_->debug_draw(draw); }
 
   std::size_t memory_bytes() const override {
-    return live_.memory_bytes() + found_.capacity() * sizeof(IndexPair) + frame_pairs_.capacity() * sizeof(Pair);
+    return live_.memory_bytes() + found_.capacity() * sizeof(IndexPair) + frame_pairs_.capacity() * sizeof(Pair) +
+           one_shot_->memory_bytes();
   }
 
  private:

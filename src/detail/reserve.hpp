@@ -2,7 +2,8 @@
 // (std::vector's reserve(n) allocates exactly n, so calling it with a slowly
 // growing n, one more slot or a few more pairs each frame, would copy the
 // vector every time; used wherever room is made ahead of a step that must not
-// fail), and storage given back after a mass removal.
+// fail), and storage given back after a mass removal or when large room
+// goes mostly unused.
 #pragma once
 
 #include <algorithm>
@@ -30,6 +31,19 @@ void reserve_geometric(std::vector<T>& v, std::size_t n) {
 template <class T>
 void free_storage(std::vector<T>& v) noexcept {
   std::vector<T>().swap(v);
+}
+
+/// Scratch room of this many elements or more is given back once the
+/// frames use less than half of it (a mass insertion's, a layout's): its
+/// page faults, when wanted again, cost a fraction of the O(n) step that
+/// needs it. Smaller room is kept, so that warm frames allocate nothing.
+inline constexpr std::size_t kKeptRoom = std::size_t{1} << 16;
+
+/// Gives `v`'s storage back where it is large room mostly unused: at least
+/// kKeptRoom elements and more than twice `used`. Empties `v` if so.
+template <class T>
+void give_back_unused(std::vector<T>& v, std::size_t used) noexcept {
+  if (v.capacity() >= kKeptRoom && v.capacity() > 2 * used) free_storage(v);
 }
 
 }  // namespace sapling::detail

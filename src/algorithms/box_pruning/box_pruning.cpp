@@ -1056,6 +1056,7 @@ class BoxPruningOneShot final : public OneShotComplete {
 
   void complete(std::span<const Box3> boxes, std::vector<IndexPair>& out) override { pruner_.complete(boxes, out); }
   void debug_draw(DebugDraw& draw) const override { pruner_.debug_draw(draw); }
+  std::size_t memory_bytes() const override { return pruner_.memory_bytes(); }
 
  private:
   OptionTasks tasks_;

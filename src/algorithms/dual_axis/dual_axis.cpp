@@ -147,6 +147,7 @@ class StripMap {
   std::uint32_t count = 1;
 
   std::uint32_t operator()(float v) const { return grouped_ ? table_[fine_(v)] : even_(v); }
+  std::size_t memory_bytes() const noexcept { return table_.capacity() * sizeof(std::uint32_t); }
 
   // `strips` strips over centres in [lo, hi] on `axis`.
   void build(std::span<const Box3> boxes, int axis, double lo, double hi, std::uint32_t strips) {
@@ -276,6 +277,7 @@ class DualAxisSweep final : public OneShotComplete {
  public:
   explicit DualAxisSweep(const Options& options) : tasks_(options) {}
   void complete(std::span<const Box3> boxes, std::vector<IndexPair>& out) override;
+  std::size_t memory_bytes() const override;
 
  private:
   struct Outlier {
@@ -375,6 +377,19 @@ void DualAxisSweep::complete(std::span<const Box3> boxes, std::vector<IndexPair>
 }
 
 // Every cell's sweep, in tasks of consecutive cells; pairs in cell order (task_plan.hpp).
+std::size_t DualAxisSweep::memory_bytes() const {
+  const auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
+  std::size_t total = strips_.memory_bytes() + bytes(start_) + bytes(stats_) + bytes(entries_) + bytes(cursor_) +
+                      tasks_plan_.memory_bytes() + bytes(task_pairs_);
+  for (const std::vector<double>& v : sample_) total += bytes(v);
+  for (const std::vector<IndexPair>& v : task_pairs_) total += bytes(v);
+  arrays_.for_each([&](const CellArrays& w) {
+    total += sizeof(CellArrays) + bytes(w.x_start) + bytes(w.y_start) + bytes(w.y_next) + bytes(w.x_line) +
+             bytes(w.queries) + bytes(w.stored) + bytes(w.stored_index) + bytes(w.outliers) + w.tree.memory_bytes();
+  });
+  return total;
+}
+
 void DualAxisSweep::sweep_cells(std::vector<IndexPair>& out) {
   const std::uint32_t cells = strips_.count * slabs_.count;
   tasks_plan_.split(

@@ -16,11 +16,6 @@ constexpr std::uint8_t kResting = 1;  // in the resting set, with its current bo
 constexpr std::uint8_t kActive = 2;   // moved or added since the resting set was laid out
 constexpr std::uint8_t kChanged = 3;  // kActive, and moved or added this frame (during pair_changed)
 
-// Scratch of a layout this large is given back after it rather than kept
-// (its page faults cost a fraction of the O(n) layout); smaller sets keep
-// theirs, so that their warm frames allocate nothing.
-constexpr std::size_t kKeptRoom = std::size_t{1} << 16;
-
 }  // namespace
 
 void RestingSet::track(const FrameOps& ops) {
@@ -338,10 +333,14 @@ void RestingSet::lay_out_all(const LiveBoxes& live, std::vector<IndexPair>& pair
 }
 
 std::size_t RestingSet::memory_bytes() const {
-  return state_.capacity() + keep_.capacity() + merged_at_.capacity() * sizeof(std::uint32_t) +
-         (active_.capacity() + resting_slot_.capacity() + query_slots_.capacity() + other_slots_.capacity()) *
+  return state_.capacity() + keep_.capacity() + search_live_.capacity() +
+         merged_at_.capacity() * sizeof(std::uint32_t) +
+         (active_.capacity() + resting_slot_.capacity() + query_slots_.capacity() + other_slots_.capacity() +
+          search_slots_.capacity()) *
              sizeof(Slot) +
-         (query_boxes_.capacity() + other_boxes_.capacity()) * sizeof(Box3) + among_.capacity() * sizeof(IndexPair);
+         (query_boxes_.capacity() + other_boxes_.capacity() + search_boxes_.capacity() + search_now_.capacity()) *
+             sizeof(Box3) +
+         among_.capacity() * sizeof(IndexPair);
 }
 
 // Free slots kGone, live ones kResting or kActive; active_ lists the kActive

@@ -470,8 +470,9 @@ void SweepAndPrune::drop_changed_pairs(const FrameOps& ops, bool may_search) {
 
 std::size_t SweepAndPrune::memory_bytes() const {
   return live_.memory_bytes() + endpoints_.memory_bytes() + removed_ids_.memory_bytes() +
-         found_.capacity() * sizeof(IndexPair) + frame_pairs_.capacity() * sizeof(Pair) + resting_.memory_bytes() +
-         pruner_.memory_bytes();
+         found_.capacity() * sizeof(IndexPair) + estimate_ends_.capacity() * sizeof(float) +
+         frame_pairs_.capacity() * sizeof(Pair) + (moved_from_.capacity() + removed_boxes_.capacity()) * sizeof(Box3) +
+         resting_.memory_bytes() + pruner_.memory_bytes();
 }
 
 // Invariants after every update(): live_ maps the live slots one-to-one to

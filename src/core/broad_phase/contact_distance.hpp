@@ -99,6 +99,10 @@ struct StagedContact {
   void undo(ContactDistances& table, std::span<const Slot> moved) noexcept;
   void clear() noexcept;
   void free_storage() noexcept;
+  std::size_t memory_bytes() const noexcept {
+    return (added_own.capacity() + moved_own.capacity()) * sizeof(Box3) +
+           (added_distances.capacity() + moved_distances.capacity()) * sizeof(float);
+  }
 };
 
 }  // namespace sapling::detail

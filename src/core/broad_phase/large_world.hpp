@@ -84,6 +84,11 @@ struct LargeWorld {
   std::vector<Pair> exact_pairs;  // sorted, with Options::exact_pairs
   std::vector<Pair> scratch;
 
+  std::size_t memory_bytes() const noexcept {
+    return staged_slots.capacity() * sizeof(Slot) + staged_boxes.capacity() * sizeof(Box3d) +
+           (exact_pairs.capacity() + scratch.capacity()) * sizeof(Pair);
+  }
+
   void drop_staged() noexcept {
     staged_slots.clear();
     staged_boxes.clear();

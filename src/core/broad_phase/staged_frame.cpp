@@ -32,6 +32,14 @@ FrameOps DynamicShare::split(const FrameOps& ops, const ObjectTable& objects) {
   return FrameOps{removed, moved, moved_boxes, added, added_boxes, ops.boxes, ops.filter};
 }
 
+void DynamicShare::give_back_unused() noexcept {
+  detail::give_back_unused(removed, removed.size());
+  detail::give_back_unused(moved, moved.size());
+  detail::give_back_unused(added, added.size());
+  detail::give_back_unused(moved_boxes, moved_boxes.size());
+  detail::give_back_unused(added_boxes, added_boxes.size());
+}
+
 void DynamicShare::free_storage() noexcept {
   detail::free_storage(removed);
   detail::free_storage(moved);
@@ -259,6 +267,23 @@ void StagedFrame::commit(ObjectTable& objects) noexcept {
   }
   for (const Slot s : added) objects.states[s] = SlotState::kLive;
   objects.live = objects.live + added.size() - removed.size();
+  // The room of a mass insertion or removal (28 bytes an object: a million
+  // boxes staged at frame 0 kept 28 MB) goes with the frame that used it,
+  // whose O(n) work dwarfs giving it back (freeing it a frame later made
+  // that frame 3 ms against 0.2); the moves' room once the frames use
+  // less than half of it.
+  const std::size_t mass = kKeptRoom;
+  if (added.size() >= mass || removed.size() >= mass) {
+    detail::free_storage(added);
+    detail::free_storage(added_boxes);
+    detail::free_storage(removed);
+    detail::free_storage(old_stamps_);
+    dynamic_.free_storage();
+  }
+  give_back_unused(moved, moved.size());
+  give_back_unused(moved_boxes, moved.size());
+  give_back_unused(old_stamps_, added.size() + moved.size() + removed.size());
+  dynamic_.give_back_unused();
   clear();
 }
 
@@ -284,6 +309,17 @@ void StagedFrame::free_storage() noexcept {
   detail::free_storage(old_stamps_);
   dynamic_.free_storage();
   contact_.free_storage();
+}
+
+std::size_t DynamicShare::memory_bytes() const noexcept {
+  return (removed.capacity() + moved.capacity() + added.capacity()) * sizeof(Slot) +
+         (moved_boxes.capacity() + added_boxes.capacity()) * sizeof(Box3);
+}
+
+std::size_t StagedFrame::memory_bytes() const noexcept {
+  return (removed.capacity() + moved.capacity() + added.capacity() + refiltered.capacity()) * sizeof(Slot) +
+         (moved_boxes.capacity() + added_boxes.capacity()) * sizeof(Box3) + refilters.capacity() * sizeof(Filter) +
+         dynamic_.memory_bytes() + contact_.memory_bytes() + old_stamps_.capacity() * sizeof(Stamp);
 }
 
 }  // namespace sapling::detail

@@ -36,6 +36,9 @@ struct DynamicShare {
   /// `ops` without its static objects: `ops` itself when none is static.
   FrameOps split(const FrameOps& ops, const ObjectTable& objects);
   void free_storage() noexcept;
+  /// Large room the last frame used less than half of goes (reserve.hpp).
+  void give_back_unused() noexcept;
+  std::size_t memory_bytes() const noexcept;
 };
 
 class StagedFrame {
@@ -79,6 +82,8 @@ class StagedFrame {
 
   void clear() noexcept;
   void free_storage() noexcept;
+  /// Bytes of the staging lists and their scratch (room kept between frames).
+  std::size_t memory_bytes() const noexcept;
 
  private:
   Status algorithm_accepts(const ObjectTable& objects, Operation op, std::span<const Id> ids,

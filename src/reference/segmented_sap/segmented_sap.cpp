@@ -269,7 +269,7 @@ void SegmentedSap::sort_globally(const FrameOps& ops, std::span<const Id> ids, P
   dense_boxes_.resize(live_);
   for (std::size_t i = 0; i < live_; ++i) dense_boxes_[i] = box_[live_slots_[i]];
   found_.clear();
-  complete_pairs(dense_boxes_, found_);
+  pruner_.complete(dense_boxes_, found_);
   frame_pairs_.resize(found_.size());
   std::size_t kept = 0;
   for (const IndexPair& p : found_) {
@@ -296,6 +296,7 @@ void SegmentedSap::give_back_scratch() {
   free_storage(dense_boxes_);
   free_storage(found_);
   free_storage(frame_pairs_);
+  pruner_.release_buffers();
 }
 
 void SegmentedSap::remove_object(Slot s, std::span<const Id> ids, PairManager& pairs) {
@@ -376,7 +377,7 @@ std::size_t SegmentedSap::memory_bytes() const {
   std::size_t bytes = box_.capacity() * sizeof(Box3) + id_.capacity() * sizeof(Id);
   bytes += (min_keys_.capacity() + max_keys_.capacity()) * 4 + filters_.capacity() * sizeof(SegmentedAxis::Filter) +
            gone_.capacity() + live_slots_.capacity() * sizeof(Slot) + dense_boxes_.capacity() * sizeof(Box3) +
-           found_.capacity() * sizeof(IndexPair) + frame_pairs_.capacity() * sizeof(Pair);
+           found_.capacity() * sizeof(IndexPair) + frame_pairs_.capacity() * sizeof(Pair) + pruner_.memory_bytes();
   for (int k = 0; k < axes_; ++k) bytes += lists_[k].memory_bytes();
   return bytes;
 }

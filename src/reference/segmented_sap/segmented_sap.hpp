@@ -11,6 +11,7 @@
 #include "reference/segmented_sap/segmented_axis.hpp"
 #include "sapling/algorithm.hpp"
 #include "sapling/box.hpp"
+#include "sapling/box_pruning.hpp"
 #include "sapling/pair.hpp"
 
 namespace sapling::detail {
@@ -133,6 +134,7 @@ class SegmentedSap final : public Algorithm {
   std::vector<Box3> dense_boxes_;                   // their boxes, in that order
   std::vector<IndexPair> found_;                    // pairs of dense_boxes_
   std::vector<Pair> frame_pairs_;                   // the frame's pairs, for PairManager::assign
+  BoxPruner pruner_;                                // finds found_ (its buffers counted, given back alike)
   void give_back_scratch();
 };
 

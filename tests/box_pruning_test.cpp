@@ -280,10 +280,12 @@ TEST_P(BoxPruningTest, PrepareFindsCompletesPairs) {
 TEST(BoxPruning, SparseQueriesMatchBruteForce) {
   std::mt19937 rng(17);
   std::uniform_int_distribution<int> cell(-300, 300);
-  // plain, with boxes at the float limits, with long boxes, clumped, skewed
-  for (const int variant : {0, 1, 2, 3, 4}) {
-    const bool with_limits = variant == 1, with_long = variant == 2, clumped = variant == 3, skewed = variant == 4;
-    std::vector<Box3> resting(40000);
+  // plain, with boxes at the float limits, with long boxes, clumped, skewed,
+  // and skewed past 2^16 entries (the searches then run a batch ahead of
+  // their scans)
+  for (const int variant : {0, 1, 2, 3, 4, 5}) {
+    const bool with_limits = variant == 1, with_long = variant == 2, clumped = variant == 3, skewed = variant >= 4;
+    std::vector<Box3> resting(variant == 5 ? 70000 : 40000);
     for (std::size_t i = 0; i < resting.size(); ++i) {
       Box3& b = resting[i];
       for (int k = 0; k < 3; ++k) {

@@ -53,7 +53,10 @@ std::string show(const std::vector<Pair>& pairs) {
 // compares the deltas and pair sets, and validates the sap.
 class Twin {
  public:
-  explicit Twin(int dims = 3, bool walk_only = false, bool batch_only = false) : options_{.dims = dims} {
+  // `reference`: brute force, or where the world is too large for it an
+  // algorithm held to brute force by its own tests.
+  explicit Twin(int dims = 3, bool walk_only = false, bool batch_only = false, const char* reference = "brute")
+      : options_{.dims = dims} {
     bp_ = BroadPhase::create(
         "sap",
         [this, walk_only, batch_only](const Options& o) {
@@ -64,7 +67,7 @@ class Twin {
           return std::unique_ptr<Algorithm>(std::move(sap));
         },
         options_);
-    ref_ = BroadPhase::create("brute", options_);
+    ref_ = BroadPhase::create(reference, options_);
   }
 
   void add(Id id, const Box3& b) { add(std::vector<Id>{id}, std::vector<Box3>{b}); }
@@ -716,6 +719,46 @@ TEST(SapPaths, FewMovingInACrowdTakeOneSearch) {
   EXPECT_GE(c.resting_frames, 15u);
   EXPECT_GE(c.one_search_frames, 10u);
   EXPECT_GE(c.searched_drops, 1u);
+}
+
+// A resting world past 2^16 boxes, where the resting set's searches run a
+// batch ahead of their scans and the found pairs' reads run ahead in
+// stages: a few hundred boxes a frame nudged or thrown far, some removed
+// and added, against box-pruning (brute force is quadratic here).
+TEST(SapPaths, LargeRestingWorldSearchesInBatches) {
+  Twin t(3, false, false, "box-pruning");
+  const std::size_t n = 70000;
+  const std::vector<Id> ids = id_range(0, n);
+  t.add(ids, scattered(n, 120, 2.0f, 71));  // about 2.6 pairs per box
+  EXPECT_FRAME(t);
+  Id next = 200000;
+  std::vector<Id> gone;
+  for (int f = 0; f < 10; ++f) {
+    std::vector<Id> moved;
+    for (std::size_t i = 0; i < 300; ++i) {
+      const Id id = ids[(static_cast<std::size_t>(f) * 7919 + i * 211) % n];
+      if (std::find(gone.begin(), gone.end(), id) == gone.end()) moved.push_back(id);
+    }
+    std::sort(moved.begin(), moved.end());
+    moved.erase(std::unique(moved.begin(), moved.end()), moved.end());
+    std::vector<Box3> to = scattered(moved.size(), 120, 2.0f, 700 + static_cast<std::uint64_t>(f));
+    for (std::size_t i = 0; i < moved.size(); i += 2) {  // every second one nudged from where it is
+      Box3 b = t.live().at(moved[i]);
+      for (int k = 0; k < 3; ++k) b.min[k] += 0.3f, b.max[k] += 0.3f;
+      to[i] = b;
+    }
+    t.move(moved, to);
+    if (f % 3 == 2) {
+      Id leaving = ids[static_cast<std::size_t>(f) * 101 + 1];
+      while (std::binary_search(moved.begin(), moved.end(), leaving)) ++leaving;  // one operation an id a frame
+      gone.push_back(leaving);
+      t.remove({leaving});
+      t.add(id_range(next, 3), scattered(3, 120, 2.0f, 950 + static_cast<std::uint64_t>(f)));
+      next += 3;
+    }
+    EXPECT_FRAME(t);
+  }
+  EXPECT_GE(t.counters().resting_frames, 5u);
 }
 
 // Inserts `ids` as boxes scattered over a world of side 60 in one batch and

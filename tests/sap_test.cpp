@@ -679,6 +679,20 @@ TEST(SapPaths, ManyMovingFarPruneAgainstTheRestingSet) {
   EXPECT_GE(c.merged_layouts, 1u);                        // by merging into the last one
 }
 
+// Where `moved` go: every second one nudged by `step` on each axis from
+// where it is, the others thrown to cubes of side 2 scattered over a world
+// of side `world`.
+std::vector<Box3> nudged_or_thrown(const Twin& t, const std::vector<Id>& moved, float world, float step,
+                                   std::uint64_t seed) {
+  std::vector<Box3> to = scattered(moved.size(), world, 2.0f, seed);
+  for (std::size_t i = 0; i < moved.size(); i += 2) {
+    Box3 b = t.live().at(moved[i]);
+    for (int k = 0; k < 3; ++k) b.min[k] += step, b.max[k] += step;
+    to[i] = b;
+  }
+  return to;
+}
+
 // A crowded resting world (many pairs per box) where a few boxes are thrown
 // across it each frame and as many nudged, some of them moved again while
 // still active, a few removed and added: the frames between layouts are
@@ -697,13 +711,7 @@ TEST(SapPaths, FewMovingInACrowdTakeOneSearch) {
   for (int f = 0; f < 20; ++f) {
     std::vector<Id> moved;
     for (std::size_t i = 0; i < 30; ++i) moved.push_back(ids[(static_cast<std::size_t>(f) * 17 + i * 13) % 600]);
-    std::vector<Box3> to = scattered(moved.size(), 24, 2.0f, 500 + static_cast<std::uint64_t>(f));
-    for (std::size_t i = 0; i < moved.size(); i += 2) {  // every second one nudged from where it is
-      Box3 b = t.live().at(moved[i]);
-      for (int k = 0; k < 3; ++k) b.min[k] += 0.25f, b.max[k] += 0.25f;
-      to[i] = b;
-    }
-    t.move(moved, to);
+    t.move(moved, nudged_or_thrown(t, moved, 24, 0.25f, 500 + static_cast<std::uint64_t>(f)));
     if (f % 4 == 3) {
       std::vector<Id> gone;
       for (const auto& [id, box] : t.live()) {
@@ -741,13 +749,7 @@ TEST(SapPaths, LargeRestingWorldSearchesInBatches) {
     }
     std::sort(moved.begin(), moved.end());
     moved.erase(std::unique(moved.begin(), moved.end()), moved.end());
-    std::vector<Box3> to = scattered(moved.size(), 120, 2.0f, 700 + static_cast<std::uint64_t>(f));
-    for (std::size_t i = 0; i < moved.size(); i += 2) {  // every second one nudged from where it is
-      Box3 b = t.live().at(moved[i]);
-      for (int k = 0; k < 3; ++k) b.min[k] += 0.3f, b.max[k] += 0.3f;
-      to[i] = b;
-    }
-    t.move(moved, to);
+    t.move(moved, nudged_or_thrown(t, moved, 120, 0.3f, 700 + static_cast<std::uint64_t>(f)));
     if (f % 3 == 2) {
       Id leaving = ids[static_cast<std::size_t>(f) * 101 + 1];
       while (std::binary_search(moved.begin(), moved.end(), leaving)) ++leaving;  // one operation an id a frame

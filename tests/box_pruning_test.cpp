@@ -417,6 +417,110 @@ TEST(BoxPruning, UpdatedPreparedSetMatchesBruteForce) {
   check_queries(300);
 }
 
+// A prepared set edited in place (free_prepared: a box's entries freed where
+// they lie; insert_prepared: a box takes free entries near where it sorts)
+// answers queries as brute force over the boxes it holds, round after
+// round, its free entries met by no query, not even one unbounded both ways
+// on both grid axes; a box freed with bounds other than its own, or twice,
+// is refused; an index comes back free or new; a merge afterwards drops the
+// free entries, and with none left an insertion is refused, changing
+// nothing.
+TEST(BoxPruning, PreparedSetEditedInPlaceMatchesBruteForce) {
+  std::mt19937 rng(29);
+  std::uniform_int_distribution<int> cell(-300, 300);
+  std::size_t made = 0;
+  const auto make = [&] {
+    Box3 b;
+    for (int k = 0; k < 3; ++k) {
+      b.min[k] = float(cell(rng)) * 0.5f;
+      b.max[k] = b.min[k] + float(rng() % 3) * 0.5f;
+    }
+    ++made;
+    if (made % 101 == 0) b.min[0] = -0.0f, b.max[0] = std::max(b.max[0], 0.0f);
+    if (made % 1009 == 0) b.min[0] = -200, b.max[0] = 200;
+    if (made % 307 == 0) b.max[1] = b.min[1] + 40;  // across cells
+    return b;
+  };
+  std::vector<Box3> boxes(30000);
+  for (Box3& b : boxes) b = make();
+  std::vector<std::uint8_t> held(boxes.size(), 1);
+  BoxPruner pruner;
+  pruner.prepare(boxes);
+  ASSERT_GT(pruner.prepared_cells(), 4u);
+  const auto check_queries = [&](std::size_t m) {
+    std::vector<Box3> query(m);
+    for (Box3& q : query) q = make();
+    if (m >= 3) {
+      for (int k = 0; k < 3; ++k) {  // bounded on axis k only: unbounded on both grid axes for one k
+        query[std::size_t(k)] = Box3{{-kInf, -kInf, -kInf}, {kInf, kInf, kInf}};
+        query[std::size_t(k)].min[k] = -1, query[std::size_t(k)].max[k] = 1;
+      }
+    }
+    std::vector<IndexPair> expected, got;
+    for (std::uint32_t i = 0; i < query.size(); ++i)
+      for (std::uint32_t j = 0; j < boxes.size(); ++j)
+        if (held[j] != 0 && overlaps(query[i], boxes[j])) expected.push_back({i, j});
+    ASSERT_TRUE(pruner.bipartite_prepared(query, got));
+    EXPECT_EQ(keys(got), keys(expected));
+    EXPECT_EQ(got.size(), expected.size()) << "a pair reported twice";
+  };
+  std::size_t inserted = 0, refused = 0, reused = 0;
+  for (int round = 0; round < 6; ++round) {
+    SCOPED_TRACE(testing::Message() << "round " << round);
+    std::vector<std::uint32_t> freed;
+    for (std::uint32_t i = 0; i < boxes.size(); ++i) {
+      if (held[i] != 0 && rng() % 100 < 2) freed.push_back(i);
+    }
+    for (const std::uint32_t i : freed) {
+      Box3 other = boxes[i];
+      other.min[0] -= 0.25f;
+      EXPECT_FALSE(pruner.free_prepared(i, other));  // not the box laid out
+      ASSERT_TRUE(pruner.free_prepared(i, boxes[i]));
+      EXPECT_FALSE(pruner.free_prepared(i, boxes[i]));  // freed already
+      held[i] = 0;
+    }
+    check_queries(1);
+    check_queries(600);
+    // Most join near a freed box, some anywhere (refused where no free entry is near).
+    for (std::size_t k = 0; k < freed.size(); ++k) {
+      Box3 b = k % 5 == 4 ? make() : boxes[freed[k]];
+      if (k % 5 != 4) {
+        for (int a = 0; a < 3; ++a) b.min[a] += 0.5f, b.max[a] += 0.5f;
+      }
+      const std::size_t size = pruner.prepared_size();
+      std::uint32_t index = 0;
+      if (!pruner.insert_prepared(b, index)) {
+        ++refused;
+        EXPECT_EQ(pruner.prepared_size(), size);
+        continue;
+      }
+      ++inserted;
+      if (index < size) {
+        ASSERT_EQ(held[index], 0) << "an index still held given again";
+        ++reused;
+      } else {
+        ASSERT_EQ(index, size);
+        ASSERT_EQ(pruner.prepared_size(), size + 1);
+        boxes.push_back(b), held.push_back(0);
+      }
+      boxes[index] = b, held[index] = 1;
+    }
+    for (const std::size_t m : {std::size_t{1}, std::size_t{30}, std::size_t{600}}) check_queries(m);
+  }
+  EXPECT_GT(inserted, 1000u);
+  EXPECT_GT(reused, 100u);
+  EXPECT_GT(refused, 0u);
+  // A merge drops the free entries and keeps the boxes inserted in place.
+  std::vector<std::uint32_t> indices;
+  ASSERT_EQ(pruner.prepared_size(), boxes.size());
+  ASSERT_TRUE(pruner.update_prepared(held, {}, indices));
+  check_queries(600);
+  std::uint32_t index = 0;
+  EXPECT_FALSE(pruner.insert_prepared(boxes[0], index));  // no free entry left
+  EXPECT_EQ(pruner.prepared_size(), boxes.size());
+  check_queries(600);
+}
+
 // Query boxes far larger than the prepared grid's cells would be copied into
 // most of them: the call declines rather than doing that.
 TEST(BoxPruning, PreparedDeclinesHugeQueries) {

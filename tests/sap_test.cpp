@@ -695,7 +695,8 @@ std::vector<Box3> nudged_or_thrown(const Twin& t, const std::vector<Id>& moved, 
 
 // A crowded resting world (many pairs per box) where a few boxes are thrown
 // across it each frame and as many nudged, some of them moved again while
-// still active, a few removed and added: the frames between layouts are
+// still active, a few removed and crowds added (more than the entries freed
+// in place can seat, so that the set is laid out again): the frames between layouts are
 // one search of the changed boxes (thrown ones with their boxes before and
 // after apart, nudged ones with their union), the frames that lay the set
 // out again drop the changed boxes' pairs by searching with their boxes
@@ -712,14 +713,14 @@ TEST(SapPaths, FewMovingInACrowdTakeOneSearch) {
     std::vector<Id> moved;
     for (std::size_t i = 0; i < 30; ++i) moved.push_back(ids[(static_cast<std::size_t>(f) * 17 + i * 13) % 600]);
     t.move(moved, nudged_or_thrown(t, moved, 24, 0.25f, 500 + static_cast<std::uint64_t>(f)));
-    if (f % 4 == 3) {
+    if (f % 4 == 3) {  // a few leave, a crowd comes: more than free entries can seat, laid out again
       std::vector<Id> gone;
       for (const auto& [id, box] : t.live()) {
         if (id >= 3000 && gone.size() < 5) gone.push_back(id);
       }
       t.remove(gone);
-      t.add(id_range(next, 5), scattered(5, 24, 2.0f, 900 + static_cast<std::uint64_t>(f)));
-      next += 5;
+      t.add(id_range(next, 150), scattered(150, 24, 2.0f, 900 + static_cast<std::uint64_t>(f)));
+      next += 150;
     }
     EXPECT_FRAME(t);
   }
@@ -761,6 +762,59 @@ TEST(SapPaths, LargeRestingWorldSearchesInBatches) {
     EXPECT_FRAME(t);
   }
   EXPECT_GE(t.counters().resting_frames, 5u);
+}
+
+// Resting boxes woken a few at a time in a crowd (bumped for three frames,
+// then at rest again), with churn: a box that wakes frees its entries in
+// the resting grid where they lie (its one search meets them), and at rest
+// again it takes a free entry near where it sorts, so that the active list
+// stays the boxes moving now and the set is seldom laid out again; every
+// frame exactly as brute force says, the bookkeeping validated (no index
+// names a box twice, nor one named by none).
+TEST(SapPaths, WokenBoxesSettleInPlace) {
+  Twin t;
+  const std::size_t n = 6000;
+  const std::vector<Id> ids = id_range(0, n);
+  t.add(ids, scattered(n, 24, 2.0f, 81));
+  EXPECT_FRAME(t);
+  constexpr std::size_t kPerFrame = 40, kAwake = 3;
+  Id next = 100000;
+  std::vector<Id> gone;
+  const auto woken = [&](std::size_t k) { return ids[(k * 7919) % n]; };
+  for (std::size_t f = 1; f <= 40; ++f) {
+    std::vector<Id> moved;
+    for (std::size_t age = 0; age < kAwake && age < f; ++age) {
+      for (std::size_t k = 0; k < kPerFrame; ++k) {
+        const Id id = woken((f - age) * kPerFrame + k);
+        if (std::find(gone.begin(), gone.end(), id) == gone.end()) moved.push_back(id);
+      }
+    }
+    std::sort(moved.begin(), moved.end());
+    std::vector<Box3> to;
+    testgen::Rng rng(300 + f);
+    for (const Id id : moved) {
+      Box3 b = t.live().at(id);
+      for (int k = 0; k < 3; ++k) {
+        const float step = rng.uniform(-0.2f, 0.2f);
+        b.min[k] += step, b.max[k] += step;
+      }
+      to.push_back(b);
+    }
+    t.move(moved, to);
+    if (f % 5 == 0) {  // churn: a resting box leaves, new ones come (one into its slot)
+      Id leaving = ids[f * 37 + 5];
+      while (std::binary_search(moved.begin(), moved.end(), leaving)) ++leaving;
+      gone.push_back(leaving);
+      t.remove({leaving});
+      t.add(id_range(next, 4), scattered(4, 24, 2.0f, 600 + f));
+      next += 4;
+    }
+    EXPECT_FRAME(t);
+  }
+  const SapCounters& c = t.counters();
+  EXPECT_GE(c.resting_frames, 35u);
+  EXPECT_GE(c.settled_boxes, 30 * kPerFrame);  // nearly every box woken settles again
+  EXPECT_LE(c.preparations, 2u);               // the mass insertion's layout, and at most one more
 }
 
 // Inserts `ids` as boxes scattered over a world of side 60 in one batch and
@@ -1159,7 +1213,8 @@ TEST(SapMemory, ReportsItsArrays) {
 }
 
 // A large resting world where few boxes move (unit cubes at density 0.05,
-// 300 nudged a frame): the layouts give back the scratch sized for every
+// 300 nudged a frame, 100 added, more than the entries freed in place can
+// seat, so that the set is merged again now and then): the layouts give back the scratch sized for every
 // box (the mass insertion's active list and pairs) or for the idle active
 // boxes a merge took in (RestingSet::merge_active()), about 12 bytes a box
 // at 100k (95 before, 83 after), and the frames after them stay exact.
@@ -1184,7 +1239,8 @@ TEST(SapMemory, LayoutsGiveBackTheirScratch) {
   }
   ASSERT_TRUE(bp->add(ids, boxes).ok());
   bp->update();
-  for (std::size_t f = 0; f < 40; ++f) {
+  Id next = Id{n};
+  for (std::size_t f = 0; f < 60; ++f) {
     std::vector<Id> moved;
     std::vector<Box3> moved_boxes;
     for (std::size_t k = 0; k < 300; ++k) {
@@ -1194,12 +1250,21 @@ TEST(SapMemory, LayoutsGiveBackTheirScratch) {
       moved_boxes.push_back(boxes[i]);
     }
     ASSERT_TRUE(bp->move(moved, moved_boxes).ok());
+    // Boxes that come, more than the entries freed in place can seat: the
+    // set is laid out again, merged.
+    std::vector<Box3> added(100);
+    for (Box3& b : added) {
+      const float x = u(rng), y = u(rng), z = u(rng);
+      b = Box3{{x, y, z}, {x + 1, y + 1, z + 1}};
+    }
+    ASSERT_TRUE(bp->add(id_range(next, added.size()), added).ok());
+    next += static_cast<Id>(added.size());
     bp->update();
   }
   EXPECT_GE(sap->counters().merged_layouts, 2u);
-  EXPECT_EQ(sap->counters().resting_frames, 40u);
+  EXPECT_EQ(sap->counters().resting_frames, 60u);
   EXPECT_TRUE(bp->validate());
-  EXPECT_LT(sap->memory_bytes(), 89 * n);
+  EXPECT_LT(sap->memory_bytes(), 89 * bp->size());
 }
 
 }  // namespace

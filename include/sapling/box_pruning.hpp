@@ -95,6 +95,25 @@ class BoxPruner {
   bool update_prepared(std::span<const std::uint8_t> keep, std::span<const Box3> added,
                        std::vector<std::uint32_t>& indices);
 
+  /// Frees prepared box `index`, laid out with bounds `box`, in place: its
+  /// entries stay where they sort, marked free, and no search reports them
+  /// again; insert_prepared() may take their places. Returns false,
+  /// changing nothing, where not every cell `box` touches holds an entry of
+  /// `index` with its min (the box given is not the one laid out), or it
+  /// touches many cells. The index stays taken until update_prepared()
+  /// (keep it 0 there) or insert_prepared() gives it again.
+  bool free_prepared(std::uint32_t index, const Box3& box);
+
+  /// Lays out `box` in the prepared set in place, without a merge: in each
+  /// cell it touches, its entry takes the place of the free entry
+  /// (free_prepared()) nearest to where it sorts, within a few dozen
+  /// entries, and those in between shift by one. Its index: that of a free
+  /// entry it replaced which was its box's only one, else a new one,
+  /// prepared_size(), which then grows by one. Returns false, changing
+  /// nothing, where a cell has no free entry near enough, or the box
+  /// touches many cells. O(log cell + the entries shifted) per cell.
+  bool insert_prepared(const Box3& box, std::uint32_t& index);
+
   /// Appends every pair (i, j) with query[i] overlapping box j of the
   /// prepared set, once each. Only the query boxes are sorted, into the
   /// prepared grid, and only cells holding query boxes are swept: O(query +
@@ -117,7 +136,8 @@ class BoxPruner {
                                         std::vector<IndexPair>& among);
 
   /// Indices of the prepared set (0 until prepare()): its boxes, and after
-  /// update_prepared() the free indices among them; and cells of its grid:
+  /// update_prepared(), free_prepared() or insert_prepared() the free
+  /// indices among them; and cells of its grid:
   /// a query box meets about prepared_size() / prepared_cells() of them.
   std::size_t prepared_size() const noexcept;
   std::size_t prepared_cells() const noexcept;

@@ -31,6 +31,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "algorithms/box_pruning/prune_loop.hpp"
@@ -58,6 +59,21 @@ static_assert(float_key(std::numeric_limits<float>::infinity()) < kSentinelKey);
 // Marks an entry whose box lies in more than one cell: only its pairs need
 // the owner test.
 constexpr std::uint32_t kSpansCells = 0x80000000u;
+
+// A free entry of the prepared set (BoxPruner::free_prepared()) keeps its
+// min key, so that its cell stays sorted, and takes this max key, below
+// every box's min (the key of no float a box may hold): the sparse sweep's
+// max test passes over it, a merge's sweep never starts from it, and the
+// bipartite sweep's emit drops it, the one place a candidate found by the
+// cross axes alone is reported.
+constexpr std::uint32_t kFreeMaxKey = 0;
+static_assert(float_key(-std::numeric_limits<float>::infinity()) > kFreeMaxKey);
+
+// A box copied into more cells than this is not edited in place.
+constexpr std::uint32_t kMaxEditCells = 16;
+// insert_prepared(): how far from where a box sorts its cell's free entry
+// may lie (the entries between shift by one).
+constexpr std::uint32_t kInsertReach = 64;
 
 // Below this many boxes the grid does not pay for its analysis.
 constexpr std::size_t kGridMinBoxes = 2048;
@@ -292,6 +308,10 @@ struct BoxPruner::Impl {
   bool update_prepared(std::span<const std::uint8_t> keep, std::span<const Box3> added,
                        std::vector<std::uint32_t>& indices);
   void merge_prepared(std::span<const std::uint8_t> keep, const CellArrays& added);
+  std::uint32_t find_entry(std::uint32_t cell, std::uint32_t key, std::uint32_t index) const;
+  bool free_prepared(std::uint32_t index, const Box3& box);
+  bool insert_prepared(const Box3& box, std::uint32_t& index);
+  void put_entry(std::uint32_t at, const SweptEntry& e);
   template <bool kBipartite>
   void run(const Layout& layout, std::vector<IndexPair>& out);
 };
@@ -427,6 +447,9 @@ void BoxPruner::Impl::sweep_cell(const Layout& layout, std::uint32_t cell, const
                                  [[maybe_unused]] const CellArrays& b, std::vector<IndexPair>& out) const {
   const std::uint32_t ca = cell % layout.cells_a.count, cb = cell / layout.cells_a.count;
   auto emit = [&](const CellArrays& x, std::uint32_t i, const CellArrays& y, std::uint32_t j) {
+    if constexpr (kBipartite) {
+      if (y.max_key[j] == kFreeMaxKey) return;  // a free prepared entry, met on its cross axes (kFreeMaxKey)
+    }
     const std::uint32_t ix = x.index[i], iy = y.index[j];
     if (((ix | iy) & kSpansCells) && !owns(layout, ca, cb, x.cross[i], y.cross[j])) return;
     const std::uint32_t p = ix & ~kSpansCells, q = iy & ~kSpansCells;
@@ -573,6 +596,20 @@ class BoxPruner::Impl::SparseSweep {
   std::uint32_t count_ = 0;
 };
 
+namespace {
+
+// A reach as a float, rounded up (extent_of() is an upper bound already: a
+// tiny min under a large max rounds the difference); infinite for a box
+// reaching one infinity.
+float rounded_up(double back) {
+  float rounded = back > double(std::numeric_limits<float>::max()) ? std::numeric_limits<float>::infinity()
+                                                                   : static_cast<float>(back);
+  if (double(rounded) < back) rounded = std::nextafter(rounded, std::numeric_limits<float>::infinity());
+  return rounded;
+}
+
+}  // namespace
+
 // Each prepared cell's reach and spread (see SparseSweep): the reach
 // over the entries of `from`, either the prepared cells themselves
 // (prepare()) or the entries update_prepared() added, which widen the reach
@@ -586,14 +623,9 @@ void BoxPruner::Impl::measure_reach(const CellArrays& from) {
     Reach& r = prepared_reach[c];
     double back = 0;
     for (std::uint32_t i = from.begin(c), end = from.end(c); i < end; ++i) {
-      // An upper bound (a tiny min under a large max rounds the difference);
-      // infinite for a box reaching one infinity.
       back = std::max(back, detail::extent_of(key_float(from.min_key[i]), key_float(from.max_key[i])));
     }
-    float rounded = back > double(std::numeric_limits<float>::max()) ? std::numeric_limits<float>::infinity()
-                                                                     : static_cast<float>(back);
-    if (double(rounded) < back) rounded = std::nextafter(rounded, std::numeric_limits<float>::infinity());
-    r.back = std::max(r.back, rounded);
+    r.back = std::max(r.back, rounded_up(back));
     const std::uint32_t first = prepared.begin(c), end = prepared.end(c);
     r.first = first == end ? 0.0 : double(key_float(prepared.min_key[first]));
     r.spread = first == end ? 0.0 : double(key_float(prepared.min_key[end - 1])) - r.first;
@@ -943,6 +975,133 @@ void BoxPruner::Impl::merge_prepared(std::span<const std::uint8_t> keep, const C
   new_start[cells] = write - cells;
   p.start.swap(new_start);
   resize_swept(p, write);
+}
+
+// In-place edits of the prepared set, for a box or two at a time between
+// merges (a persistent broad phase's boxes that come to rest): a box's
+// entries are freed where they lie (free_prepared()), and a box joins by
+// taking a free entry near where it sorts in each of its cells
+// (insert_prepared()), the entries in between shifting by one. A cell stays
+// sorted: a free entry keeps its min key, and a shift moves entries whose
+// keys lie between the joining box's and the free entry's.
+
+bool BoxPruner::free_prepared(std::uint32_t index, const Box3& box) { return impl_->free_prepared(index, box); }
+bool BoxPruner::insert_prepared(const Box3& box, std::uint32_t& index) { return impl_->insert_prepared(box, index); }
+
+// The position of prepared box `index`'s entry in `cell`, whose min key is
+// `key`; end(cell) where there is none.
+std::uint32_t BoxPruner::Impl::find_entry(std::uint32_t cell, std::uint32_t key, std::uint32_t index) const {
+  const CellArrays& p = prepared;
+  const std::uint32_t end = p.end(cell);
+  const std::uint32_t* min_key = p.min_key.data();
+  for (auto k = static_cast<std::uint32_t>(std::lower_bound(min_key + p.begin(cell), min_key + end, key) - min_key);
+       k < end && min_key[k] == key; ++k) {
+    if ((p.index[k] & ~kSpansCells) == index && p.max_key[k] != kFreeMaxKey) return k;
+  }
+  return end;
+}
+
+void BoxPruner::Impl::put_entry(std::uint32_t at, const SweptEntry& e) {
+  prepared.min_key[at] = e.min_key;
+  prepared.max_key[at] = e.max_key;
+  prepared.cross[at] = e.cross;
+  prepared.index[at] = e.index;
+}
+
+namespace {
+
+// The cells of `r`, cell numbers into `out`; false where there are more
+// than kMaxEditCells.
+bool edit_cells(const Layout& layout, const CellRange& r, std::array<std::uint32_t, kMaxEditCells>& out,
+                std::uint32_t& count) {
+  if (std::uint64_t{r.a1 - r.a0 + 1} * (r.b1 - r.b0 + 1) > kMaxEditCells) return false;
+  count = 0;
+  for (std::uint32_t cb = r.b0; cb <= r.b1; ++cb) {
+    for (std::uint32_t ca = r.a0; ca <= r.a1; ++ca) out[count++] = cb * layout.cells_a.count + ca;
+  }
+  return true;
+}
+
+}  // namespace
+
+// All or nothing: every cell the box touches must hold the entry.
+bool BoxPruner::Impl::free_prepared(std::uint32_t index, const Box3& box) {
+  if (index >= prepared_boxes) return false;
+  const Layout& layout = prepared_layout;
+  std::array<std::uint32_t, kMaxEditCells> cells, at;
+  std::uint32_t count = 0;
+  if (!edit_cells(layout, cell_range(layout, box), cells, count)) return false;
+  const std::uint32_t key = float_key(box.min[layout.sweep]);
+  for (std::uint32_t k = 0; k < count; ++k) {
+    at[k] = find_entry(cells[k], key, index);
+    if (at[k] == prepared.end(cells[k])) return false;
+  }
+  for (std::uint32_t k = 0; k < count; ++k) {
+    prepared.max_key[at[k]] = kFreeMaxKey;
+    // Cross axes that only a box unbounded both ways on both grid axes
+    // meets (then dropped by its max key).
+    constexpr float kLow = -std::numeric_limits<float>::infinity();
+    prepared.cross[at[k]] = CrossAxes{{kLow, kLow, kLow, kLow}};
+  }
+  return true;
+}
+
+// Every cell is checked first: the box joins all its cells or none.
+bool BoxPruner::Impl::insert_prepared(const Box3& box, std::uint32_t& index) {
+  if (prepared_boxes == 0) return false;
+  const Layout& layout = prepared_layout;
+  const CellRange r = cell_range(layout, box);
+  std::array<std::uint32_t, kMaxEditCells> cells, sorts_at, free_at;
+  std::uint32_t count = 0;
+  if (!edit_cells(layout, r, cells, count)) return false;
+  const int s = layout.sweep, ka = layout.grid[0], kb = layout.grid[1];
+  const std::uint32_t key = float_key(box.min[s]);
+  const std::uint32_t* min_key = prepared.min_key.data();
+  const std::uint32_t* max_key = prepared.max_key.data();
+  std::uint32_t reused = kSpansCells;  // no index yet
+  for (std::uint32_t k = 0; k < count; ++k) {
+    const std::uint32_t begin = prepared.begin(cells[k]), end = prepared.end(cells[k]);
+    const auto p = static_cast<std::uint32_t>(std::upper_bound(min_key + begin, min_key + end, key) - min_key);
+    std::uint32_t f = end;  // the free entry nearest p, either side
+    for (std::uint32_t d = 0; d < kInsertReach && f == end; ++d) {
+      if (p + d < end && max_key[p + d] == kFreeMaxKey) {
+        f = p + d;
+      } else if (p - begin > d && max_key[p - 1 - d] == kFreeMaxKey) {
+        f = p - 1 - d;
+      }
+    }
+    if (f == end) return false;
+    sorts_at[k] = p;
+    free_at[k] = f;
+    if (reused == kSpansCells && (prepared.index[f] & kSpansCells) == 0) reused = prepared.index[f];
+  }
+  if (reused == kSpansCells && prepared_boxes + 1 >= kSpansCells) return false;
+  index = reused != kSpansCells ? reused : static_cast<std::uint32_t>(prepared_boxes++);
+  const SweptEntry entry{key, float_key(box.max[s]),
+                         detail::prune::cross_axes(box.min[ka], box.min[kb], box.max[ka], box.max[kb]),
+                         index | (count > 1 ? kSpansCells : 0)};
+  const float back = rounded_up(detail::extent_of(box.min[s], box.max[s]));
+  for (std::uint32_t k = 0; k < count; ++k) {
+    const std::uint32_t p = sorts_at[k], f = free_at[k];
+    CellArrays& c = prepared;
+    // The entries between shift by one towards the free one, overwriting it.
+    const auto shift = [&](std::uint32_t from, std::uint32_t to, std::uint32_t n) {
+      std::memmove(&c.min_key[to], &c.min_key[from], n * sizeof(c.min_key[0]));
+      std::memmove(&c.max_key[to], &c.max_key[from], n * sizeof(c.max_key[0]));
+      std::memmove(&c.cross[to], &c.cross[from], n * sizeof(c.cross[0]));
+      std::memmove(&c.index[to], &c.index[from], n * sizeof(c.index[0]));
+    };
+    if (f >= p) {
+      shift(p, p + 1, f - p);
+      put_entry(p, entry);
+    } else {
+      shift(f + 1, f, p - f - 1);
+      put_entry(p - 1, entry);
+    }
+    Reach& reach = prepared_reach[cells[k]];
+    reach.back = std::max(reach.back, back);
+  }
+  return true;
 }
 
 // The query boxes go into the prepared grid (its map clamps boxes outside

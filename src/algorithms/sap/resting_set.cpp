@@ -10,11 +10,18 @@
 namespace sapling::detail {
 namespace {
 
-// state_ values.
+// state_ values: what a slot is, in the low two bits,
 constexpr std::uint8_t kGone = 0;     // a free slot
 constexpr std::uint8_t kResting = 1;  // in the resting set, with its current bounds
 constexpr std::uint8_t kActive = 2;   // moved or added since the resting set was laid out
-constexpr std::uint8_t kChanged = 3;  // kActive, and moved or added this frame (during pair_changed)
+constexpr std::uint8_t kChanged = 3;  // kActive, and moved or added this frame (during a frame's pairing)
+constexpr std::uint8_t kKind = 3;
+// and for a slot not resting, whether no prepared index names it
+// (resting_slot_): an active one may then take a free entry in place
+// (settle()). A slot is named by one index at most.
+constexpr std::uint8_t kUnnamed = 4;
+
+constexpr bool is_active(std::uint8_t state) { return (state & kKind) == kActive; }
 
 }  // namespace
 
@@ -23,13 +30,13 @@ void RestingSet::track(const FrameOps& ops) {
   for (const Slot s : ops.added) slots = std::max(slots, std::size_t{s} + 1);
   if (slots > state_.size()) {
     reserve_geometric(state_, slots);
-    state_.resize(slots, kGone);
+    state_.resize(slots, kGone | kUnnamed);
   }
   for (const Slot s : ops.removed) {
     if (state_[s] == kResting) ++dead_;
-    state_[s] = kGone;
+    state_[s] = kGone | (state_[s] & kUnnamed);
   }
-  if (!ops.removed.empty()) std::erase_if(active_, [&](Slot s) { return state_[s] != kActive; });
+  if (!ops.removed.empty()) std::erase_if(active_, [&](Slot s) { return !is_active(state_[s]); });
   for (const Slot s : ops.moved) {
     if (state_[s] != kResting) continue;
     ++dead_;
@@ -37,9 +44,65 @@ void RestingSet::track(const FrameOps& ops) {
     active_.push_back(s);
   }
   for (const Slot s : ops.added) {
-    state_[s] = kActive;
+    state_[s] = kActive | (state_[s] & kUnnamed);
     active_.push_back(s);
   }
+}
+
+void RestingSet::mark_changed(std::span<const Slot> slots) {
+  for (const Slot s : slots) state_[s] = kChanged | (state_[s] & kUnnamed);
+}
+
+void RestingSet::unmark_changed(std::span<const Slot> slots) {
+  for (const Slot s : slots) state_[s] = kActive | (state_[s] & kUnnamed);
+}
+
+// A box that was resting until this frame met its own entry (laid out with
+// `laid_out`, its box before the frame): the entry is freed in place, and
+// the box, named by no index now, may settle again.
+void RestingSet::retire(std::uint32_t index, Slot s, const Box3& laid_out) {
+  if (!pruner_.free_prepared(index, laid_out)) return;  // an entry older than the frame: it stays until the next layout
+  resting_slot_[index] = kNoSlot;
+  state_[s] |= kUnnamed;
+  --dead_;
+  ++freed_;
+}
+
+// The active boxes not changed this frame and named by no index take free
+// entries near where they sort, in place (BoxPruner::insert_prepared()),
+// while the changed boxes are marked kChanged: a box at rest again joins
+// the resting set at once, where the freed entries of boxes that woke lie,
+// rather than waiting among the active ones for the next layout. One that
+// finds none stays active, named from now on, so that it is not tried
+// again before that layout.
+void RestingSet::settle(const LiveBoxes& live) {
+  bool any = false;
+  for (const Slot s : active_) {
+    if (state_[s] != (kActive | kUnnamed) || !live.contains(s)) continue;
+    std::uint32_t index = 0;
+    if (!pruner_.insert_prepared(live.values<0>()[live.index(s)], index)) {
+      state_[s] = kActive;
+      continue;
+    }
+    if (index == resting_slot_.size()) {
+      resting_slot_.push_back(s);
+    } else {
+      resting_slot_[index] = s;
+    }
+    state_[s] = kResting;
+    freed_ -= freed_ != 0;
+    ++settled_;
+    any = true;
+  }
+  if (any) std::erase_if(active_, [&](Slot s) { return state_[s] == kResting; });
+}
+
+// After a layout only the resting boxes are named.
+void RestingSet::unname_the_rest() {
+  for (std::uint8_t& state : state_) {
+    if (state != kResting) state |= kUnnamed;
+  }
+  freed_ = 0;
 }
 
 // Every pair a changed box had is between its box before the frame and the
@@ -64,14 +127,19 @@ bool RestingSet::drop_pairs(std::span<const Slot> removed, std::span<const Slot>
   if (!pruner_.bipartite_prepared(query_boxes_, found, among_)) return false;
   for (const IndexPair& p : found) {
     const Slot t = resting_slot_[p.j];
-    if (t != kNoSlot && state_[t] == kResting) pairs.remove(ids[query_slots_[p.i]], ids[t]);
+    if (t == kNoSlot) continue;
+    if (state_[t] == kResting) {
+      pairs.remove(ids[query_slots_[p.i]], ids[t]);
+    } else if (t == query_slots_[p.i]) {
+      retire(p.j, t, before[t]);
+    }
   }
   for (const IndexPair& p : among_) pairs.remove(ids[query_slots_[p.i]], ids[query_slots_[p.j]]);
   // The other active boxes, at their boxes before the frame: not the moved
   // ones (met among the changed boxes, and a box is no pair of its own).
-  for (const Slot s : moved) state_[s] = kChanged;
+  mark_changed(moved);
   gather_idle_active(live);
-  for (const Slot s : moved) state_[s] = kActive;
+  unmark_changed(moved);
   found.clear();
   pruner_.bipartite(query_boxes_, other_boxes_, found);
   for (const IndexPair& p : found) pairs.remove(ids[query_slots_[p.i]], ids[other_slots_[p.j]]);
@@ -131,9 +199,8 @@ bool RestingSet::update_changed(std::span<const Slot> removed, std::span<const S
       pairs.remove(ids[s], ids[t]);
     }
   };
-  for (const std::span<const Slot> list : {moved, added}) {
-    for (const Slot s : list) state_[s] = kChanged;
-  }
+  mark_changed(moved);
+  mark_changed(added);
   // Resting entries of boxes since moved or removed are stale. Each pair
   // reads at random places one after another (the entry's slot, then the
   // slot's state, id and dense index, then its box); the reads run ahead
@@ -157,7 +224,12 @@ bool RestingSet::update_changed(std::span<const Slot> removed, std::span<const S
       if (u != kNoSlot && state_[u] == kResting) __builtin_prefetch(&live.values<0>()[live.index(u)]);
     }
     const Slot t = slot_of(n);
-    if (t != kNoSlot && state_[t] == kResting) set(found[n].i, t, live.values<0>()[live.index(t)]);
+    if (t == kNoSlot) continue;
+    if (state_[t] == kResting) {
+      set(found[n].i, t, live.values<0>()[live.index(t)]);
+    } else if (t == search_slots_[found[n].i]) {
+      retire(found[n].j, t, before[t]);
+    }
   }
   for (const IndexPair& p : among_) {
     const Slot t = search_slots_[p.j];
@@ -172,9 +244,9 @@ bool RestingSet::update_changed(std::span<const Slot> removed, std::span<const S
   found.clear();
   pruner_.bipartite(search_boxes_, other_boxes_, found);
   for (const IndexPair& p : found) set(p.i, other_slots_[p.j], other_boxes_[p.j]);
-  for (const std::span<const Slot> list : {moved, added}) {
-    for (const Slot s : list) state_[s] = kActive;
-  }
+  settle(live);
+  unmark_changed(moved);
+  unmark_changed(added);
   return true;
 }
 
@@ -188,7 +260,7 @@ void RestingSet::pair_changed(std::span<const Slot> moved, std::span<const Slot>
   query_boxes_.clear();
   for (const std::span<const Slot> list : {moved, added}) {
     for (const Slot s : list) {
-      state_[s] = kChanged;
+      state_[s] = kChanged | (state_[s] & kUnnamed);
       query_slots_.push_back(s);
       query_boxes_.push_back(live.values<0>()[live.index(s)]);
     }
@@ -207,7 +279,9 @@ void RestingSet::pair_changed(std::span<const Slot> moved, std::span<const Slot>
   if (prepared) {
     for (const IndexPair& p : found) {  // resting entries of boxes since moved or removed are stale
       const Slot t = resting_slot_[p.j];
-      if (state_[t] == kResting && filter_.accepts(query_slots_[p.i], t)) pairs.add(ids[query_slots_[p.i]], ids[t]);
+      if (t != kNoSlot && state_[t] == kResting && filter_.accepts(query_slots_[p.i], t)) {
+        pairs.add(ids[query_slots_[p.i]], ids[t]);
+      }
     }
   } else {
     // Boxes too large for the resting grid: pair them with everything the plain way.
@@ -227,8 +301,8 @@ void RestingSet::pair_changed(std::span<const Slot> moved, std::span<const Slot>
   found.clear();
   pruner_.bipartite(query_boxes_, other_boxes_, found);
   add_pairs(query_slots_, other_slots_);
-
-  for (const Slot s : query_slots_) state_[s] = kActive;
+  if (!prepare) settle(live);
+  unmark_changed(query_slots_);
 }
 
 // Lays out every live box not changed this frame as the new resting set;
@@ -251,7 +325,7 @@ void RestingSet::prepare(const LiveBoxes& live, std::vector<IndexPair>* pairs) {
     reserve_geometric(other_boxes_, live.size());
     for (std::size_t d = 0; d < live.size(); ++d) {
       const Slot s = live.slot(d);
-      if (state_[s] == kChanged) continue;
+      if ((state_[s] & kKind) == kChanged) continue;
       state_[s] = kResting;
       resting_slot_.push_back(s);
       other_boxes_.push_back(live.values<0>()[d]);
@@ -264,6 +338,7 @@ void RestingSet::prepare(const LiveBoxes& live, std::vector<IndexPair>* pairs) {
   } else {
     pruner_.prepare(boxes);
   }
+  unname_the_rest();
   reset_active();
 }
 
@@ -274,7 +349,7 @@ void RestingSet::gather_idle_active(const LiveBoxes& live) {
   other_slots_.clear();
   other_boxes_.clear();
   for (const Slot s : active_) {
-    if (state_[s] != kActive || !live.contains(s)) continue;
+    if (!is_active(state_[s]) || !live.contains(s)) continue;
     other_slots_.push_back(s);
     other_boxes_.push_back(live.values<0>()[live.index(s)]);
   }
@@ -296,6 +371,7 @@ bool RestingSet::merge_active(const LiveBoxes& live) {
     resting_slot_[merged_at_[k]] = other_slots_[k];
     state_[other_slots_[k]] = kResting;
   }
+  unname_the_rest();
   reset_active();
   if (keep_.size() >= kKeptRoom) {
     free_storage(keep_);  // a byte per prepared index, wanted again at the next merge
@@ -345,20 +421,29 @@ std::size_t RestingSet::memory_bytes() const {
 
 // Free slots kGone, live ones kResting or kActive; active_ lists the kActive
 // slots once each; every prepared index is a kResting slot's, counted dead
-// or free (kNoSlot, left by a merge).
+// or free (kNoSlot, left by a merge or freed in place); no index names an
+// unnamed slot, nor two indices one slot.
 bool RestingSet::validate(const LiveBoxes& live) const {
   std::size_t resting = 0, active = 0, free = 0;
   for (Slot s = 0; s < state_.size(); ++s) {
     const bool is_live = live.contains(s);
-    if (is_live != (state_[s] == kResting || state_[s] == kActive)) return false;
+    if (is_live != (state_[s] == kResting || is_active(state_[s]))) return false;
+    if (state_[s] == (kResting | kUnnamed) || (state_[s] & kKind) == kChanged) return false;
     resting += state_[s] == kResting;
-    active += state_[s] == kActive;
+    active += is_active(state_[s]);
   }
-  for (const Slot s : resting_slot_) free += s == kNoSlot;
+  std::vector<std::uint8_t> named(state_.size(), 0);
+  for (const Slot s : resting_slot_) {
+    if (s == kNoSlot) {
+      ++free;
+    } else if (s >= state_.size() || (state_[s] & kUnnamed) != 0 || named[s]++ != 0) {
+      return false;
+    }
+  }
   if (active != active_.size() || resting + dead_ + free != resting_slot_.size()) return false;
   if (resting_slot_.size() != pruner_.prepared_size()) return false;
   for (const Slot s : active_) {
-    if (s >= state_.size() || state_[s] != kActive) return false;
+    if (s >= state_.size() || !is_active(state_[s])) return false;
   }
   return true;
 }

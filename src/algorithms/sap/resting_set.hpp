@@ -39,8 +39,9 @@ class RestingSet {
 
   /// Active boxes: moved or added since the set was laid out.
   std::size_t active() const noexcept { return active_.size(); }
-  /// Laid-out boxes since moved or removed.
-  std::size_t dead() const noexcept { return dead_; }
+  /// Laid-out entries of boxes since moved or removed, those freed in place
+  /// included (about: one an index).
+  std::size_t dead() const noexcept { return dead_ + freed_; }
   /// Boxes laid out in the grid, dead ones included.
   std::size_t size() const noexcept { return pruner_.prepared_size(); }
   /// The grid's cells.
@@ -88,6 +89,8 @@ class RestingSet {
 
   /// New resting sets laid out by merging into the last.
   std::uint64_t merges() const noexcept { return merges_; }
+  /// Active boxes that joined the resting set in place (settle()).
+  std::uint64_t settled() const noexcept { return settled_; }
 
   /// Whether the bookkeeping matches `live`.
   bool validate(const LiveBoxes& live) const;
@@ -103,6 +106,11 @@ class RestingSet {
   bool merge_active(const LiveBoxes& live);
   void gather_idle_active(const LiveBoxes& live);
   void reset_active();
+  void mark_changed(std::span<const Slot> slots);
+  void unmark_changed(std::span<const Slot> slots);
+  void retire(std::uint32_t index, Slot s, const Box3& laid_out);
+  void settle(const LiveBoxes& live);
+  void unname_the_rest();
 
   BoxPruner& pruner_;
   // By slot: kResting while the slot's box is in the grid with its current
@@ -112,8 +120,9 @@ class RestingSet {
   std::vector<Slot> active_;
   std::vector<Slot> resting_slot_;  // prepared box index -> slot, kNoSlot for a free index
   static constexpr Slot kNoSlot = ~Slot{0};
-  std::size_t dead_ = 0;  // prepared boxes whose slot is no longer kResting
-  std::uint64_t merges_ = 0;
+  std::size_t dead_ = 0;   // prepared boxes whose slot is no longer kResting
+  std::size_t freed_ = 0;  // prepared boxes freed in place since the last layout, less those settled since
+  std::uint64_t merges_ = 0, settled_ = 0;
   std::vector<Box3> query_boxes_, other_boxes_;  // scratch: this frame's changed boxes, the other active ones
   std::vector<Slot> query_slots_, other_slots_;
   std::vector<IndexPair> among_;  // scratch: the changed boxes' pairs among themselves

@@ -446,6 +446,7 @@ void SweepAndPrune::prune_changed(const FrameOps& ops, std::size_t moves_applied
   }
   if (prepare) ++counters_.preparations;
   counters_.merged_layouts = resting_.merges();
+  counters_.settled_boxes = resting_.settled();
   ++counters_.resting_frames;
 }
 

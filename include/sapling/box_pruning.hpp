@@ -113,6 +113,10 @@ class BoxPruner {
   /// nothing, where a cell has no free entry near enough, or the box
   /// touches many cells. O(log cell + the entries shifted) per cell.
   bool insert_prepared(const Box3& box, std::uint32_t& index);
+  /// Fetches into the caches where insert_prepared(box) will read first
+  /// (a hint, changing nothing), so that a caller inserting many boxes
+  /// overlaps their waits on memory.
+  void prefetch_insertion(const Box3& box) const noexcept;
 
   /// Appends every pair (i, j) with query[i] overlapping box j of the
   /// prepared set, once each. Only the query boxes are sorted, into the

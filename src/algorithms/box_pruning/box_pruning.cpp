@@ -71,9 +71,9 @@ static_assert(float_key(-std::numeric_limits<float>::infinity()) > kFreeMaxKey);
 
 // A box copied into more cells than this is not edited in place.
 constexpr std::uint32_t kMaxEditCells = 16;
-// insert_prepared(): how far from where a box sorts its cell's free entry
-// may lie (the entries between shift by one).
-constexpr std::uint32_t kInsertReach = 64;
+// insert_prepared(): how far in the arrays from where a box sorts the free
+// entry it takes may lie (the entries between shift by one).
+constexpr std::uint32_t kInsertReach = 4096;
 
 // Below this many boxes the grid does not pay for its analysis.
 constexpr std::size_t kGridMinBoxes = 2048;
@@ -302,6 +302,8 @@ struct BoxPruner::Impl {
   void sweep_cell(const Layout& layout, std::uint32_t cell, const CellArrays& a, const CellArrays& b,
                   std::vector<IndexPair>& out) const;
   bool sparse_pays(std::uint32_t cell, std::uint32_t queries) const;
+  std::uint32_t even_guess(std::uint32_t cell, float min, std::uint32_t lowest) const;
+  std::uint32_t first_at_least(std::uint32_t cell, float min, std::uint32_t key) const;
   class SparseSweep;
   void measure_reach(const CellArrays& added);
   void prepare(std::span<const Box3> boxes, std::vector<IndexPair>* out);
@@ -499,6 +501,28 @@ bool BoxPruner::Impl::sparse_pays(std::uint32_t cell, std::uint32_t queries) con
   return double(queries) * (kSearch + kCandidate * candidates) < entries;
 }
 
+// Where in prepared cell `cell` an entry of min `min` would lie were the
+// cell's mins spread evenly over their range: a guess for a galloping
+// search, no lower than `lowest` (then also where it is NaN), nor beyond
+// the cell.
+std::uint32_t BoxPruner::Impl::even_guess(std::uint32_t cell, float min, std::uint32_t lowest) const {
+  const Reach& r = prepared_reach[cell];
+  const std::uint32_t begin = prepared.begin(cell), end = prepared.end(cell);
+  const double at = double(begin) + (double(min) - r.first) * (double(end - begin) / r.spread);
+  if (!(at > double(lowest))) return lowest;
+  return at < double(end) ? static_cast<std::uint32_t>(at) : end;
+}
+
+// The first entry of prepared cell `cell` whose min key is at least `key`
+// (the key of `min` or near it), or the cell's end: a galloping search from
+// the even guess, a few lines read in a long cell.
+std::uint32_t BoxPruner::Impl::first_at_least(std::uint32_t cell, float min, std::uint32_t key) const {
+  const std::uint32_t begin = prepared.begin(cell), end = prepared.end(cell);
+  const std::uint32_t* min_key = prepared.min_key.data();
+  return detail::first_at_least(
+      begin, end, even_guess(cell, min, begin), [&](std::uint32_t k) { return min_key[k]; }, key);
+}
+
 // The bipartite sweep of cells with few query boxes among many prepared
 // ones: each query box q, in sweep order, finds the first prepared entry of
 // its cell whose min is within the cell's reach of q's min, and scans from
@@ -538,13 +562,8 @@ class BoxPruner::Impl::SparseSweep {
       from_key -= from_key != 0;
       for (int step = 0; step < 8 && min_key[j] < from_key; ++step) ++j;
       if (min_key[j] < from_key) {
-        // Where the entry would lie were the cell's mins spread evenly
-        // (NaN or beyond the cell: no guess).
-        std::uint32_t guess = j + 1;
-        const double at = double(begin) + (double(from) - reach.first) * (double(end - begin) / reach.spread);
-        if (at > double(guess)) guess = at < double(end) ? static_cast<std::uint32_t>(at) : end;
         j = detail::first_at_least(
-            j + 1, end, guess, [&](std::uint32_t k) { return min_key[k]; }, from_key);
+            j + 1, end, m_.even_guess(cell, from, j + 1), [&](std::uint32_t k) { return min_key[k]; }, from_key);
       }
       if (batch_ == 1) {
         scan(cell, i, j);
@@ -994,8 +1013,7 @@ std::uint32_t BoxPruner::Impl::find_entry(std::uint32_t cell, std::uint32_t key,
   const CellArrays& p = prepared;
   const std::uint32_t end = p.end(cell);
   const std::uint32_t* min_key = p.min_key.data();
-  for (auto k = static_cast<std::uint32_t>(std::lower_bound(min_key + p.begin(cell), min_key + end, key) - min_key);
-       k < end && min_key[k] == key; ++k) {
+  for (std::uint32_t k = first_at_least(cell, key_float(key), key); k < end && min_key[k] == key; ++k) {
     if ((p.index[k] & ~kSpansCells) == index && p.max_key[k] != kFreeMaxKey) return k;
   }
   return end;
@@ -1046,34 +1064,44 @@ bool BoxPruner::Impl::free_prepared(std::uint32_t index, const Box3& box) {
   return true;
 }
 
-// Every cell is checked first: the box joins all its cells or none.
+// Every cell is checked first: the box joins all its cells or none. Its
+// entry in a cell takes the free entry nearest to where it sorts in the
+// arrays, which may be another cell's nearby (beyond the sentinel): the
+// entries in between, sentinels included, then shift by one, and the
+// starts of the cells in between with them. A box in several cells takes
+// a different free entry for each; each edit moves the free entries the
+// later ones take that lie in its shift.
 bool BoxPruner::Impl::insert_prepared(const Box3& box, std::uint32_t& index) {
   if (prepared_boxes == 0) return false;
   const Layout& layout = prepared_layout;
-  const CellRange r = cell_range(layout, box);
-  std::array<std::uint32_t, kMaxEditCells> cells, sorts_at, free_at;
+  std::array<std::uint32_t, kMaxEditCells> cells, free_at;
   std::uint32_t count = 0;
-  if (!edit_cells(layout, r, cells, count)) return false;
+  if (!edit_cells(layout, cell_range(layout, box), cells, count)) return false;
   const int s = layout.sweep, ka = layout.grid[0], kb = layout.grid[1];
   const std::uint32_t key = float_key(box.min[s]);
-  const std::uint32_t* min_key = prepared.min_key.data();
-  const std::uint32_t* max_key = prepared.max_key.data();
+  CellArrays& c = prepared;
+  const std::uint32_t positions = c.entries() + layout.cell_count();  // sentinels included
+  // Where the box sorts in a cell: after the entries of equal min.
+  const auto sorts_at = [&](std::uint32_t cell) { return first_at_least(cell, box.min[s], key + 1); };
   std::uint32_t reused = kSpansCells;  // no index yet
   for (std::uint32_t k = 0; k < count; ++k) {
-    const std::uint32_t begin = prepared.begin(cells[k]), end = prepared.end(cells[k]);
-    const auto p = static_cast<std::uint32_t>(std::upper_bound(min_key + begin, min_key + end, key) - min_key);
-    std::uint32_t f = end;  // the free entry nearest p, either side
-    for (std::uint32_t d = 0; d < kInsertReach && f == end; ++d) {
-      if (p + d < end && max_key[p + d] == kFreeMaxKey) {
+    const std::uint32_t p = sorts_at(cells[k]);
+    // A sentinel's max key reads as free: its min key tells it apart.
+    const auto free = [&](std::uint32_t at) {
+      return c.max_key[at] == kFreeMaxKey && c.min_key[at] != kSentinelKey &&
+             std::find(free_at.begin(), free_at.begin() + k, at) == free_at.begin() + k;
+    };
+    std::uint32_t f = positions;
+    for (std::uint32_t d = 0; d < kInsertReach && f == positions; ++d) {
+      if (p + d < positions && free(p + d)) {
         f = p + d;
-      } else if (p - begin > d && max_key[p - 1 - d] == kFreeMaxKey) {
+      } else if (p > d && free(p - 1 - d)) {
         f = p - 1 - d;
       }
     }
-    if (f == end) return false;
-    sorts_at[k] = p;
+    if (f == positions) return false;
     free_at[k] = f;
-    if (reused == kSpansCells && (prepared.index[f] & kSpansCells) == 0) reused = prepared.index[f];
+    if (reused == kSpansCells && (c.index[f] & kSpansCells) == 0) reused = c.index[f];
   }
   if (reused == kSpansCells && prepared_boxes + 1 >= kSpansCells) return false;
   index = reused != kSpansCells ? reused : static_cast<std::uint32_t>(prepared_boxes++);
@@ -1081,27 +1109,48 @@ bool BoxPruner::Impl::insert_prepared(const Box3& box, std::uint32_t& index) {
                          detail::prune::cross_axes(box.min[ka], box.min[kb], box.max[ka], box.max[kb]),
                          index | (count > 1 ? kSpansCells : 0)};
   const float back = rounded_up(detail::extent_of(box.min[s], box.max[s]));
+  // The entries between shift by one towards the free one, overwriting it.
+  const auto shift = [&](std::uint32_t from, std::uint32_t to, std::uint32_t n) {
+    std::memmove(&c.min_key[to], &c.min_key[from], n * sizeof(c.min_key[0]));
+    std::memmove(&c.max_key[to], &c.max_key[from], n * sizeof(c.max_key[0]));
+    std::memmove(&c.cross[to], &c.cross[from], n * sizeof(c.cross[0]));
+    std::memmove(&c.index[to], &c.index[from], n * sizeof(c.index[0]));
+  };
   for (std::uint32_t k = 0; k < count; ++k) {
-    const std::uint32_t p = sorts_at[k], f = free_at[k];
-    CellArrays& c = prepared;
-    // The entries between shift by one towards the free one, overwriting it.
-    const auto shift = [&](std::uint32_t from, std::uint32_t to, std::uint32_t n) {
-      std::memmove(&c.min_key[to], &c.min_key[from], n * sizeof(c.min_key[0]));
-      std::memmove(&c.max_key[to], &c.max_key[from], n * sizeof(c.max_key[0]));
-      std::memmove(&c.cross[to], &c.cross[from], n * sizeof(c.cross[0]));
-      std::memmove(&c.index[to], &c.index[from], n * sizeof(c.index[0]));
-    };
+    const std::uint32_t cell = cells[k], p = sorts_at(cell), f = free_at[k];
     if (f >= p) {
+      std::uint32_t last = cell;  // the free entry's cell: the cells after ours up to it start one later
+      while (f > c.end(last)) ++last;
       shift(p, p + 1, f - p);
       put_entry(p, entry);
+      for (std::uint32_t moved = cell + 1; moved <= last; ++moved) ++c.start[moved];
+      for (std::uint32_t j = k + 1; j < count; ++j) free_at[j] += free_at[j] >= p && free_at[j] < f;
     } else {
+      std::uint32_t first = cell;  // the free entry's cell: the cells after it up to ours start one sooner
+      while (f < c.begin(first)) --first;
       shift(f + 1, f, p - f - 1);
       put_entry(p - 1, entry);
+      for (std::uint32_t moved = first + 1; moved <= cell; ++moved) --c.start[moved];
+      for (std::uint32_t j = k + 1; j < count; ++j) free_at[j] -= free_at[j] > f && free_at[j] < p;
     }
-    Reach& reach = prepared_reach[cells[k]];
-    reach.back = std::max(reach.back, back);
+    prepared_reach[cell].back = std::max(prepared_reach[cell].back, back);
   }
   return true;
+}
+
+// Where insert_prepared() first reads: the entries around the even guess
+// in the box's first cell.
+void BoxPruner::prefetch_insertion(const Box3& box) const noexcept {
+  const Impl& m = *impl_;
+  if (m.prepared_boxes == 0) return;
+  const Layout& layout = m.prepared_layout;
+  const CellRange r = cell_range(layout, box);
+  const std::uint32_t cell = r.b0 * layout.cells_a.count + r.a0;
+  const std::uint32_t at = m.even_guess(cell, box.min[layout.sweep], m.prepared.begin(cell));
+  __builtin_prefetch(m.prepared.min_key.data() + at);
+  __builtin_prefetch(m.prepared.max_key.data() + at);
+  __builtin_prefetch(m.prepared.cross.data() + at);
+  __builtin_prefetch(m.prepared.index.data() + at);
 }
 
 // The query boxes go into the prepared grid (its map clamps boxes outside

@@ -70,17 +70,32 @@ void RestingSet::retire(std::uint32_t index, Slot s, const Box3& laid_out) {
 
 // The active boxes not changed this frame and named by no index take free
 // entries near where they sort, in place (BoxPruner::insert_prepared()),
-// while the changed boxes are marked kChanged: a box at rest again joins
+// while the changed boxes are marked kChanged, before the frame's search of
+// the grid (their pairs stand: they did not move): a box at rest again joins
 // the resting set at once, where the freed entries of boxes that woke lie,
 // rather than waiting among the active ones for the next layout. One that
 // finds none stays active, named from now on, so that it is not tried
 // again before that layout.
 void RestingSet::settle(const LiveBoxes& live) {
-  bool any = false;
+  settling_.clear();
   for (const Slot s : active_) {
-    if (state_[s] != (kActive | kUnnamed) || !live.contains(s)) continue;
+    if (state_[s] == (kActive | kUnnamed) && live.contains(s)) settling_.push_back(s);
+  }
+  // Each insertion reads at random places (the box, then where it sorts in
+  // the grid's arrays): the reads run ahead in stages, as in
+  // update_changed().
+  // In sets small enough to stay in a core's caches, no staging.
+  constexpr std::size_t kAhead = 4;
+  const std::size_t n = settling_.size();
+  const std::size_t ahead = live.size() < (std::size_t{1} << 16) ? 0 : n;
+  const auto box_of = [&](std::size_t k) -> const Box3& { return live.values<0>()[live.index(settling_[k])]; };
+  for (std::size_t k = 0; k < n; ++k) {
+    if (k + 3 * kAhead < ahead) live.prefetch_index(settling_[k + 3 * kAhead]);
+    if (k + 2 * kAhead < ahead) __builtin_prefetch(&box_of(k + 2 * kAhead));
+    if (k + kAhead < ahead) pruner_.prefetch_insertion(box_of(k + kAhead));
+    const Slot s = settling_[k];
     std::uint32_t index = 0;
-    if (!pruner_.insert_prepared(live.values<0>()[live.index(s)], index)) {
+    if (!pruner_.insert_prepared(box_of(k), index)) {
       state_[s] = kActive;
       continue;
     }
@@ -92,9 +107,8 @@ void RestingSet::settle(const LiveBoxes& live) {
     state_[s] = kResting;
     freed_ -= freed_ != 0;
     ++settled_;
-    any = true;
   }
-  if (any) std::erase_if(active_, [&](Slot s) { return state_[s] == kResting; });
+  if (n != 0) std::erase_if(active_, [&](Slot s) { return state_[s] == kResting; });
 }
 
 // After a layout only the resting boxes are named.
@@ -185,9 +199,18 @@ bool RestingSet::update_changed(std::span<const Slot> removed, std::span<const S
     }
   }
   for (const Slot s : added) search(s, live.values<0>()[live.index(s)], &live.values<0>()[live.index(s)]);
+  // The idle active boxes settle first: the search then meets them in the
+  // grid, and few remain to be paired apart.
+  mark_changed(moved);
+  mark_changed(added);
+  settle(live);
   found.clear();
   among_.clear();
-  if (!pruner_.bipartite_prepared(search_boxes_, found, among_)) return false;
+  if (!pruner_.bipartite_prepared(search_boxes_, found, among_)) {
+    unmark_changed(moved);
+    unmark_changed(added);
+    return false;
+  }
 
   // A pair met is set by the boxes now; met twice (a box searching with
   // both of its boxes), it is set alike twice.
@@ -199,8 +222,6 @@ bool RestingSet::update_changed(std::span<const Slot> removed, std::span<const S
       pairs.remove(ids[s], ids[t]);
     }
   };
-  mark_changed(moved);
-  mark_changed(added);
   // Resting entries of boxes since moved or removed are stale. Each pair
   // reads at random places one after another (the entry's slot, then the
   // slot's state, id and dense index, then its box); the reads run ahead
@@ -244,7 +265,6 @@ bool RestingSet::update_changed(std::span<const Slot> removed, std::span<const S
   found.clear();
   pruner_.bipartite(search_boxes_, other_boxes_, found);
   for (const IndexPair& p : found) set(p.i, other_slots_[p.j], other_boxes_[p.j]);
-  settle(live);
   unmark_changed(moved);
   unmark_changed(added);
   return true;
@@ -265,7 +285,11 @@ void RestingSet::pair_changed(std::span<const Slot> moved, std::span<const Slot>
       query_boxes_.push_back(live.values<0>()[live.index(s)]);
     }
   }
-  if (prepare) this->prepare(live);
+  if (prepare) {
+    this->prepare(live);
+  } else {
+    settle(live);  // first: the search then meets the boxes settled
+  }
   gather_idle_active(live);
 
   const auto add_pairs = [&](std::span<const Slot> first, std::span<const Slot> second) {
@@ -301,7 +325,6 @@ void RestingSet::pair_changed(std::span<const Slot> moved, std::span<const Slot>
   found.clear();
   pruner_.bipartite(query_boxes_, other_boxes_, found);
   add_pairs(query_slots_, other_slots_);
-  if (!prepare) settle(live);
   unmark_changed(query_slots_);
 }
 
@@ -412,7 +435,7 @@ std::size_t RestingSet::memory_bytes() const {
   return state_.capacity() + keep_.capacity() + search_live_.capacity() +
          merged_at_.capacity() * sizeof(std::uint32_t) +
          (active_.capacity() + resting_slot_.capacity() + query_slots_.capacity() + other_slots_.capacity() +
-          search_slots_.capacity()) *
+          search_slots_.capacity() + settling_.capacity()) *
              sizeof(Slot) +
          (query_boxes_.capacity() + other_boxes_.capacity() + search_boxes_.capacity() + search_now_.capacity()) *
              sizeof(Box3) +

@@ -5,11 +5,16 @@
 // added this frame (the changed ones) against the resting grid, among
 // themselves and against the other active boxes; pairs among unchanged boxes
 // stand. Cost per frame: O(changed + active + resting entries in the
-// changed boxes' cells + pairs); laying it out again when the active list
-// and the dead entries would soon cost more (wants_preparation() in
-// sap_policy.hpp): the idle active boxes merged into the grid and the dead
-// entries dropped in one pass, O(n) (BoxPruner::update_prepared()), or,
-// where the grid no longer suits the boxes, all sorted into a new one.
+// changed boxes' cells + pairs). The grid is edited in place between
+// layouts: a resting box that moves frees its entries where they lie (its
+// search meets them), and an active box at rest again takes a free entry
+// near where it sorts (settle()), so that bodies woken a few at a time
+// leave the active list as they fall asleep. Laid out again when the
+// active list and the dead entries would soon cost more
+// (wants_preparation() in sap_policy.hpp): the idle active boxes merged
+// into the grid and the dead entries dropped in one pass, O(n)
+// (BoxPruner::update_prepared()), or, where the grid no longer suits the
+// boxes, all sorted into a new one.
 #pragma once
 
 #include <cstddef>
@@ -67,16 +72,18 @@ class RestingSet {
   /// every pair it meets is set by the boxes after the frame: added if they
   /// overlap and the filter accepts, else removed (Terdiman 2007, II.3c, as
   /// multi-sap updates its cells). After track(), with `live` holding the
-  /// frame's boxes. Returns false, having changed nothing, when the grid
-  /// declines the boxes (far larger than its cells).
+  /// frame's boxes. First the idle active boxes at rest again settle into
+  /// the grid in place where they can (settle()). Returns false, having
+  /// changed no pair, when the grid declines the boxes (far larger than
+  /// its cells).
   bool update_changed(std::span<const Slot> removed, std::span<const Slot> moved, std::span<const Slot> added,
                       std::span<const Box3> before, const LiveBoxes& live, std::span<const Id> ids, PairManager& pairs,
                       std::vector<IndexPair>& found);
 
   /// Adds the pairs of the boxes moved or added this frame (their pairs
   /// dropped already, their new boxes in `live`) with every live box; with
-  /// `prepare`, lays out every other live box as the new resting set first.
-  /// `found` is scratch.
+  /// `prepare`, lays out every other live box as the new resting set first,
+  /// else settles the idle active boxes it can first. `found` is scratch.
   void pair_changed(std::span<const Slot> moved, std::span<const Slot> added, bool prepare, const LiveBoxes& live,
                     std::span<const Id> ids, PairManager& pairs, std::vector<IndexPair>& found);
 
@@ -132,6 +139,7 @@ class RestingSet {
   std::vector<std::uint8_t> search_live_;
   std::vector<std::uint8_t> keep_;        // scratch: by prepared index, whether it stays in a merge
   std::vector<std::uint32_t> merged_at_;  // scratch: the prepared indices of the boxes a merge adds
+  std::vector<Slot> settling_;            // scratch: the boxes settle() tries
 };
 
 }  // namespace sapling::detail

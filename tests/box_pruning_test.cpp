@@ -471,6 +471,7 @@ TEST(BoxPruning, PreparedSetEditedInPlaceMatchesBruteForce) {
     for (std::uint32_t i = 0; i < boxes.size(); ++i) {
       if (held[i] != 0 && rng() % 100 < 2) freed.push_back(i);
     }
+    const std::size_t free_before = pruner.free_entries();
     for (const std::uint32_t i : freed) {
       Box3 other = boxes[i];
       other.min[0] -= 0.25f;
@@ -479,6 +480,7 @@ TEST(BoxPruning, PreparedSetEditedInPlaceMatchesBruteForce) {
       EXPECT_FALSE(pruner.free_prepared(i, boxes[i]));  // freed already
       held[i] = 0;
     }
+    EXPECT_GE(pruner.free_entries(), free_before + freed.size());  // an entry a cell of each box
     check_queries(1);
     check_queries(600);
     // Most join near a freed box, some anywhere (refused where no free entry is near).
@@ -514,6 +516,7 @@ TEST(BoxPruning, PreparedSetEditedInPlaceMatchesBruteForce) {
   std::vector<std::uint32_t> indices;
   ASSERT_EQ(pruner.prepared_size(), boxes.size());
   ASSERT_TRUE(pruner.update_prepared(held, {}, indices));
+  EXPECT_EQ(pruner.free_entries(), 0u);
   check_queries(600);
   std::uint32_t index = 0;
   EXPECT_FALSE(pruner.insert_prepared(boxes[0], index));  // no free entry left

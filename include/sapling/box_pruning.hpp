@@ -145,6 +145,9 @@ class BoxPruner {
   /// a query box meets about prepared_size() / prepared_cells() of them.
   std::size_t prepared_size() const noexcept;
   std::size_t prepared_cells() const noexcept;
+  /// Entries freed in place (free_prepared()) and not taken again
+  /// (insert_prepared()) since the set was laid out or updated.
+  std::size_t free_entries() const noexcept;
 
   /// Bytes held in buffers and the prepared set.
   std::size_t memory_bytes() const noexcept;

@@ -273,6 +273,7 @@ struct BoxPruner::Impl {
   Layout complete_layout;  // the last complete()'s grid, for debug_draw()
   bool has_complete = false;
   std::size_t prepared_boxes = 0;
+  std::size_t free_entries = 0;  // entries freed in place, not taken again since
   // What the grid was chosen for at the last prepare(): update_prepared()
   // keeps it while the set stays near that size and no cell crowds far
   // beyond the largest then.
@@ -875,6 +876,7 @@ void BoxPruner::Impl::prepare(std::span<const Box3> boxes, std::vector<IndexPair
   if (boxes.size() >= kKeptStagingEntries) detail::free_storage(scratch);
   prepared_layout = layout;
   prepared_boxes = laid_out_boxes = boxes.size();
+  free_entries = 0;
   laid_out_largest_cell = 0;
   for (std::uint32_t c = 0; c < layout.cell_count(); ++c) {
     laid_out_largest_cell = std::max(laid_out_largest_cell, prepared.start[c + 1] - prepared.start[c]);
@@ -925,6 +927,7 @@ bool BoxPruner::Impl::update_prepared(std::span<const std::uint8_t> keep, std::s
   sort_cells(layout, fresh);
   merge_prepared(keep, fresh);
   prepared_boxes = next;
+  free_entries = 0;  // dropped with their indices (kept 0)
   measure_reach(fresh);
   return true;
 }
@@ -1054,6 +1057,7 @@ bool BoxPruner::Impl::free_prepared(std::uint32_t index, const Box3& box) {
     at[k] = find_entry(cells[k], key, index);
     if (at[k] == prepared.end(cells[k])) return false;
   }
+  free_entries += count;
   for (std::uint32_t k = 0; k < count; ++k) {
     prepared.max_key[at[k]] = kFreeMaxKey;
     // Cross axes that only a box unbounded both ways on both grid axes
@@ -1072,7 +1076,7 @@ bool BoxPruner::Impl::free_prepared(std::uint32_t index, const Box3& box) {
 // a different free entry for each; each edit moves the free entries the
 // later ones take that lie in its shift.
 bool BoxPruner::Impl::insert_prepared(const Box3& box, std::uint32_t& index) {
-  if (prepared_boxes == 0) return false;
+  if (free_entries == 0) return false;
   const Layout& layout = prepared_layout;
   std::array<std::uint32_t, kMaxEditCells> cells, free_at;
   std::uint32_t count = 0;
@@ -1105,6 +1109,7 @@ bool BoxPruner::Impl::insert_prepared(const Box3& box, std::uint32_t& index) {
   }
   if (reused == kSpansCells && prepared_boxes + 1 >= kSpansCells) return false;
   index = reused != kSpansCells ? reused : static_cast<std::uint32_t>(prepared_boxes++);
+  free_entries -= count;
   const SweptEntry entry{key, float_key(box.max[s]),
                          detail::prune::cross_axes(box.min[ka], box.min[kb], box.max[ka], box.max[kb]),
                          index | (count > 1 ? kSpansCells : 0)};
@@ -1220,6 +1225,7 @@ bool BoxPruner::bipartite_prepared_impl(std::span<const Box3> query, std::vector
 
 std::size_t BoxPruner::prepared_size() const noexcept { return impl_->prepared_boxes; }
 std::size_t BoxPruner::prepared_cells() const noexcept { return impl_->prepared_layout.cell_count(); }
+std::size_t BoxPruner::free_entries() const noexcept { return impl_->free_entries; }
 
 std::size_t BoxPruner::memory_bytes() const noexcept {
   const Impl& m = *impl_;

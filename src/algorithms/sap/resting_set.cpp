@@ -77,8 +77,13 @@ void RestingSet::retire(std::uint32_t index, Slot s, const Box3& laid_out) {
 // finds none stays active, named from now on, so that it is not tried
 // again before that layout.
 void RestingSet::settle(const LiveBoxes& live) {
+  // A box that finds no free entry near scans a few thousand: the tries
+  // are bounded by the free entries (a burst of additions into a set with
+  // few waits, unnamed still, for later frames or the next layout).
+  const std::size_t tries = 2 * pruner_.free_entries() + 16;
   settling_.clear();
   for (const Slot s : active_) {
+    if (settling_.size() == tries || pruner_.free_entries() == 0) break;
     if (state_[s] == (kActive | kUnnamed) && live.contains(s)) settling_.push_back(s);
   }
   // Each insertion reads at random places (the box, then where it sorts in

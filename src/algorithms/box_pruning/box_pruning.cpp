@@ -1079,7 +1079,7 @@ bool BoxPruner::Impl::insert_prepared(const Box3& box, std::uint32_t& index) {
   if (free_entries == 0) return false;
   const Layout& layout = prepared_layout;
   std::array<std::uint32_t, kMaxEditCells> cells, free_at;
-  std::uint32_t count = 0;
+  std::uint32_t count = 0, first_sorts_at = 0;
   if (!edit_cells(layout, cell_range(layout, box), cells, count)) return false;
   const int s = layout.sweep, ka = layout.grid[0], kb = layout.grid[1];
   const std::uint32_t key = float_key(box.min[s]);
@@ -1104,6 +1104,7 @@ bool BoxPruner::Impl::insert_prepared(const Box3& box, std::uint32_t& index) {
       }
     }
     if (f == positions) return false;
+    if (k == 0) first_sorts_at = p;
     free_at[k] = f;
     if (reused == kSpansCells && (c.index[f] & kSpansCells) == 0) reused = c.index[f];
   }
@@ -1122,7 +1123,7 @@ bool BoxPruner::Impl::insert_prepared(const Box3& box, std::uint32_t& index) {
     std::memmove(&c.index[to], &c.index[from], n * sizeof(c.index[0]));
   };
   for (std::uint32_t k = 0; k < count; ++k) {
-    const std::uint32_t cell = cells[k], p = sorts_at(cell), f = free_at[k];
+    const std::uint32_t cell = cells[k], p = k == 0 ? first_sorts_at : sorts_at(cell), f = free_at[k];
     if (f >= p) {
       std::uint32_t last = cell;  // the free entry's cell: the cells after ours up to it start one later
       while (f > c.end(last)) ++last;

@@ -338,6 +338,38 @@ TEST(BoxPruning, SparseQueriesMatchBruteForce) {
   }
 }
 
+// The prepared-set tests' boxes: on the half-unit lattice of [-150, 150]
+// (points, faces touching), every 101st reaching -0 on x, every 1009th
+// long on x; `extra(box, made)` adds a test's own kinds.
+template <class Extra>
+auto lattice_boxes(std::mt19937& rng, Extra extra) {
+  return [&rng, extra, made = std::size_t{0}, cell = std::uniform_int_distribution<int>(-300, 300)]() mutable {
+    Box3 b;
+    for (int k = 0; k < 3; ++k) {
+      b.min[k] = float(cell(rng)) * 0.5f;
+      b.max[k] = b.min[k] + float(rng() % 3) * 0.5f;
+    }
+    ++made;
+    if (made % 101 == 0) b.min[0] = -0.0f, b.max[0] = std::max(b.max[0], 0.0f);
+    if (made % 1009 == 0) b.min[0] = -200, b.max[0] = 200;
+    extra(b, made);
+    return b;
+  };
+}
+
+// `query` against the prepared set finds exactly the pairs brute force finds
+// over the boxes it holds (held[j] != 0), each once.
+void expect_prepared_pairs(BoxPruner& pruner, std::span<const Box3> query, const std::vector<Box3>& boxes,
+                           const std::vector<std::uint8_t>& held) {
+  std::vector<IndexPair> expected, got;
+  for (std::uint32_t i = 0; i < query.size(); ++i)
+    for (std::uint32_t j = 0; j < boxes.size(); ++j)
+      if (held[j] != 0 && overlaps(query[i], boxes[j])) expected.push_back({i, j});
+  ASSERT_TRUE(pruner.bipartite_prepared(query, got));
+  EXPECT_EQ(keys(got), keys(expected));
+  EXPECT_EQ(got.size(), expected.size()) << "a pair reported twice";
+}
+
 // A prepared set updated in place (update_prepared: boxes dropped, boxes
 // merged in at the free indices) answers queries as brute force over the
 // boxes it holds, round after round: shrinking and growing rounds (the
@@ -346,21 +378,10 @@ TEST(BoxPruning, SparseQueriesMatchBruteForce) {
 // decline changes nothing.
 TEST(BoxPruning, UpdatedPreparedSetMatchesBruteForce) {
   std::mt19937 rng(23);
-  std::uniform_int_distribution<int> cell(-300, 300);
-  std::size_t made = 0;
-  const auto make = [&] {
-    Box3 b;
-    for (int k = 0; k < 3; ++k) {
-      b.min[k] = float(cell(rng)) * 0.5f;
-      b.max[k] = b.min[k] + float(rng() % 3) * 0.5f;  // points, faces touching on the half-unit lattice
-    }
-    ++made;
-    if (made % 101 == 0) b.min[0] = -0.0f, b.max[0] = std::max(b.max[0], 0.0f);
+  auto make = lattice_boxes(rng, [](Box3& b, std::size_t made) {
     if (made > 30000 && made % 211 == 0) b.max[0] = b.min[0] = FLT_MAX;   // after the grid is chosen (it would
     if (made > 30000 && made % 223 == 0) b.max[0] = b.min[0] = -FLT_MAX;  // see no spread on x, one cell)
-    if (made % 1009 == 0) b.min[0] = -200, b.max[0] = 200;
-    return b;
-  };
+  });
   std::vector<Box3> boxes(30000);
   for (Box3& b : boxes) b = make();
   std::vector<std::uint8_t> held(boxes.size(), 1);  // by index: whether the set holds boxes[i]
@@ -370,13 +391,7 @@ TEST(BoxPruning, UpdatedPreparedSetMatchesBruteForce) {
   const auto check_queries = [&](std::size_t m) {
     std::vector<Box3> query(m);
     for (Box3& q : query) q = make();
-    std::vector<IndexPair> expected, got;
-    for (std::uint32_t i = 0; i < query.size(); ++i)
-      for (std::uint32_t j = 0; j < boxes.size(); ++j)
-        if (held[j] != 0 && overlaps(query[i], boxes[j])) expected.push_back({i, j});
-    ASSERT_TRUE(pruner.bipartite_prepared(query, got));
-    EXPECT_EQ(keys(got), keys(expected));
-    EXPECT_EQ(got.size(), expected.size()) << "a pair reported twice";
+    expect_prepared_pairs(pruner, query, boxes, held);
   };
   // Per round: the share of held boxes dropped, and of boxes added, in 1/100.
   const std::array<std::array<int, 2>, 6> rounds{{{10, 10}, {0, 25}, {30, 2}, {5, 40}, {20, 20}, {0, 0}}};
@@ -427,20 +442,9 @@ TEST(BoxPruning, UpdatedPreparedSetMatchesBruteForce) {
 // nothing.
 TEST(BoxPruning, PreparedSetEditedInPlaceMatchesBruteForce) {
   std::mt19937 rng(29);
-  std::uniform_int_distribution<int> cell(-300, 300);
-  std::size_t made = 0;
-  const auto make = [&] {
-    Box3 b;
-    for (int k = 0; k < 3; ++k) {
-      b.min[k] = float(cell(rng)) * 0.5f;
-      b.max[k] = b.min[k] + float(rng() % 3) * 0.5f;
-    }
-    ++made;
-    if (made % 101 == 0) b.min[0] = -0.0f, b.max[0] = std::max(b.max[0], 0.0f);
-    if (made % 1009 == 0) b.min[0] = -200, b.max[0] = 200;
+  auto make = lattice_boxes(rng, [](Box3& b, std::size_t made) {
     if (made % 307 == 0) b.max[1] = b.min[1] + 40;  // across cells
-    return b;
-  };
+  });
   std::vector<Box3> boxes(30000);
   for (Box3& b : boxes) b = make();
   std::vector<std::uint8_t> held(boxes.size(), 1);
@@ -456,13 +460,7 @@ TEST(BoxPruning, PreparedSetEditedInPlaceMatchesBruteForce) {
         query[std::size_t(k)].min[k] = -1, query[std::size_t(k)].max[k] = 1;
       }
     }
-    std::vector<IndexPair> expected, got;
-    for (std::uint32_t i = 0; i < query.size(); ++i)
-      for (std::uint32_t j = 0; j < boxes.size(); ++j)
-        if (held[j] != 0 && overlaps(query[i], boxes[j])) expected.push_back({i, j});
-    ASSERT_TRUE(pruner.bipartite_prepared(query, got));
-    EXPECT_EQ(keys(got), keys(expected));
-    EXPECT_EQ(got.size(), expected.size()) << "a pair reported twice";
+    expect_prepared_pairs(pruner, query, boxes, held);
   };
   std::size_t inserted = 0, refused = 0, reused = 0;
   for (int round = 0; round < 6; ++round) {

@@ -2,8 +2,12 @@
 // semantics.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cfloat>
+#include <cstdint>
 #include <limits>
+#include <random>
+#include <vector>
 
 #include "sapling/box.hpp"
 #include "sapling/status.hpp"
@@ -107,6 +111,28 @@ TEST(Box, RoundingOutwardHoldsTheRealValueTightly) {
     EXPECT_GE(double(f.max[k]), planet.max[k]);
     EXPECT_LT(double(std::nextafter(f.max[k], -inf)), planet.max[k]);
   }
+}
+
+TEST(Box, StepFloatIsNextafter) {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  const float max = std::numeric_limits<float>::max(), least = std::numeric_limits<float>::denorm_min();
+  std::vector<float> values{0.0f, -0.0f, least, -least, 1.0f, -1.0f, max, -max, FLT_MIN, -FLT_MIN, 1e-40f, -1e-40f};
+  std::mt19937 random(7);
+  for (int i = 0; i < 100000; ++i) {
+    const float f = std::bit_cast<float>(static_cast<std::uint32_t>(random()));
+    if (!std::isnan(f)) values.push_back(f);
+  }
+  const auto bits = [](float f) { return std::bit_cast<std::uint32_t>(f); };
+  for (const float f : values) {
+    if (f != inf) {
+      EXPECT_EQ(bits(step_float(f, true)), bits(std::nextafter(f, inf))) << f;
+    }
+    if (f != -inf) {
+      EXPECT_EQ(bits(step_float(f, false)), bits(std::nextafter(f, -inf))) << f;
+    }
+  }
+  EXPECT_EQ(step_float(inf, false), max);
+  EXPECT_EQ(step_float(-inf, true), -max);
 }
 
 TEST(Box, GrownRoundsOutwardWhereTheDoubleRounds) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 
@@ -69,17 +70,33 @@ constexpr Box<D> enclosing(const Box<D>& a, const Box<D>& b) noexcept {
 /// overlap relation exactly, so algorithms work on 3D boxes only.
 constexpr Box3 lift(const Box2& b) noexcept { return Box3{{b.min[0], b.min[1], 0.0f}, {b.max[0], b.max[1], 0.0f}}; }
 
+/// The float next to `f` toward +inf (`up`) or -inf where `step`, else
+/// `f`: std::nextafter's answer, inline and without branches (the library
+/// call, and a branch on data that goes either way, cost more than the
+/// rounding around them). `f` is not NaN, and not an infinity stepped
+/// further out.
+inline float step_float(float f, bool up, bool step = true) noexcept {
+  const auto bits = std::bit_cast<std::uint32_t>(f);
+  const std::uint32_t away_from_zero = ((bits >> 31) == 0) == up;  // 1 or 0
+  const std::uint32_t stepped = bits + 2 * away_from_zero - 1;
+  const std::uint32_t least = 0x80000001u ^ (std::uint32_t{up} << 31);       // from +-0: the least subnormal
+  const std::uint32_t zero = 0u - std::uint32_t{(bits & 0x7fffffffu) == 0};  // all ones or none
+  const std::uint32_t moved = (least & zero) | (stepped & ~zero);
+  const std::uint32_t keep = 0u - std::uint32_t{!step};
+  return std::bit_cast<float>((bits & keep) | (moved & ~keep));
+}
+
 /// The largest float at most `x` (-inf below the float range).
 inline float round_down(double x) noexcept {
   float f = static_cast<float>(x);
-  if (double(f) > x) f = std::nextafter(f, -HUGE_VALF);
+  if (double(f) > x) f = step_float(f, false);
   return f;
 }
 
 /// The smallest float at least `x` (+inf above the float range).
 inline float round_up(double x) noexcept {
   float f = static_cast<float>(x);
-  if (double(f) < x) f = std::nextafter(f, HUGE_VALF);
+  if (double(f) < x) f = step_float(f, true);
   return f;
 }
 
@@ -98,14 +115,14 @@ inline Box<D> outward(const BoxD<D>& b) noexcept {
 /// for 1 - 1e-30, whose double is 1. An infinite sum stays infinite.
 inline float round_sum(double a, double b, bool up) noexcept {
   const double s = a + b;
-  float f = static_cast<float>(s);
-  if (std::isinf(s)) return f;
+  const float f = static_cast<float>(s);
   const double back = s - a;
-  const double error = (a - (s - back)) + (b - back);
-  if (up ? (double(f) < s || (double(f) == s && error > 0)) : (double(f) > s || (double(f) == s && error < 0))) {
-    f = std::nextafter(f, up ? HUGE_VALF : -HUGE_VALF);
-  }
-  return f;
+  const double error = (a - (s - back)) + (b - back);  // NaN where s is infinite: no step then
+  const double rounded = f;
+  // Bitwise, not short-circuit: the side is data, a branch on it a coin toss.
+  const bool wrong_side =
+      up ? ((rounded < s) | ((rounded == s) & (error > 0))) : ((rounded > s) | ((rounded == s) & (error < 0)));
+  return step_float(f, up, wrong_side);
 }
 
 /// `b` grown by `distance` (>= 0, finite) on every side: the smallest float

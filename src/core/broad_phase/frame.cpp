@@ -143,8 +143,12 @@ const FrameDelta& BroadPhase::update() {
   if (!m.staged.empty() || shifting) {
     detail::reserve_geometric(m.objects.free_slots, m.objects.free_slots.size() + m.staged.removed.size());
     // An origin shift re-expresses the live boxes and rebuilds once from
-    // them (large_world_frame.cpp); a failure below puts the boxes back.
-    if (shifting) {
+    // them (large_world_frame.cpp); a failure below puts the boxes back. In
+    // a world with no live object (the origin set before the first frame)
+    // there is nothing to re-express: the frame's boxes are staged relative
+    // to the new origin already.
+    const bool reexpressing = shifting && m.objects.live != 0;
+    if (reexpressing) {
       m.apply_shift();
       m.remake_algorithm = true;
     }
@@ -194,7 +198,7 @@ const FrameDelta& BroadPhase::update() {
         undo();
         if (!over_budget && !rebuilding) continue;
         if (shifting) {  // the shift goes with the frame's operations
-          m.undo_shift();
+          if (reexpressing) m.undo_shift();
           m.large.shift_pending = false;
         }
         drop_staged();
@@ -203,7 +207,7 @@ const FrameDelta& BroadPhase::update() {
         return m.delta;
       } catch (...) {
         undo();
-        if (shifting) m.undo_shift();  // still pending: the next update() shifts again
+        if (reexpressing) m.undo_shift();  // still pending: the next update() shifts again
         m.created.clear();
         m.deleted.clear();
         throw;

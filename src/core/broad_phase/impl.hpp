@@ -61,7 +61,6 @@ struct BroadPhase::Impl {
   detail::LargeWorld large;
 
   std::vector<Box3> lifted;                          // scratch: Box2 batches lifted to 3D
-  std::vector<Box3> converted;                       // scratch: Box3d batches rounded outward relative to the origin
   std::vector<Box3d> lifted_exact;                   // scratch: Box2d batches lifted to 3D
   std::vector<Box3> before_shift, own_before_shift;  // the boxes an origin shift replaced, while update() runs
   std::vector<Slot> overlap_slots;                   // scratch of DynamicOverlaps during update()

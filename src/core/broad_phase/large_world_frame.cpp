@@ -37,43 +37,29 @@ Status BroadPhase::move(std::span<const Id> ids, std::span<const Box2d> boxes,
   return move(ids, std::span<const Box3d>(impl_->lifted_exact), contact_distances);
 }
 
-// Checks the double boxes, rounds them outward relative to the origin and
-// stages them through the float path. Then the double boxes of the slots
-// the batch staged (the newest entries of the added or moved list) go to
-// the table at once for an add (a slot staged for addition is no live
-// object: nothing reads it before the commit), and to the staged list for
-// a move, which the commit writes. The room is made first, so that the
-// batch is taken whole or not at all.
+// Stages the double boxes through the float path, which checks each and
+// rounds it outward relative to the origin as it takes it (BoxBatch). An
+// add writes the double boxes to the table as it stages them; a move's go
+// to the staged list, which the commit writes, so that queries before the
+// update see the old boxes. The room is made first, so that the batch is
+// taken whole or not at all.
 Status BroadPhase::Impl::stage_exact(Operation op, std::span<const Id> ids, std::span<const Box3d> boxes,
                                      std::span<const Filter> filters, Motion motion, std::span<const float> distances) {
   if (ids.size() != boxes.size()) return Status::size_mismatch(op, ids.size(), boxes.size());
-  converted.resize(boxes.size());
-  for (std::size_t i = 0; i < boxes.size(); ++i) {
-    if (const BoxCheck check = check_box(boxes[i]); !check) return Status::invalid_box(op, ids[i], i, check);
-    converted[i] = detail::outward_relative(boxes[i], large.staging_origin());
-  }
+  const detail::BoxBatch batch(boxes, large.staging_origin());
   objects.exact.start(objects.slots());
-  if (op == Operation::kMove) {
-    detail::reserve_geometric(large.staged_slots, large.staged_slots.size() + ids.size());
-    detail::reserve_geometric(large.staged_boxes, large.staged_boxes.size() + ids.size());
-  }
-  const std::vector<Slot>& staged_list = op == Operation::kAdd ? staged.added : staged.moved;
-  const std::size_t before = staged_list.size();
-  const Status status = op == Operation::kAdd ? staged.add(objects, detail::frame_stamp(frame), ids, converted, filters,
-                                                           distances, motion, *algorithm, options.dims)
-                                              : staged.change(objects, detail::frame_stamp(frame), op, ids, converted,
-                                                              {}, distances, *algorithm, options.dims);
-  if (!status) return status;
   if (op == Operation::kAdd) {
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      const Slot s = staged_list[before + i];
-      objects.exact.boxes[s] = boxes[i];
-      objects.exact.given[s] = 1;
-    }
-    return status;
+    return staged.add(objects, detail::frame_stamp(frame), ids, batch, filters, distances, motion, *algorithm,
+                      options.dims);
   }
+  detail::reserve_geometric(large.staged_slots, large.staged_slots.size() + ids.size());
+  detail::reserve_geometric(large.staged_boxes, large.staged_boxes.size() + ids.size());
+  const std::size_t before = staged.moved.size();
+  const Status status =
+      staged.change(objects, detail::frame_stamp(frame), op, ids, batch, {}, distances, *algorithm, options.dims);
+  if (!status) return status;
   for (std::size_t i = 0; i < ids.size(); ++i) {
-    large.staged_slots.push_back(staged_list[before + i]);
+    large.staged_slots.push_back(staged.moved[before + i]);
     large.staged_boxes.push_back(boxes[i]);
   }
   return status;

@@ -92,8 +92,8 @@ std::size_t BroadPhase::memory_bytes() const noexcept {
   const auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
   return sizeof(*this) + sizeof(Impl) + m.algorithm->memory_bytes() + m.pairs.memory_bytes() +
          m.objects.memory_bytes() + m.statics.memory_bytes() + m.query_tree.memory_bytes() + m.staged.memory_bytes() +
-         m.large.memory_bytes() + bytes(m.created) + bytes(m.deleted) + bytes(m.lifted) + bytes(m.converted) +
-         bytes(m.lifted_exact) + bytes(m.before_shift) + bytes(m.own_before_shift) + bytes(m.overlap_slots);
+         m.large.memory_bytes() + bytes(m.created) + bytes(m.deleted) + bytes(m.lifted) + bytes(m.lifted_exact) +
+         bytes(m.before_shift) + bytes(m.own_before_shift) + bytes(m.overlap_slots);
 }
 
 std::size_t BroadPhase::pair_memory_bytes() const noexcept { return impl_->pairs.memory_bytes(); }

@@ -61,7 +61,7 @@ constexpr const char* kBadDistance = "contact distance is negative, NaN or infin
 constexpr const char* kDistanceCount = "contact distances must be empty or hold one distance per id";
 }  // namespace
 
-Status StagedFrame::add(ObjectTable& objects, Stamp stamp, std::span<const Id> ids, std::span<const Box3> boxes,
+Status StagedFrame::add(ObjectTable& objects, Stamp stamp, std::span<const Id> ids, const BoxBatch& boxes,
                         std::span<const Filter> filters, std::span<const float> distances, Motion motion,
                         const Algorithm& algorithm, int dims) {
   if (ids.size() != boxes.size()) return Status::size_mismatch(Operation::kAdd, ids.size(), boxes.size());
@@ -92,7 +92,8 @@ Status StagedFrame::add(ObjectTable& objects, Stamp stamp, std::span<const Id> i
   Status status;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const Id id = ids[i];
-    if (const BoxCheck check = check_box_in(boxes[i], dims); !check) {
+    Box3 box;
+    if (const BoxCheck check = boxes.take(i, dims, box); !check) {
       status = Status::invalid_box(Operation::kAdd, id, i, check);
       break;
     }
@@ -113,14 +114,19 @@ Status StagedFrame::add(ObjectTable& objects, Stamp stamp, std::span<const Id> i
     objects.stamps[s] = stamp;
     if (objects.uses_filters) objects.filters[s] = filters.empty() ? Filter{} : filters[i];
     if (objects.uses_statics) objects.motions[s] = motion;
-    if (objects.exact.in_use) objects.exact.given[s] = 0;  // as float, unless the double add says otherwise
+    if (boxes.in_doubles()) {  // a slot staged for addition is no live object: nothing reads it before the commit
+      objects.exact.boxes[s] = boxes.doubles[i];
+      objects.exact.given[s] = 1;
+    } else if (objects.exact.in_use) {
+      objects.exact.given[s] = 0;
+    }
     added.push_back(s);
     if (with_contact) {
-      contact_.added_own.push_back(boxes[i]);
+      contact_.added_own.push_back(box);
       contact_.added_distances.push_back(distance);
-      added_boxes.push_back(broad_box(boxes[i], distance, dims));
+      added_boxes.push_back(broad_box(box, distance, dims));
     } else {
-      added_boxes.push_back(boxes[i]);
+      added_boxes.push_back(box);
     }
   }
   if (status && motion == Motion::kDynamic) {  // the algorithm's say comes last; static objects never reach it
@@ -143,8 +149,8 @@ Status StagedFrame::add(ObjectTable& objects, Stamp stamp, std::span<const Id> i
 }
 
 Status StagedFrame::change(ObjectTable& objects, Stamp stamp, Operation op, std::span<const Id> ids,
-                           std::span<const Box3> boxes, std::span<const Filter> filters,
-                           std::span<const float> distances, const Algorithm& algorithm, int dims) {
+                           const BoxBatch& boxes, std::span<const Filter> filters, std::span<const float> distances,
+                           const Algorithm& algorithm, int dims) {
   const bool is_move = op == Operation::kMove, is_filter = op == Operation::kSetFilter;
   if (is_move && ids.size() != boxes.size()) return Status::size_mismatch(op, ids.size(), boxes.size());
   if (is_filter && ids.size() != filters.size()) return Status::size_mismatch(op, ids.size(), filters.size());
@@ -158,8 +164,9 @@ Status StagedFrame::change(ObjectTable& objects, Stamp stamp, Operation op, std:
   Status status;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const Id id = ids[i];
+    Box3 box;
     if (is_move) {
-      if (const BoxCheck check = check_box_in(boxes[i], dims); !check) {
+      if (const BoxCheck check = boxes.take(i, dims, box); !check) {
         status = Status::invalid_box(op, id, i, check);
         break;
       }
@@ -179,11 +186,11 @@ Status StagedFrame::change(ObjectTable& objects, Stamp stamp, Operation op, std:
     }
     if (is_move && with_contact) {  // a move without a distance keeps the object's
       const float distance = distances.empty() ? objects.contact.distances[s] : distances[i];
-      contact_.moved_own.push_back(boxes[i]);
+      contact_.moved_own.push_back(box);
       contact_.moved_distances.push_back(distance);
-      moved_boxes.push_back(broad_box(boxes[i], distance, dims));
+      moved_boxes.push_back(broad_box(box, distance, dims));
     } else if (is_move) {
-      moved_boxes.push_back(boxes[i]);
+      moved_boxes.push_back(box);
     }
     if (is_filter) refilters.push_back(filters[i]);
     old_stamps_.push_back(objects.stamps[s]);

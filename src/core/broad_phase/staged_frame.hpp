@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/broad_phase/contact_distance.hpp"
+#include "core/broad_phase/large_world.hpp"
 #include "core/broad_phase/object_table.hpp"
 #include "sapling/algorithm.hpp"
 #include "sapling/status.hpp"
@@ -41,6 +42,38 @@ struct DynamicShare {
   std::size_t memory_bytes() const noexcept;
 };
 
+/// The check of a box a broad phase takes: check_box(), and in a 2D broad
+/// phase a box in the plane z = 0.
+BoxCheck check_box_in(const Box3& box, int dims) noexcept;
+
+/// A batch's boxes as the user gave them: float boxes, or double boxes
+/// (large_world.hpp), each checked and rounded outward relative to `origin`
+/// as it is staged, so that a batch of a million needs no scratch copy.
+struct BoxBatch {
+  std::span<const Box3> floats;
+  std::span<const Box3d> doubles;
+  std::array<double, 3> origin{};
+
+  BoxBatch() = default;
+  BoxBatch(std::span<const Box3> boxes) : floats(boxes) {}  // NOLINT: a float batch is the common case
+  BoxBatch(std::span<const Box3d> boxes, const std::array<double, 3>& relative_to)
+      : doubles(boxes), origin(relative_to) {}
+
+  bool in_doubles() const noexcept { return !doubles.empty(); }
+  std::size_t size() const noexcept { return in_doubles() ? doubles.size() : floats.size(); }
+  /// Box i as the broad phase keeps it, into `box`, and what is wrong with
+  /// it, if anything (a double box is checked before it is rounded).
+  BoxCheck take(std::size_t i, int dims, Box3& box) const noexcept {
+    if (!in_doubles()) {
+      box = floats[i];
+    } else {
+      if (const BoxCheck check = check_box(doubles[i]); !check) return check;
+      box = outward_relative(doubles[i], origin);
+    }
+    return check_box_in(box, dims);
+  }
+};
+
 class StagedFrame {
  public:
   std::vector<Slot> removed, moved, added, refiltered;
@@ -56,10 +89,12 @@ class StagedFrame {
   /// `distances`: the contact distances (contact_distance.hpp), one per
   /// id or none (0 for an add, the object's own for a move); the staged
   /// boxes are then the broad boxes.
-  Status add(ObjectTable& objects, Stamp stamp, std::span<const Id> ids, std::span<const Box3> boxes,
+  /// An add in doubles writes the double boxes to the table's ExactBoxes
+  /// (started by the caller); a move's are the caller's to keep.
+  Status add(ObjectTable& objects, Stamp stamp, std::span<const Id> ids, const BoxBatch& boxes,
              std::span<const Filter> filters, std::span<const float> distances, Motion motion,
              const Algorithm& algorithm, int dims);
-  Status change(ObjectTable& objects, Stamp stamp, Operation op, std::span<const Id> ids, std::span<const Box3> boxes,
+  Status change(ObjectTable& objects, Stamp stamp, Operation op, std::span<const Id> ids, const BoxBatch& boxes,
                 std::span<const Filter> filters, std::span<const float> distances, const Algorithm& algorithm,
                 int dims);
   /// Forgets every staged operation (additions undone newest first, so
@@ -94,9 +129,5 @@ class StagedFrame {
   std::vector<Stamp> old_stamps_;     // undo log of a refused batch
   std::size_t first_fresh_slot_ = 0;  // the table's slots before the frame's first addition: later ones are new
 };
-
-/// The check of a box a broad phase takes: check_box(), and in a 2D broad
-/// phase a box in the plane z = 0.
-BoxCheck check_box_in(const Box3& box, int dims) noexcept;
 
 }  // namespace sapling::detail

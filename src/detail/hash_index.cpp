@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <bit>
 
+#include "detail/huge_pages.hpp"
+
 namespace sapling::detail {
 
 bool HashIndex::erase(std::uint64_t key) noexcept {
@@ -48,7 +50,9 @@ void HashIndex::reserve(std::size_t n) {
 void HashIndex::grow() { rehash(std::max<std::size_t>(16, slots_.size() * 2)); }
 
 void HashIndex::rehash(std::size_t capacity) {
-  std::vector<Slot> old(capacity);
+  std::vector<Slot> old;
+  reserve_large(old, capacity);  // before the slots are written (huge_pages.hpp)
+  old.resize(capacity);
   old.swap(slots_);
   mask_ = capacity - 1;
   shift_ = 64 - static_cast<unsigned>(std::countr_zero(capacity));

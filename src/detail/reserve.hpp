@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "detail/huge_pages.hpp"
+
 namespace sapling::detail {
 
 // Grown by a quarter, not doubled: the copies stay amortised O(1) per
@@ -21,10 +23,13 @@ namespace sapling::detail {
 // sixteenth more than it asks: the frames after it, which add a few
 // objects before their removals free slots, then find the room there
 // instead of copying every per-slot array in the first of them (at 10k
-// objects that frame took 2-3 times a steady one).
+// objects that frame took 2-3 times a steady one). Large room goes on
+// huge pages (huge_pages.hpp).
 template <class T>
 void reserve_geometric(std::vector<T>& v, std::size_t n) {
-  if (n > v.capacity()) v.reserve(std::max(n + n / 16, v.capacity() + v.capacity() / 4 + 4));
+  if (n <= v.capacity()) return;
+  v.reserve(std::max(n + n / 16, v.capacity() + v.capacity() / 4 + 4));
+  advise_huge_pages(v);
 }
 
 /// Empties `v` and gives its storage back (`v = {}` and clear() keep it).

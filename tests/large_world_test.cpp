@@ -390,6 +390,41 @@ TEST(LargeWorld, RoundsOutwardRelativeToTheOrigin) {
   EXPECT_EQ(bp->exact_box(1), (Box3d{{x, 0, 0}, {x + 1, 1, 1}}));
 }
 
+// An origin set before any object lives (a new world, or one emptied)
+// re-expresses nothing: the frame's boxes are staged relative to it. It
+// still goes with the frame: a frame refused over its pair budget leaves
+// the origin as it was.
+TEST(LargeWorld, AnOriginSetInAnEmptyWorld) {
+  auto bp = BroadPhase::create("sap", Options{.max_pairs = 1});
+  const double x = 1e12;
+  ASSERT_TRUE(bp->shift_origin({x, 0, 0}));
+  const Id ids[] = {1, 2, 3};
+  const Box3d boxes[] = {{{x, 0, 0}, {x + 1, 1, 1}}, {{x + 1, 0, 0}, {x + 2, 1, 1}}, {{x + 2, 0, 0}, {x + 3, 1, 1}}};
+  ASSERT_TRUE(bp->add(ids, boxes));
+  EXPECT_EQ(bp->update().status.code(), StatusCode::kPairBudget);  // 2 pairs over a budget of 1
+  EXPECT_EQ(bp->origin(), (std::array<double, 3>{0, 0, 0}));
+  EXPECT_EQ(bp->size(), 0u);
+  ASSERT_TRUE(bp->shift_origin({x, 0, 0}));
+  ASSERT_TRUE(bp->add(std::span(ids).first(2), std::span(boxes).first(2)));
+  ASSERT_TRUE(bp->add(3, Box3{{2.5f, 0, 0}, {3, 1, 1}}));  // a float box, relative to the new origin
+  const FrameDelta& first = bp->update();
+  ASSERT_TRUE(first.status);
+  EXPECT_EQ(std::vector<Pair>(first.created.begin(), first.created.end()), (std::vector<Pair>{{1, 2}}));
+  EXPECT_EQ(bp->origin(), (std::array<double, 3>{x, 0, 0}));
+  EXPECT_EQ(bp->box(2), (Box3{{1, 0, 0}, {2, 1, 1}}));
+  EXPECT_EQ(bp->exact_box(3), (Box3d{{x + 2.5, 0, 0}, {x + 3, 1, 1}}));
+  // Emptied, the world takes a new origin the same way.
+  const Id all[] = {1, 2, 3};
+  ASSERT_TRUE(bp->remove(all));
+  EXPECT_EQ(bp->update().deleted.size(), 1u);
+  ASSERT_TRUE(bp->shift_origin({-x, 0, 0}));
+  ASSERT_TRUE(bp->add(4, Box3d{{0.5, 0, 0}, {1, 1, 1}}));
+  ASSERT_TRUE(bp->add(5, Box3d{{1, 0, 0}, {2, 1, 1}}));
+  EXPECT_EQ(bp->update().created.size(), 1u);
+  EXPECT_EQ(bp->origin(), (std::array<double, 3>{0, 0, 0}));
+  EXPECT_EQ(bp->box(4), (Box3{{0.5f, 0, 0}, {1, 1, 1}}));
+}
+
 // drop_staged() forgets the frame's operations but not a pending shift:
 // the next update() applies it, and boxes staged after the drop are
 // relative to the new origin.

@@ -364,7 +364,7 @@ void BoxPruner::Impl::bucket(const Layout& layout, std::span<const Box3> boxes, 
     for (std::size_t k = 0; k < chunks; ++k) total += std::exchange(chunk_counts[k * cells + cell], total);
   }
   c.start[cells] = total;
-  detail::reserve_large(c.staged, total);
+  detail::reserve_geometric(c.staged, total);
   c.staged.resize(total);
   const int s = layout.sweep, ka = layout.grid[0], kb = layout.grid[1];
   detail::run_tasks(tasks, chunks, [&](std::size_t k) {

@@ -183,6 +183,8 @@ std::unique_ptr<Coded[]> morton_order(std::span<const Box3> boxes) {
   for (int k = 0; k < 3; ++k) cmin[k] = cmax[k] = centroid(boxes[0].min[k], boxes[0].max[k]);
   centroid_bounds(boxes, 0, n, cmin, cmax);
   auto order = std::make_unique_for_overwrite<Coded[]>(n), scratch = std::make_unique_for_overwrite<Coded[]>(n);
+  advise_huge_pages(order.get(), n * sizeof(Coded));
+  advise_huge_pages(scratch.get(), n * sizeof(Coded));
   encode(boxes, 0, n, cmin, morton_scale(cmin, cmax), order.get());
   std::vector<std::uint32_t> counts(kMortonDigits.counts());
   const Coded* sorted = radix_sort(
@@ -211,6 +213,8 @@ std::unique_ptr<Coded[]> morton_order(std::span<const Box3> boxes, TaskSystem& t
   const double scale = morton_scale(cmin, cmax);
   // Unwritten, as above: the tasks write them first.
   auto order = std::make_unique_for_overwrite<Coded[]>(n), scratch = std::make_unique_for_overwrite<Coded[]>(n);
+  advise_huge_pages(order.get(), n * sizeof(Coded));
+  advise_huge_pages(scratch.get(), n * sizeof(Coded));
   std::vector<std::uint32_t> counts(parallel_radix_counts(n, kMortonChunk, kMortonDigits));
   auto code = [&](std::size_t c) {
     encode(boxes, c * kMortonChunk, std::min(n, (c + 1) * kMortonChunk), cmin, scale, order.get());
@@ -622,8 +626,8 @@ void AabbTree::move_in_place(std::span<const Slot> slots, std::span<const Box3> 
 }
 
 void AabbTree::reserve(std::size_t leaves) {
-  nodes_.reserve(leaves == 0 ? 0 : 2 * leaves - 1);
-  leaf_of_.reserve(leaves);
+  reserve_large(nodes_, leaves == 0 ? 0 : 2 * leaves - 1);
+  reserve_large(leaf_of_, leaves);
 }
 
 void AabbTree::clear() noexcept {

@@ -28,15 +28,15 @@ inline constexpr std::size_t kHugePageAdvice = std::size_t{4} << 20;
 void advise_huge_pages(const void* data, std::size_t bytes) noexcept;
 
 /// advise_huge_pages() on `v`'s storage, where it is large.
-template <class T>
-void advise_huge_pages(const std::vector<T>& v) noexcept {
+template <class T, class Allocator>
+void advise_huge_pages(const std::vector<T, Allocator>& v) noexcept {
   if (v.capacity() * sizeof(T) >= kHugePageAdvice) advise_huge_pages(v.data(), v.capacity() * sizeof(T));
 }
 
 /// Room for exactly `n` elements, advised onto huge pages when large: for
 /// an array about to be resized to `n` and written whole.
-template <class T>
-void reserve_large(std::vector<T>& v, std::size_t n) {
+template <class T, class Allocator>
+void reserve_large(std::vector<T, Allocator>& v, std::size_t n) {
   if (n <= v.capacity()) return;
   v.reserve(n);
   advise_huge_pages(v);

@@ -168,8 +168,8 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
   if (relayout) {
     std::vector<Slot> slots;
     std::vector<Box3> boxes;
-    slots.reserve(statics_before + changes);  // at most: the statics before and those added
-    boxes.reserve(statics_before + changes);
+    reserve_large(slots, statics_before + changes);  // at most: the statics before and those added
+    reserve_large(boxes, statics_before + changes);
     for (Slot s = 0; s < objects.states.size(); ++s) {
       const SlotState state = objects.states[s];
       if ((state == SlotState::kLive || state == SlotState::kPendingAdd) && objects.is_static(s)) {

@@ -27,7 +27,9 @@ class SlotMap {
   bool contains(Slot s) const noexcept { return s < index_.size() && index_[s] != kAbsent; }
   /// The dense index of a live slot.
   std::uint32_t index(Slot s) const noexcept { return index_[s]; }
-  /// Asks for index(s)'s line ahead of reading it (s < the slots reserved).
+  /// Slots below this have an entry in the index (reserve_slots()).
+  std::size_t slots_reserved() const noexcept { return index_.size(); }
+  /// Asks for index(s)'s line ahead of reading it (s < slots_reserved()).
   void prefetch_index(Slot s) const noexcept { __builtin_prefetch(index_.data() + s); }
   /// The slot at dense index d.
   Slot slot(std::size_t d) const noexcept { return slots_[d]; }

@@ -33,10 +33,11 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
   constexpr std::uint32_t kArrives = ~std::uint32_t{0};
   walks_.clear();
   walk_boxes_.clear();
+  using Neighbour = NeighbourCache::Neighbour;
   const auto neighbours = [&](Slot d, std::uint32_t k, auto&& visit) {
     const Box3& now = box_of[d];
     bool cached = false;
-    for (const NeighbourCache::Neighbour& n : cache.lookup(d, now, cached)) visit(d, k, n.slot, n.box);
+    for (const Neighbour& n : cache.lookup(d, now, cached)) visit(d, k, n);
     if (cached) return;
     const Box3 fat = NeighbourCache::fat_box(now);
     if (k == kArrives || overlaps(frame.moved_boxes[k], fat)) {
@@ -56,9 +57,10 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
       cache.scratch().clear();
       for (const AabbTree::Hit& hit : hits) {
         const Slot s = hit.slot;
-        const Box3& s_box = changing(s) ? box_of[s] : hit.box;  // the tree has a changing one's old box
-        visit(d, k, s, s_box);
-        if (lists && overlaps(s_box, fat)) cache.scratch().push_back({s_box, s});
+        // The tree has a changing one's old box.
+        const Neighbour n{changing(s) ? box_of[s] : hit.box, s, objects.ids[s]};
+        visit(d, k, n);
+        if (lists && overlaps(n.box, fat)) cache.scratch().push_back(n);
       }
       if (lists) cache.store(d, fat, cache.scratch());
     });
@@ -66,40 +68,44 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
   // The pairs with static objects are held (set_pair()): whatever the
   // algorithm did this frame, recomputing or dropping the pairs of the
   // objects it moved, a pair changes only where the boxes say so.
-  const auto change = [&](Slot d, Slot s, bool was, bool now) {
+  const auto change = [&](Slot d, const Neighbour& s, bool was, bool now) {
     if (now && !was) {
-      if (filters_accept(objects.filter_of(d), objects.filter_of(s))) pairs.add_held(objects.ids[d], objects.ids[s]);
+      if (filters_accept(objects.filter_of(d), objects.filter_of(s.slot))) pairs.add_held(objects.ids[d], s.id);
     } else if (was && !now) {
-      pairs.remove(objects.ids[d], objects.ids[s]);
+      pairs.remove(objects.ids[d], s.id);
     }
   };
-  const auto arrives = [&](Slot d, std::uint32_t, Slot s, const Box3& s_box) {
-    change(d, s, false, overlaps(s_box, box_of[d]) && !gone(s));
+  const auto arrives = [&](Slot d, std::uint32_t, const Neighbour& s) {
+    change(d, s, false, overlaps(s.box, box_of[d]) && !gone(s.slot));
   };
   // A static object the frame changes is set by its current box here,
   // whatever the pair manager holds, and again in step two.
-  const auto moves = [&](Slot d, std::uint32_t k, Slot s, const Box3& s_box) {
+  const auto moves = [&](Slot d, std::uint32_t k, const Neighbour& s) {
     const Box3 &old = frame.moved_boxes[k], &now = box_of[d];
-    if (changing(s)) return pair(d, s, !gone(s) && overlaps(box_of[s], now));
-    change(d, s, overlaps(old, s_box), overlaps(now, s_box));
+    if (changing(s.slot)) return pair(d, s.slot, !gone(s.slot) && overlaps(box_of[s.slot], now));
+    change(d, s, overlaps(old, s.box), overlaps(now, s.box));
   };
-  const auto arrives_or_moves = [&](Slot d, std::uint32_t k, Slot s, const Box3& s_box) {
-    if (k == kArrives) return arrives(d, k, s, s_box);
-    moves(d, k, s, s_box);
+  const auto arrives_or_moves = [&](Slot d, std::uint32_t k, const Neighbour& s) {
+    if (k == kArrives) return arrives(d, k, s);
+    moves(d, k, s);
   };
   // Step one: the dynamic objects that changed, against the tree as it was.
   if (tree.size() > 0) {
     for (const Slot d : frame.removed) {
       if (objects.is_static(d)) continue;
       bool cached = false;
-      for (const NeighbourCache::Neighbour& n : cache.lookup(d, box_of[d], cached)) {
-        pairs.remove(objects.ids[d], objects.ids[n.slot]);
-      }
+      for (const Neighbour& n : cache.lookup(d, box_of[d], cached)) pairs.remove(objects.ids[d], n.id);
       if (!cached) tree.query(box_of[d], [&](Slot s) { pairs.remove(objects.ids[d], objects.ids[s]); });
       cache.forget(d);
     }
-    for (std::size_t k = 0; k < frame.moved.size(); ++k) {
-      const Slot d = frame.moved[k];
+    // The lists are asked for ahead (NeighbourCache::prefetch_index()).
+    const std::span<const Slot> moved = frame.moved;
+    constexpr std::size_t kAhead = 16;
+    for (std::size_t k = 0; k < moved.size(); ++k) {
+      if (k + 3 * kAhead < moved.size()) cache.prefetch_index(moved[k + 3 * kAhead]);
+      if (k + 2 * kAhead < moved.size()) cache.prefetch_list(moved[k + 2 * kAhead]);
+      if (k + kAhead < moved.size()) cache.prefetch_neighbours(moved[k + kAhead]);
+      const Slot d = moved[k];
       if (!objects.is_static(d)) neighbours(d, static_cast<std::uint32_t>(k), moves);
     }
     for (const Slot d : frame.added) {
@@ -206,7 +212,7 @@ void StaticObjects::pair_frame(const ObjectTable& objects, const StagedFrame& fr
       const Slot d = walks_[i].object;
       cache.scratch().clear();
       for (const AabbTree::Hit& hit : hits) {  // the tree has every static object's current box now
-        cache.scratch().push_back({hit.box, hit.slot});
+        cache.scratch().push_back({hit.box, hit.slot, objects.ids[hit.slot]});
         if (changing(hit.slot) && overlaps(box_of[d], hit.box)) pair(d, hit.slot, true);
       }
       cache.store(d, walk_boxes_[i], cache.scratch());

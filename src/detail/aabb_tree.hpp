@@ -179,6 +179,7 @@ class AabbTree {
   // The same, the subtrees of at most `grain` leaves laid out as tasks (splits of bounded depth only).
   template <class SplitRange, class MakeLeaf>
   void lay_out(std::size_t n, std::size_t grain, SplitRange&& split, MakeLeaf&& leaf, TaskSystem& tasks);
+  void make_children(std::uint32_t i, std::uint32_t first) noexcept;
   std::uint32_t allocate_node();
   void free_node(std::uint32_t i) noexcept;
   // Box and height of internal node i from its children.

@@ -16,6 +16,15 @@ inline double extent_of(float lo, float hi) noexcept {
   return std::nextafter(double(hi) - double(lo), std::numeric_limits<double>::infinity());
 }
 
+/// extent_of() of many boxes at once, from `widest`, the largest of their
+/// differences double(hi) - double(lo) (a NaN one, of two equal infinities,
+/// left out, as std::max(widest, d) does): stepped up once, it bounds every
+/// box's extent_of() (which is monotone), with one nextafter() call in all
+/// rather than one a box (a million of them in a frame 0 took 4 ms).
+inline double extent_of_widest(double widest) noexcept {
+  return widest > 0 ? std::nextafter(widest, std::numeric_limits<double>::infinity()) : 0;
+}
+
 /// At most x - e: no interval of extent at most e that reaches x starts
 /// below it. -inf when that is all there is to say.
 inline float reach_below(float x, double e) noexcept {

@@ -642,11 +642,11 @@ void BoxPruner::Impl::measure_reach(const CellArrays& from) {
   if (anew) prepared_reach.assign(cells, Reach{});
   for (std::uint32_t c = 0; c < cells; ++c) {
     Reach& r = prepared_reach[c];
-    double back = 0;
+    double widest = 0;
     for (std::uint32_t i = from.begin(c), end = from.end(c); i < end; ++i) {
-      back = std::max(back, detail::extent_of(key_float(from.min_key[i]), key_float(from.max_key[i])));
+      widest = std::max(widest, double(key_float(from.max_key[i])) - double(key_float(from.min_key[i])));
     }
-    r.back = std::max(r.back, rounded_up(back));
+    r.back = std::max(r.back, rounded_up(detail::extent_of_widest(widest)));
     const std::uint32_t first = prepared.begin(c), end = prepared.end(c);
     r.first = first == end ? 0.0 : double(key_float(prepared.min_key[first]));
     r.spread = first == end ? 0.0 : double(key_float(prepared.min_key[end - 1])) - r.first;

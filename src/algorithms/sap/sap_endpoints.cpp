@@ -152,13 +152,12 @@ void SapEndpoints::widen_extent(const Box3& box) {
   }
 }
 
-// The same for many boxes, rounded up once: the largest rounded difference,
-// then one step up, bounds every box's extent (extent_of() is monotone).
+// The same for many boxes, rounded up once (extent_of_widest()).
 void SapEndpoints::widen_extents(std::span<const Box3> boxes) {
   for (int k = 0; k < axes_; ++k) {
-    double widest = 0;  // a NaN difference (two equal infinities) is skipped by std::max
+    double widest = 0;
     for (const Box3& b : boxes) widest = std::max(widest, double(b.max[k]) - double(b.min[k]));
-    if (widest > 0) extent_[k] = std::max(extent_[k], std::nextafter(widest, std::numeric_limits<double>::infinity()));
+    extent_[k] = std::max(extent_[k], extent_of_widest(widest));
   }
 }
 

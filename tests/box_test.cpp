@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cfloat>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -149,6 +150,35 @@ TEST(Box, GrownRoundsOutwardWhereTheDoubleRounds) {
   EXPECT_EQ(grown(Box2{{0.25f, 0}, {0.75f, 0}}, 0.25f), (Box2{{0, -0.25f}, {1, 0.25f}}));
   EXPECT_EQ(grown(Box2{{0, 0}, {std::numeric_limits<float>::max(), 0}}, 1e38f).max[0], inf);
 }
+
+#if defined(__SIZEOF_FLOAT128__)
+// round_sum() against the exact sum, in quadruple precision (113 bits: a sum
+// of two doubles whose exponents differ by at most 60 is exact there): the
+// float it gives is on the asked side of a + b and the next float toward a + b
+// is not. Sums that land on floats, between them, and on a double that is a
+// float while the real sum is not (a tiny b under a large a), on both sides.
+TEST(Box, RoundSumIsTheDirectedRoundingOfTheExactSum) {
+  using Quad = __float128;
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  std::mt19937_64 random(41);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  std::uniform_int_distribution<int> scale(-40, 20);
+  int exact_doubles = 0;
+  for (int i = 0; i < 200000; ++i) {
+    double a = std::ldexp(unit(random), scale(random) + 20);
+    if (i % 3 == 0) a = static_cast<float>(a);  // on a float: the sum's double is often one too
+    const double b = std::ldexp(unit(random), scale(random));
+    const Quad sum = Quad(a) + Quad(b);
+    const float up = round_sum(a, b, true), down = round_sum(a, b, false);
+    ASSERT_GE(Quad(up), sum) << a << " + " << b;
+    ASSERT_LT(Quad(std::nextafter(up, -inf)), sum) << a << " + " << b;
+    ASSERT_LE(Quad(down), sum) << a << " + " << b;
+    ASSERT_GT(Quad(std::nextafter(down, inf)), sum) << a << " + " << b;
+    exact_doubles += double(float(a + b)) == a + b && Quad(a + b) != sum ? 1 : 0;
+  }
+  EXPECT_GT(exact_doubles, 1000);  // the case only TwoSum's error term decides was met
+}
+#endif
 
 }  // namespace
 }  // namespace sapling

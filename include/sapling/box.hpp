@@ -116,12 +116,17 @@ inline Box<D> outward(const BoxD<D>& b) noexcept {
 inline float round_sum(double a, double b, bool up) noexcept {
   const double s = a + b;
   const float f = static_cast<float>(s);
-  const double back = s - a;
-  const double error = (a - (s - back)) + (b - back);  // NaN where s is infinite: no step then
   const double rounded = f;
-  // Bitwise, not short-circuit: the side is data, a branch on it a coin toss.
-  const bool wrong_side =
-      up ? ((rounded < s) | ((rounded == s) & (error > 0))) : ((rounded > s) | ((rounded == s) & (error < 0)));
+  // The side is data, a branch on it a coin toss: a comparison instead.
+  bool wrong_side = up ? rounded < s : rounded > s;
+  // Only where the float is the double sum itself does the error term
+  // decide; a world's coordinates are either mostly floats (a branch taken
+  // throughout) or mostly not (never taken), so TwoSum is paid only there.
+  if (rounded == s) {
+    const double back = s - a;
+    const double error = (a - (s - back)) + (b - back);  // NaN where s is infinite: no step then
+    wrong_side = up ? error > 0 : error < 0;
+  }
   return step_float(f, up, wrong_side);
 }
 
@@ -157,6 +162,11 @@ struct BoxCheck {
 template <class B>
 constexpr BoxCheck check_box(const B& b) noexcept {
   constexpr int D = B::kDims;
+  // One test for a good box (min <= max is false where either is NaN); the
+  // fault is looked for only in a bad one.
+  bool good = true;
+  for (int k = 0; k < D; ++k) good &= b.min[k] <= b.max[k];
+  if (good) return {};
   for (int k = 0; k < D; ++k) {
     const auto axis = static_cast<std::uint8_t>(k);
     if (b.min[k] != b.min[k]) return {BoxFault::kNanMin, axis};

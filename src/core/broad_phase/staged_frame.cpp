@@ -9,8 +9,7 @@ namespace sapling::detail {
 
 BoxCheck check_box_in(const Box3& box, int dims) noexcept {
   if (const BoxCheck check = check_box(box); !check) return check;
-  if (dims == 2 && !(box.min[2] == 0.0f && box.max[2] == 0.0f)) return {BoxFault::kOffPlane, 2};
-  return {};
+  return check_plane(box, dims);
 }
 
 FrameOps DynamicShare::split(const FrameOps& ops, const ObjectTable& objects) {

@@ -45,6 +45,11 @@ struct DynamicShare {
 /// The check of a box a broad phase takes: check_box(), and in a 2D broad
 /// phase a box in the plane z = 0.
 BoxCheck check_box_in(const Box3& box, int dims) noexcept;
+/// The second half of check_box_in(): a box of a planar broad phase lies in z = 0.
+inline BoxCheck check_plane(const Box3& box, int dims) noexcept {
+  if (dims == 2 && !(box.min[2] == 0.0f && box.max[2] == 0.0f)) return {BoxFault::kOffPlane, 2};
+  return {};
+}
 
 /// A batch's boxes as the user gave them: float boxes, or double boxes
 /// (large_world.hpp), each checked and rounded outward relative to `origin`
@@ -66,11 +71,11 @@ struct BoxBatch {
   BoxCheck take(std::size_t i, int dims, Box3& box) const noexcept {
     if (!in_doubles()) {
       box = floats[i];
-    } else {
-      if (const BoxCheck check = check_box(doubles[i]); !check) return check;
-      box = outward_relative(doubles[i], origin);
+      return check_box_in(box, dims);
     }
-    return check_box_in(box, dims);
+    if (const BoxCheck check = check_box(doubles[i]); !check) return check;
+    box = outward_relative(doubles[i], origin);  // a good box rounds outward to a good box: its plane is left
+    return check_plane(box, dims);
   }
 };
 

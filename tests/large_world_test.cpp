@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -471,6 +472,64 @@ TEST(LargeWorld, RefusesWhatItCannotTake) {
   EXPECT_EQ(bp->shift_origin({1, 0, 0}).code(), StatusCode::kInvalidArgument);
   bp->update();
   EXPECT_EQ(bp->box(1), (Box3{{0, 0, 0}, {1, 1, 0}}));
+}
+
+// outward_relative() rounds two differences at once where SSE2 is at hand:
+// bit for bit round_sum() of each (box.hpp, itself checked against the
+// exact sum in box_test), on bounds of every scale, ones that are floats
+// (their differences often floats too: the rounding's other path), signed
+// zeros, infinities and differences beyond float's range.
+TEST(LargeWorld, OutwardRelativeIsRoundSumBitForBit) {
+  using detail::outward_relative;
+  const auto bits = [](float f) { return std::bit_cast<std::uint32_t>(f); };
+  Rng r(29);
+  const auto bound = [&](int e) {
+    switch (r.range(0, 9)) {
+      case 0:
+        return 0.0;
+      case 1:
+        return -0.0;
+      case 2:
+        return r.range(0, 1) != 0 ? double(INFINITY) : -double(INFINITY);
+      case 3:
+        return double(static_cast<float>(std::ldexp(2 * r.unit() - 1, e)));  // a float
+      case 4:
+        return std::ldexp(2 * r.unit() - 1, 130);  // beyond float's range
+      default:
+        return std::ldexp(2 * r.unit() - 1, e);
+    }
+  };
+  int on_floats = 0;     // boxes with a difference that is a float itself: TwoSum's error term says the side
+  int off_by_error = 0;  // differences whose double is a float, the real one not
+  for (int i = 0; i < 200000; ++i) {
+    const int e = r.range(-140, 60);
+    Box3d b;
+    for (int k = 0; k < 3; ++k) {
+      b.min[k] = bound(e + r.range(-4, 4)), b.max[k] = bound(e + r.range(-4, 4));
+      if (b.min[k] > b.max[k]) std::swap(b.min[k], b.max[k]);
+    }
+    std::array<double, 3> origin{};
+    for (int k = 0; k < 3; ++k) {  // none, near the bounds' scale, or far below it (1 - 1e-30 is 1 in double)
+      const int o = r.range(0, 3);
+      origin[k] = o == 0 ? 0.0 : std::ldexp(2 * r.unit() - 1, o == 1 ? e - r.range(30, 80) : e + r.range(-8, 8));
+    }
+    const Box3 f = outward_relative(b, origin);
+    bool on_a_float = false;
+    for (int k = 0; k < 3; ++k) {
+      const float lo = round_sum(b.min[k], -origin[k], false), hi = round_sum(b.max[k], -origin[k], true);
+      ASSERT_EQ(bits(f.min[k]), bits(lo)) << "min " << k << ": " << b.min[k] << " - " << origin[k];
+      ASSERT_EQ(bits(f.max[k]), bits(hi)) << "max " << k << ": " << b.max[k] << " - " << origin[k];
+      for (const double x : {b.min[k], b.max[k]}) {
+        const double d = x - origin[k];
+        on_a_float |= double(float(d)) == d;
+        off_by_error += double(float(d)) == d && std::isfinite(d) && d - x != -origin[k] ? 1 : 0;
+      }
+    }
+    on_floats += on_a_float ? 1 : 0;
+  }
+  EXPECT_GT(on_floats, 10000);  // both sides of the rounding met often
+  EXPECT_LT(on_floats, 200000 - 10000);
+  EXPECT_GT(off_by_error, 10000);  // and differences only the error term places
 }
 
 TEST(LargeWorld, OutwardRelativeIsExactAtTheEdges) {

@@ -274,6 +274,29 @@ TEST(Memory, LevelLoadedPlayedAndUnloaded) {
   }
 }
 
+// A planar world given in doubles (Box2d batches, lifted to 3D in a scratch
+// of their own) and emptied: that scratch goes with the rest of the large
+// frames' staging room.
+TEST(Memory, APlanarWorldInDoublesGivesBackItsLiftingRoom) {
+  auto bp = BroadPhase::create("sap", Options{.dims = 2});
+  constexpr Id kBoxes = 100'000;
+  std::vector<Id> ids(kBoxes);
+  std::vector<Box2d> boxes(kBoxes);
+  for (Id i = 0; i < kBoxes; ++i) {
+    const double x = 1e7 + 2.0 * i;
+    ids[i] = i, boxes[i] = Box2d{{x, 0}, {x + 1, 1}};
+  }
+  ASSERT_TRUE(bp->add(ids, std::span<const Box2d>(boxes)).ok());
+  bp->update();
+  ASSERT_TRUE(bp->move(ids, std::span<const Box2d>(boxes)).ok());
+  bp->update();
+  const std::size_t loaded = bp->memory_bytes();
+  ASSERT_TRUE(bp->remove(ids).ok());
+  bp->update();
+  EXPECT_TRUE(bp->validate());
+  EXPECT_LT(bp->memory_bytes(), kBoxes * sizeof(Box2d)) << "loaded " << loaded;  // the lifted boxes: 48 bytes each
+}
+
 TEST(Memory, ReserveMakesRoomUpFront) {
   auto bp = BroadPhase::create("sap");
   const std::size_t empty = bp->memory_bytes();

@@ -93,6 +93,12 @@ struct LargeWorld {
     staged_slots.clear();
     staged_boxes.clear();
   }
+  /// The staging room and scratch given back (between frames: nothing staged).
+  void free_staging() noexcept {
+    std::vector<Slot>().swap(staged_slots);
+    std::vector<Box3d>().swap(staged_boxes);
+    std::vector<Pair>().swap(scratch);
+  }
   /// The frame's moves become the table's: every slot the frame moved is
   /// float-given unless it is among the staged double ones. Never fails:
   /// the table holds every slot.

@@ -84,7 +84,9 @@ void BroadPhase::Impl::compact_slots() {
   // The staging room of the large frames goes too (delta still needs
   // created and deleted).
   staged.free_storage();
+  large.free_staging();
   detail::free_storage(lifted);
+  detail::free_storage(lifted_exact);
 }
 
 std::size_t BroadPhase::memory_bytes() const noexcept {

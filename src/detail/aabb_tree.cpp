@@ -30,8 +30,8 @@ double area(const Box3& b) noexcept {
 }
 
 // The middle of [lo, hi], 0 for [-inf, +inf], clamped to +-FLT_MAX: finite,
-// never NaN. In float (halves first: no overflow), where double arithmetic
-// took two thirds of the Morton codes' time.
+// never NaN. In float (halves first: no overflow); the tree's shape is no
+// part of any answer.
 float centroid(float lo, float hi) noexcept {
   const float c = 0.5f * lo + 0.5f * hi;
   return c == c ? std::clamp(c, -FLT_MAX, FLT_MAX) : 0.0f;

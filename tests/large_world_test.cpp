@@ -15,6 +15,7 @@
 #include <array>
 #include <bit>
 #include <cctype>
+#include <cfenv>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -565,6 +566,55 @@ TEST(LargeWorld, OutwardRelativeIsExactAtTheEdges) {
     ASSERT_GT(static_cast<long double>(std::nextafter(b.min[0], INFINITY)), real) << x << " - " << o;
     ASSERT_LT(static_cast<long double>(std::nextafter(b.max[0], -INFINITY)), real) << x << " - " << o;
   }
+}
+
+// A span of boxes is rounded with the SSE rounding mode set once: a bound
+// equal to its origin (an exact zero, whose sign rounding down would turn
+// to -0) and every signed zero come out as round_sum() has them, whatever
+// rounding mode the caller runs in, and the caller's mode is left as it was.
+TEST(LargeWorld, OutwardRelativeSpansKeepTheCallersRoundingMode) {
+  using detail::outward_relative;
+  const auto bits = [](float f) { return std::bit_cast<std::uint32_t>(f); };
+  Rng r(31);
+  const std::array<double, 3> origin{1e9 + 0.25, -3.5, 0.0};
+  std::vector<Box3d> boxes;
+  for (int i = 0; i < 1000; ++i) {
+    Box3d b;
+    for (int k = 0; k < 3; ++k) {
+      const int kind = r.range(0, 3);  // the origin itself, a signed zero, or a bound near the origin
+      const double x = kind == 0   ? origin[k]
+                       : kind == 1 ? (r.range(0, 1) != 0 ? 0.0 : -0.0)
+                                   : origin[k] + std::ldexp(2 * r.unit() - 1, r.range(-30, 10));
+      const double y = r.range(0, 1) != 0 ? origin[k] : origin[k] + std::ldexp(r.unit(), r.range(-30, 10));
+      b.min[k] = std::min(x, y), b.max[k] = std::max(x, y);
+    }
+    boxes.push_back(b);
+  }
+  for (const int mode : {FE_TONEAREST, FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO}) {
+    ASSERT_EQ(std::fesetround(mode), 0);
+    // Thirds of +-1 as this mode rounds them in double (fegetround() may
+    // read the x87 unit's mode only, not the SSE unit's that doubles use).
+    volatile double one = 1.0, three = 3.0;
+    const double third = one / three, minus_third = -one / three;
+    std::vector<Box3> out(boxes.size());
+    outward_relative(boxes, origin, out.data());
+    const double third_after = one / three, minus_third_after = -one / three;
+    std::fesetround(FE_TONEAREST);
+    ASSERT_EQ(third_after, third) << "mode " << mode;
+    ASSERT_EQ(minus_third_after, minus_third) << "mode " << mode;
+    int zeros = 0;
+    for (std::size_t i = 0; i < boxes.size(); ++i) {
+      for (int k = 0; k < 3; ++k) {
+        const float lo = round_sum(boxes[i].min[k], -origin[k], false);
+        const float hi = round_sum(boxes[i].max[k], -origin[k], true);
+        ASSERT_EQ(bits(out[i].min[k]), bits(lo)) << "mode " << mode << " box " << i << " min " << k;
+        ASSERT_EQ(bits(out[i].max[k]), bits(hi)) << "mode " << mode << " box " << i << " max " << k;
+        zeros += (lo == 0.0f) + (hi == 0.0f);
+      }
+    }
+    EXPECT_GT(zeros, 500);  // exact zeros met often
+  }
+  EXPECT_EQ(bits(outward_relative(Box3d{{5, 0, 0}, {5, 0, 0}}, {5, 0, 0}).min[0]), bits(0.0f));  // not -0
 }
 
 TEST(LargeWorld, ContactDistancesGrowTheDoubleBoxesToo) {

@@ -28,9 +28,12 @@
 namespace sapling::detail {
 
 /// The smallest float box that holds the real box `box - origin`: each
-/// difference rounded outward exactly (the double difference plus its
-/// TwoSum error term), so that the float box never loses a point.
+/// difference rounded outward exactly (as round_sum(), box.hpp, rounds it),
+/// so that the float box never loses a point.
 Box3 outward_relative(const Box3d& box, const std::array<double, 3>& origin) noexcept;
+/// The same for a span of boxes into out[0 .. boxes.size()), far cheaper
+/// per box the longer the span (the SSE rounding mode is set once).
+void outward_relative(std::span<const Box3d> boxes, const std::array<double, 3>& origin, Box3* out) noexcept;
 /// A float box as a double box (exactly).
 inline Box3d widened(const Box3& b) noexcept {
   return Box3d{{b.min[0], b.min[1], b.min[2]}, {b.max[0], b.max[1], b.max[2]}};

@@ -3,8 +3,10 @@
 // origin, origin shifts applied at the next update(), and the exact pairs
 // of Options::exact_pairs.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iterator>
+#include <span>
 
 #include "core/broad_phase/impl.hpp"
 #include "detail/reserve.hpp"
@@ -92,22 +94,36 @@ std::optional<Box3d> BroadPhase::exact_box(Id id) const noexcept {
 
 // Re-expresses every live object's box relative to the new origin (the
 // frame's staged boxes already are), keeping the old ones for undo_shift().
+// The slots go kChunk at a time, each chunk's boxes rounded in one call
+// (outward_relative() of a span): the user's double boxes relative to the
+// new origin, the float ones (exact relative to the old) by the offset.
 void BroadPhase::Impl::apply_shift() {
   before_shift = objects.boxes;
   if (objects.contact.in_use) own_before_shift = objects.contact.own_boxes;
   const std::array<double, 3>& offset = large.pending_offset;
   const std::array<double, 3> new_origin = large.staging_origin();
-  for (Slot s = 0; s < objects.slots(); ++s) {
-    if (objects.states[s] != detail::SlotState::kLive) continue;
-    const Box3 own = objects.contact.in_use ? objects.contact.own_boxes[s] : objects.boxes[s];
-    const Box3 now = objects.exact.in_use && objects.exact.given[s]
-                         ? detail::outward_relative(objects.exact.boxes[s], new_origin)
-                         : detail::outward_relative(detail::widened(own), offset);
-    if (objects.contact.in_use) {
-      objects.contact.own_boxes[s] = now;
-      objects.boxes[s] = detail::broad_box(now, objects.contact.distances[s], options.dims);
-    } else {
-      objects.boxes[s] = now;
+  constexpr std::size_t kChunk = 64;
+  std::array<Box3d, kChunk> widened_own;
+  std::array<Box3, kChunk> from_exact, from_own;
+  for (std::size_t base = 0; base < objects.slots(); base += kChunk) {
+    const std::size_t n = std::min(kChunk, objects.slots() - base);
+    const std::span<Box3> own =
+        std::span(objects.contact.in_use ? objects.contact.own_boxes : objects.boxes).subspan(base, n);
+    for (std::size_t i = 0; i < n; ++i) widened_own[i] = detail::widened(own[i]);
+    detail::outward_relative(std::span(widened_own).first(n), offset, from_own.data());
+    if (objects.exact.in_use) {
+      detail::outward_relative(std::span(objects.exact.boxes).subspan(base, n), new_origin, from_exact.data());
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto s = static_cast<Slot>(base + i);
+      if (objects.states[s] != detail::SlotState::kLive) continue;
+      const Box3& now = objects.exact.in_use && objects.exact.given[s] ? from_exact[i] : from_own[i];
+      if (objects.contact.in_use) {
+        objects.contact.own_boxes[s] = now;
+        objects.boxes[s] = detail::broad_box(now, objects.contact.distances[s], options.dims);
+      } else {
+        objects.boxes[s] = now;
+      }
     }
   }
 }

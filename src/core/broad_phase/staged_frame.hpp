@@ -15,6 +15,8 @@
 // static), both to ask accepts() and to run update().
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -74,8 +76,24 @@ struct BoxBatch {
       return check_box_in(box, dims);
     }
     if (const BoxCheck check = check_box(doubles[i]); !check) return check;
-    box = outward_relative(doubles[i], origin);  // a good box rounds outward to a good box: its plane is left
+    box = rounded(i);  // a good box rounds outward to a good box: its plane is left
     return check_plane(box, dims);
+  }
+
+ private:
+  // Double boxes are rounded kChunk at a time, ahead of take() (which
+  // goes through the batch in order), the rounding mode set once a chunk.
+  static constexpr std::size_t kChunk = 64;
+  mutable std::array<Box3, kChunk> chunk_;
+  mutable std::size_t chunk_begin_ = 0, chunk_size_ = 0;
+
+  const Box3& rounded(std::size_t i) const noexcept {
+    if (i < chunk_begin_ || i >= chunk_begin_ + chunk_size_) {
+      chunk_begin_ = i;
+      chunk_size_ = std::min(kChunk, doubles.size() - i);
+      outward_relative(doubles.subspan(i, chunk_size_), origin, chunk_.data());
+    }
+    return chunk_[i - chunk_begin_];
   }
 };
 

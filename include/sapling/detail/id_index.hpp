@@ -26,6 +26,18 @@ class IdIndex {
     return sparse_.find(id);
   }
 
+  /// Hints that `id` will be looked up or inserted soon (its entry into the
+  /// cache), so that a batch in no particular order overlaps its misses.
+  /// Always inlined: GCC 12 finds a function that only prefetches free of
+  /// effects and deletes the calls to it that it did not inline first.
+  [[gnu::always_inline]] void prefetch(std::uint32_t id) const noexcept {
+    if (id < direct_.size()) {
+      __builtin_prefetch(&direct_[id]);
+    } else {
+      sparse_.prefetch(id);
+    }
+  }
+
   /// Inserts an id that is absent.
   void insert(std::uint32_t id, std::uint32_t slot) {
     if (id >= direct_.size() && id < direct_limit()) direct_.resize(std::bit_ceil(std::size_t{id} + 1), kNotFound);

@@ -57,6 +57,10 @@ bool StagedFrame::changes_statics(const ObjectTable& objects) const noexcept {
 
 namespace {
 constexpr const char* kBadDistance = "contact distance is negative, NaN or infinite";
+// How far ahead a batch's loop asks for its ids' entries in the id index:
+// ids that are not dense (hashed) miss the cache on every look-up, and one
+// iteration's work is too long for the core to overlap the next ones'.
+constexpr std::size_t kIdsAhead = 16;
 constexpr const char* kDistanceCount = "contact distances must be empty or hold one distance per id";
 }  // namespace
 
@@ -91,6 +95,7 @@ Status StagedFrame::add(ObjectTable& objects, Stamp stamp, std::span<const Id> i
   Status status;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const Id id = ids[i];
+    if (i + kIdsAhead < ids.size()) objects.slot_of_id.prefetch(ids[i + kIdsAhead]);
     Box3 box;
     if (const BoxCheck check = boxes.take(i, dims, box); !check) {
       status = Status::invalid_box(Operation::kAdd, id, i, check);
@@ -163,6 +168,7 @@ Status StagedFrame::change(ObjectTable& objects, Stamp stamp, Operation op, std:
   Status status;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const Id id = ids[i];
+    if (i + kIdsAhead < ids.size()) objects.slot_of_id.prefetch(ids[i + kIdsAhead]);
     Box3 box;
     if (is_move) {
       if (const BoxCheck check = boxes.take(i, dims, box); !check) {

@@ -325,13 +325,14 @@ void AabbTree::query_each(std::span<const Box3> boxes, Done&& done) const {
       const Node& node = nodes[lane.stack[--lane.top]];
       for (const std::uint32_t c : node.child) {
         const Node& child = nodes[c];
-        if (!overlaps(child.box, box)) continue;
-        if (child.height == 0) {
-          lane.hits.push_back({child.box, Slot{child.child[0]}});
-        } else {
-          lane.stack[lane.top++] = c;
-          fetch_children(child);
-        }
+        // Pushed without a branch on the test, whose outcome is a coin
+        // toss: the entry is written always and counted only for an inner
+        // child that overlaps (the stack never holds more than the height).
+        const bool hit = overlaps(child.box, box), inner = child.height != 0;
+        if (hit && !inner) lane.hits.push_back({child.box, Slot{child.child[0]}});
+        lane.stack[lane.top] = c;
+        lane.top += static_cast<std::size_t>(hit & inner);
+        if (hit & inner) fetch_children(child);
       }
       if (lane.top == 0) {
         done(lane.box, std::span<const Hit>(lane.hits));

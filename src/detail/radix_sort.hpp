@@ -10,7 +10,6 @@
 #include <utility>
 #include <vector>
 
-#include "detail/reserve.hpp"
 #include "sapling/task_system.hpp"
 
 namespace sapling::detail {
@@ -67,7 +66,6 @@ template <class T, class Key>
 template <class T, class Key>
 [[gnu::always_inline]] inline void radix_sort(std::vector<T>& items, std::vector<T>& scratch, Key key,
                                               RadixDigits digits, std::uint32_t* counts) {
-  reserve_geometric(scratch, items.size());
   scratch.resize(items.size());
   if (radix_sort(items.data(), scratch.data(), items.size(), key, digits, counts) != items.data()) items.swap(scratch);
 }

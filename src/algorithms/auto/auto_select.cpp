@@ -333,8 +333,8 @@ class Auto final : public Algorithm {
     boxes_in_.clear();
     if (!all_new) {
       const ChangesMarked marked(*this, ops);
-      reserve_large(moved_in_, live_);  // on huge pages (huge_pages.hpp): a million boxes' copy
-      reserve_large(boxes_in_, live_);
+      moved_in_.reserve(live_);
+      boxes_in_.reserve(live_);
       for (Slot s = 0; s < flags_.size(); ++s) {
         if ((flags_[s] & kLive) == 0) continue;
         moved_in_.push_back(s);

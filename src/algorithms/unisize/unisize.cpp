@@ -52,7 +52,6 @@
 #include "algorithms/unisize/bit_tree.hpp"
 #include "detail/axis_sampler.hpp"
 #include "detail/radix_sort.hpp"
-#include "detail/reserve.hpp"
 #include "detail/scratch_pool.hpp"
 #include "detail/settings.hpp"
 #include "detail/slot_map.hpp"
@@ -227,9 +226,6 @@ class UnisizeSweep {
     // line 1, Ix <- Sort(Px), for the lows (strips are runs of it), and the
     // highs' keys on x and y from the lows' (the size rule), once for every
     // member rather than once per strip and per merge step.
-    reserve_geometric(members_, n);  // on huge pages (reserve.hpp): a switch to unisize fills them in one frame
-    reserve_geometric(x_high_, n);
-    reserve_geometric(tags_, n);
     members_.resize(n);
     x_high_.resize(n);
     tags_.resize(n);
@@ -259,7 +255,6 @@ class UnisizeSweep {
     if (!exact_) {
       // The real boxes by member, for the test of candidates, which the
       // sweep names by member meanwhile.
-      reserve_geometric(candidates_, n);
       candidates_.resize(n);
       for (std::uint32_t i = 0; i < n; ++i) {
         const Slot s = live[members_[i].name];
@@ -678,10 +673,6 @@ class Unisize final : public Algorithm {
     for (std::size_t k = 0; k < ops.moved.size(); ++k) {
       exact &= static_cast<int>(fits_finite(ops.moved_boxes[k], ref_.size));
       boxes_[ops.moved[k]] = ops.moved_boxes[k];
-    }
-    if (!ops.added.empty()) {  // room for the highest slot at once (a handover adds every live object)
-      const Slot highest = *std::max_element(ops.added.begin(), ops.added.end());
-      if (highest >= boxes_.size()) reserve_geometric(boxes_, std::size_t{highest} + 1);
     }
     for (std::size_t k = 0; k < ops.added.size(); ++k) {
       exact &= static_cast<int>(fits_finite(ops.added_boxes[k], ref_.size));

@@ -89,6 +89,39 @@ TEST(Allocation, WarmFramesAllocateNothing) {
   }
 }
 
+// The same in a world with static objects: the static tree, the movers'
+// neighbour lists and the staging's split of the static objects from the
+// dynamic ones all keep their room once warm.
+TEST(Allocation, WarmFramesAmongStaticObjectsAllocateNothing) {
+#if defined(SAPLING_VALIDATE)
+  GTEST_SKIP() << "SAPLING_VALIDATE: every update validates, which allocates";
+#endif
+  const std::size_t n = 2000;
+  const std::vector<Box3> even = random_boxes(n, 5, 0.0f), odd = random_boxes(n, 5, 0.25f);
+  const std::vector<Box3> level = random_boxes(4000, 6, 0.0f);
+  std::vector<Id> ids(n), statics(level.size());
+  for (std::size_t i = 0; i < n; ++i) ids[i] = static_cast<Id>(i * 7 + 1);
+  for (std::size_t i = 0; i < statics.size(); ++i) statics[i] = static_cast<Id>(i * 7 + 2);
+  for (const AlgorithmInfo& info : algorithms()) {
+    if (info.name == "brute") continue;
+    SCOPED_TRACE(info.name);
+    auto bp = BroadPhase::create(info.name);
+    ASSERT_TRUE(bp->add(statics, level, {}, Motion::kStatic));
+    ASSERT_TRUE(bp->add(ids, even));
+    bp->update();
+    for (int frame = 1; frame < 6; ++frame) {
+      ASSERT_TRUE(bp->move(ids, frame % 2 ? odd : even));
+      bp->update();
+    }
+    const std::size_t before = testing_allocator::allocations.load();
+    for (int frame = 0; frame < 4; ++frame) {
+      ASSERT_TRUE(bp->move(ids, frame % 2 ? odd : even));
+      bp->update();
+    }
+    EXPECT_EQ(testing_allocator::allocations.load() - before, 0u);
+  }
+}
+
 // Staging grows the broad phase's per-slot arrays geometrically: a batch
 // of 100k additions allocates a few dozen times, not once per box (an
 // exact reserve(s + 1) per slot made mass insertion quadratic).

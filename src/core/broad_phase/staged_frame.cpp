@@ -31,7 +31,23 @@ FrameOps DynamicShare::split(const FrameOps& ops, const ObjectTable& objects) {
   return FrameOps{removed, moved, moved_boxes, added, added_boxes, ops.boxes, ops.filter};
 }
 
+void DynamicShare::split_batch(std::span<const Id> ids, std::span<const Slot> slots, std::span<const Box3> boxes,
+                               const ObjectTable& objects) {
+  batch_ids.clear();
+  batch_boxes.clear();
+  batch_index.clear();
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (objects.is_static(slots[i])) continue;
+    batch_ids.push_back(ids[i]);
+    batch_boxes.push_back(boxes[i]);
+    batch_index.push_back(i);
+  }
+}
+
 void DynamicShare::give_back_unused() noexcept {
+  detail::give_back_unused(batch_ids, batch_ids.size());
+  detail::give_back_unused(batch_boxes, batch_boxes.size());
+  detail::give_back_unused(batch_index, batch_index.size());
   detail::give_back_unused(removed, removed.size());
   detail::give_back_unused(moved, moved.size());
   detail::give_back_unused(added, added.size());
@@ -40,6 +56,9 @@ void DynamicShare::give_back_unused() noexcept {
 }
 
 void DynamicShare::free_storage() noexcept {
+  detail::free_storage(batch_ids);
+  detail::free_storage(batch_boxes);
+  detail::free_storage(batch_index);
   detail::free_storage(removed);
   detail::free_storage(moved);
   detail::free_storage(added);
@@ -137,8 +156,8 @@ Status StagedFrame::add(ObjectTable& objects, Stamp stamp, std::span<const Id> i
     const FrameOps before{removed, moved, moved_boxes, std::span(added).first(staged_before),
                           std::span(added_boxes).first(staged_before)};
     // It judges the boxes it would see: the broad boxes.
-    status = algorithm_accepts(objects, Operation::kAdd, ids, std::span(added_boxes).subspan(staged_before), before,
-                               algorithm);
+    status = algorithm_accepts(objects, Operation::kAdd, ids, std::span(added).subspan(staged_before),
+                               std::span(added_boxes).subspan(staged_before), before, algorithm);
   }
   if (status) return status;
   // Undo the accepted part of the batch, newest first, so the free list is
@@ -205,7 +224,8 @@ Status StagedFrame::change(ObjectTable& objects, Stamp stamp, Operation op, std:
   if (status && is_move) {  // the algorithm's say comes last, on the whole batch
     const FrameOps before{removed, std::span(moved).first(staged_before), std::span(moved_boxes).first(staged_before),
                           added, added_boxes};
-    status = algorithm_accepts(objects, op, ids, std::span(moved_boxes).subspan(staged_before), before, algorithm);
+    status = algorithm_accepts(objects, op, ids, std::span(staged).subspan(staged_before),
+                               std::span(moved_boxes).subspan(staged_before), before, algorithm);
   }
   if (status) return status;
   for (std::size_t k = staged.size(); k-- > staged_before;) objects.stamps[staged[k]] = old_stamps_[k - staged_before];
@@ -218,22 +238,17 @@ Status StagedFrame::change(ObjectTable& objects, Stamp stamp, Operation op, std:
 
 // The algorithm is asked about its own objects only: the dynamic ones of
 // the batch (a refusal names the element by its index in the whole batch).
+// The frame's share is split into dynamic_, which dynamic_ops() splits
+// again at the update, and the batch's into its scratch: a warm frame of a
+// world with static objects allocates nothing here.
 Status StagedFrame::algorithm_accepts(const ObjectTable& objects, Operation op, std::span<const Id> ids,
-                                      std::span<const Box3> boxes, const FrameOps& staged,
-                                      const Algorithm& algorithm) const {
+                                      std::span<const Slot> slots, std::span<const Box3> boxes,
+                                      const FrameOps& staged, const Algorithm& algorithm) {
   if (!objects.uses_statics) return algorithm.accepts(op, ids, boxes, staged);
-  DynamicShare share;
-  const FrameOps dynamic_staged = share.split(staged, objects);
-  std::vector<Id> dynamic_ids;
-  std::vector<Box3> dynamic_boxes;
-  std::vector<std::size_t> index_of;
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    if (objects.is_static(objects.slot_of_id.find(ids[i]))) continue;
-    dynamic_ids.push_back(ids[i]);
-    dynamic_boxes.push_back(boxes[i]);
-    index_of.push_back(i);
-  }
-  const Status status = algorithm.accepts(op, dynamic_ids, dynamic_boxes, dynamic_staged);
+  const FrameOps dynamic_staged = dynamic_.split(staged, objects);
+  dynamic_.split_batch(ids, slots, boxes, objects);
+  const std::vector<std::size_t>& index_of = dynamic_.batch_index;
+  const Status status = algorithm.accepts(op, dynamic_.batch_ids, dynamic_.batch_boxes, dynamic_staged);
   if (status || status.code() != StatusCode::kUnsupported || status.index() >= index_of.size()) return status;
   return Status::unsupported(op, status.id(), index_of[status.index()], status.detail());
 }
@@ -325,7 +340,8 @@ void StagedFrame::free_storage() noexcept {
 
 std::size_t DynamicShare::memory_bytes() const noexcept {
   return (removed.capacity() + moved.capacity() + added.capacity()) * sizeof(Slot) +
-         (moved_boxes.capacity() + added_boxes.capacity()) * sizeof(Box3);
+         (moved_boxes.capacity() + added_boxes.capacity() + batch_boxes.capacity()) * sizeof(Box3) +
+         batch_ids.capacity() * sizeof(Id) + batch_index.capacity() * sizeof(std::size_t);
 }
 
 std::size_t StagedFrame::memory_bytes() const noexcept {

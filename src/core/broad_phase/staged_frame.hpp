@@ -35,9 +35,18 @@ namespace sapling::detail {
 struct DynamicShare {
   std::vector<Slot> removed, moved, added;
   std::vector<Box3> moved_boxes, added_boxes;
+  // A batch's dynamic objects (split_batch()): their ids, boxes and
+  // indices in the batch.
+  std::vector<Id> batch_ids;
+  std::vector<Box3> batch_boxes;
+  std::vector<std::size_t> batch_index;
 
   /// `ops` without its static objects: `ops` itself when none is static.
   FrameOps split(const FrameOps& ops, const ObjectTable& objects);
+  /// The dynamic objects of a batch of `ids` staged at `slots` (parallel),
+  /// into batch_ids, batch_boxes and batch_index.
+  void split_batch(std::span<const Id> ids, std::span<const Slot> slots, std::span<const Box3> boxes,
+                   const ObjectTable& objects);
   void free_storage() noexcept;
   /// Large room the last frame used less than half of goes (reserve.hpp).
   void give_back_unused() noexcept;
@@ -144,8 +153,10 @@ class StagedFrame {
   std::size_t memory_bytes() const noexcept;
 
  private:
+  // `slots`: where the batch's ids are staged, parallel to them.
   Status algorithm_accepts(const ObjectTable& objects, Operation op, std::span<const Id> ids,
-                           std::span<const Box3> boxes, const FrameOps& staged, const Algorithm& algorithm) const;
+                           std::span<const Slot> slots, std::span<const Box3> boxes, const FrameOps& staged,
+                           const Algorithm& algorithm);
 
   DynamicShare dynamic_;
   StagedContact contact_;             // own boxes and distances of the staged adds and moves, while contact.in_use

@@ -86,8 +86,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pair counts differ: %zu and %zu\n", runs[0].pairs, runs[1].pairs);
     return 1;
   }
-  std::printf("n=%zu, %zu moves x %d frames x %d reps, %s, %zu pairs at the end (medians, ms)\n", n, moves, frames, reps,
-              algo.c_str(), runs[0].pairs);
+  std::printf("n=%zu, %zu moves x %d frames x %d reps, %s, %zu pairs at the end (medians, ms)\n", n, moves, frames,
+              reps, algo.c_str(), runs[0].pairs);
   for (int sparse = 0; sparse < 2; ++sparse) {
     const Run& r = runs[sparse];
     std::printf("%-6s ids: adds staged %7.2f  frame 0 %7.2f  moves staged %6.2f  frame %6.2f\n",

@@ -242,8 +242,8 @@ Status StagedFrame::change(ObjectTable& objects, Stamp stamp, Operation op, std:
 // again at the update, and the batch's into its scratch: a warm frame of a
 // world with static objects allocates nothing here.
 Status StagedFrame::algorithm_accepts(const ObjectTable& objects, Operation op, std::span<const Id> ids,
-                                      std::span<const Slot> slots, std::span<const Box3> boxes,
-                                      const FrameOps& staged, const Algorithm& algorithm) {
+                                      std::span<const Slot> slots, std::span<const Box3> boxes, const FrameOps& staged,
+                                      const Algorithm& algorithm) {
   if (!objects.uses_statics) return algorithm.accepts(op, ids, boxes, staged);
   const FrameOps dynamic_staged = dynamic_.split(staged, objects);
   dynamic_.split_batch(ids, slots, boxes, objects);

@@ -1,6 +1,7 @@
 // Large worlds (large_world.hpp).
 #include "core/broad_phase/large_world.hpp"
 
+#include <cfenv>
 #include <cmath>
 #include <type_traits>
 
@@ -79,12 +80,17 @@ void outward_relative(std::span<const Box3d> boxes, const std::array<double, 3>&
     _mm_storel_pi(reinterpret_cast<__m64*>(bytes + 4 * sizeof(float)), highs);
   }
 #else
+  // round_sum()'s TwoSum is exact under round-to-nearest only: that mode
+  // for the span, whatever the caller's, which comes back after.
+  const int callers = std::fegetround();
+  std::fesetround(FE_TONEAREST);
   for (std::size_t i = 0; i < boxes.size(); ++i) {
     for (int k = 0; k < 3; ++k) {
       out[i].min[k] = round_sum(boxes[i].min[k], -origin[k], false);  // box.hpp: exact, TwoSum
       out[i].max[k] = round_sum(boxes[i].max[k], -origin[k], true);
     }
   }
+  std::fesetround(callers);
 #endif
 }
 

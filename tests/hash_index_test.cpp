@@ -1,7 +1,7 @@
 // The id containers the pair manager and the broad phase stand on
 // (include/sapling/detail/): HashIndex, open addressing with backward-shift
 // deletion, IdIndex, a direct table for small ids beside a HashIndex, and
-// IdSet (src/detail/), a HashIndex behind a bitmap prefilter.
+// IdSet (src/detail/), a table of 32-bit ids behind a bitmap prefilter.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -41,6 +41,32 @@ TEST(IdSet, MatchesASet) {
       for (const Id x : model) ASSERT_TRUE(set.contains(x));
     }
   }
+}
+
+// The ends of the id range are ids like any other (~0 marks the table's
+// empty slots, and is held apart), and a set given more ids than reset()
+// was told grows and keeps them all.
+TEST(IdSet, HoldsTheEndsOfTheRangeAndGrowsPastItsSize) {
+  detail::IdSet set;
+  set.reset(2);
+  EXPECT_FALSE(set.contains(0));
+  EXPECT_FALSE(set.contains(~Id{0}));
+  set.insert(~Id{0});
+  EXPECT_TRUE(set.contains(~Id{0}));
+  EXPECT_FALSE(set.contains(0));
+  set.insert(0);
+  std::vector<Id> more;
+  for (Id k = 1; k <= 5000; ++k) more.push_back(~Id{0} - k * 7919);
+  for (const Id x : more) set.insert(x);
+  set.insert(more[3]);  // twice: still one member
+  EXPECT_TRUE(set.contains(0));
+  EXPECT_TRUE(set.contains(~Id{0}));
+  for (const Id x : more) ASSERT_TRUE(set.contains(x)) << x;
+  for (Id k = 1; k <= 5000; ++k) ASSERT_FALSE(set.contains(~Id{0} - k * 7919 + 1));
+  set.reset(1);
+  EXPECT_FALSE(set.contains(~Id{0}));
+  EXPECT_FALSE(set.contains(0));
+  EXPECT_FALSE(set.contains(more[0]));
 }
 
 TEST(HashIndex, BackwardShiftKeepsEveryKeyReachable) {

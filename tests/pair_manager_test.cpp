@@ -69,6 +69,41 @@ TEST(PairManager, AddFindRemove) {
   EXPECT_EQ(sorted(pm.pairs()), (std::vector<Pair>{{0, 4294967295u}}));
 }
 
+// A frame that creates 70,000 pairs (a level loaded at once) leaves its
+// lists that room; an empty list given to a later frame that reports a few
+// gets it back, where a list with pairs in it keeps what it holds, and room
+// the frame may fill stays (no allocation in steady frames).
+TEST(PairManager, RoomOfAMassInsertionsDeltaGoesWhenFramesReportLittle) {
+  PairManager pm;
+  constexpr Id kPairs = 70'000;
+  for (Id i = 0; i < kPairs; ++i) pm.add(2 * i, 2 * i + 1);
+  std::vector<Pair> created, deleted, kept_created;
+  pm.end_frame(created, deleted);
+  ASSERT_EQ(created.size(), kPairs);
+  kept_created = created;
+  const std::size_t room = created.capacity();
+  created.clear();
+  pm.remove(0, 1);
+  pm.end_frame(kept_created, deleted);  // not empty: appended to
+  EXPECT_EQ(kept_created.size(), kPairs);
+  EXPECT_GE(kept_created.capacity(), kPairs);
+  pm.add(0, 1);
+  pm.end_frame(created, deleted);
+  EXPECT_EQ(created, (std::vector<Pair>{{0, 1}}));
+  EXPECT_LT(created.capacity(), room / 16);
+  EXPECT_EQ(deleted, (std::vector<Pair>{{0, 1}}));
+  // A frame that touches every pair may report every pair: the room stays.
+  created.clear(), deleted.clear();
+  created.reserve(kPairs);
+  const Pair* const room_start = created.data();
+  for (Id i = 0; i < kPairs; ++i) pm.remove(2 * i, 2 * i + 1);
+  pm.end_frame(created, deleted);
+  EXPECT_TRUE(created.empty());
+  EXPECT_EQ(deleted.size(), kPairs);
+  EXPECT_EQ(created.data(), room_start);
+  EXPECT_TRUE(pm.validate());
+}
+
 TEST(PairManager, AddedThenRemovedInOneFrameReportsNothing) {
   PairManager pm;
   pm.add(1, 2);

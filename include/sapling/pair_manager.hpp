@@ -123,7 +123,9 @@ class PairManager {
   }
 
   /// Ends the frame: appends its created and deleted pairs (in no particular
-  /// order) to the two vectors, and applies the removals.
+  /// order) to the two vectors, and applies the removals. An empty vector
+  /// holding room for 65,536 pairs or more, over twice what the frame could
+  /// report, is given that room back first (then sized for the frame).
   void end_frame(std::vector<Pair>& created, std::vector<Pair>& deleted);
 
   /// Forgets the frame's calls so far: the set is again the one of the

@@ -219,10 +219,16 @@ bool PairManager::sorted_contains(Pair p) const {
 }
 
 void PairManager::end_frame(std::vector<Pair>& created, std::vector<Pair>& deleted) {
-  // Room first: nothing below allocates.
+  // Room first: nothing below allocates. Room far beyond what this frame can
+  // report goes first (a mass insertion's created pairs, 1.7 MB at a million
+  // boxes, where the frames after it report a few thousand).
   replaced_all_ = false;
-  detail::reserve_geometric(created, created.size() + assigned_created_.size() + touched_.size());
-  detail::reserve_geometric(deleted, deleted.size() + assigned_deleted_.size() + touched_.size());
+  const std::size_t most_created = created.size() + assigned_created_.size() + touched_.size();
+  const std::size_t most_deleted = deleted.size() + assigned_deleted_.size() + touched_.size();
+  if (created.empty()) detail::give_back_unused(created, most_created);
+  if (deleted.empty()) detail::give_back_unused(deleted, most_deleted);
+  detail::reserve_geometric(created, most_created);
+  detail::reserve_geometric(deleted, most_deleted);
   detail::reserve_geometric(doomed_, touched_.size());
   // Terdiman's DumpPairs: report, then remove in a second pass, because a
   // removal moves the last pair into the hole and would invalidate the

@@ -730,6 +730,36 @@ TEST(SapPaths, FewMovingInACrowdTakeOneSearch) {
   EXPECT_GE(c.searched_drops, 1u);
 }
 
+// A crowd laid out after its insertion, then thrown about whole for a few
+// frames (recomputed: the resting grid, none of whose boxes rests any more,
+// is forgotten and its arrays serve the recomputation), then calm again
+// with a few movers: the resting set is laid out anew and takes the frames.
+// Every frame exactly as brute force says, the bookkeeping validated.
+TEST(SapPaths, AWorldThrownAboutForgetsItsGridThenRestsAgain) {
+  Twin t;
+  const std::size_t n = 6000;
+  const std::vector<Id> ids = id_range(0, n);
+  t.add(ids, scattered(n, 24, 2.0f, 61));
+  EXPECT_FRAME(t);
+  for (int f = 0; f < 3; ++f) {
+    t.move(ids, scattered(n, 24, 2.0f, 62 + static_cast<std::uint64_t>(f)));
+    EXPECT_FRAME(t);
+  }
+  const SapCounters thrown = t.counters();
+  EXPECT_EQ(thrown.forgotten_grids, 1u);  // at the first recomputation; the next ones have no grid
+  EXPECT_GE(thrown.recomputed_frames, 3u);
+  for (int f = 0; f < 20; ++f) {
+    std::vector<Id> moved;
+    for (std::size_t i = 0; i < 30; ++i) moved.push_back(ids[(static_cast<std::size_t>(f) * 31 + i * 97) % n]);
+    std::sort(moved.begin(), moved.end());
+    moved.erase(std::unique(moved.begin(), moved.end()), moved.end());
+    t.move(moved, nudged_or_thrown(t, moved, 24, 0.25f, 800 + static_cast<std::uint64_t>(f)));
+    EXPECT_FRAME(t);
+  }
+  EXPECT_GE(t.counters().resting_frames, thrown.resting_frames + 15);
+  EXPECT_GT(t.counters().preparations, thrown.preparations);
+}
+
 // A resting world past 2^16 boxes, where the resting set's searches run a
 // batch ahead of their scans and the found pairs' reads run ahead in
 // stages: a few hundred boxes a frame nudged or thrown far, some removed

@@ -885,6 +885,22 @@ void BoxPruner::Impl::prepare(std::span<const Box3> boxes, std::vector<IndexPair
   measure_reach(prepared);
 }
 
+void BoxPruner::forget_prepared() noexcept {
+  Impl& m = *impl_;
+  CellArrays& room = m.sets[0];
+  if (room.min_key.capacity() < m.prepared.min_key.capacity()) {  // the four swept arrays are sized together
+    room.min_key.swap(m.prepared.min_key);
+    room.max_key.swap(m.prepared.max_key);
+    room.cross.swap(m.prepared.cross);
+    room.index.swap(m.prepared.index);
+  }
+  m.prepared = CellArrays{};
+  detail::free_storage(m.prepared_reach);
+  m.prepared_layout = Layout{};
+  m.prepared_boxes = m.laid_out_boxes = m.free_entries = 0;
+  m.laid_out_largest_cell = 0;
+}
+
 bool BoxPruner::update_prepared(std::span<const std::uint8_t> keep, std::span<const Box3> added,
                                 std::vector<std::uint32_t>& indices) {
   return impl_->update_prepared(keep, added, indices);

@@ -436,6 +436,18 @@ void RestingSet::lay_out_all(const LiveBoxes& live, std::vector<IndexPair>& pair
   prepare(live, &pairs);
 }
 
+bool RestingSet::forget_dead_grid() {
+  if (resting_slot_.empty()) return false;
+  for (const Slot s : resting_slot_) {
+    if (s != kNoSlot && state_[s] == kResting) return false;  // in a world at rest, the first entry
+  }
+  free_storage(resting_slot_);
+  unname_the_rest();  // no index names a slot now
+  dead_ = 0;
+  pruner_.forget_prepared();
+  return true;
+}
+
 std::size_t RestingSet::memory_bytes() const {
   return state_.capacity() + keep_.capacity() + search_live_.capacity() +
          merged_at_.capacity() * sizeof(std::uint32_t) +

@@ -94,6 +94,13 @@ class RestingSet {
   /// dense index in `live`, found in the same pass (BoxPruner::prepare).
   void lay_out_all(const LiveBoxes& live, std::vector<IndexPair>& pairs);
 
+  /// Where no box rests in the grid any more (every one moved or went since
+  /// it was laid out: a world where nearly all move), forgets the grid, its
+  /// arrays left to the pruner's recomputations (BoxPruner::forget_prepared());
+  /// the next layout lays every box out anew, as it would have. Returns
+  /// whether it did.
+  bool forget_dead_grid();
+
   /// New resting sets laid out by merging into the last.
   std::uint64_t merges() const noexcept { return merges_; }
   /// Active boxes that joined the resting set in place (settle()).

@@ -398,6 +398,7 @@ void SweepAndPrune::recompute(const FrameOps& ops, std::size_t moves_applied) {
     resting_.lay_out_all(live_, found_);
     ++counters_.preparations;
   } else {
+    counters_.forgotten_grids += resting_.forget_dead_grid();  // its arrays, in memory already, serve complete()
     pruner_.complete(bounds(), found_);
   }
   frame_pairs_.resize(found_.size());

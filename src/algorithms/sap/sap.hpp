@@ -31,6 +31,7 @@ struct SapCounters {
   std::uint64_t searched_drops = 0;   ///< of those, frames whose changed boxes' pairs were found by search, not a scan
   std::uint64_t preparations = 0;     ///< resting sets laid out (sorted into box pruning's grid)
   std::uint64_t merged_layouts = 0;   ///< of those, laid out by merging into the last (BoxPruner::update_prepared())
+  std::uint64_t forgotten_grids = 0;  ///< resting grids none of whose boxes rested, left to a recomputation's room
   std::uint64_t settled_boxes = 0;    ///< active boxes at rest again that joined the resting set in place
   std::uint64_t aborted_walks = 0;    ///< incremental attempts that switched to another path midway
   std::uint64_t restores = 0;         ///< endpoint arrays rebuilt by radix sort after recomputed frames, at once

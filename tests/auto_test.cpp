@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -47,10 +48,13 @@ class World {
         auto_(BroadPhase::create("auto", Options{.threads = threads})),
         reference_(BroadPhase::create(reference)) {}
 
-  // A box of side `size` at a random place; flat: z = [0, 0].
+  // A box of side `size` at a random place; flat: z = [0, 0]. Places and
+  // steps are multiples of 1/64 (exact in float arithmetic: every box an
+  // exact translate of the first, as unisize's fast path wants), unless
+  // set_rounding() asks for any float.
   Box3 random_box(float size, bool flat) {
     std::uniform_real_distribution<float> at(0.0f, extent_);
-    const float x = at(rng_), y = at(rng_), z = flat ? 0.0f : at(rng_);
+    const float x = snap(at(rng_)), y = snap(at(rng_)), z = flat ? 0.0f : snap(at(rng_));
     return Box3{{x, y, z}, {x + size, y + size, flat ? 0.0f : z + size}};
   }
 
@@ -69,7 +73,7 @@ class World {
     for (std::size_t i = 0; i < live_.size(); ++i) {
       if (!moves(rng_)) continue;
       Box3 b = boxes_[i];
-      const float dx = step(rng_), dy = step(rng_);
+      const float dx = snap(step(rng_)), dy = snap(step(rng_));
       b.min[0] += dx, b.max[0] += dx, b.min[1] += dy, b.max[1] += dy;
       if (size > 0) b.max[0] = b.min[0] + size;
       boxes_[i] = b;
@@ -123,6 +127,7 @@ class World {
 
   std::size_t size() const { return live_.size(); }
   void set_extent(float extent) { extent_ = extent; }
+  void set_rounding(bool on) { rounding_ = on; }
 
  private:
   std::mt19937 rng_;
@@ -133,7 +138,10 @@ class World {
   std::vector<Box3> moved_boxes_, added_boxes_;
   Id next_id_ = 1;
   float extent_ = 100.0f;
+  bool rounding_ = false;
   int frame_ = 0;
+
+  float snap(float v) const { return rounding_ ? v : std::floor(v * 64.0f) / 64.0f; }
 };
 
 TEST(AutoPolicy, ChoosesByTheWorkload) {
@@ -144,7 +152,9 @@ TEST(AutoPolicy, ChoosesByTheWorkload) {
     return detail::choose(w, current, candidates);
   };
   // A new world starts on sap, whatever it holds.
-  EXPECT_EQ(choose(Workload{.live = 5000, .one_size = true, .flat = true, .first_frame = true}, "").name, "sap");
+  EXPECT_EQ(
+      choose(Workload{.live = 5000, .one_size = true, .exact_size = true, .flat = true, .first_frame = true}, "").name,
+      "sap");
   EXPECT_EQ(choose(Workload{.live = 5000, .one_size = true, .first_frame = true}, "").name, "sap");
   // In 3D sap stays, most boxes moving or few, in a large world or not.
   const detail::Choice seen = choose(Workload{.live = 5000, .moved_share = 0.9, .new_world = true}, "sap");
@@ -154,15 +164,25 @@ TEST(AutoPolicy, ChoosesByTheWorkload) {
   EXPECT_EQ(choose(Workload{.live = 200'000, .moved_share = 0.01}, "sap").name, "sap");
   EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.1}, "sap").name, "sap");
   // In a plane, most moving: a recomputing algorithm, at once after a new world's first frame.
-  const detail::Choice particles =
-      choose(Workload{.live = 5000, .moved_share = 0.9, .one_size = true, .flat = true, .new_world = true}, "sap");
+  const detail::Choice particles = choose(
+      Workload{.live = 5000, .moved_share = 0.9, .one_size = true, .exact_size = true, .flat = true, .new_world = true},
+      "sap");
   EXPECT_EQ(particles.name, "unisize");
   EXPECT_TRUE(particles.urgent);
+  // ... but boxes of one size only up to rounding stay on sap (unisize's slower path).
+  const detail::Choice rounded =
+      choose(Workload{.live = 5000, .moved_share = 0.9, .one_size = true, .flat = true, .new_world = true}, "sap");
+  EXPECT_EQ(rounded.name, "sap");
+  EXPECT_FALSE(rounded.urgent);
+  EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.9, .one_size = true, .flat = true}, "unisize").name, "sap");
   EXPECT_TRUE(choose(Workload{.live = 5000, .moved_share = 0.9, .flat = true, .new_world = true}, "sap").urgent);
   EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.9, .flat = true}, "sap").name, "dual-axis");
   EXPECT_FALSE(choose(Workload{.live = 5000, .moved_share = 0.9, .flat = true}, "sap").urgent);
   // ... few moving in a plane: sap.
-  EXPECT_EQ(choose(Workload{.live = 90'000, .moved_share = 0.01, .one_size = true, .flat = true}, "sap").name, "sap");
+  EXPECT_EQ(
+      choose(Workload{.live = 90'000, .moved_share = 0.01, .one_size = true, .exact_size = true, .flat = true}, "sap")
+          .name,
+      "sap");
   EXPECT_EQ(detail::hold_frames("dual-axis", candidates), detail::kHoldFrames);
   EXPECT_EQ(detail::hold_frames("sap", candidates), detail::kTrackingHoldFrames);
   // Hysteresis: a recomputing algorithm stays down to kStillMostMove.
@@ -214,6 +234,21 @@ void run_switches(unsigned threads) {
 }
 
 TEST(Auto, SwitchesAndAgreesWithBrute) { run_switches(1); }
+
+// Squares of one size in a plane, all moving by float steps, so that their
+// bounds round (one size only up to rounding, as a program moving its
+// boxes has them): unisize would take its slower path, and auto stays on
+// sap, which recomputes them; every frame as brute force says.
+TEST(Auto, ParticlesOfOneSizeUpToRoundingStayOnSap) {
+  World w("brute", 1, 17);
+  w.set_rounding(true);
+  w.add(3000, 1.0f, true);
+  EXPECT_EQ(w.step().algorithm, "sap");
+  for (int f = 0; f < 6; ++f) {
+    w.move(1.0);
+    EXPECT_EQ(w.step().algorithm, "sap") << "frame " << f;
+  }
+}
 
 // Sizes are followed only in a plane: a world with boxes raised off it, all
 // moving, stays on sap; once the last raised box is put down, every size is

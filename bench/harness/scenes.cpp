@@ -135,6 +135,55 @@ class FlatScene final : public Scenario {
   std::unique_ptr<Scenario> source_;
 };
 
+// W1 unisize2d's squares as a program in metres has them: each square of
+// side 1 becomes one of side 0.1 around its centre, its bounds computed in
+// float as centre -+ 0.05 (the centre rounded to float first), so that they
+// round and the squares are of one size only up to rounding, as boxes moved
+// by float steps or built from float centres are (unisize's slower path;
+// auto's rule tells them apart). The pairs are not W1's: bounds that round
+// may touch or part where W1's exact ones did not.
+class RoundedScene final : public Scenario {
+ public:
+  explicit RoundedScene(const ScenarioParams& params) : Scenario(2, params) {
+    std::string error;
+    source_ = make_scenario(params_, &error);
+    if (!source_) throw std::runtime_error("scenario unisize2d: " + error);
+    copy();
+  }
+  void step() override {
+    source_->step();
+    ++frame_;
+    copy();
+  }
+
+ private:
+  static constexpr double kSide = 0.1;
+  void copy() {
+    const std::span<const Box3> from = source_->boxes();
+    boxes_.resize(from.size());
+    for (std::size_t i = 0; i < from.size(); ++i) {
+      Box3 b = from[i];
+      for (int k = 0; k < 2; ++k) {
+        const auto centre = static_cast<float>((double(from[i].min[k]) + double(from[i].max[k])) / 2 * kSide);
+        b.min[k] = centre - float(kSide / 2);
+        b.max[k] = centre + float(kSide / 2);
+      }
+      boxes_[i] = b;
+    }
+    alive_.assign(source_->alive().begin(), source_->alive().end());
+    alive_ids_.assign(source_->alive_ids().begin(), source_->alive_ids().end());
+    removed_.assign(source_->removed().begin(), source_->removed().end());
+    moved_.assign(source_->moved().begin(), source_->moved().end());
+    added_.assign(source_->added().begin(), source_->added().end());
+    if (source_->world()) {
+      Box3 w = *source_->world();
+      for (int k = 0; k < 2; ++k) w.min[k] = float(w.min[k] * kSide), w.max[k] = float(w.max[k] * kSide);
+      world_ = w;
+    }
+  }
+  std::unique_ptr<Scenario> source_;
+};
+
 // Issue 15's static level: side x side static floor tiles (ids 0 .. side^2 - 1)
 // and `dynamics` cubes wandering over them (the ids after), which all move
 // every frame. make_level_tiles() says how the tiles are laid out; each cube
@@ -294,6 +343,19 @@ SceneSpec unisize(std::size_t n, unsigned density_pm, int frames) {
               "W1 unisize2d: " + std::to_string(n) + " equal squares, all moving, density " +
                   std::to_string(density_pm) + " per mille",
               maker(p), frames);
+}
+
+// W1's squares in metres, their bounds rounding (RoundedScene).
+SceneSpec rounded_unisize(std::size_t n, unsigned density_pm, int frames) {
+  ScenarioParams p;
+  p.name = "unisize2d";
+  p.n = n;
+  p.density_pm = density_pm;
+  return spec(
+      "unisize2d-" + std::to_string(n) + "-d" + std::to_string(density_pm) + "-rounded",
+      "W1 unisize2d in metres: " + std::to_string(n) + " squares of side 0.1 built as float centre -+ 0.05 " +
+          "(one size up to rounding), all moving, density " + std::to_string(density_pm) + " per mille",
+      [p] { return std::make_unique<RoundedScene>(p); }, frames);
 }
 
 // The flat world: n moving squares of one size at one height, in 3D.
@@ -512,11 +574,19 @@ std::vector<SceneSpec> persistent_large(bool quick) {
 }
 
 std::vector<SceneSpec> unisize_grid(bool quick) {
-  if (quick) return {unisize(4096, 200, 5), unisize(4096, 800, 5), unisize(16'384, 400, 5)};
+  if (quick) {
+    return {unisize(4096, 200, 5), unisize(4096, 800, 5), unisize(16'384, 400, 5), rounded_unisize(4096, 400, 5)};
+  }
   std::vector<SceneSpec> scenes;
   for (const std::size_t n : {131'072, 262'144, 524'288, 1'048'576}) {
     for (const unsigned d : {200u, 400u, 600u, 800u}) {
       scenes.push_back(n > 300'000 ? huge(unisize(n, d, 5)) : warm(unisize(n, d, 12), 8));
+    }
+  }
+  // The same squares as a program in metres has them (one size up to rounding).
+  for (const std::size_t n : {131'072, 1'048'576}) {
+    for (const unsigned d : {200u, 800u}) {
+      scenes.push_back(n > 300'000 ? huge(rounded_unisize(n, d, 5)) : warm(rounded_unisize(n, d, 12), 8));
     }
   }
   return scenes;
@@ -702,12 +772,19 @@ SceneShape shape_of(const SceneSpec& spec, const Scenario& scenario) {
   shape.is_static = spec.is_static;
   shape.static_below = spec.static_below;
   const std::span<const Id> ids = scenario.alive_ids();
+  // One size as unisize takes it (the rule of sapling/unisize.hpp: up to
+  // rounding), so that unisize runs on the rounded scenes too.
   shape.one_size = !ids.empty();
   if (shape.one_size) {
     const Box3& first = scenario.boxes()[ids.front()];
     for (const Id id : ids) {
       const Box3& b = scenario.boxes()[id];
-      for (int k = 0; k < shape.dims; ++k) shape.one_size &= b.max[k] == b.min[k] + (first.max[k] - first.min[k]);
+      for (int k = 0; k < shape.dims; ++k) {
+        const double size = double(first.max[k] - first.min[k]);
+        const double m0 = std::max(std::abs(double(first.min[k])), std::abs(double(first.max[k])));
+        const double m = std::max(std::abs(double(b.min[k])), std::abs(double(b.max[k])));
+        shape.one_size &= std::abs((double(b.max[k]) - double(b.min[k])) - size) <= 0x1p-10 * size + 0x1p-16 * (m + m0);
+      }
     }
   }
   return shape;

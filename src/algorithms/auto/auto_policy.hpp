@@ -18,7 +18,10 @@
 //   changes every frame, a recomputing algorithm of its own is faster
 //   than sap (unisize for boxes of one size, 1.0-1.2x box pruning;
 //   dual-axis for mixed sizes), and is left again only below 25%
-//   (hysteresis);
+//   (hysteresis); but boxes of one size only up to rounding (not exact
+//   translates of the first box in float: what a program moving its boxes
+//   by float steps has) stay on sap, where unisize's sweep would take its
+//   slower path (1.5-2x sap's frame);
 // - a mass insertion on a recomputing algorithm stays recomputing.
 //
 // Not seen here: static objects (the BroadPhase keeps them apart, so the
@@ -39,6 +42,7 @@ struct Workload {
   double moved_share = 0;       ///< moved / live before, averaged over recent frames
   double churn_share = 0;       ///< (added + removed) / live before, averaged likewise
   bool one_size = false;        ///< every live box has the size of the reference box
+  bool exact_size = false;      ///< ... and is exactly [min, min + size] in float (unisize's fast path)
   bool flat = false;            ///< every live box has a zero extent on z (a plane)
   bool first_frame = false;     ///< nothing was live before (no motion seen yet)
   bool mass_insertion = false;  ///< this frame adds at least as many objects as were live
@@ -83,7 +87,8 @@ inline int hold_frames(std::string_view choice, const Candidates& candidates) {
 /// The algorithm for workload `w`, the one running now being `current`,
 /// before the urgency of a new world (choose(), below).
 inline Choice choose_by_figures(const Workload& w, std::string_view current, const Candidates& candidates) {
-  const bool particles = w.one_size && w.flat && w.live >= kUnisizeWorld;
+  const bool particles = w.exact_size && w.flat && w.live >= kUnisizeWorld;
+  const bool rounded_particles = w.one_size && !w.exact_size && w.flat && w.live >= kUnisizeWorld;
   if (w.first_frame) return {"sap", "a new world: sap, which adapts in place, until the motion is seen"};
   if (w.mass_insertion && w.live >= kMassInsertion) {
     if (particles) return {"unisize", "a mass insertion of boxes of one size in a plane", true};
@@ -94,6 +99,9 @@ inline Choice choose_by_figures(const Workload& w, std::string_view current, con
   const bool recomputing = candidates.recomputes(current);
   if (w.flat && (changing >= kMostMove || (recomputing && changing >= kStillMostMove))) {
     if (particles) return {"unisize", "a third or more of the boxes move, all of one size in a plane"};
+    if (rounded_particles) {
+      return {"sap", "a third or more of the boxes move, of one size up to rounding in a plane: sap recomputes them"};
+    }
     return {"dual-axis", "a third or more of the boxes move, in a plane, of several sizes"};
   }
   if (current == "box-pruning" && changing >= kStillMostMove) {

@@ -20,10 +20,10 @@
 // (kTrackingHoldFrames) than a recomputing one (kHoldFrames).
 //
 // Invariants after update(): flags_ marks exactly the live slots, live_
-// counts them, odd_ (while sizes_known_) and raised_ count the live boxes off the reference size
-// and off the plane; the next algorithm, while built, holds exactly the live
-// objects marked kJoined, with their current boxes, and the scan
-// has not passed any live object it does not hold.
+// counts them, odd_ and inexact_ (while sizes_known_) and raised_ count the live boxes off the
+// reference size, not exact translates of the reference box, and off the plane; the next algorithm, while built, holds
+// exactly the live objects marked kJoined, with their current boxes, and the scan has not passed any live object it
+// does not hold.
 //
 // The one forced switch: when unisize runs and a box of another size comes,
 // the frame goes to sap built from every live box at once (a spike, the
@@ -31,6 +31,7 @@
 // algorithm's: O(changes) per frame, and O(n / kHandoverFrames) during a
 // handover. Method and measurements: docs/algorithms/auto.md.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -50,22 +51,43 @@ constexpr double kNewWeight = 0.5;
 
 bool flat_box(const Box3& b) { return b.min[2] == b.max[2]; }
 
-// Whether box `b` has the size `size` (extents per axis), up to a relative
-// 2^-12 and the rounding of its coordinates (2^-20 of their magnitude), so
-// that boxes moved by float arithmetic keep their size.
-bool same_size(const Box3& b, const Box3& size) {
-  // The common case first: the extents equal in float arithmetic.
-  int exact = 1;
-  for (int k = 0; k < 3; ++k) exact &= int(b.max[k] - b.min[k] == size.max[k] - size.min[k]);
-  if (exact != 0) return true;
-  for (int k = 0; k < 3; ++k) {
-    const double extent = double(b.max[k]) - double(b.min[k]);
-    const double want = double(size.max[k]) - double(size.min[k]);
-    const double magnitude = std::max(std::abs(double(b.min[k])), std::abs(double(b.max[k])));
-    if (!(std::abs(extent - want) <= 0x1p-12 * want + 0x1p-20 * magnitude)) return false;
+// The size of the reference box (the first box added to an empty world,
+// unisize's own reference), and the two tests of a box against it, both
+// branch-free in float (they run for every moved box, every frame):
+// - same_size(): the same extents per axis up to a relative 2^-12 and the
+//   rounding of the box's coordinates (2^-20 of their magnitude), so that
+//   boxes moved by float arithmetic keep their size;
+// - exact_translate(): exactly [min, min + size] in float, size the
+//   reference's extents rounded to float: unisize's own test for running
+//   its sweep on the boxes themselves (sapling/unisize.hpp). Boxes of one
+//   size only up to rounding (moved by adding a step to min and max, built
+//   as centre +- half extent, in units whose coordinates round) take its
+//   other path, 1.5-2x as long (docs/algorithms/auto.md).
+// A heuristic for the rule, not the rule unisize enforces: unisize checks
+// what it is given, and auto hands the world to sap when it refuses.
+struct SizeReference {
+  std::array<float, 3> extent{}, slack{};
+
+  explicit SizeReference(const Box3& box = {}) {
+    for (int k = 0; k < 3; ++k) {
+      extent[k] = box.max[k] - box.min[k];
+      slack[k] = 0x1p-12f * extent[k];
+    }
   }
-  return true;
-}
+  bool same_size(const Box3& b) const noexcept {
+    int same = 1;
+    for (int k = 0; k < 3; ++k) {
+      const float magnitude = std::max(std::abs(b.min[k]), std::abs(b.max[k]));
+      same &= int(std::abs((b.max[k] - b.min[k]) - extent[k]) <= slack[k] + 0x1p-20f * magnitude);
+    }
+    return same != 0;
+  }
+  bool exact_translate(const Box3& b) const noexcept {
+    int exact = 1;
+    for (int k = 0; k < 3; ++k) exact &= int(b.max[k] == b.min[k] + extent[k]);
+    return exact != 0;
+  }
+};
 
 class Auto final : public Algorithm {
  public:
@@ -132,13 +154,14 @@ class Auto final : public Algorithm {
   }
 
   bool validate() const override {
-    std::size_t live = 0, odd = 0, raised = 0;
+    std::size_t live = 0, odd = 0, inexact = 0, raised = 0;
     for (const std::uint8_t f : flags_) {
       live += (f & kLive) != 0;
       odd += (f & kLive) != 0 && (f & kOdd) != 0;
+      inexact += (f & kLive) != 0 && (f & kInexact) != 0;
       raised += (f & kLive) != 0 && (f & kRaised) != 0;
     }
-    if (live != live_ || (sizes_known_ && odd != odd_) || raised != raised_) return false;
+    if (live != live_ || (sizes_known_ && (odd != odd_ || inexact != inexact_)) || raised != raised_) return false;
     if (current_ != nullptr && !current_->validate()) return false;
     return next_ == nullptr || next_->validate();
   }
@@ -156,10 +179,11 @@ class Auto final : public Algorithm {
 
  private:
   // What auto keeps per slot, one byte: whether it is live, whether its
-  // box is off the reference size or off the plane, whether the next
+  // box is off the reference size, not an exact translate of the reference
+  // box, or off the plane, whether the next
   // algorithm holds it (during a handover), and whether this frame moved
   // or added it (during a switch or a handover frame only).
-  static constexpr std::uint8_t kLive = 1, kOdd = 2, kRaised = 4, kJoined = 8, kChanged = 16;
+  static constexpr std::uint8_t kLive = 1, kOdd = 2, kRaised = 4, kJoined = 8, kChanged = 16, kInexact = 32;
 
   // The frame's operations into flags_ and the counts of live, odd and
   // raised boxes; the size reference is the first box added to an empty
@@ -168,12 +192,13 @@ class Auto final : public Algorithm {
   // while some box is raised off it they are not followed, and once none
   // is, every live box is measured again (sizes_known_).
   void record(const FrameOps& ops, std::size_t live_before) {
-    if (live_before == 0 && !ops.added.empty()) reference_ = ops.added_boxes[0];
+    if (live_before == 0 && !ops.added.empty()) reference_ = SizeReference(ops.added_boxes[0]);
     if (live_before == 0) sizes_known_ = true;
     if (raised_ > 0) sizes_known_ = false;
     for (const Slot s : ops.removed) {
       std::uint8_t& f = flags_[s];
       odd_ -= (f & kOdd) != 0;
+      inexact_ -= (f & kInexact) != 0;
       raised_ -= (f & kRaised) != 0;
       f &= kJoined;  // not live
     }
@@ -199,20 +224,24 @@ class Auto final : public Algorithm {
     raised_ += std::size_t{raised} - std::size_t{(f & kRaised) != 0};
     f = static_cast<std::uint8_t>((f & ~kRaised) | (raised ? kRaised : 0));
     if (!sizes_known_) return;
-    const bool odd = !same_size(box, reference_);
+    const bool odd = !reference_.same_size(box), inexact = !reference_.exact_translate(box);
     odd_ += std::size_t{odd} - std::size_t{(f & kOdd) != 0};
-    f = static_cast<std::uint8_t>((f & ~kOdd) | (odd ? kOdd : 0));
+    inexact_ += std::size_t{inexact} - std::size_t{(f & kInexact) != 0};
+    f = static_cast<std::uint8_t>((f & ~(kOdd | kInexact)) | (odd ? kOdd : 0) | (inexact ? kInexact : 0));
   }
 
   // Every live box's size measured again (a world that came back to a plane).
   void measure_sizes(const FrameOps& ops) {
     const ChangesMarked marked(*this, ops);
-    odd_ = 0;
+    odd_ = inexact_ = 0;
     for (Slot s = 0; s < flags_.size(); ++s) {
       std::uint8_t& f = flags_[s];
-      const bool odd = (f & kLive) != 0 && !same_size(current_box(s, ops), reference_);
-      f = static_cast<std::uint8_t>((f & ~kOdd) | (odd ? kOdd : 0));
+      const bool live = (f & kLive) != 0;
+      const bool odd = live && !reference_.same_size(current_box(s, ops));
+      const bool inexact = live && !reference_.exact_translate(current_box(s, ops));
+      f = static_cast<std::uint8_t>((f & ~(kOdd | kInexact)) | (odd ? kOdd : 0) | (inexact ? kInexact : 0));
       odd_ += odd;
+      inexact_ += inexact;
     }
     sizes_known_ = true;
   }
@@ -255,6 +284,7 @@ class Auto final : public Algorithm {
     w.first_frame = first;
     w.new_world = age_ == 1;
     w.one_size = live_ > 0 && sizes_known_ && odd_ == 0;
+    w.exact_size = w.one_size && inexact_ == 0;
     w.flat = live_ > 0 && raised_ == 0;
     if (live_before > 0) {
       const double before = static_cast<double>(live_before);
@@ -496,11 +526,11 @@ class Auto final : public Algorithm {
   std::string next_name_, next_reason_;
   PairManager sink_;
 
-  std::vector<std::uint8_t> flags_;          // by slot: kLive, kOdd, kRaised, kJoined, kChanged
+  std::vector<std::uint8_t> flags_;          // by slot: kLive, kOdd, kInexact, kRaised, kJoined, kChanged
   std::vector<std::uint32_t> change_index_;  // by slot, where kChanged: its index in the frame's moves or adds
-  std::size_t live_ = 0, odd_ = 0, raised_ = 0;
-  bool sizes_known_ = true;  // kOdd and odd_ follow the sizes (while no box is raised)
-  Box3 reference_{};
+  std::size_t live_ = 0, odd_ = 0, inexact_ = 0, raised_ = 0;
+  bool sizes_known_ = true;  // kOdd, kInexact and their counts follow the sizes (while no box is raised)
+  SizeReference reference_;
   double moved_share_ = 0, churn_share_ = 0;  // averages over recent frames
   bool seen_motion_ = false;                  // the averages hold a frame
   std::uint32_t frame_ = 0;

@@ -255,8 +255,13 @@ class UnisizeSweep {
     if (!exact_) {
       // The real boxes by member, for the test of candidates, which the
       // sweep names by member meanwhile.
+      // Gathered in x order from boxes in slot order, which are scattered
+      // over the world: a cache miss each, asked for kAhead members ahead
+      // so that the misses overlap (a million squares: 48 -> 21 ms).
+      constexpr std::uint32_t kAhead = 16;
       candidates_.resize(n);
       for (std::uint32_t i = 0; i < n; ++i) {
+        if (i + kAhead < n) __builtin_prefetch(&boxes[live[members_[i + kAhead].name]]);
         const Slot s = live[members_[i].name];
         candidates_[i] = Candidate{boxes[s], names.empty() ? s : names[s]};
         members_[i].name = i;

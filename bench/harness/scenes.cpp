@@ -104,13 +104,22 @@ class MassInsertScene final : public Scenario {
   std::vector<Id> later_;
 };
 
-// A flat world in 3D: W1 unisize2d's squares (z = [0, 1] for every box),
-// presented as a 3D scene, so that a broad phase keeps all three axes and
-// every box overlaps every other on z (Terdiman 2007, II.1: the bad case of
-// one SAP). The wrapped scenario's state is copied after each step.
-class FlatScene final : public Scenario {
+// W1 unisize2d's squares seen one of two ways, the wrapped scenario's state
+// copied after each step:
+// - kFlat3d: as a 3D scene (z = [0, 1] for every box), so that a broad
+//   phase keeps all three axes and every box overlaps every other on z
+//   (Terdiman 2007, II.1: the bad case of one SAP);
+// - kRoundedMetres: as a program in metres has them: each square of side 1
+//   becomes one of side 0.1 around its centre, its bounds computed in float
+//   as centre -+ 0.05 (the centre rounded to float first), so that they
+//   round and the squares are of one size only up to rounding, as boxes
+//   moved by float steps or built from float centres are (unisize's slower
+//   path; auto's rule tells them apart). The pairs are not W1's: bounds
+//   that round may touch or part where W1's exact ones did not.
+class UnisizeView final : public Scenario {
  public:
-  explicit FlatScene(const ScenarioParams& params) : Scenario(3, params) {
+  enum class View { kFlat3d, kRoundedMetres };
+  UnisizeView(const ScenarioParams& params, View view) : Scenario(view == View::kFlat3d ? 3 : 2, params), view_(view) {
     std::string error;
     source_ = make_scenario(params_, &error);
     if (!source_) throw std::runtime_error("scenario unisize2d: " + error);
@@ -123,64 +132,29 @@ class FlatScene final : public Scenario {
   }
 
  private:
+  static constexpr double kSide = 0.1;  // kRoundedMetres: a square's side
   void copy() {
     boxes_.assign(source_->boxes().begin(), source_->boxes().end());
-    alive_.assign(source_->alive().begin(), source_->alive().end());
-    alive_ids_.assign(source_->alive_ids().begin(), source_->alive_ids().end());
-    removed_.assign(source_->removed().begin(), source_->removed().end());
-    moved_.assign(source_->moved().begin(), source_->moved().end());
-    added_.assign(source_->added().begin(), source_->added().end());
     world_ = source_->world();
-  }
-  std::unique_ptr<Scenario> source_;
-};
-
-// W1 unisize2d's squares as a program in metres has them: each square of
-// side 1 becomes one of side 0.1 around its centre, its bounds computed in
-// float as centre -+ 0.05 (the centre rounded to float first), so that they
-// round and the squares are of one size only up to rounding, as boxes moved
-// by float steps or built from float centres are (unisize's slower path;
-// auto's rule tells them apart). The pairs are not W1's: bounds that round
-// may touch or part where W1's exact ones did not.
-class RoundedScene final : public Scenario {
- public:
-  explicit RoundedScene(const ScenarioParams& params) : Scenario(2, params) {
-    std::string error;
-    source_ = make_scenario(params_, &error);
-    if (!source_) throw std::runtime_error("scenario unisize2d: " + error);
-    copy();
-  }
-  void step() override {
-    source_->step();
-    ++frame_;
-    copy();
-  }
-
- private:
-  static constexpr double kSide = 0.1;
-  void copy() {
-    const std::span<const Box3> from = source_->boxes();
-    boxes_.resize(from.size());
-    for (std::size_t i = 0; i < from.size(); ++i) {
-      Box3 b = from[i];
-      for (int k = 0; k < 2; ++k) {
-        const auto centre = static_cast<float>((double(from[i].min[k]) + double(from[i].max[k])) / 2 * kSide);
-        b.min[k] = centre - float(kSide / 2);
-        b.max[k] = centre + float(kSide / 2);
+    if (view_ == View::kRoundedMetres) {
+      for (Box3& b : boxes_) {
+        for (int k = 0; k < 2; ++k) {
+          const auto centre = static_cast<float>((double(b.min[k]) + double(b.max[k])) / 2 * kSide);
+          b.min[k] = centre - float(kSide / 2);
+          b.max[k] = centre + float(kSide / 2);
+        }
       }
-      boxes_[i] = b;
+      for (int k = 0; k < 2 && world_; ++k) {
+        world_->min[k] = float(world_->min[k] * kSide), world_->max[k] = float(world_->max[k] * kSide);
+      }
     }
     alive_.assign(source_->alive().begin(), source_->alive().end());
     alive_ids_.assign(source_->alive_ids().begin(), source_->alive_ids().end());
     removed_.assign(source_->removed().begin(), source_->removed().end());
     moved_.assign(source_->moved().begin(), source_->moved().end());
     added_.assign(source_->added().begin(), source_->added().end());
-    if (source_->world()) {
-      Box3 w = *source_->world();
-      for (int k = 0; k < 2; ++k) w.min[k] = float(w.min[k] * kSide), w.max[k] = float(w.max[k] * kSide);
-      world_ = w;
-    }
   }
+  View view_;
   std::unique_ptr<Scenario> source_;
 };
 
@@ -345,7 +319,7 @@ SceneSpec unisize(std::size_t n, unsigned density_pm, int frames) {
               maker(p), frames);
 }
 
-// W1's squares in metres, their bounds rounding (RoundedScene).
+// W1's squares in metres, their bounds rounding (UnisizeView::kRoundedMetres).
 SceneSpec rounded_unisize(std::size_t n, unsigned density_pm, int frames) {
   ScenarioParams p;
   p.name = "unisize2d";
@@ -355,7 +329,7 @@ SceneSpec rounded_unisize(std::size_t n, unsigned density_pm, int frames) {
       "unisize2d-" + std::to_string(n) + "-d" + std::to_string(density_pm) + "-rounded",
       "W1 unisize2d in metres: " + std::to_string(n) + " squares of side 0.1 built as float centre -+ 0.05 " +
           "(one size up to rounding), all moving, density " + std::to_string(density_pm) + " per mille",
-      [p] { return std::make_unique<RoundedScene>(p); }, frames);
+      [p] { return std::make_unique<UnisizeView>(p, UnisizeView::View::kRoundedMetres); }, frames);
 }
 
 // The flat world: n moving squares of one size at one height, in 3D.
@@ -370,7 +344,7 @@ SceneSpec flat(std::size_t n, unsigned density_pm, int frames) {
           " moving squares at one height (z = [0, 1]) as a 3D "
           "scene, density " +
           std::to_string(density_pm) + " per mille",
-      [p] { return std::make_unique<FlatScene>(p); }, frames);
+      [p] { return std::make_unique<UnisizeView>(p, UnisizeView::View::kFlat3d); }, frames);
 }
 
 // W4 cluster, the clustering run of the unisize paper's Figure 4: n cubes on a

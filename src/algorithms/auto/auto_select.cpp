@@ -224,7 +224,7 @@ class Auto final : public Algorithm {
     raised_ += std::size_t{raised} - std::size_t{(f & kRaised) != 0};
     f = static_cast<std::uint8_t>((f & ~kRaised) | (raised ? kRaised : 0));
     if (!sizes_known_) return;
-    const bool odd = !reference_.same_size(box), inexact = !reference_.exact_translate(box);
+    const bool inexact = !reference_.exact_translate(box), odd = inexact && !reference_.same_size(box);
     odd_ += std::size_t{odd} - std::size_t{(f & kOdd) != 0};
     inexact_ += std::size_t{inexact} - std::size_t{(f & kInexact) != 0};
     f = static_cast<std::uint8_t>((f & ~(kOdd | kInexact)) | (odd ? kOdd : 0) | (inexact ? kInexact : 0));
@@ -237,8 +237,8 @@ class Auto final : public Algorithm {
     for (Slot s = 0; s < flags_.size(); ++s) {
       std::uint8_t& f = flags_[s];
       const bool live = (f & kLive) != 0;
-      const bool odd = live && !reference_.same_size(current_box(s, ops));
       const bool inexact = live && !reference_.exact_translate(current_box(s, ops));
+      const bool odd = inexact && !reference_.same_size(current_box(s, ops));
       f = static_cast<std::uint8_t>((f & ~(kOdd | kInexact)) | (odd ? kOdd : 0) | (inexact ? kInexact : 0));
       odd_ += odd;
       inexact_ += inexact;

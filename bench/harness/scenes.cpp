@@ -308,11 +308,17 @@ SceneSpec mass_insert(std::size_t live, std::size_t inserted, int reps) {
   return s;
 }
 
-SceneSpec unisize(std::size_t n, unsigned density_pm, int frames) {
+// W1 unisize2d's parameters: n squares at density_pm per mille.
+ScenarioParams w1_params(std::size_t n, unsigned density_pm) {
   ScenarioParams p;
   p.name = "unisize2d";
   p.n = n;
   p.density_pm = density_pm;
+  return p;
+}
+
+SceneSpec unisize(std::size_t n, unsigned density_pm, int frames) {
+  const ScenarioParams p = w1_params(n, density_pm);
   return spec("unisize2d-" + std::to_string(n) + "-d" + std::to_string(density_pm),
               "W1 unisize2d: " + std::to_string(n) + " equal squares, all moving, density " +
                   std::to_string(density_pm) + " per mille",
@@ -321,10 +327,7 @@ SceneSpec unisize(std::size_t n, unsigned density_pm, int frames) {
 
 // W1's squares in metres, their bounds rounding (UnisizeView::kRoundedMetres).
 SceneSpec rounded_unisize(std::size_t n, unsigned density_pm, int frames) {
-  ScenarioParams p;
-  p.name = "unisize2d";
-  p.n = n;
-  p.density_pm = density_pm;
+  const ScenarioParams p = w1_params(n, density_pm);
   return spec(
       "unisize2d-" + std::to_string(n) + "-d" + std::to_string(density_pm) + "-rounded",
       "W1 unisize2d in metres: " + std::to_string(n) + " squares of side 0.1 built as float centre -+ 0.05 " +
@@ -334,10 +337,7 @@ SceneSpec rounded_unisize(std::size_t n, unsigned density_pm, int frames) {
 
 // The flat world: n moving squares of one size at one height, in 3D.
 SceneSpec flat(std::size_t n, unsigned density_pm, int frames) {
-  ScenarioParams p;
-  p.name = "unisize2d";
-  p.n = n;
-  p.density_pm = density_pm;
+  const ScenarioParams p = w1_params(n, density_pm);
   return spec(
       "flat-" + count_name(n) + "-d" + std::to_string(density_pm),
       "flat world: W1 unisize2d's " + std::to_string(n) +

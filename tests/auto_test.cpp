@@ -169,12 +169,13 @@ TEST(AutoPolicy, ChoosesByTheWorkload) {
       "sap");
   EXPECT_EQ(particles.name, "unisize");
   EXPECT_TRUE(particles.urgent);
-  // ... but boxes of one size only up to rounding stay on sap (unisize's slower path).
+  // ... but boxes of one size only up to rounding go to box-pruning (unisize's slower path would be 1.5x).
   const detail::Choice rounded =
       choose(Workload{.live = 5000, .moved_share = 0.9, .one_size = true, .flat = true, .new_world = true}, "sap");
-  EXPECT_EQ(rounded.name, "sap");
-  EXPECT_FALSE(rounded.urgent);
-  EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.9, .one_size = true, .flat = true}, "unisize").name, "sap");
+  EXPECT_EQ(rounded.name, "box-pruning");
+  EXPECT_TRUE(rounded.urgent);
+  EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.9, .one_size = true, .flat = true}, "unisize").name,
+            "box-pruning");
   EXPECT_TRUE(choose(Workload{.live = 5000, .moved_share = 0.9, .flat = true, .new_world = true}, "sap").urgent);
   EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.9, .flat = true}, "sap").name, "dual-axis");
   EXPECT_FALSE(choose(Workload{.live = 5000, .moved_share = 0.9, .flat = true}, "sap").urgent);
@@ -237,17 +238,44 @@ TEST(Auto, SwitchesAndAgreesWithBrute) { run_switches(1); }
 
 // Squares of one size in a plane, all moving by float steps, so that their
 // bounds round (one size only up to rounding, as a program moving its
-// boxes has them): unisize would take its slower path, and auto stays on
-// sap, which recomputes them; every frame as brute force says.
-TEST(Auto, ParticlesOfOneSizeUpToRoundingStayOnSap) {
+// boxes has them): unisize would take its slower path, and auto runs
+// box-pruning from the frame the motion is seen; every frame as brute
+// force says.
+TEST(Auto, ParticlesOfOneSizeUpToRoundingGoToBoxPruning) {
   World w("brute", 1, 17);
   w.set_rounding(true);
   w.add(3000, 1.0f, true);
   EXPECT_EQ(w.step().algorithm, "sap");
   for (int f = 0; f < 6; ++f) {
     w.move(1.0);
-    EXPECT_EQ(w.step().algorithm, "sap") << "frame " << f;
+    EXPECT_EQ(w.step().algorithm, "box-pruning") << "frame " << f;
   }
+}
+
+// Exact squares, all moving (unisize), start to round (box-pruning), then
+// are put back on exact sizes (unisize again): the counts of boxes off the
+// reference follow every change both ways, checked by validate() each frame.
+TEST(Auto, ParticlesThatRoundLeaveUnisizeAndComeBack) {
+  World w("brute", 1, 19);
+  w.add(3000, 1.0f, true);
+  w.step();
+  const auto run = [&w](int frames, const auto& stage) {
+    std::string seen;
+    for (int f = 0; f < frames; ++f) {
+      stage();
+      seen = w.step().algorithm;
+    }
+    return seen;
+  };
+  EXPECT_EQ(run(3, [&w] { w.move(1.0); }), "unisize");
+  w.set_rounding(true);
+  EXPECT_EQ(run(3, [&w] { w.move(1.0); }), "box-pruning");
+  w.set_rounding(false);
+  EXPECT_EQ(run(3,
+                [&w] {
+                  for (std::size_t i = 0; i < w.size(); ++i) w.resize(i, 1.0f);
+                }),
+            "unisize");
 }
 
 // Sizes are followed only in a plane: a world with boxes raised off it, all

@@ -33,6 +33,11 @@ class Recompute final : public Algorithm {
     return Reported::kEveryPair;
   }
 
+  void reserve(std::size_t objects) override {
+    live_.reserve_slots(objects);
+    live_.reserve(objects);
+  }
+
   // Invariant: live_ maps the live slots one-to-one to dense indices.
   bool validate() const override { return live_.valid(); }
 

@@ -100,7 +100,7 @@ inline Choice choose_by_figures(const Workload& w, std::string_view current, con
   if (w.flat && (changing >= kMostMove || (recomputing && changing >= kStillMostMove))) {
     if (particles) return {"unisize", "a third or more of the boxes move, all of one size in a plane"};
     if (rounded_particles) {
-      return {"sap", "a third or more of the boxes move, of one size up to rounding in a plane: sap recomputes them"};
+      return {"box-pruning", "a third or more of the boxes move, of one size up to rounding in a plane"};
     }
     return {"dual-axis", "a third or more of the boxes move, in a plane, of several sizes"};
   }

@@ -74,19 +74,24 @@ struct SizeReference {
       slack[k] = 0x1p-12f * extent[k];
     }
   }
+  // The tests over the first kAxes axes: in a plane (a flat reference)
+  // z is exact for every flat box, and a raised one is flagged anyway.
+  template <int kAxes = 3>
   bool same_size(const Box3& b) const noexcept {
     int same = 1;
-    for (int k = 0; k < 3; ++k) {
+    for (int k = 0; k < kAxes; ++k) {
       const float magnitude = std::max(std::abs(b.min[k]), std::abs(b.max[k]));
       same &= int(std::abs((b.max[k] - b.min[k]) - extent[k]) <= slack[k] + 0x1p-20f * magnitude);
     }
     return same != 0;
   }
+  template <int kAxes = 3>
   bool exact_translate(const Box3& b) const noexcept {
     int exact = 1;
-    for (int k = 0; k < 3; ++k) exact &= int(b.max[k] == b.min[k] + extent[k]);
+    for (int k = 0; k < kAxes; ++k) exact &= int(b.max[k] == b.min[k] + extent[k]);
     return exact != 0;
   }
+  bool flat() const noexcept { return extent[2] == 0; }
 };
 
 class Auto final : public Algorithm {
@@ -202,33 +207,83 @@ class Auto final : public Algorithm {
       raised_ -= (f & kRaised) != 0;
       f &= kJoined;  // not live
     }
-    for (std::size_t k = 0; k < ops.moved.size(); ++k) set_shape(flags_[ops.moved[k]], ops.moved_boxes[k]);
+    set_shapes(ops.moved, ops.moved_boxes);
     std::size_t slots = flags_.size();
     for (const Slot s : ops.added) slots = std::max(slots, std::size_t{s} + 1);
     if (slots > flags_.size()) {
       reserve_geometric(flags_, slots);
       flags_.resize(slots, 0);
     }
-    for (std::size_t k = 0; k < ops.added.size(); ++k) {
-      std::uint8_t& f = flags_[ops.added[k]];
-      f = kLive;
-      set_shape(f, ops.added_boxes[k]);
-    }
+    for (const Slot s : ops.added) flags_[s] = kLive;
+    set_shapes(ops.added, ops.added_boxes);
     live_ = live_before - ops.removed.size() + ops.added.size();
     if (!sizes_known_ && raised_ == 0) measure_sizes(ops);
   }
 
-  // A live box's odd and raised flags, and the counts, for its new box.
-  void set_shape(std::uint8_t& f, const Box3& box) {
-    const bool raised = !flat_box(box);
-    raised_ += std::size_t{raised} - std::size_t{(f & kRaised) != 0};
-    f = static_cast<std::uint8_t>((f & ~kRaised) | (raised ? kRaised : 0));
-    if (!sizes_known_) return;
-    const bool inexact = !reference_.exact_translate(box), odd = inexact && !reference_.same_size(box);
-    odd_ += std::size_t{odd} - std::size_t{(f & kOdd) != 0};
-    inexact_ += std::size_t{inexact} - std::size_t{(f & kInexact) != 0};
-    f = static_cast<std::uint8_t>((f & ~(kOdd | kInexact)) | (odd ? kOdd : 0) | (inexact ? kInexact : 0));
+  // Live boxes' raised, odd and inexact flags, and the counts, for their
+  // new boxes. It runs for every moved box of every frame: the reference
+  // and the counts are kept in locals (a store to flags_, a byte, could
+  // alias the members, and would reload them every box).
+  void set_shapes(std::span<const Slot> slots, std::span<const Box3> boxes) {
+    if (!sizes_known_) {
+      set_shapes_of<0, false>(slots, boxes);
+    } else if (!reference_.flat()) {
+      set_shapes_of<3, false>(slots, boxes);
+    } else if (inexact_ == 0) {
+      set_shapes_of<2, true>(slots, boxes);
+    } else {
+      set_shapes_of<2, false>(slots, boxes);
+    }
   }
+  // kAxes: the axes whose sizes are followed (0: none, sizes unknown).
+  // kExactWorld: every box an exact translate so far, so that a box off it
+  // is rare and worth a branch (the size test skipped for the others); in
+  // a rounded world whether a box is exact is a coin toss, and both tests
+  // run branch-free.
+  template <int kAxes, bool kExactWorld>
+  void set_shapes_of(std::span<const Slot> slots, std::span<const Box3> boxes) {
+    constexpr std::uint8_t kShape = kAxes > 0 ? (kRaised | kOdd | kInexact) : kRaised;
+    const SizeReference reference = reference_;
+    std::uint8_t* const flags = flags_.data();
+    // The three counts move together, as 21-bit fields of one word: what
+    // the new boxes have and what the old ones had, a chunk at a time.
+    constexpr std::size_t kChunk = std::size_t{1} << 20;
+    for (std::size_t first = 0; first < slots.size(); first += kChunk) {
+      const std::size_t last = std::min(slots.size(), first + kChunk);
+      std::uint64_t now = 0, before = 0;
+      for (std::size_t k = first; k < last; ++k) {
+        const Box3& box = boxes[k];
+        int shape = int(!flat_box(box)) * kRaised;
+        if constexpr (kAxes > 0) {
+          const int off = int(!reference.exact_translate<kAxes>(box));
+          if constexpr (kExactWorld) {
+            if (off != 0) [[unlikely]] {
+              shape |= kInexact | int(!reference.same_size<kAxes>(box)) * kOdd;
+            }
+          } else {
+            shape |= off * kInexact | (off & int(!reference.same_size<kAxes>(box))) * kOdd;
+          }
+        }
+        std::uint8_t& f = flags[slots[k]];
+        now += kShapeCounts[shape];
+        before += kShapeCounts[f & kShape];
+        f = static_cast<std::uint8_t>((f & ~kShape) | shape);
+      }
+      const auto field = [](std::uint64_t counts, int k) { return std::size_t{(counts >> (21 * k)) & 0x1fffff}; };
+      raised_ += field(now, 0) - field(before, 0);
+      odd_ += field(now, 1) - field(before, 1);
+      inexact_ += field(now, 2) - field(before, 2);
+    }
+  }
+  // The shape bits of a flag byte as counts, 21 bits each: raised, odd, inexact.
+  static constexpr std::array<std::uint64_t, 64> kShapeCounts = [] {
+    std::array<std::uint64_t, 64> counts{};
+    for (std::size_t f = 0; f < counts.size(); ++f) {
+      counts[f] = ((f & kRaised) != 0 ? 1u : 0u) | ((f & kOdd) != 0 ? std::uint64_t{1} << 21 : 0) |
+                  ((f & kInexact) != 0 ? std::uint64_t{1} << 42 : 0);
+    }
+    return counts;
+  }();
 
   // Every live box's size measured again (a world that came back to a plane).
   void measure_sizes(const FrameOps& ops) {
@@ -356,12 +411,14 @@ class Auto final : public Algorithm {
                       PairManager& pairs) {
     std::unique_ptr<Algorithm> fresh = make(name);
     if (fresh == nullptr) throw std::bad_alloc();  // a built-in factory fails only for want of memory
-    // Every live object came this frame (a world filled from empty): the
-    // frame's own additions are the whole world, with no copy of it.
+    // Every live object came this frame (a world filled from empty), or
+    // moved in it (a world where everything moves): the frame's own
+    // additions or moves are the whole world, with no copy of it.
     const bool all_new = ops.removed.empty() && ops.moved.empty() && live_ == ops.added.size();
+    const bool all_moved = ops.removed.empty() && ops.added.empty() && live_ == ops.moved.size();
     moved_in_.clear();
     boxes_in_.clear();
-    if (!all_new) {
+    if (!all_new && !all_moved) {
       const ChangesMarked marked(*this, ops);
       moved_in_.reserve(live_);
       boxes_in_.reserve(live_);
@@ -371,7 +428,9 @@ class Auto final : public Algorithm {
         boxes_in_.push_back(current_box(s, ops));
       }
     }
-    const FrameOps world = all_new ? ops : FrameOps{{}, {}, {}, moved_in_, boxes_in_, ops.boxes, ops.filter};
+    const FrameOps world = all_new     ? ops
+                           : all_moved ? FrameOps{{}, {}, {}, ops.moved, ops.moved_boxes, ops.boxes, ops.filter}
+                                       : FrameOps{{}, {}, {}, moved_in_, boxes_in_, ops.boxes, ops.filter};
     if (name == "unisize" &&
         !fresh->accepts(Operation::kAdd, {}, world.added_boxes, FrameOps{{}, {}, {}, {}, {}, {}, {}})) {
       fresh = make("sap");  // the reference rule differs from unisize's on this world: sap takes it
@@ -388,6 +447,7 @@ class Auto final : public Algorithm {
     current_.reset();
     next_.reset();
     const Clock::time_point start = Clock::now();
+    fresh->reserve(flags_.size());  // every live slot is below it
     fresh->update(world, ids, pairs);
     if (switching) {
       ++switches_;

@@ -164,11 +164,24 @@ TEST(AutoPolicy, ChoosesByTheWorkload) {
   EXPECT_EQ(choose(Workload{.live = 200'000, .moved_share = 0.01}, "sap").name, "sap");
   EXPECT_EQ(choose(Workload{.live = 5000, .moved_share = 0.1}, "sap").name, "sap");
   // In a plane, most moving: a recomputing algorithm, at once after a new world's first frame.
-  const detail::Choice particles = choose(
-      Workload{.live = 5000, .moved_share = 0.9, .one_size = true, .exact_size = true, .flat = true, .new_world = true},
-      "sap");
+  const Workload overlapping{.live = 5000,
+                             .moved_share = 0.9,
+                             .one_size = true,
+                             .exact_size = true,
+                             .flat = true,
+                             .pairs_per_box = 0.7,
+                             .new_world = true};
+  const detail::Choice particles = choose(overlapping, "sap");
   EXPECT_EQ(particles.name, "unisize");
   EXPECT_TRUE(particles.urgent);
+  // ... sparse ones (fewer than kUnisizeOverlaps pairs a box) box-pruning, unisize keeping them down to
+  // kStillUnisizeOverlaps.
+  Workload sparse = overlapping;
+  sparse.pairs_per_box = 0.55;
+  EXPECT_EQ(choose(sparse, "sap").name, "box-pruning");
+  EXPECT_EQ(choose(sparse, "unisize").name, "unisize");
+  sparse.pairs_per_box = 0.45;
+  EXPECT_EQ(choose(sparse, "unisize").name, "box-pruning");
   // ... but boxes of one size only up to rounding go to box-pruning (unisize's slower path would be 1.5x).
   const detail::Choice rounded =
       choose(Workload{.live = 5000, .moved_share = 0.9, .one_size = true, .flat = true, .new_world = true}, "sap");
@@ -204,6 +217,7 @@ TEST(AutoPolicy, ChoosesByTheWorkload) {
 // dual-axis, unisize, sap.
 void run_switches(unsigned threads) {
   World w("brute", threads, 7);
+  w.set_extent(60.0f);  // about 1.7 pairs a box: overlapping enough for unisize
   w.add(3000, 1.0f, true);
   EXPECT_EQ(w.step().algorithm, "sap");  // a new world
   for (int f = 0; f < 3; ++f) {
@@ -252,11 +266,34 @@ TEST(Auto, ParticlesOfOneSizeUpToRoundingGoToBoxPruning) {
   }
 }
 
+// Exact squares, all moving, but sparse (0.24 pairs a box): box pruning's
+// sweep, not unisize's; then a mass insertion crowds them (1.2 pairs a
+// box): unisize at once, and it keeps them.
+TEST(Auto, SparseParticlesGoToBoxPruning) {
+  World w("brute", 1, 23);
+  w.add(1200, 1.0f, true);
+  w.step();
+  std::string seen;
+  for (int f = 0; f < 3; ++f) {
+    w.move(1.0);
+    seen = w.step().algorithm;
+    EXPECT_EQ(seen, "box-pruning") << "frame " << f;
+  }
+  w.add(4800, 1.0f, true);  // five times the squares on the same ground
+  EXPECT_EQ(w.step().algorithm, "unisize");
+  for (int f = 0; f < 3; ++f) {
+    w.move(1.0);
+    seen = w.step().algorithm;
+  }
+  EXPECT_EQ(seen, "unisize");
+}
+
 // Exact squares, all moving (unisize), start to round (box-pruning), then
 // are put back on exact sizes (unisize again): the counts of boxes off the
 // reference follow every change both ways, checked by validate() each frame.
 TEST(Auto, ParticlesThatRoundLeaveUnisizeAndComeBack) {
   World w("brute", 1, 19);
+  w.set_extent(60.0f);
   w.add(3000, 1.0f, true);
   w.step();
   const auto run = [&w](int frames, const auto& stage) {
@@ -284,6 +321,7 @@ TEST(Auto, ParticlesThatRoundLeaveUnisizeAndComeBack) {
 // them, dual-axis's).
 void run_back_to_the_plane(float last_size, const std::string& expected) {
   World w("brute", 1, 13);
+  w.set_extent(50.0f);
   w.add(2000, 1.0f, true);
   w.add(3, 1.0f, false);
   EXPECT_EQ(w.step().algorithm, "sap");

@@ -44,6 +44,7 @@ struct Workload {
   bool one_size = false;        ///< every live box has the size of the reference box
   bool exact_size = false;      ///< ... and is exactly [min, min + size] in float (unisize's fast path)
   bool flat = false;            ///< every live box has a zero extent on z (a plane)
+  double pairs_per_box = 0;     ///< pairs before the frame / live objects before it
   bool first_frame = false;     ///< nothing was live before (no motion seen yet)
   bool mass_insertion = false;  ///< this frame adds at least as many objects as were live
   bool new_world = false;       ///< the frame after the first: motion seen for the first time
@@ -63,10 +64,16 @@ struct Choice {
 // unisize and dual-axis 0.20x at 5% moving, 0.35x at 10%, 0.60x at 20%,
 // 0.92x at 30%, 1.25x at 40%, 1.04x at 50% (sap recomputes itself there)
 // and 1.03x at 70%.
-inline constexpr double kMostMove = 0.35;            // this share changing each frame in a plane: recompute
-inline constexpr double kStillMostMove = 0.25;       // ... and stay recomputing down to this share
-inline constexpr std::size_t kUnisizeWorld = 1024;   // below, one size is no reason for unisize
-inline constexpr std::size_t kMassInsertion = 4096;  // the smallest mass insertion recomputed
+inline constexpr double kMostMove = 0.35;           // this share changing each frame in a plane: recompute
+inline constexpr double kStillMostMove = 0.25;      // ... and stay recomputing down to this share
+inline constexpr std::size_t kUnisizeWorld = 1024;  // below, one size is no reason for unisize
+// Exact squares, all moving (bench/results/auto-unisize.md at 7c3eacc, 131k
+// to 1M squares, medians): box-pruning's frame against unisize's 0.83-1.01x
+// at 0.4 pairs a box (density 200 per mille; 0.83x at 1M), 0.95-1.05x at
+// 0.8 (400), 1.01-1.21x at 1.2 (600), 1.06-1.14x at 1.6 (800).
+inline constexpr double kUnisizeOverlaps = 0.6;       // pairs a box from which unisize takes one size
+inline constexpr double kStillUnisizeOverlaps = 0.5;  // ... and keeps it down to this
+inline constexpr std::size_t kMassInsertion = 4096;   // the smallest mass insertion recomputed
 
 /// A choice must hold this many frames in a row before auto switches (but
 /// an urgent one) to a recomputing algorithm ...
@@ -98,7 +105,11 @@ inline Choice choose_by_figures(const Workload& w, std::string_view current, con
   const double changing = w.moved_share + w.churn_share;
   const bool recomputing = candidates.recomputes(current);
   if (w.flat && (changing >= kMostMove || (recomputing && changing >= kStillMostMove))) {
-    if (particles) return {"unisize", "a third or more of the boxes move, all of one size in a plane"};
+    const double overlaps = current == "unisize" ? kStillUnisizeOverlaps : kUnisizeOverlaps;
+    if (particles && w.pairs_per_box >= overlaps) {
+      return {"unisize", "a third or more of the boxes move, all of one size in a plane, overlapping"};
+    }
+    if (particles) return {"box-pruning", "a third or more of the boxes move, of one size in a plane, sparse"};
     if (rounded_particles) {
       return {"box-pruning", "a third or more of the boxes move, of one size up to rounding in a plane"};
     }

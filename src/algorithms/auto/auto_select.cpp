@@ -116,7 +116,7 @@ class Auto final : public Algorithm {
     const bool first = current_ == nullptr || live_before == 0;
     age_ = first ? 0 : age_ + 1;
     record(ops, live_before);
-    const Workload w = workload(ops, live_before, first);
+    const Workload w = workload(ops, live_before, first, pairs.size());
 
     // A box unisize would refuse: sap takes the whole world now.
     if (current_ != nullptr && !takes(ops)) {
@@ -333,9 +333,10 @@ class Auto final : public Algorithm {
     const FrameOps& ops;
   };
 
-  Workload workload(const FrameOps& ops, std::size_t live_before, bool first) {
+  Workload workload(const FrameOps& ops, std::size_t live_before, bool first, std::size_t pairs_before) {
     Workload w;
     w.live = live_;
+    if (live_before > 0) w.pairs_per_box = static_cast<double>(pairs_before) / static_cast<double>(live_before);
     w.first_frame = first;
     w.new_world = age_ == 1;
     w.one_size = live_ > 0 && sizes_known_ && odd_ == 0;

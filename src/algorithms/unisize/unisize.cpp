@@ -702,6 +702,12 @@ class Unisize final : public Algorithm {
     return Reported::kEveryPair;
   }
 
+  void reserve(std::size_t objects) override {
+    reserve_geometric(boxes_, objects);
+    live_.reserve_slots(objects);
+    live_.reserve(objects);
+  }
+
   std::size_t memory_bytes() const override {
     return boxes_.capacity() * sizeof(Box3) + live_.memory_bytes() + frame_pairs_.capacity() * sizeof(Pair) +
            sweep_.memory_bytes();

@@ -182,6 +182,14 @@ TEST(AutoPolicy, ChoosesByTheWorkload) {
   EXPECT_EQ(choose(sparse, "unisize").name, "unisize");
   sparse.pairs_per_box = 0.45;
   EXPECT_EQ(choose(sparse, "unisize").name, "box-pruning");
+  // ... and in a plane of a million, from kLargeUnisizeOverlaps (kept down to kStillLargeUnisizeOverlaps).
+  Workload large = overlapping;
+  large.live = 1'000'000;
+  large.pairs_per_box = 0.95;
+  EXPECT_EQ(choose(large, "sap").name, "box-pruning");
+  EXPECT_EQ(choose(large, "unisize").name, "unisize");
+  large.pairs_per_box = 1.1;
+  EXPECT_EQ(choose(large, "sap").name, "unisize");
   // ... but boxes of one size only up to rounding go to box-pruning (unisize's slower path would be 1.5x).
   const detail::Choice rounded =
       choose(Workload{.live = 5000, .moved_share = 0.9, .one_size = true, .flat = true, .new_world = true}, "sap");

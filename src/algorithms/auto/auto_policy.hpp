@@ -71,9 +71,15 @@ inline constexpr std::size_t kUnisizeWorld = 1024;  // below, one size is no rea
 // to 1M squares, medians): box-pruning's frame against unisize's 0.83-1.01x
 // at 0.4 pairs a box (density 200 per mille; 0.83x at 1M), 0.95-1.05x at
 // 0.8 (400), 1.01-1.21x at 1.2 (600), 1.06-1.14x at 1.6 (800).
+// At a million squares unisize's ranks and tree leave the caches: box-pruning
+// against unisize 0.83-0.95x at 0.4 and 0.8 pairs a box, 0.93-1.01x at 1.2,
+// 1.06x at 1.6 (two runs of the suite, 7c3eacc and ea4d1a8).
 inline constexpr double kUnisizeOverlaps = 0.6;       // pairs a box from which unisize takes one size
 inline constexpr double kStillUnisizeOverlaps = 0.5;  // ... and keeps it down to this
-inline constexpr std::size_t kMassInsertion = 4096;   // the smallest mass insertion recomputed
+inline constexpr std::size_t kLargePlane = 786'432;   // from this many squares ...
+inline constexpr double kLargeUnisizeOverlaps = 1.0;  // ... unisize takes them from this many pairs a box
+inline constexpr double kStillLargeUnisizeOverlaps = 0.9;
+inline constexpr std::size_t kMassInsertion = 4096;  // the smallest mass insertion recomputed
 
 /// A choice must hold this many frames in a row before auto switches (but
 /// an urgent one) to a recomputing algorithm ...
@@ -105,7 +111,9 @@ inline Choice choose_by_figures(const Workload& w, std::string_view current, con
   const double changing = w.moved_share + w.churn_share;
   const bool recomputing = candidates.recomputes(current);
   if (w.flat && (changing >= kMostMove || (recomputing && changing >= kStillMostMove))) {
-    const double overlaps = current == "unisize" ? kStillUnisizeOverlaps : kUnisizeOverlaps;
+    const bool large = w.live >= kLargePlane;
+    const double overlaps = current == "unisize" ? (large ? kStillLargeUnisizeOverlaps : kStillUnisizeOverlaps)
+                                                 : (large ? kLargeUnisizeOverlaps : kUnisizeOverlaps);
     if (particles && w.pairs_per_box >= overlaps) {
       return {"unisize", "a third or more of the boxes move, all of one size in a plane, overlapping"};
     }

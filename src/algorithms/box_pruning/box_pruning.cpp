@@ -290,6 +290,9 @@ struct BoxPruner::Impl {
   detail::TaskPlan plan;                        // tasks of consecutive cells
   std::vector<TaskScratch> scratch;             // by task
   std::vector<std::vector<IndexPair>> outputs;  // by task, when tasks run in parallel
+  std::vector<Staged> spare_staging;            // a large prepare()'s staging, kept a frame (set_framed())
+  bool framed = false;                          // set_framed()
+  bool spare_aged = false;                      // end_frame() has seen it once
   // By task, when tasks run in parallel: bipartite_prepared()'s two outputs.
   struct TwoOutputs {
     std::vector<IndexPair> prepared, among;
@@ -790,6 +793,8 @@ void BoxPruner::complete(std::span<const Box3> boxes, std::vector<IndexPair>& ou
   if (boxes.size() < 2) return;
   Impl& m = *impl_;
   Layout layout = choose_layout(sample_stats(boxes, {}), boxes.size());
+  if (m.sets[0].staged.capacity() < m.spare_staging.capacity()) m.sets[0].staged.swap(m.spare_staging);
+  detail::free_storage(m.spare_staging);
   m.bucket(layout, boxes, m.sets[0]);
   // Boxes large for their cells were copied too often: coarsen and retry.
   while (layout.cell_count() > 1 && double(m.sets[0].entries()) > kMaxCopiesPerBox * double(boxes.size())) {
@@ -875,7 +880,15 @@ void BoxPruner::Impl::prepare(std::span<const Box3> boxes, std::vector<IndexPair
   prepared.staged.swap(sets[1].staged);
   // A large set's staging (32 bytes an entry) is not kept for bipartite()'s
   // small second sets: at a million boxes it was a fifth of sap's memory.
-  if (sets[1].staged.size() >= kKeptStagingEntries) std::vector<Staged>().swap(sets[1].staged);
+  // For a framed caller it waits a frame as a spare for a complete() of as
+  // many boxes (set_framed()).
+  if (sets[1].staged.size() >= kKeptStagingEntries) {
+    if (framed) {
+      spare_staging.swap(sets[1].staged);
+      spare_aged = false;
+    }
+    std::vector<Staged>().swap(sets[1].staged);
+  }
   // Nor, for a large set, the per-task sort buffers, each sized for whole
   // cells (up to 256 tasks: 5 bytes a box at a million); the queries that
   // follow sort a few boxes a cell.
@@ -888,6 +901,17 @@ void BoxPruner::Impl::prepare(std::span<const Box3> boxes, std::vector<IndexPair
     laid_out_largest_cell = std::max(laid_out_largest_cell, prepared.start[c + 1] - prepared.start[c]);
   }
   measure_reach(prepared);
+}
+
+void BoxPruner::set_framed(bool framed) noexcept {
+  Impl& m = *impl_;
+  m.framed = framed;
+  if (!framed) detail::free_storage(m.spare_staging);
+}
+
+void BoxPruner::end_frame() noexcept {
+  Impl& m = *impl_;
+  if (m.spare_staging.capacity() != 0 && std::exchange(m.spare_aged, true)) detail::free_storage(m.spare_staging);
 }
 
 void BoxPruner::forget_prepared() noexcept {
@@ -1258,6 +1282,7 @@ std::size_t BoxPruner::memory_bytes() const noexcept {
     total +=
         bytes(c->start) + bytes(c->staged) + bytes(c->min_key) + bytes(c->max_key) + bytes(c->cross) + bytes(c->index);
   }
+  total += bytes(m.spare_staging);
   for (const TaskScratch& t : m.scratch) total += bytes(t.keys) + bytes(t.spare);
   for (const Impl::TwoOutputs& o : m.two_outputs) total += bytes(o.prepared) + bytes(o.among);
   for (const std::vector<IndexPair>& o : m.outputs) total += bytes(o);
@@ -1272,6 +1297,7 @@ void BoxPruner::release_buffers() noexcept {
   detail::free_storage(m.outputs);
   detail::free_storage(m.two_outputs);
   detail::free_storage(m.occupancy.bits);
+  detail::free_storage(m.spare_staging);
 }
 
 void complete_pairs(std::span<const Box3> boxes, std::vector<IndexPair>& out) {

@@ -58,7 +58,9 @@
 namespace sapling::detail {
 
 SweepAndPrune::SweepAndPrune(const Options& options)
-    : endpoints_(options.dims), tasks_(options), pruner_(tasks_.get()), resting_(pruner_) {}
+    : endpoints_(options.dims), tasks_(options), pruner_(tasks_.get()), resting_(pruner_) {
+  pruner_.set_framed(true);  // a mass insertion's layout leaves its staging to the next frame's recomputation
+}
 
 SweepAndPrune::~SweepAndPrune() = default;
 
@@ -123,6 +125,7 @@ Reported SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, Pai
              choice.path != SapPath::kProbe) {
     stage_for_probe();
   }
+  pruner_.end_frame();
   return reported_;
 }
 

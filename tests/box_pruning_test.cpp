@@ -549,20 +549,25 @@ INSTANTIATE_TEST_SUITE_P(Shapes, BoxPruningTest,
                                           testing::Values(std::size_t{0}, std::size_t{1}, std::size_t{2},
                                                           std::size_t{37}, std::size_t{3000}, std::size_t{6000})));
 
-// A large prepared set keeps its grid but not the per-task sort buffers
-// of its layout, and release_buffers() gives back what the calls' buffers
-// hold: the searches after it find the same pairs, in the same order.
-TEST(BoxPruner, LargeLayoutsAndReleasedBuffersKeepOnlyTheGrid) {
-  ThreadPool pool(2);
-  BoxPruner pruner(&pool);
-  constexpr std::size_t n = 100'000;
-  std::mt19937 rng(5);
+// n unit cubes at random in a cube of volume density 5%.
+std::vector<Box3> unit_cubes(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(0, std::cbrt(float(n) / 0.05f));
   std::vector<Box3> boxes(n);
   for (Box3& b : boxes) {
     const float x = u(rng), y = u(rng), z = u(rng);
     b = Box3{{x, y, z}, {x + 1, y + 1, z + 1}};
   }
+  return boxes;
+}
+
+// A large prepared set keeps its grid but not the per-task sort buffers
+// of its layout, and release_buffers() gives back what the calls' buffers
+// hold: the searches after it find the same pairs, in the same order.
+TEST(BoxPruner, LargeLayoutsAndReleasedBuffersKeepOnlyTheGrid) {
+  ThreadPool pool(2);
+  BoxPruner pruner(&pool);
+  const std::vector<Box3> boxes = unit_cubes(100'000, 5);
   pruner.prepare(boxes);
   const std::size_t laid_out = pruner.memory_bytes();
   pruner.release_buffers();
@@ -588,13 +593,7 @@ TEST(BoxPruner, LargeLayoutsAndReleasedBuffersKeepOnlyTheGrid) {
 // pairs are the same either way.
 TEST(BoxPruner, AFramedLayoutLeavesItsStagingToTheNextFrameOnly) {
   constexpr std::size_t n = 100'000;
-  std::mt19937 rng(9);
-  std::uniform_real_distribution<float> u(0, std::cbrt(float(n) / 0.05f));
-  std::vector<Box3> boxes(n);
-  for (Box3& b : boxes) {
-    const float x = u(rng), y = u(rng), z = u(rng);
-    b = Box3{{x, y, z}, {x + 1, y + 1, z + 1}};
-  }
+  const std::vector<Box3> boxes = unit_cubes(n, 9);
   BoxPruner plain, framed, recomputing;
   framed.set_framed(true);
   recomputing.set_framed(true);

@@ -760,6 +760,36 @@ TEST(SapPaths, AWorldThrownAboutForgetsItsGridThenRestsAgain) {
   EXPECT_GT(t.counters().preparations, thrown.preparations);
 }
 
+// The same past 2^16 boxes, where the mass insertion's layout leaves its
+// staging (32 bytes an entry) as a spare for the next frame: thrown about,
+// that frame's recomputation stages in it; at rest, the spare goes at that
+// frame's end. Against box-pruning (brute force is quadratic here).
+TEST(SapPaths, ALargeLayoutLeavesItsStagingToTheNextFrameOnly) {
+  const std::size_t n = 70000;
+  const std::vector<Id> ids = id_range(0, n);
+  const std::size_t spare = 32 * n;
+  {
+    Twin t(3, false, false, "box-pruning");
+    t.add(ids, scattered(n, 120, 2.0f, 91));
+    EXPECT_FRAME(t);
+    for (int f = 0; f < 2; ++f) {  // everything thrown: recomputed, the first time in the spare
+      t.move(ids, scattered(n, 120, 2.0f, 92 + static_cast<std::uint64_t>(f)));
+      EXPECT_FRAME(t);
+    }
+    EXPECT_GE(t.counters().recomputed_frames, 3u);
+    EXPECT_EQ(t.counters().forgotten_grids, 1u);
+  }
+  Twin t(3, false, false, "box-pruning");
+  t.add(ids, scattered(n, 120, 2.0f, 95));
+  EXPECT_FRAME(t);
+  const std::size_t laid_out = t.sap().memory_bytes();
+  std::vector<Id> moved(ids.begin(), ids.begin() + 50);
+  t.move(moved, nudged_or_thrown(t, moved, 120, 0.3f, 96));
+  EXPECT_FRAME(t);
+  EXPECT_EQ(t.counters().recomputed_frames, 1u);  // the insertion only: the nudges rested
+  EXPECT_LE(t.sap().memory_bytes() + spare, laid_out) << "the spare outlived the frame after the layout";
+}
+
 // A resting world past 2^16 boxes, where the resting set's searches run a
 // batch ahead of their scans and the found pairs' reads run ahead in
 // stages: a few hundred boxes a frame nudged or thrown far, some removed

@@ -81,6 +81,16 @@ std::vector<std::uint64_t> keys(const std::vector<IndexPair>& pairs) {
   return k;
 }
 
+// A pruner on `pool` that splits even these small inputs into many tasks
+// (the default grain gives every input below 16k entries to one task, and
+// the threaded paths would never run), so that comparing its output with
+// a one-thread pruner's tests them.
+BoxPruner threaded_pruner(ThreadPool& pool) {
+  BoxPruner pruner(&pool);
+  pruner.set_task_grain(4);
+  return pruner;
+}
+
 bool same_sequence(const std::vector<IndexPair>& x, const std::vector<IndexPair>& y) {
   return std::equal(x.begin(), x.end(), y.begin(), y.end(),
                     [](const IndexPair& a, const IndexPair& b) { return a.i == b.i && a.j == b.j; });
@@ -97,7 +107,7 @@ TEST_P(BoxPruningTest, CompleteMatchesBruteForce) {
     const std::vector<Box3> boxes = make_boxes(kind, n, rng);
     std::vector<IndexPair> serial, threaded;
     BoxPruner(nullptr).complete(boxes, serial);
-    BoxPruner(&pool).complete(boxes, threaded);
+    threaded_pruner(pool).complete(boxes, threaded);
     for (const IndexPair& p : serial) ASSERT_LT(p.i, p.j);
     ASSERT_EQ(keys(serial), keys(brute_complete(boxes)));
     EXPECT_TRUE(same_sequence(serial, threaded)) << "output order depends on the thread count";
@@ -117,7 +127,7 @@ TEST_P(BoxPruningTest, BipartiteMatchesBruteForce) {
   pruner.bipartite(a, b, got);
   ASSERT_EQ(keys(got), keys(expected));
   ThreadPool pool(2);
-  BoxPruner(&pool).bipartite(a, b, threaded);
+  threaded_pruner(pool).bipartite(a, b, threaded);
   EXPECT_TRUE(same_sequence(got, threaded));
   // Reused buffers give the same answer again.
   std::vector<IndexPair> again;
@@ -142,10 +152,10 @@ TEST_P(BoxPruningTest, AsymmetricBipartiteMatchesBruteForce) {
     BoxPruner pruner;
     if (small_first) {
       pruner.bipartite(small, large, got);
-      BoxPruner(&pool).bipartite(small, large, threaded);
+      threaded_pruner(pool).bipartite(small, large, threaded);
     } else {
       pruner.bipartite(large, small, got);
-      BoxPruner(&pool).bipartite(large, small, threaded);
+      threaded_pruner(pool).bipartite(large, small, threaded);
       for (IndexPair& p : got) std::swap(p.i, p.j);
       for (IndexPair& p : threaded) std::swap(p.i, p.j);
     }
@@ -162,9 +172,9 @@ TEST_P(BoxPruningTest, PreparedBipartiteMatchesBruteForce) {
   std::mt19937 rng(7);
   const std::vector<Box3> resting = make_boxes(kind, n, rng);
   ThreadPool pool(2);
-  BoxPruner pruner, threaded_pruner(&pool);
+  BoxPruner pruner, on_pool = threaded_pruner(pool);
   pruner.prepare(resting);
-  threaded_pruner.prepare(resting);
+  on_pool.prepare(resting);
   EXPECT_EQ(pruner.prepared_size(), n);
   EXPECT_GE(pruner.prepared_cells(), 1u);
   for (const std::size_t m : {std::size_t{0}, std::size_t{1}, n / 10 + 1, n + 5}) {
@@ -185,7 +195,7 @@ TEST_P(BoxPruningTest, PreparedBipartiteMatchesBruteForce) {
       continue;
     }
     ASSERT_EQ(keys(got), keys(expected));
-    ASSERT_TRUE(threaded_pruner.bipartite_prepared(query, threaded));
+    ASSERT_TRUE(on_pool.bipartite_prepared(query, threaded));
     EXPECT_TRUE(same_sequence(got, threaded)) << "output order depends on the thread count";
 
     // With the query boxes' pairs among themselves from the same pass: the
@@ -197,7 +207,7 @@ TEST_P(BoxPruningTest, PreparedBipartiteMatchesBruteForce) {
     ASSERT_TRUE(pruner.bipartite_prepared(query, got2, among));
     EXPECT_TRUE(same_sequence(got, got2));
     ASSERT_EQ(keys(among), keys(expected_among));
-    ASSERT_TRUE(threaded_pruner.bipartite_prepared(query, threaded2, threaded_among));
+    ASSERT_TRUE(on_pool.bipartite_prepared(query, threaded2, threaded_among));
     EXPECT_TRUE(same_sequence(got2, threaded2)) << "output order depends on the thread count";
     EXPECT_TRUE(same_sequence(among, threaded_among)) << "output order depends on the thread count";
     // Nothing prepared: the query's own pairs still.
@@ -254,7 +264,7 @@ TEST_P(BoxPruningTest, PrepareFindsCompletesPairs) {
   std::mt19937 rng(5);
   const std::vector<Box3> boxes = make_boxes(kind, n, rng);
   ThreadPool pool(2);
-  BoxPruner pruner, threaded(&pool), plain;
+  BoxPruner pruner, threaded = threaded_pruner(pool), plain;
   std::vector<IndexPair> expected, got, got_threaded;
   plain.complete(boxes, expected);
   pruner.prepare(boxes, got);
@@ -542,12 +552,20 @@ TEST(BoxPruning, PreparedDeclinesHugeQueries) {
   }
 }
 
+std::string shape_name(const testing::TestParamInfo<std::tuple<Kind, std::size_t>>& info) {
+  static constexpr const char* kNames[] = {"uniform",  "flat", "lattice", "identical",
+                                           "infinite", "huge", "points",  "mixed_sizes"};
+  const auto [kind, n] = info.param;
+  return std::string(kNames[static_cast<int>(kind)]) + "_" + std::to_string(n);
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, BoxPruningTest,
                          testing::Combine(testing::Values(Kind::kUniform, Kind::kFlat, Kind::kLattice, Kind::kIdentical,
                                                           Kind::kInfinite, Kind::kHuge, Kind::kPoints,
                                                           Kind::kMixedSizes),
                                           testing::Values(std::size_t{0}, std::size_t{1}, std::size_t{2},
-                                                          std::size_t{37}, std::size_t{3000}, std::size_t{6000})));
+                                                          std::size_t{37}, std::size_t{3000}, std::size_t{6000})),
+                         shape_name);
 
 // n unit cubes at random in a cube of volume density 5%.
 std::vector<Box3> unit_cubes(std::size_t n, std::uint32_t seed) {
@@ -564,6 +582,51 @@ std::vector<Box3> unit_cubes(std::size_t n, std::uint32_t seed) {
 // A large prepared set keeps its grid but not the per-task sort buffers
 // of its layout, and release_buffers() gives back what the calls' buffers
 // hold: the searches after it find the same pairs, in the same order.
+// A pool that counts the batches of more than one task it is given.
+class CountingPool final : public TaskSystem {
+ public:
+  void run(std::size_t count, TaskRef task) override {
+    split_runs += count > 1;
+    pool.run(count, task);
+  }
+  unsigned concurrency() const noexcept override { return pool.concurrency(); }
+  ThreadPool pool{2};
+  std::size_t split_runs = 0;
+};
+
+// The Shapes tests' threaded pruners (threaded_pruner()) do run tasks side
+// by side on their small inputs, in every call, where the default grain
+// leaves such inputs to the calling thread; the output is the same.
+TEST(BoxPruner, ASmallGrainSplitsSmallInputsIntoTasks) {
+  std::mt19937 rng(11);
+  const std::vector<Box3> boxes = make_boxes(Kind::kUniform, 3000, rng);
+  const std::vector<Box3> few = make_boxes(Kind::kUniform, 1000, rng);
+  const std::vector<Box3> fewer = make_boxes(Kind::kUniform, 40, rng);
+  for (const std::uint32_t grain : {BoxPruner::kDefaultTaskGrain, 4u}) {
+    SCOPED_TRACE(testing::Message() << "grain " << grain);
+    CountingPool tasks;
+    BoxPruner plain, pruner(&tasks);
+    pruner.set_task_grain(grain);
+    const auto splits = [&](auto&& call) {
+      std::vector<IndexPair> expected, got;
+      call(plain, expected);
+      const std::size_t before = tasks.split_runs;
+      call(pruner, got);
+      EXPECT_TRUE(same_sequence(expected, got));
+      EXPECT_FALSE(got.empty());
+      return tasks.split_runs > before;
+    };
+    const bool split = grain != BoxPruner::kDefaultTaskGrain;
+    EXPECT_EQ(splits([&](BoxPruner& p, std::vector<IndexPair>& out) { p.complete(boxes, out); }), split);
+    EXPECT_EQ(splits([&](BoxPruner& p, std::vector<IndexPair>& out) { p.bipartite(boxes, few, out); }), split);
+    EXPECT_EQ(splits([&](BoxPruner& p, std::vector<IndexPair>& out) { p.bipartite(fewer, boxes, out); }), split)
+        << "the probe path";
+    EXPECT_EQ(splits([&](BoxPruner& p, std::vector<IndexPair>& out) { p.prepare(boxes, out); }), split);
+    EXPECT_EQ(splits([&](BoxPruner& p, std::vector<IndexPair>& out) { ASSERT_TRUE(p.bipartite_prepared(boxes, out)); }),
+              split);
+  }
+}
+
 TEST(BoxPruner, LargeLayoutsAndReleasedBuffersKeepOnlyTheGrid) {
   ThreadPool pool(2);
   BoxPruner pruner(&pool);

@@ -110,6 +110,16 @@ class BoxPruner {
   /// layout's room: at a million boxes that frame took 155-220 ms, 88-92
   /// with the spare. Off by default: the staging goes with the prepare().
   void set_framed(bool framed) noexcept;
+
+  /// The least work given to one task of the TaskSystem, in entries (a box
+  /// in a cell): kDefaultTaskGrain, below which the calling thread does the
+  /// whole call alone. The boxes are counted into cells in chunks of four
+  /// grains, cells swept in tasks of a grain or more, a probe's large set
+  /// cut in chunks of two. The output is the same, in the same order, for
+  /// any grain and thread count; a small grain only splits small inputs
+  /// (tests of the threaded paths on inputs brute force can check).
+  void set_task_grain(std::uint32_t entries) noexcept;
+  static constexpr std::uint32_t kDefaultTaskGrain = 8192;
   /// The end of a frame, where set_framed(true).
   void end_frame() noexcept;
 

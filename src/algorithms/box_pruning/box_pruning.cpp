@@ -292,6 +292,7 @@ struct BoxPruner::Impl {
   std::vector<std::vector<IndexPair>> outputs;  // by task, when tasks run in parallel
   std::vector<Staged> spare_staging;            // a large prepare()'s staging, kept a frame (set_framed())
   bool framed = false;                          // set_framed()
+  std::uint32_t grain = kDefaultTaskGrain;      // set_task_grain()
   bool spare_aged = false;                      // end_frame() has seen it once
   // By task, when tasks run in parallel: bipartite_prepared()'s two outputs.
   struct TwoOutputs {
@@ -353,7 +354,7 @@ void BoxPruner::Impl::bucket(const Layout& layout, std::span<const Box3> boxes, 
                              std::span<const std::uint32_t> indices) {
   const std::uint32_t cells = layout.cell_count();
   const std::size_t n = boxes.size();
-  const std::size_t chunks = std::clamp<std::size_t>(n / 32768, 1, 16);
+  const std::size_t chunks = std::clamp<std::size_t>(n / (4 * std::size_t{grain}), 1, 16);
   auto chunk_of = [&](std::size_t k) { return std::pair{n * k / chunks, n * (k + 1) / chunks}; };
   chunk_counts.assign(chunks * cells, 0);
   detail::run_tasks(tasks, chunks, [&](std::size_t k) {
@@ -424,7 +425,7 @@ void BoxPruner::Impl::plan_tasks(const Layout& layout, const CellArrays& first, 
   auto entries_before = [&](std::uint32_t cell) {
     return std::uint64_t{first.start[cell]} + (second != nullptr ? second->start[cell] : 0);
   };
-  plan.split(cells, entries_before(cells), entries_before, 8192, 256);
+  plan.split(cells, entries_before(cells), entries_before, grain, 256);
   if (scratch.size() < plan.size()) scratch.resize(plan.size());
 }
 
@@ -741,7 +742,7 @@ void BoxPruner::Impl::probe(std::span<const Box3> small, std::span<const Box3> l
   const bool filtering = occupancy.build(small, bounds);
 
   const std::size_t n = large.size();
-  const std::size_t chunks = std::clamp<std::size_t>(n / 16384, 1, 64);
+  const std::size_t chunks = std::clamp<std::size_t>(n / (2 * std::size_t{grain}), 1, 64);
   const int s = layout.sweep, ka = layout.grid[0], kb = layout.grid[1];
   detail::run_ordered(tasks, chunks, outputs, out, [&](std::size_t k, std::vector<IndexPair>& found) {
     for (std::size_t i = n * k / chunks, last = n * (k + 1) / chunks; i < last; ++i) {
@@ -902,6 +903,8 @@ void BoxPruner::Impl::prepare(std::span<const Box3> boxes, std::vector<IndexPair
   }
   measure_reach(prepared);
 }
+
+void BoxPruner::set_task_grain(std::uint32_t entries) noexcept { impl_->grain = std::max<std::uint32_t>(1, entries); }
 
 void BoxPruner::set_framed(bool framed) noexcept {
   Impl& m = *impl_;

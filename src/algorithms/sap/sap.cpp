@@ -85,8 +85,9 @@ Reported SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, Pai
     choice.path = choice.fallback;
   }
   // Whether the objects move slowly enough for a probe to pay (before the moves are applied).
-  const bool calm = choice.stale && choice.probe_may_pay &&
-                    (ops.moved.empty() || overdue || probe_could_pay(ops, choice.probe_budget_ns));
+  const bool calm =
+      choice.stale && choice.probe_may_pay &&
+      (ops.moved.empty() || overdue || probe_could_pay(ops, choice.probe_budget_ns - choice.walk_fixed_ns));
   if (choice.path == SapPath::kProbe && !calm) choice.path = choice.fallback;
   // One reorganisation a frame: a probe, which puts the arrays right, leaves
   // a new resting set to the next frame.

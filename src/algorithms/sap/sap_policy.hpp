@@ -27,7 +27,25 @@ namespace sapling::detail {
 // `sapling run` on the tracy scene at 100k boxes (x86-64, one thread). Only
 // their ratios matter: they pick the cheaper path for each frame.
 // Where they come from and what they decide: docs/algorithms/sap.md, "Tuning".
-constexpr double kSwapNs = 4;               ///< one swap of a walk
+constexpr double kSwapNs = 4;  ///< one swap of a walk
+// What a walk costs per moved box besides its swaps: reading its box and
+// the positions of its six endpoints, rewriting their keys, comparing each
+// with its neighbours. Where the frame's movers' entries fit in cache (a
+// few thousand movers, or the same ones frame after frame) that is about a
+// recomputation's cost per box; where there are many, a dozen misses each,
+// which the swaps, neighbours in the arrays, mostly are not: so it grows
+// with the number of boxes moved, not with the world. The batch update pays
+// less per moved box (its passes read the entries in order). Measured as
+// the path's frame less box pruning's on allmoving3d at speed 1 and 10 per
+// mille (every box moves, a few swaps each), plus box pruning's 46, less
+// the swaps' share (bench/walk_cost.cpp; docs/algorithms/sap.md, "What a
+// move costs"); interpolated in log(moved) between the points, flat beyond.
+struct PerMoveCost {
+  double moved, ns;
+};
+inline constexpr PerMoveCost kWalkNsPerMove[] = {{4096, 55},     {10'000, 100},  {30'000, 300},
+                                                 {100'000, 580}, {300'000, 580}, {1'000'000, 990}};
+inline constexpr PerMoveCost kBatchNsPerMove[] = {{10'000, 40}, {100'000, 115}, {1'000'000, 165}};
 constexpr double kRecomputeNsPerBox = 46;   ///< box pruning of all boxes, and the pair manager's diff
 constexpr double kRecomputeNsPerPair = 20;  ///< a current pair found again and diffed (46 + 20 x tracy's 0.2 = 50)
 constexpr double kRestoreNsPerBox = 60;     ///< rebuilding the endpoint arrays
@@ -113,7 +131,22 @@ struct SapChoice {
       false;               ///< stale: a probe could be chosen when due (the churn alone costs less than the fallback)
   double swap_budget = 0;  ///< swaps the walk may spend before the fallback is cheaper
   double probe_budget_ns = 0;  ///< kProbe: what the probe's walk must stay under (walk_could_pay())
+  double walk_fixed_ns = 0;    ///< kProbe: of that, what its moves cost besides their swaps (kWalkNsPerMove)
 };
+
+/// What a path costs per moved box besides its swaps, in a frame that moves
+/// `moved` boxes, from one of the tables above.
+template <std::size_t N>
+inline double per_move_ns(const PerMoveCost (&table)[N], double moved) noexcept {
+  if (moved <= table[0].moved) return table[0].ns;
+  for (std::size_t k = 1; k < N; ++k) {
+    if (moved <= table[k].moved) {
+      const double t = std::log(moved / table[k - 1].moved) / std::log(table[k].moved / table[k - 1].moved);
+      return table[k - 1].ns + t * (table[k].ns - table[k - 1].ns);
+    }
+  }
+  return table[N - 1].ns;
+}
 
 /// What laying out a new resting set costs per live box: a merge into the
 /// last one where there is one (it declines only where the grid no longer
@@ -176,10 +209,12 @@ inline double resting_cost(const SapFrameCounts& f) noexcept {
          std::min(kRestingSweepNs * resting * std::min(1.0, double(changed) / cells), kSparseQueryNs * double(changed));
 }
 
-/// What the single-pass batch update would cost (ns), on valid arrays.
+/// What the single-pass batch update would cost (ns), on valid arrays: its
+/// passes, and per moved box its entries rewritten and its swaps.
 inline double batch_cost(const SapFrameCounts& f, const SapHistory& h) noexcept {
   const double n = double(f.kept + f.added), events = double(f.added + f.removed);
-  double ns = kBatchNsPerBox * n + kBatchSwapNs * h.mobility * double(f.moved);
+  const double per_move = per_move_ns(kBatchNsPerMove, double(f.moved));
+  double ns = kBatchNsPerBox * n + (per_move + kBatchSwapNs * h.mobility) * double(f.moved);
   if (events > 0) ns += kBatchSweepNsPerBox * n + kBatchEventNs * events * std::cbrt(n * n);
   return ns;
 }
@@ -202,13 +237,16 @@ inline SapChoice choose_sap_path(const SapFrameCounts& f, const SapHistory& h) n
     const double scan_ns = kScanNsPerEntry * h.scan_length * double(f.added);
     churn_ns += std::min(kBipartiteNsPerBox * n, scan_ns);
   }
-  const double incremental_ns = churn_ns + kSwapNs * h.mobility * double(f.moved);
+  const double walk_fixed_ns = per_move_ns(kWalkNsPerMove, double(f.moved)) * double(f.moved);
+  const double incremental_ns = churn_ns + walk_fixed_ns + kSwapNs * h.mobility * double(f.moved);
 
   SapChoice c;
   c.fallback = resting_ns <= recompute_ns ? SapPath::kResting : SapPath::kRecompute;
   c.path = incremental_ns <= alternative_ns ? SapPath::kWalk : c.fallback;
   c.prepare = wants_preparation(f);
-  if (f.arrays_valid && f.moved + f.added + f.removed != 0) {
+  // The batch update only on a measured mobility: it cannot stop midway as
+  // a walk does, and a frame of boxes thrown anywhere would sort them all.
+  if (f.arrays_valid && f.moved + f.added + f.removed != 0 && (h.measured || f.moved == 0)) {
     const double batch_ns = batch_cost(f, h);
     if (batch_ns < incremental_ns && batch_ns < alternative_ns) c.path = SapPath::kBatch;
   }
@@ -220,12 +258,13 @@ inline SapChoice choose_sap_path(const SapFrameCounts& f, const SapHistory& h) n
     // the swaps could decide it.
     c.stale = true;
     const bool due = h.recompute_streak + 1 >= h.probe_interval;
-    c.probe_may_pay = churn_ns < alternative_ns;
+    c.probe_may_pay = churn_ns + walk_fixed_ns < alternative_ns;
     c.path = due && f.moved != 0 && c.probe_may_pay ? SapPath::kProbe : c.fallback;
     c.probe_budget_ns = alternative_ns - churn_ns;
+    c.walk_fixed_ns = walk_fixed_ns;
   }
   // Swaps the walk can afford before another path is cheaper.
-  c.swap_budget = std::max(0.0, (alternative_ns - churn_ns) / kSwapNs);
+  c.swap_budget = std::max(0.0, (alternative_ns - churn_ns - walk_fixed_ns) / kSwapNs);
   return c;
 }
 
@@ -248,7 +287,7 @@ inline double moved_by(const Box3& from, const Box3& to) noexcept {
 }
 
 /// Whether a probe's walk of `moved` objects, which moved `displacement` on
-/// average (a sample), might cost less than `budget_ns`: the last walk's
+/// average (a sample), might spend less than `budget_ns` on swaps: the last walk's
 /// swaps scaled by how far the objects move now against then, so that a
 /// probe, which first rebuilds the arrays, is spent only when the motion has
 /// calmed down.

@@ -270,6 +270,21 @@ SceneSpec allmoving(std::size_t n, int frames) {
       maker(p), frames);
 }
 
+// Every box moving a little each frame (a crowd, a settling pile, a slow
+// drift): speed 1 per mille of the box size, a swap or two a box, where a
+// walk pays for reading every box's endpoints (sap_policy.hpp,
+// kWalkNsPerMove) and recomputing is faster.
+SceneSpec allmoving_slow(std::size_t n, int frames) {
+  ScenarioParams p;
+  p.name = "allmoving3d";
+  p.n = n;
+  p.speed_pm = 1;
+  return spec("allmoving3d-" + count_name(n) + "-slow",
+              "W3 allmoving3d: " + std::to_string(n) +
+                  " boxes of mixed sizes (0.5..4 per axis), all moving at speed 1 per mille, 5% density",
+              maker(p), frames);
+}
+
 SceneSpec tracy(std::size_t n, int frames) {
   ScenarioParams p;
   p.name = "tracy";
@@ -498,6 +513,7 @@ std::vector<SceneSpec> persistent(bool quick) {
             tracy_variant(5000, 500, 0, "churn0", 5),
             tracy_variant(5000, 0, 25, "static", 5),
             tracy_variant(5000, 5000, 25, "allmoving", 5),
+            allmoving_slow(5000, 5),
             tracy_variant(5000, 250, 25, "moving5pc", 5),
             mass_insert(5000, 5000, 2)};
   }
@@ -511,6 +527,7 @@ std::vector<SceneSpec> persistent(bool quick) {
   // ... nothing and everything moving...
   scenes.push_back(tracy_variant(100'000, 0, 500, "static", 15));
   scenes.push_back(tracy_variant(100'000, 100'000, 500, "allmoving", 10));
+  scenes.push_back(allmoving_slow(100'000, 10));  // every box moving a little
   // ... the moving fraction where sap and recomputing cross (0.5% churn, as tracy-100k; 10% is tracy-100k)...
   for (const unsigned pc : {1u, 2u, 5u, 20u, 50u}) {
     scenes.push_back(tracy_variant(100'000, 1000 * pc, 500, "moving" + std::to_string(pc) + "pc", 15));

@@ -967,6 +967,37 @@ TEST(SapPaths, LargeMassInsertionLeavesTheArraysStale) {
   EXPECT_GT(t.counters().incremental_frames, 0u);
 }
 
+// Every box of a large world moving a little each frame (a swap or so
+// each): walking them reads every box's endpoints where they lie, which
+// costs more than box pruning them all (kWalkNsPerMove; 4-10x box
+// pruning's frame from 100k boxes when sap walked them), so the frames
+// recompute; a few of them moving the same little walk.
+TEST(SapPaths, EveryBoxMovingALittleRecomputes) {
+  Twin t(3, false, false, "box-pruning");  // box pruning: held to brute force by its own tests
+  const std::vector<Id> ids = id_range(0, 20000);
+  std::vector<Box3> boxes = scattered(ids.size(), 64, 1.5f, 31);
+  t.add(ids, boxes);
+  EXPECT_FRAME(t);
+  const auto nudge = [&](std::size_t every, int frame) {
+    std::vector<Id> moved;
+    std::vector<Box3> moved_boxes;
+    const float d = frame % 2 ? 0.002f : -0.002f;
+    for (std::size_t i = 0; i < ids.size(); i += every) {
+      boxes[i].min[frame % 3] += d, boxes[i].max[frame % 3] += d;
+      moved.push_back(ids[i]);
+      moved_boxes.push_back(boxes[i]);
+    }
+    t.move(moved, moved_boxes);
+    EXPECT_FRAME(t);
+  };
+  for (int frame = 0; frame < 10; ++frame) nudge(1, frame);
+  const SapCounters all = t.counters();
+  EXPECT_GE(all.recomputed_frames, 10u);
+  EXPECT_EQ(all.incremental_frames + all.batch_frames, 0u);
+  for (int frame = 10; frame < 40; ++frame) nudge(200, frame);  // 100 movers
+  EXPECT_GT(t.counters().incremental_frames, 15u);
+}
+
 // New boxes in a jiggling world are merged into the endpoint arrays (I.4b),
 // one at a time or a few at once with a move; a batch as large as the world
 // is paired by box pruning instead (recomputed or against a resting set),

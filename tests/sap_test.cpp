@@ -30,6 +30,7 @@
 
 #include "algorithms/sap/sap.hpp"
 #include "sapling/broad_phase.hpp"
+#include "scenarios/scenario.hpp"
 #include "trace_generators.hpp"
 
 namespace sapling {
@@ -996,6 +997,50 @@ TEST(SapPaths, EveryBoxMovingALittleRecomputes) {
   EXPECT_EQ(all.incremental_frames + all.batch_frames, 0u);
   for (int frame = 10; frame < 40; ++frame) nudge(200, frame);  // 100 movers
   EXPECT_GT(t.counters().incremental_frames, 15u);
+}
+
+// A new world of 100k resting cubes with 1,000 movers passing some 43
+// endpoints each: the walk could not pay (the resting path is cheaper), and
+// the mobility estimated after the insertion says so. With 32 sampled moves
+// it read 24 a move and the world spent its frames 1-12 rebuilding the
+// arrays a step a frame (1-5 ms a step against 0.16 ms frames) for a probe
+// that failed at frame 13.
+TEST(SapPaths, SlowMoversInALargeNewWorldProbeNothing) {
+  ScenarioParams params;
+  params.name = "tracy";
+  params.n = 100000;
+  params.moving = 1000;
+  params.speed_pm = 10;
+  params.inserts = params.removes = 0;
+  const std::unique_ptr<Scenario> scenario = make_scenario(params);
+  ASSERT_NE(scenario, nullptr);
+  const SweepAndPrune* made = nullptr;
+  auto bp = BroadPhase::create(
+      "sap",
+      [&made](const Options& o) {
+        auto sap = std::make_unique<SweepAndPrune>(o);
+        made = sap.get();
+        return std::unique_ptr<Algorithm>(std::move(sap));
+      },
+      Options{});
+  std::vector<Box3> boxes;
+  const auto gather = [&](std::span<const Id> ids) {
+    boxes.clear();
+    for (const Id id : ids) boxes.push_back(scenario->boxes()[id]);
+    return std::span<const Box3>(boxes);
+  };
+  ASSERT_TRUE(bp->add(scenario->alive_ids(), gather(scenario->alive_ids())));
+  bp->update();
+  for (int frame = 1; frame <= 20; ++frame) {
+    scenario->step();
+    ASSERT_TRUE(bp->move(scenario->moved(), gather(scenario->moved())));
+    bp->update();
+  }
+  EXPECT_TRUE(bp->validate());
+  const SapCounters& c = made->counters();
+  EXPECT_EQ(c.resting_frames, 20u);
+  EXPECT_EQ(c.staged_steps, 0u);
+  EXPECT_EQ(c.aborted_walks, 0u);
 }
 
 // New boxes in a jiggling world are merged into the endpoint arrays (I.4b),

@@ -162,9 +162,10 @@ struct RandomWorld {
   double teleport = 0.02;  // chance a move jumps anywhere
   double churn = 0.02;     // fraction added and removed per frame
   int frames = 40;
-  bool walk_only = false;    // every frame on the walk, however far the boxes move
-  bool batch_only = false;   // every frame by the single-pass batch update
-  bool batch_mixed = false;  // frames by the batch update or the policy's path, at random
+  bool walk_only = false;     // every frame on the walk, however far the boxes move
+  bool batch_only = false;    // every frame by the single-pass batch update
+  bool batch_mixed = false;   // frames by the batch update or the policy's path, at random
+  bool search_mixed = false;  // frames by the resting set's searches or the policy's path, at random
 };
 
 Box3 random_box(testgen::Rng& rng, const RandomWorld& w) {
@@ -195,6 +196,7 @@ std::string run_world(const RandomWorld& w, std::uint64_t seed, SapCounters* cou
   Id next_id = static_cast<Id>(rng.below(1000));
   for (int f = 0; f < w.frames; ++f) {
     if (w.batch_mixed) twin.sap().set_batch_only(rng.chance(0.5));
+    if (w.search_mixed) twin.sap().set_search_only(rng.chance(0.5));
     std::vector<Id> live_ids;
     for (const auto& [id, box] : twin.live()) live_ids.push_back(id);
     rng.shuffle(live_ids);
@@ -273,11 +275,13 @@ TEST(SapRandom, OperationSequencesMatchBruteForce) {
     w.walk_only = seed % 5 == 0;
     w.batch_only = seed % 5 == 1;
     w.batch_mixed = seed % 5 == 2;
+    w.search_mixed = seed % 5 == 3;
     const std::string e = run_world(w, seed, &total);
     ASSERT_TRUE(e.empty()) << "seed " << seed << " dims " << w.dims << " grid " << w.grid << " max_size " << w.max_size
                            << " target " << w.target << " move_fraction " << w.move_fraction << " step " << w.step
                            << " teleport " << w.teleport << " churn " << w.churn << " walk_only " << w.walk_only
-                           << " batch_only " << w.batch_only << " batch_mixed " << w.batch_mixed << "\n"
+                           << " batch_only " << w.batch_only << " batch_mixed " << w.batch_mixed << " search_mixed "
+                           << w.search_mixed << "\n"
                            << e;
   }
   // The three paths and the switches between them were exercised.
@@ -837,7 +841,7 @@ TEST(SapPaths, WokenBoxesSettleInPlace) {
   Twin t(3, false, false, "box-pruning");
   const std::size_t n = 6000;
   const std::vector<Id> ids = id_range(0, n);
-  t.add(ids, scattered(n, 24, 2.0f, 81));
+  t.add(ids, scattered(n, 24, 1.0f, 81));
   EXPECT_FRAME(t);
   constexpr std::size_t kPerFrame = 40, kAwake = 3;
   Id next = 100000;
@@ -868,7 +872,7 @@ TEST(SapPaths, WokenBoxesSettleInPlace) {
       while (std::binary_search(moved.begin(), moved.end(), leaving)) ++leaving;
       gone.push_back(leaving);
       t.remove({leaving});
-      t.add(id_range(next, 4), scattered(4, 24, 2.0f, 600 + f));
+      t.add(id_range(next, 4), scattered(4, 24, 1.0f, 600 + f));
       next += 4;
     }
     EXPECT_FRAME(t);
@@ -999,48 +1003,55 @@ TEST(SapPaths, EveryBoxMovingALittleRecomputes) {
   EXPECT_GT(t.counters().incremental_frames, 15u);
 }
 
-// A new world of 100k resting cubes with 1,000 movers passing some 43
-// endpoints each: the walk could not pay (the resting path is cheaper), and
-// the mobility estimated after the insertion says so. With 32 sampled moves
-// it read 24 a move and the world spent its frames 1-12 rebuilding the
-// arrays a step a frame (1-5 ms a step against 0.16 ms frames) for a probe
-// that failed at frame 13.
+// A new world of 100k resting cubes with 1,000 movers, at speed 10 per
+// mille passing some 43 endpoints each, at 1 a few: the walk could not pay
+// (the resting path is cheaper), and the policy says so from frame 1 on.
+// At speed 10, with 32 sampled moves the estimate read 24 a move and the
+// world spent its frames 1-12 rebuilding the arrays a step a frame (1-5 ms
+// a step against 0.16 ms frames) for a probe that failed at frame 13. At
+// speed 1, where a move costs the walk its dozen reads of endpoints spread
+// over the whole world's arrays (230 ns, walk_ns_per_move()), priced as
+// if the movers' entries were in cache (55 ns) it rebuilt the arrays at
+// once in frame 1 (20-30 ms) to walk at 0.2 ms a frame where the resting
+// path takes 0.08.
 TEST(SapPaths, SlowMoversInALargeNewWorldProbeNothing) {
-  ScenarioParams params;
-  params.name = "tracy";
-  params.n = 100000;
-  params.moving = 1000;
-  params.speed_pm = 10;
-  params.inserts = params.removes = 0;
-  const std::unique_ptr<Scenario> scenario = make_scenario(params);
-  ASSERT_NE(scenario, nullptr);
-  const SweepAndPrune* made = nullptr;
-  auto bp = BroadPhase::create(
-      "sap",
-      [&made](const Options& o) {
-        auto sap = std::make_unique<SweepAndPrune>(o);
-        made = sap.get();
-        return std::unique_ptr<Algorithm>(std::move(sap));
-      },
-      Options{});
-  std::vector<Box3> boxes;
-  const auto gather = [&](std::span<const Id> ids) {
-    boxes.clear();
-    for (const Id id : ids) boxes.push_back(scenario->boxes()[id]);
-    return std::span<const Box3>(boxes);
-  };
-  ASSERT_TRUE(bp->add(scenario->alive_ids(), gather(scenario->alive_ids())));
-  bp->update();
-  for (int frame = 1; frame <= 20; ++frame) {
-    scenario->step();
-    ASSERT_TRUE(bp->move(scenario->moved(), gather(scenario->moved())));
+  for (const std::uint32_t speed : {10u, 1u}) {
+    ScenarioParams params;
+    params.name = "tracy";
+    params.n = 100000;
+    params.moving = 1000;
+    params.speed_pm = speed;
+    params.inserts = params.removes = 0;
+    const std::unique_ptr<Scenario> scenario = make_scenario(params);
+    ASSERT_NE(scenario, nullptr);
+    const SweepAndPrune* made = nullptr;
+    auto bp = BroadPhase::create(
+        "sap",
+        [&made](const Options& o) {
+          auto sap = std::make_unique<SweepAndPrune>(o);
+          made = sap.get();
+          return std::unique_ptr<Algorithm>(std::move(sap));
+        },
+        Options{});
+    std::vector<Box3> boxes;
+    const auto gather = [&](std::span<const Id> ids) {
+      boxes.clear();
+      for (const Id id : ids) boxes.push_back(scenario->boxes()[id]);
+      return std::span<const Box3>(boxes);
+    };
+    ASSERT_TRUE(bp->add(scenario->alive_ids(), gather(scenario->alive_ids())));
     bp->update();
+    for (int frame = 1; frame <= 20; ++frame) {
+      scenario->step();
+      ASSERT_TRUE(bp->move(scenario->moved(), gather(scenario->moved())));
+      bp->update();
+    }
+    EXPECT_TRUE(bp->validate());
+    const SapCounters& c = made->counters();
+    EXPECT_EQ(c.resting_frames, 20u) << "speed " << speed;
+    EXPECT_EQ(c.restores + c.staged_steps, 0u) << "speed " << speed;
+    EXPECT_EQ(c.aborted_walks, 0u) << "speed " << speed;
   }
-  EXPECT_TRUE(bp->validate());
-  const SapCounters& c = made->counters();
-  EXPECT_EQ(c.resting_frames, 20u);
-  EXPECT_EQ(c.staged_steps, 0u);
-  EXPECT_EQ(c.aborted_walks, 0u);
 }
 
 // New boxes in a jiggling world are merged into the endpoint arrays (I.4b),
@@ -1115,10 +1126,38 @@ TEST(SapPaths, SinglePassBatchUpdateTakesEveryChange) {
   EXPECT_GT(c.swaps, 0u);
 }
 
+// Stale arrays in a dense world of 100k boxes (10 pairs a box) with 1,000
+// movers: a walk would cost a third of the resting path, whose every moved
+// box drops and finds its pairs again, so rebuilding the arrays pays within
+// a few dozen frames. But in one frame it would cost some 40 of them (6 ms
+// at 100k boxes): where the world is large enough to stage the rebuild a
+// step a frame (kStageMinBoxes), the arrays stay stale until a probe, and
+// only a small world rebuilds them at once.
+TEST(SapPolicy, ALargeWorldStagesTheRebuildThatAWalkPaysFor) {
+  detail::SapFrameCounts f;
+  f.kept = 100000;
+  f.moved = f.active = 1000;
+  f.pairs = 500000;
+  f.resting = 100000;
+  f.resting_cells = 400;
+  f.arrays_valid = false;
+  detail::SapHistory h;
+  h.measured = true;
+  h.mobility = 5;
+  detail::SapChoice c = detail::choose_sap_path(f, h);
+  EXPECT_EQ(c.path, detail::SapPath::kWalk);  // rebuilt at once
+  EXPECT_FALSE(c.stale);
+  f.stages_rebuild = true;
+  c = detail::choose_sap_path(f, h);
+  EXPECT_TRUE(c.stale);
+  EXPECT_TRUE(c.probe_may_pay);
+  EXPECT_EQ(c.path, detail::SapPath::kResting);  // no probe due yet
+}
+
 // The policy takes the batch update when it is the cheapest path: half of
 // a pile of 20k boxes (5 pairs a box) moving past a few endpoints each is
 // too many moves to walk (each pays for reading its endpoints where they
-// lie, kWalkNsPerMove) and too few to find the pile's pairs again; a few
+// lie, walk_ns_per_move()) and too few to find the pile's pairs again; a few
 // movers walk; boxes thrown far do neither. A large world all moving
 // recomputes at any mobility: bench/walk_cost.cpp, 100k boxes of
 // allmoving3d past 13 to 27 endpoints each, took 59-72 ms a frame walked,
@@ -1147,8 +1186,9 @@ TEST(SapPolicy, BatchUpdateWhenItIsCheapest) {
   h.measured = false;  // the batch update cannot stop midway: not on a guess
   EXPECT_NE(path_at(5), detail::SapPath::kBatch);
   h.measured = true;
-  f.arrays_valid = false;  // the batch update needs current arrays
-  EXPECT_NE(path_at(5), detail::SapPath::kBatch);
+  f.arrays_valid = false;  // stale arrays, rebuilt first: that pays within the frame
+  EXPECT_EQ(path_at(5), detail::SapPath::kBatch);
+  f.arrays_valid = true;
 
   detail::SapFrameCounts all;
   all.kept = all.moved = all.active = all.resting = 100000;

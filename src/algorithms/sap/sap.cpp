@@ -186,6 +186,7 @@ SapFrameCounts SweepAndPrune::frame_counts(const FrameOps& ops) const {
   f.moved = ops.moved.size();
   f.pairs = pairs_->size();
   f.arrays_valid = endpoints_.current();
+  f.stages_rebuild = stages_rebuild();
   f.active = resting_.active();
   f.dead_resting = resting_.dead();
   f.resting = resting_.size();

@@ -30,22 +30,30 @@ namespace sapling::detail {
 constexpr double kSwapNs = 4;  ///< one swap of a walk
 // What a walk costs per moved box besides its swaps: reading its box and
 // the positions of its six endpoints, rewriting their keys, comparing each
-// with its neighbours. Where the frame's movers' entries fit in cache (a
-// few thousand movers, or the same ones frame after frame) that is about a
-// recomputation's cost per box; where there are many, a dozen misses each,
-// which the swaps, neighbours in the arrays, mostly are not: so it grows
-// with the number of boxes moved, not with the world. The batch update pays
-// less per moved box (its passes read the entries in order). Measured as
-// the path's frame less box pruning's on allmoving3d at speed 1 and 10 per
-// mille (every box moves, a few swaps each), plus box pruning's 46, less
-// the swaps' share (bench/walk_cost.cpp; docs/algorithms/sap.md, "What a
-// move costs"); interpolated in log(moved) between the points, flat beyond.
-struct PerMoveCost {
-  double moved, ns;
+// with its neighbours. Those are a dozen reads scattered over arrays of the
+// whole world's endpoints, so the cost grows with the world (the arrays'
+// size) and, less, with the share of it that moves (how many of those lines
+// one frame touches): in a world of 100k cubes, 230 ns a move with 100 to
+// 1,000 movers, 405 with 10,000, 580 with all of them moving; only in a
+// world of a few thousand boxes does it fall to a recomputation's cost per
+// box. The batch update pays less per moved box (its passes read the
+// entries in order). Measured as the path's frame (bench/walk_cost.cpp;
+// docs/algorithms/sap.md, "What a move costs"): with every box moving, on
+// allmoving3d at speed 1 and 10 per mille, less box pruning's frame, plus
+// its 46, less the swaps' share (kWalkNsPerMove, keyed by the world's
+// size); with 1% of the boxes or fewer moving, on tracy at speed 1 per
+// mille (a swap every few moves), the walk's frame over the moves
+// (kWalkNsPerFewMoves). Interpolated in log(world) between the points, flat
+// beyond, then between the two in log(moved share) from 1% to 100%.
+struct CostPoint {
+  double boxes, ns;
 };
-inline constexpr PerMoveCost kWalkNsPerMove[] = {{4096, 55},     {10'000, 100},  {30'000, 300},
-                                                 {100'000, 580}, {300'000, 580}, {1'000'000, 990}};
-inline constexpr PerMoveCost kBatchNsPerMove[] = {{10'000, 40}, {100'000, 115}, {1'000'000, 165}};
+inline constexpr CostPoint kWalkNsPerMove[] = {{4096, 55},     {10'000, 100},  {30'000, 300},
+                                               {100'000, 580}, {300'000, 580}, {1'000'000, 990}};
+inline constexpr CostPoint kWalkNsPerFewMoves[] = {{4096, 55}, {10'000, 80}, {100'000, 230}, {1'000'000, 600}};
+// The batch update's per moved box, keyed by the boxes moved (its passes
+// read every entry in order whatever moves; a moved box's own are random).
+inline constexpr CostPoint kBatchNsPerMove[] = {{10'000, 40}, {100'000, 115}, {1'000'000, 165}};
 constexpr double kRecomputeNsPerBox = 46;   ///< box pruning of all boxes, and the pair manager's diff
 constexpr double kRecomputeNsPerPair = 20;  ///< a current pair found again and diffed (46 + 20 x tracy's 0.2 = 50)
 constexpr double kRestoreNsPerBox = 60;     ///< rebuilding the endpoint arrays
@@ -56,7 +64,10 @@ constexpr double kScanNsPerEntry = 1.5;     ///< scanning an array entry for a n
 constexpr double kPrepareNsPerBox = 25;     ///< laying out the resting set (sorting every box into a grid)
 constexpr double kMergeNsPerBox = 10;       ///< laying it out again by merging into the last (update_prepared())
 constexpr double kQueryNsPerBox = 104;      ///< a changed box: sorted into the grid, searched
-constexpr double kQueryNsPerPair = 15;      ///< a changed box's pair dropped, found again (104 + 15 x 0.4 = 110)
+/// A changed box's pair dropped and found again: in a world of 100k cubes at
+/// 5% to 60% density (0.4 to 5 pairs a box), 60 ns a pair with 1,000 boxes
+/// changed and 140 with 10,000 (the pair table out of cache).
+constexpr double kQueryNsPerPair = 60;
 constexpr double kRestingSweepNs = 5;       ///< a resting entry in a cell swept for the changed boxes
 constexpr double kSparseQueryNs = 40;       ///< a changed box searching its cell's resting entries (sparse sweep)
 constexpr double kActiveNsPerBox = 40;      ///< an active box not changed this frame, paired with the changed
@@ -69,7 +80,11 @@ constexpr double kOneSearchNsPerBox = 15;   ///< one search's extra per changed 
 // last axes when boxes come or go (their bookkeeping per box, and per box
 // removed or added a scan of the open boxes, ~n^(2/3) in a uniform world),
 // and the insertion sort's swaps, counted per swap the walk would take.
-constexpr double kBatchNsPerBox = 12;         ///< the passes, and the positions they rewrite
+/// The passes, and the positions they rewrite, per box, keyed by the
+/// world's size: 12 ns in cache; out of it, with a few thousand to 10,000
+/// boxes moving, 25 at 100k boxes and 35 at 1M (tracy at speed 1 per mille,
+/// path=batch, the frame less its moves' share).
+inline constexpr CostPoint kBatchNsPerBox[] = {{10'000, 12}, {100'000, 25}, {1'000'000, 35}};
 constexpr double kBatchSweepNsPerBox = 30;    ///< the sweep sets' bookkeeping, in a frame with churn
 constexpr double kBatchEventNs = 4;           ///< per box added or removed, per n^(2/3) of open boxes scanned
 constexpr double kBatchSwapNs = 3;            ///< the insertion sort, per swap of the walk predicted
@@ -115,6 +130,7 @@ struct SapFrameCounts {
   std::size_t moved = 0;          ///< boxes moved
   std::size_t pairs = 0;          ///< current pairs
   bool arrays_valid = true;       ///< whether the endpoint arrays are up to date
+  bool stages_rebuild = false;    ///< whether stale arrays are rebuilt a step a frame (kStageMinBoxes)
   std::size_t active = 0;         ///< active boxes of the resting set (moved or added since it was laid out)
   std::size_t dead_resting = 0;   ///< laid-out boxes since moved or removed
   std::size_t resting = 0;        ///< boxes laid out in the resting set's grid
@@ -131,21 +147,29 @@ struct SapChoice {
       false;               ///< stale: a probe could be chosen when due (the churn alone costs less than the fallback)
   double swap_budget = 0;  ///< swaps the walk may spend before the fallback is cheaper
   double probe_budget_ns = 0;  ///< kProbe: what the probe's walk must stay under (walk_could_pay())
-  double walk_fixed_ns = 0;    ///< kProbe: of that, what its moves cost besides their swaps (kWalkNsPerMove)
+  double walk_fixed_ns = 0;    ///< kProbe: of that, what its moves cost besides their swaps (walk_ns_per_move())
 };
 
-/// What a path costs per moved box besides its swaps, in a frame that moves
-/// `moved` boxes, from one of the tables above.
+/// One of the tables above at `boxes`, interpolated in log(boxes).
 template <std::size_t N>
-inline double per_move_ns(const PerMoveCost (&table)[N], double moved) noexcept {
-  if (moved <= table[0].moved) return table[0].ns;
+inline double cost_at(const CostPoint (&table)[N], double boxes) noexcept {
+  if (boxes <= table[0].boxes) return table[0].ns;
   for (std::size_t k = 1; k < N; ++k) {
-    if (moved <= table[k].moved) {
-      const double t = std::log(moved / table[k - 1].moved) / std::log(table[k].moved / table[k - 1].moved);
+    if (boxes <= table[k].boxes) {
+      const double t = std::log(boxes / table[k - 1].boxes) / std::log(table[k].boxes / table[k - 1].boxes);
       return table[k - 1].ns + t * (table[k].ns - table[k - 1].ns);
     }
   }
   return table[N - 1].ns;
+}
+
+/// What a walk costs per moved box besides its swaps, in a world of `live`
+/// boxes of which `moved` move.
+inline double walk_ns_per_move(double live, double moved) noexcept {
+  const double few = cost_at(kWalkNsPerFewMoves, live), all = cost_at(kWalkNsPerMove, live);
+  if (!(moved * 100 > live)) return few;
+  const double t = std::min(1.0, std::log(moved * 100 / live) / std::log(100.0));
+  return few + t * (all - few);
 }
 
 /// What laying out a new resting set costs per live box: a merge into the
@@ -213,8 +237,8 @@ inline double resting_cost(const SapFrameCounts& f) noexcept {
 /// passes, and per moved box its entries rewritten and its swaps.
 inline double batch_cost(const SapFrameCounts& f, const SapHistory& h) noexcept {
   const double n = double(f.kept + f.added), events = double(f.added + f.removed);
-  const double per_move = per_move_ns(kBatchNsPerMove, double(f.moved));
-  double ns = kBatchNsPerBox * n + (per_move + kBatchSwapNs * h.mobility) * double(f.moved);
+  const double per_move = cost_at(kBatchNsPerMove, double(f.moved));
+  double ns = cost_at(kBatchNsPerBox, n) * n + (per_move + kBatchSwapNs * h.mobility) * double(f.moved);
   if (events > 0) ns += kBatchSweepNsPerBox * n + kBatchEventNs * events * std::cbrt(n * n);
   return ns;
 }
@@ -237,7 +261,7 @@ inline SapChoice choose_sap_path(const SapFrameCounts& f, const SapHistory& h) n
     const double scan_ns = kScanNsPerEntry * h.scan_length * double(f.added);
     churn_ns += std::min(kBipartiteNsPerBox * n, scan_ns);
   }
-  const double walk_fixed_ns = per_move_ns(kWalkNsPerMove, double(f.moved)) * double(f.moved);
+  const double walk_fixed_ns = walk_ns_per_move(double(f.kept + f.added), double(f.moved)) * double(f.moved);
   const double incremental_ns = churn_ns + walk_fixed_ns + kSwapNs * h.mobility * double(f.moved);
 
   SapChoice c;
@@ -246,16 +270,21 @@ inline SapChoice choose_sap_path(const SapFrameCounts& f, const SapHistory& h) n
   c.prepare = wants_preparation(f);
   // The batch update only on a measured mobility: it cannot stop midway as
   // a walk does, and a frame of boxes thrown anywhere would sort them all.
-  if (f.arrays_valid && f.moved + f.added + f.removed != 0 && (h.measured || f.moved == 0)) {
+  // With stale arrays it rebuilds them first, as a walk does.
+  double sorted_ns = incremental_ns;  // the cheaper of the two on sorted arrays
+  if (f.moved + f.added + f.removed != 0 && (h.measured || f.moved == 0)) {
     const double batch_ns = batch_cost(f, h);
+    sorted_ns = std::min(sorted_ns, batch_ns);
     if (batch_ns < incremental_ns && batch_ns < alternative_ns) c.path = SapPath::kBatch;
   }
-  if (!f.arrays_valid && incremental_ns + kRestoreNsPerBox * n > alternative_ns &&
-      (incremental_ns > alternative_ns / 2 || !h.measured)) {
+  if (!f.arrays_valid && sorted_ns + kRestoreNsPerBox * n > alternative_ns &&
+      (sorted_ns > alternative_ns / 2 || !h.measured || f.stages_rebuild)) {
     // Stale arrays, and rebuilding them would not pay for itself soon (or
-    // the mobility was never measured, as after a mass insertion): only
-    // now and then, to measure the mobility again (a probe), and only when
-    // the swaps could decide it.
+    // the mobility was never measured, as after a mass insertion, or the
+    // world is large enough that a rebuild in one frame would be a spike,
+    // dozens of its frames: it is staged instead): only now and then, to
+    // measure the mobility again (a probe), and only when the swaps could
+    // decide it.
     c.stale = true;
     const bool due = h.recompute_streak + 1 >= h.probe_interval;
     c.probe_may_pay = churn_ns + walk_fixed_ns < alternative_ns;

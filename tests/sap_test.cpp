@@ -555,6 +555,7 @@ TEST(SapPaths, EverythingMovingFarRecomputesThenCalmsDown) {
 TEST(SapPaths, StaleArraysRebuildAStepAFrame) {
   Twin t;
   t.sap().set_stage_min_boxes(0);
+  t.sap().set_stage_step_frames(std::numeric_limits<double>::infinity());
   const std::size_t n = 3000;
   std::vector<Id> ids = id_range(100, n);
   t.add(ids, scattered(n, 40, 1.5f, 2));
@@ -567,10 +568,11 @@ TEST(SapPaths, StaleArraysRebuildAStepAFrame) {
   std::vector<Box3> now(n);
   for (std::size_t i = 0; i < n; ++i) now[i] = t.live().at(ids[i]);
   Id next = 100000;
+  constexpr std::size_t kStride = 97;
   for (int f = 0; f < 80; ++f) {
     std::vector<Id> moved;
     std::vector<Box3> moved_boxes;
-    for (std::size_t i = static_cast<std::size_t>(f) % 97; i < n; i += 97) {
+    for (std::size_t i = static_cast<std::size_t>(f) % kStride; i < n; i += kStride) {
       if (f < 30 && f % 7 == 3 && i < 200) {
         now[i] = scattered(1, 40, 1.5f, 900 + i + static_cast<std::uint64_t>(f))[0];  // thrown far
       } else {
@@ -585,8 +587,8 @@ TEST(SapPaths, StaleArraysRebuildAStepAFrame) {
       EXPECT_FRAME(t);
       continue;
     }
-    std::size_t gone = (static_cast<std::size_t>(f) * 31 + 5) % n;             // churn: one out, one in its slot
-    if (gone % 97 == static_cast<std::size_t>(f) % 97) gone = (gone + 1) % n;  // not one just moved
+    std::size_t gone = (static_cast<std::size_t>(f) * 31 + 5) % n;  // churn: one out, one in its slot
+    if (gone % kStride == static_cast<std::size_t>(f) % kStride) gone = (gone + 1) % n;  // not one just moved
     t.remove(ids[gone]);
     ids[gone] = next++;
     now[gone] = scattered(1, 40, 1.5f, 5000 + static_cast<std::uint64_t>(f))[0];
@@ -934,6 +936,7 @@ TEST(SapPaths, MassInsertionLaysOutForTheNextFrames) {
 TEST(SapPaths, LargeMassInsertionLeavesTheArraysStale) {
   Twin t;
   t.sap().set_stage_min_boxes(1000);
+  t.sap().set_stage_step_frames(std::numeric_limits<double>::infinity());
   const std::size_t n = 6000;
   const std::vector<Id> ids = id_range(0, n);
   std::vector<Box3> boxes = insert_scattered(t, ids, 33);
@@ -999,7 +1002,7 @@ TEST(SapPaths, EveryBoxMovingALittleRecomputes) {
   const SapCounters all = t.counters();
   EXPECT_GE(all.recomputed_frames, 10u);
   EXPECT_EQ(all.incremental_frames + all.batch_frames, 0u);
-  for (int frame = 10; frame < 40; ++frame) nudge(200, frame);  // 100 movers
+  for (int frame = 10; frame < 40; ++frame) nudge(20, frame);  // 1,000 movers
   EXPECT_GT(t.counters().incremental_frames, 15u);
 }
 
@@ -1132,7 +1135,8 @@ TEST(SapPaths, SinglePassBatchUpdateTakesEveryChange) {
 // a few dozen frames. But in one frame it would cost some 40 of them (6 ms
 // at 100k boxes): where the world is large enough to stage the rebuild a
 // step a frame (kStageMinBoxes), the arrays stay stale until a probe, and
-// only a small world rebuilds them at once.
+// only a small world rebuilds them at once. Nor is a rebuild staged whose
+// steps would each cost more than a few of the frames they ride on.
 TEST(SapPolicy, ALargeWorldStagesTheRebuildThatAWalkPaysFor) {
   detail::SapFrameCounts f;
   f.kept = 100000;
@@ -1152,6 +1156,12 @@ TEST(SapPolicy, ALargeWorldStagesTheRebuildThatAWalkPaysFor) {
   EXPECT_TRUE(c.stale);
   EXPECT_TRUE(c.probe_may_pay);
   EXPECT_EQ(c.path, detail::SapPath::kResting);  // no probe due yet
+  // Ten movers: a staged step (a pass over an axis' 200k entries) would
+  // cost dozens of their frames; the arrays stay stale, no probe comes.
+  f.moved = f.active = 10;
+  c = detail::choose_sap_path(f, h);
+  EXPECT_TRUE(c.stale);
+  EXPECT_FALSE(c.probe_may_pay);
 }
 
 // The policy takes the batch update when it is the cheapest path: half of

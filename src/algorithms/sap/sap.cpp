@@ -187,6 +187,7 @@ SapFrameCounts SweepAndPrune::frame_counts(const FrameOps& ops) const {
   f.pairs = pairs_->size();
   f.arrays_valid = endpoints_.current();
   f.stages_rebuild = stages_rebuild();
+  f.stage_step_frames = stage_step_frames_;
   f.active = resting_.active();
   f.dead_resting = resting_.dead();
   f.resting = resting_.size();

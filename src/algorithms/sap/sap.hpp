@@ -75,6 +75,9 @@ class SweepAndPrune final : public Algorithm {
   /// Live boxes from which stale arrays are rebuilt a step a frame before a
   /// probe (kStageMinBoxes); for tests.
   void set_stage_min_boxes(std::size_t n) noexcept { stage_min_boxes_ = n; }
+  /// The most a staged step may cost in frames of the path it rides on
+  /// (kStageStepFrames); for tests of the staging itself in small worlds.
+  void set_stage_step_frames(double frames) noexcept { stage_step_frames_ = frames; }
 
  private:
   SapFrameCounts frame_counts(const FrameOps& ops) const;
@@ -105,6 +108,7 @@ class SweepAndPrune final : public Algorithm {
   bool batch_only_ = false;                       // set_batch_only()
   bool search_only_ = false;                      // set_search_only()
   std::size_t stage_min_boxes_ = kStageMinBoxes;  // set_stage_min_boxes()
+  double stage_step_frames_ = kStageStepFrames;   // set_stage_step_frames()
 
   PairFilter filter_;                       // the frame's (FrameOps::filter)
   PairManager* pairs_ = nullptr;            // the frame's pair manager (also read by validate())

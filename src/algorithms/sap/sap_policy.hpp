@@ -102,6 +102,14 @@ constexpr std::uint32_t kMaxProbeInterval = 64;
 /// (SapEndpoints::stage()) in the frames before a probe, instead of at once
 /// in the probe's frame; below, a rebuild costs little either way.
 constexpr std::size_t kStageMinBoxes = 8192;
+/// A step of that rebuild (a pass over one axis' entries), per live box:
+/// 1.0 to 1.6 ms at 100k boxes (tracy at 5% to 60% density), up to 4 where
+/// it first touches the arrays' memory.
+constexpr double kStageStepNsPerBox = 14;
+/// The most a staged step may cost, in frames of the path it rides on:
+/// where it would cost more, the arrays stay stale (no probe) and the
+/// frames stay on that path.
+constexpr double kStageStepFrames = 4;
 
 /// The paths of a frame.
 enum class SapPath : std::uint8_t {
@@ -124,13 +132,14 @@ struct SapHistory {
 
 /// A frame's counts, as they stand before the frame is applied.
 struct SapFrameCounts {
-  std::size_t kept = 0;           ///< live boxes that stay (live minus removed)
-  std::size_t added = 0;          ///< boxes added
-  std::size_t removed = 0;        ///< boxes removed
-  std::size_t moved = 0;          ///< boxes moved
-  std::size_t pairs = 0;          ///< current pairs
-  bool arrays_valid = true;       ///< whether the endpoint arrays are up to date
-  bool stages_rebuild = false;    ///< whether stale arrays are rebuilt a step a frame (kStageMinBoxes)
+  std::size_t kept = 0;                         ///< live boxes that stay (live minus removed)
+  std::size_t added = 0;                        ///< boxes added
+  std::size_t removed = 0;                      ///< boxes removed
+  std::size_t moved = 0;                        ///< boxes moved
+  std::size_t pairs = 0;                        ///< current pairs
+  bool arrays_valid = true;                     ///< whether the endpoint arrays are up to date
+  bool stages_rebuild = false;                  ///< whether stale arrays are rebuilt a step a frame (kStageMinBoxes)
+  double stage_step_frames = kStageStepFrames;  ///< the most a staged step may cost, in frames of the path
   std::size_t active = 0;         ///< active boxes of the resting set (moved or added since it was laid out)
   std::size_t dead_resting = 0;   ///< laid-out boxes since moved or removed
   std::size_t resting = 0;        ///< boxes laid out in the resting set's grid
@@ -287,7 +296,8 @@ inline SapChoice choose_sap_path(const SapFrameCounts& f, const SapHistory& h) n
     // decide it.
     c.stale = true;
     const bool due = h.recompute_streak + 1 >= h.probe_interval;
-    c.probe_may_pay = churn_ns + walk_fixed_ns < alternative_ns;
+    c.probe_may_pay = churn_ns + walk_fixed_ns < alternative_ns &&
+                      (!f.stages_rebuild || kStageStepNsPerBox * n <= f.stage_step_frames * alternative_ns);
     c.path = due && f.moved != 0 && c.probe_may_pay ? SapPath::kProbe : c.fallback;
     c.probe_budget_ns = alternative_ns - churn_ns;
     c.walk_fixed_ns = walk_fixed_ns;

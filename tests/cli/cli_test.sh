@@ -625,6 +625,17 @@ test_run() {
   expect_grep '^  scenario +tracy  n=2000 ' "$TMP/out" "run: tracy is the default scenario"
   expect_grep '^  frames +5 ' "$TMP/out" "run --frames 5"
   expect_grep '^  boxes +2000 ' "$TMP/out" "run: 2000 boxes live at the end"
+  # sap says which path each frame took (under auto too, while it runs sap):
+  # the four counts add up to the frames.
+  expect_grep '^  sap paths +[0-9]+ walked, [0-9]+ by the batch update, [0-9]+ on the resting set, [0-9]+ recomputed; arrays rebuilt ' "$TMP/out" "run (auto on sap): a 'sap paths' row"
+  cli run --algo sap --n 2000 --frames 7
+  expect_rc 0 "run --algo sap --frames 7"
+  local paths
+  paths=$(sed -nE 's/^  sap paths +([0-9]+) walked, ([0-9]+) by the batch update, ([0-9]+) on the resting set, ([0-9]+) recomputed;.*/\1 \2 \3 \4/p' "$TMP/out")
+  checks=$((checks + 1))
+  if [ -z "$paths" ] || [ "$(echo "$paths" | awk '{ print $1 + $2 + $3 + $4 }')" != 7 ]; then
+    fail "run --algo sap: the paths' frames ($paths) do not add up to 7"
+  fi
 
   # The final pair-set hash matches the last frame of the same scene replayed.
   cli gen tracy --n 2000 --frames 5 --out "$TMP/run.trace"

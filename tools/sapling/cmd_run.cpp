@@ -22,16 +22,18 @@ namespace {
 // The default algorithm: the first of these that is registered.
 constexpr std::string_view kPreferred[] = {"auto", "sap", "box-pruning", "sort-sweep"};
 
-// What `auto` says of itself through the debug draw: the algorithm it runs,
-// why, and how many times it switched.
+// What the algorithm says of itself through the debug draw: `auto`, the
+// algorithm it runs, why, and how many times it switched; `sap` (alone or
+// under `auto`), the frames each of its paths took.
 struct AutoState : DebugDraw {
-  std::string algorithm, reason, runs, handovers;
+  std::string algorithm, reason, runs, handovers, paths;
   std::uint64_t switches = 0;
   void text(std::string_view name, std::string_view value) override {
     if (name == "algorithm") algorithm = value;
     if (name == "reason") reason = value;
     if (name == "runs") runs = value;
     if (name == "handovers") handovers = value;
+    if (name == "paths") paths = value;
   }
   void count(std::string_view name, std::uint64_t value) override {
     if (name == "switches") switches = value;
@@ -149,15 +151,16 @@ int cmd_run(std::span<char* const> argv) {
   std::string& text = out.buffer();
   text += "sapling run\n";
   row(text, "algorithm", algo + (threads == 1 ? "" : "  (threads " + std::to_string(threads) + ")"));
+  AutoState state;
+  broad_phase->debug_draw(state);
   if (algo == "auto") {
-    AutoState state;
-    broad_phase->debug_draw(state);
     row(text, "auto runs",
         state.algorithm + " (" + state.reason + "), after " + std::to_string(state.switches) + " switch" +
             (state.switches == 1 ? "" : "es"));
     row(text, "auto ran", state.runs);
     if (state.switches > 0) row(text, "switches", state.handovers);
   }
+  if (!state.paths.empty()) row(text, "sap paths", state.paths);
   row(text, "scenario", params.name + "  " + describe_params(scenario->params()));
   row(text, "frames", std::to_string(frames) + " (frame 0 + " + std::to_string(steps) + " steps)");
   row(text, "boxes", std::to_string(broad_phase->size()) + " live at the end");

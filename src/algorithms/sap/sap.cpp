@@ -48,6 +48,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 #include <utility>
 
 #include "algorithms/builtin.hpp"
@@ -490,7 +491,19 @@ std::size_t SweepAndPrune::memory_bytes() const {
 // the pairs there are, BroadPhase::validate() checks.)
 void SweepAndPrune::debug_draw(DebugDraw& draw, std::span<const Id> ids) const {
   draw.count("swaps", counters_.swaps);
+  draw.text("paths", paths_text());
   endpoints_.debug_draw(draw, ids);
+}
+
+// The frames by path and the arrays' rebuilds, in words: what `sapling run`
+// prints of sap.
+std::string SweepAndPrune::paths_text() const {
+  const SapCounters& c = counters_;
+  const auto n = [](std::uint64_t v) { return std::to_string(v); };
+  return n(c.incremental_frames) + " walked, " + n(c.batch_frames) + " by the batch update, " + n(c.resting_frames) +
+         " on the resting set, " + n(c.recomputed_frames) + " recomputed; arrays rebuilt " + n(c.restores) +
+         " at once, " + n(c.staged_restores) + " a step a frame (" + n(c.staged_steps) + " steps); " +
+         n(c.aborted_walks) + " walks abandoned";
 }
 
 bool SweepAndPrune::validate() const {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "algorithms/builtin.hpp"
@@ -55,9 +56,13 @@ class SweepAndPrune final : public Algorithm {
   Reported update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override;
   std::size_t memory_bytes() const override;
   bool validate() const override;
-  /// The x axis' sorted endpoints (while the arrays are current) and the
-  /// running total of swaps.
+  /// The x axis' sorted endpoints (while the arrays are current), the
+  /// running total of swaps and, as the text "paths", the frames each path
+  /// took and the arrays' rebuilds (paths_text()).
   void debug_draw(DebugDraw& draw, std::span<const Id> ids) const override;
+  /// "W walked, B by the batch update, R on the resting set, C recomputed;
+  /// arrays rebuilt A at once, S a step a frame (T steps); X walks abandoned".
+  std::string paths_text() const;
 
   const SapCounters& counters() const noexcept { return counters_; }
 

@@ -93,7 +93,7 @@ void RestingSet::settle(const LiveBoxes& live) {
   constexpr std::size_t kAhead = 4;
   const std::size_t n = settling_.size();
   const std::size_t ahead = live.size() < (std::size_t{1} << 16) ? 0 : n;
-  const auto box_of = [&](std::size_t k) -> const Box3& { return live.values<0>()[live.index(settling_[k])]; };
+  const auto box_of = [&](std::size_t k) -> const Box3& { return live.box(settling_[k]); };
   for (std::size_t k = 0; k < n; ++k) {
     if (k + 3 * kAhead < ahead) live.prefetch_index(settling_[k + 3 * kAhead]);
     if (k + 2 * kAhead < ahead) __builtin_prefetch(&box_of(k + 2 * kAhead));
@@ -195,7 +195,7 @@ bool RestingSet::update_changed(std::span<const Slot> removed, std::span<const S
   for (const Slot s : removed) search(s, before[s], nullptr);
   for (const Slot s : moved) {
     const Box3& from = before[s];
-    const Box3& to = live.values<0>()[live.index(s)];
+    const Box3& to = live.box(s);
     if (searches_with_union(from, to)) {
       search(s, enclosing(from, to), &to);
     } else {
@@ -203,7 +203,7 @@ bool RestingSet::update_changed(std::span<const Slot> removed, std::span<const S
       search(s, to, &to);
     }
   }
-  for (const Slot s : added) search(s, live.values<0>()[live.index(s)], &live.values<0>()[live.index(s)]);
+  for (const Slot s : added) search(s, live.box(s), &live.box(s));
   // The idle active boxes settle first: the search then meets them in the
   // grid, and few remain to be paired apart.
   mark_changed(moved);
@@ -247,12 +247,12 @@ bool RestingSet::update_changed(std::span<const Slot> removed, std::span<const S
     }
     if (n + kAhead < ahead) {
       const Slot u = slot_of(n + kAhead);
-      if (u != kNoSlot && state_[u] == kResting) __builtin_prefetch(&live.values<0>()[live.index(u)]);
+      if (u != kNoSlot && state_[u] == kResting) live.prefetch_box(u);
     }
     const Slot t = slot_of(n);
     if (t == kNoSlot) continue;
     if (state_[t] == kResting) {
-      set(found[n].i, t, live.values<0>()[live.index(t)]);
+      set(found[n].i, t, live.box(t));
     } else if (t == search_slots_[found[n].i]) {
       retire(found[n].j, t, before[t]);
     }
@@ -287,7 +287,7 @@ void RestingSet::pair_changed(std::span<const Slot> moved, std::span<const Slot>
     for (const Slot s : list) {
       state_[s] = kChanged | (state_[s] & kUnnamed);
       query_slots_.push_back(s);
-      query_boxes_.push_back(live.values<0>()[live.index(s)]);
+      query_boxes_.push_back(live.box(s));
     }
   }
   if (prepare) {
@@ -317,7 +317,7 @@ void RestingSet::pair_changed(std::span<const Slot> moved, std::span<const Slot>
     for (const Slot s : resting_slot_) {
       if (s == kNoSlot || state_[s] != kResting) continue;
       other_slots_.push_back(s);
-      other_boxes_.push_back(live.values<0>()[live.index(s)]);
+      other_boxes_.push_back(live.box(s));
     }
   }
   found.clear();
@@ -356,11 +356,10 @@ void RestingSet::prepare(const LiveBoxes& live, std::vector<IndexPair>* pairs) {
       if ((state_[s] & kKind) == kChanged) continue;
       state_[s] = kResting;
       resting_slot_.push_back(s);
-      other_boxes_.push_back(live.values<0>()[d]);
+      other_boxes_.push_back(live.box_at(d));
     }
   }
-  const std::span<const Box3> boxes =
-      all ? std::span<const Box3>(live.values<0>()) : std::span<const Box3>(other_boxes_);
+  const std::span<const Box3> boxes = all ? live.dense() : std::span<const Box3>(other_boxes_);
   if (pairs != nullptr) {
     pruner_.prepare(boxes, *pairs);
   } else {
@@ -379,7 +378,7 @@ void RestingSet::gather_idle_active(const LiveBoxes& live) {
   for (const Slot s : active_) {
     if (!is_active(state_[s]) || !live.contains(s)) continue;
     other_slots_.push_back(s);
-    other_boxes_.push_back(live.values<0>()[live.index(s)]);
+    other_boxes_.push_back(live.box(s));
   }
 }
 

@@ -200,8 +200,7 @@ SapFrameCounts SweepAndPrune::frame_counts(const FrameOps& ops) const {
 bool SweepAndPrune::probe_could_pay(const FrameOps& ops, double budget_ns) const {
   const std::size_t sample = std::min<std::size_t>(ops.moved.size(), 64);
   double displacement = 0;
-  for (std::size_t j = 0; j < sample; ++j)
-    displacement += moved_by(bounds()[live_.index(ops.moved[j])], ops.moved_boxes[j]);
+  for (std::size_t j = 0; j < sample; ++j) displacement += moved_by(live_.box(ops.moved[j]), ops.moved_boxes[j]);
   return walk_could_pay(history_, displacement / double(sample), ops.moved.size(), budget_ns);
 }
 
@@ -226,7 +225,8 @@ void SweepAndPrune::estimate_mobility(const FrameOps& ops) {
   std::vector<float>& ends = estimate_ends_;
   for (int k = 0; k < 3; ++k) {
     ends.clear();
-    for (std::size_t d = 0; d < n; d += stride) ends.insert(ends.end(), {bounds()[d].min[k], bounds()[d].max[k]});
+    for (std::size_t d = 0; d < n; d += stride)
+      ends.insert(ends.end(), {live_.box_at(d).min[k], live_.box_at(d).max[k]});
     std::sort(ends.begin(), ends.end());
     // The sampled endpoints strictly between a bound's old and new value: the ones it passes.
     const auto passed = [&ends](float a, float b) {
@@ -234,13 +234,13 @@ void SweepAndPrune::estimate_mobility(const FrameOps& ops) {
       return double(std::lower_bound(first, ends.end(), std::max(a, b)) - first);
     };
     for (std::size_t j = 0; j < movers; ++j) {
-      const Box3& from = bounds()[live_.index(ops.moved[j * mover_stride])];
+      const Box3& from = live_.box(ops.moved[j * mover_stride]);
       const Box3& to = ops.moved_boxes[j * mover_stride];
       crossed += passed(from.min[k], to.min[k]) + passed(from.max[k], to.max[k]);
     }
   }
   for (std::size_t j = 0; j < movers; ++j)
-    displacement += moved_by(bounds()[live_.index(ops.moved[j * mover_stride])], ops.moved_boxes[j * mover_stride]);
+    displacement += moved_by(live_.box(ops.moved[j * mover_stride]), ops.moved_boxes[j * mover_stride]);
   const double sampled = double((n + stride - 1) / stride);
   history_.mobility = crossed * double(n) / sampled / double(movers);
   history_.walk_displacement = displacement / double(movers);
@@ -309,13 +309,12 @@ void SweepAndPrune::batch_frame(const FrameOps& ops) {
   moved_from_.resize(ops.moved.size());
   double displacement = 0;
   for (std::size_t j = 0; j < ops.moved.size(); ++j) {
-    Box3& box = live_.value<0>(ops.moved[j]);
-    moved_from_[j] = box;
-    displacement += moved_by(box, ops.moved_boxes[j]);
-    box = ops.moved_boxes[j];
+    moved_from_[j] = live_.box(ops.moved[j]);
+    displacement += moved_by(moved_from_[j], ops.moved_boxes[j]);
+    live_.set(ops.moved[j], ops.moved_boxes[j]);
   }
   removed_boxes_.resize(ops.removed.size());
-  for (std::size_t j = 0; j < ops.removed.size(); ++j) removed_boxes_[j] = live_.value<0>(ops.removed[j]);
+  for (std::size_t j = 0; j < ops.removed.size(); ++j) removed_boxes_[j] = live_.box(ops.removed[j]);
   drop_removed(ops.removed, false);
   const std::size_t first_new = live_.size();
   add_objects(ops.added, ops.added_boxes);
@@ -364,7 +363,7 @@ void SweepAndPrune::add_objects(std::span<const Slot> added, std::span<const Box
 // with the old boxes by scanning the arrays around each new box when that
 // is short, else by bipartite box pruning.
 void SweepAndPrune::pair_added(std::size_t first_new) {
-  const std::span<const Box3> all(bounds());
+  const std::span<const Box3> all = live_.dense();
   const std::span<const Box3> fresh = all.subspan(first_new);
   found_.clear();
   pruner_.complete(fresh, found_);
@@ -396,7 +395,7 @@ void SweepAndPrune::add_found_pairs(std::size_t offset_i, std::size_t offset_j) 
 // arrays are left stale.
 void SweepAndPrune::recompute(const FrameOps& ops, std::size_t moves_applied) {
   endpoints_.set_stale();  // first: the additions then size no positions (a million boxes' first frame: 24 MB)
-  for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) live_.value<0>(ops.moved[j]) = ops.moved_boxes[j];
+  for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) live_.set(ops.moved[j], ops.moved_boxes[j]);
   add_objects(ops.added, ops.added_boxes);
   found_.clear();
   // A mass insertion lays out the resting set for the next frames: its
@@ -407,7 +406,7 @@ void SweepAndPrune::recompute(const FrameOps& ops, std::size_t moves_applied) {
     ++counters_.preparations;
   } else {
     counters_.forgotten_grids += resting_.forget_dead_grid();  // its arrays, in memory already, serve complete()
-    pruner_.complete(bounds(), found_);
+    pruner_.complete(live_.dense(), found_);
   }
   frame_pairs_.resize(found_.size());
   std::size_t kept = 0;
@@ -444,7 +443,7 @@ void SweepAndPrune::prune_changed(const FrameOps& ops, std::size_t moves_applied
   const bool one_search = moves_applied == 0 && !prepare && (search_only_ || takes_one_search(frame_counts(ops)));
   if (!one_search) drop_changed_pairs(ops, moves_applied == 0);
   endpoints_.set_stale();  // before the additions: they then size no positions
-  for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) live_.value<0>(ops.moved[j]) = ops.moved_boxes[j];
+  for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) live_.set(ops.moved[j], ops.moved_boxes[j]);
   add_objects(ops.added, ops.added_boxes);
   if (one_search &&
       resting_.update_changed(ops.removed, ops.moved, ops.added, ops.boxes, live_, id_, *pairs_, found_)) {

@@ -105,8 +105,7 @@ class SweepAndPrune final : public Algorithm {
   void drop_changed_pairs(const FrameOps& ops, bool may_search);
 
   std::span<const Id> id_;  // by slot: update()'s ids, valid during update() only
-  LiveBoxes live_;          // the live boxes, dense
-  const std::vector<Box3>& bounds() const noexcept { return live_.values<0>(); }
+  LiveBoxes live_;          // the live boxes
   SapEndpoints endpoints_;
   SapHistory history_;                            // what the policy measured in earlier frames
   bool walk_only_ = false;                        // set_walk_only()

@@ -66,7 +66,7 @@ const Box3& SapEndpoints::box_before(const Batch& frame, const LiveBoxes& live, 
     case kRemoved:
       return frame.removed_boxes[change_index_[s]];
     default:
-      return live.values<0>()[live.index(s)];
+      return live.box(s);
   }
 }
 
@@ -151,8 +151,7 @@ template <bool kRemovals, bool kInsertions>
 std::uint64_t SapEndpoints::batch_axis(int k, const Batch& frame, const LiveBoxes& live, std::span<const Id> ids,
                                        PairManager& pairs) {
   const int c = cross_[k], r = 3 - k - c;
-  const std::span<const Box3> boxes = live.values<0>();
-  const auto now = [&](Slot s) -> const Box3& { return boxes[live.index(s)]; };
+  const auto now = [&](Slot s) -> const Box3& { return live.box(s); };
   sort_new_entries(live, k, frame.first_new);
   for (std::vector<Open>& o : open_) o.clear();
   kept_open_.clear();

@@ -57,8 +57,8 @@ SapEndpoints::Walked SapEndpoints::walk_moves(std::span<const Slot> moved, std::
   while (w.done < m) {
     const Slot a = moved[w.done];
     const Box3& box = boxes[w.done];
-    w.displacement += moved_by(live.value<0>(a), box);
-    live.value<0>(a) = box;
+    w.displacement += moved_by(live.box(a), box);
+    live.set(a, box);
     widen_extent(box);
     if (axes_ == 3) {
       w.swaps += move_on_axis<0, 1>(a, box, ids, pairs) + move_on_axis<1, 2>(a, box, ids, pairs) +
@@ -213,7 +213,7 @@ void SapEndpoints::merge(const LiveBoxes& live, std::size_t first_new, bool tagg
 
 // The entry of the min or max on axis k of the box at dense index d.
 SapEndpoints::Entry SapEndpoints::make_entry(const LiveBoxes& live, int k, std::size_t d, bool is_max) const {
-  const Box3& b = live.values<0>()[d];
+  const Box3& b = live.box_at(d);
   const int c = cross_[k];
   return Entry{make_endpoint(float_key(is_max ? b.max[k] : b.min[k]), live.slot(d), is_max), float_key(b.min[c]),
                float_key(b.max[c])};
@@ -307,7 +307,7 @@ bool SapEndpoints::scan_added(const LiveBoxes& live, std::size_t first_new, doub
 // galloping down from the box's min.
 std::uint32_t SapEndpoints::scan_start(const LiveBoxes& live, int k, std::size_t d) const {
   const Entry* const arr = axis_[k].data();
-  const std::uint32_t bound = float_key(reach_below(live.values<0>()[d].max[k], extent_[k]));
+  const std::uint32_t bound = float_key(reach_below(live.box_at(d).max[k], extent_[k]));
   const std::uint32_t at_min = pos_[k][2 * live.slot(d)];
   // Entry 0, the low sentinel, is below every bound.
   return detail::first_at_least(
@@ -319,7 +319,7 @@ std::uint32_t SapEndpoints::scan_start(const LiveBoxes& live, int k, std::size_t
 void SapEndpoints::scan_pairs(const LiveBoxes& live, int k, std::size_t d, std::size_t first_new, std::uint32_t from,
                               std::span<const Id> ids, PairManager& pairs) const {
   const Slot a = live.slot(d);
-  const Box3& box = live.values<0>()[d];
+  const Box3& box = live.box_at(d);
   const Entry* const arr = axis_[k].data();
   const std::uint32_t* const pos = pos_[k].data();
   const std::uint32_t a_min = pos[2 * a], a_max = pos[2 * a + 1];
@@ -355,7 +355,7 @@ void SapEndpoints::restore(const LiveBoxes& live) {
   size_positions();
   const std::size_t n = live.size();
   extent_ = {};
-  widen_extents(live.values<0>());
+  widen_extents(live.dense());
   for (int k = 0; k < axes_; ++k) {
     pending_.clear();
     for (std::size_t d = 0; d < n; ++d) pending_.push_back(make_entry(live, k, d, false));
@@ -423,7 +423,7 @@ void SapEndpoints::finish_staged(const LiveBoxes& live) {
   size_positions();
   if (changed_.size() < slots_) changed_.resize(slots_, 0);
   extent_ = {};
-  widen_extents(live.values<0>());
+  widen_extents(live.dense());
   for (int k = 0; k < axes_; ++k) {
     pending_.clear();
     for (const Slot s : changed_list_) {
@@ -521,14 +521,14 @@ bool SapEndpoints::validate(const LiveBoxes& live) const {
         if (rank_less(e, arr[i - 1].word) || !rank_less(kLowSentinel, e) || !rank_less(e, kHighSentinel)) return false;
         const Slot s = endpoint_owner(e);
         if (!live.contains(s) || pos_[k][pos_index(e)] != i) return false;
-        const Box3& b = live.values<0>()[live.index(s)];
+        const Box3& b = live.box(s);
         if (endpoint_key(e) != float_key(endpoint_kind(e) ? b.max[k] : b.min[k])) return false;
         if (arr[i].cross_min != float_key(b.min[c]) || arr[i].cross_max != float_key(b.max[c])) return false;
       }
       for (std::size_t d = 0; d < n; ++d) {
         const Slot s = live.slot(d);
         if (pos_[k][2 * s] >= pos_[k][2 * s + 1]) return false;
-        if (extent_of(live.values<0>()[d].min[k], live.values<0>()[d].max[k]) > extent_[k]) return false;
+        if (extent_of(live.box_at(d).min[k], live.box_at(d).max[k]) > extent_[k]) return false;
       }
     }
   }

@@ -14,15 +14,12 @@
 #include <span>
 #include <vector>
 
-#include "detail/slot_map.hpp"
+#include "algorithms/sap/live_boxes.hpp"
 #include "sapling/algorithm.hpp"
 #include "sapling/box.hpp"
 #include "sapling/pair_manager.hpp"
 
 namespace sapling::detail {
-
-/// The live boxes as sap keeps them: slots packed densely, one box each.
-using LiveBoxes = detail::SlotMap<Box3>;
 
 /// The endpoint arrays of the persistent sweep-and-prune.
 class SapEndpoints {

@@ -66,6 +66,14 @@ struct FrameOps {
   /// no check: removing a pair that is not there does nothing.) A change of
   /// filter is the BroadPhase's business, not the algorithm's.
   PairFilter filter{};
+  /// The BroadPhase's box store itself, by slot (`boxes` is a view of it
+  /// during the frame). Its address stays valid between frames, and once
+  /// update() has returned and the BroadPhase has committed the frame it
+  /// holds every live object's box as the frame left it: an algorithm that
+  /// reads unchanged boxes here, and the frame's new ones from `moved_boxes`
+  /// and `added_boxes`, keeps no copy of its own. Null where the caller
+  /// keeps no such store (an algorithm driven directly).
+  const std::vector<Box3>* store = nullptr;
 
   bool empty() const noexcept { return removed.empty() && moved.empty() && added.empty(); }
 };

@@ -429,9 +429,10 @@ class Auto final : public Algorithm {
         boxes_in_.push_back(current_box(s, ops));
       }
     }
-    const FrameOps world = all_new     ? ops
-                           : all_moved ? FrameOps{{}, {}, {}, ops.moved, ops.moved_boxes, ops.boxes, ops.filter}
-                                       : FrameOps{{}, {}, {}, moved_in_, boxes_in_, ops.boxes, ops.filter};
+    const FrameOps world = all_new ? ops
+                           : all_moved
+                               ? FrameOps{{}, {}, {}, ops.moved, ops.moved_boxes, ops.boxes, ops.filter, ops.store}
+                               : FrameOps{{}, {}, {}, moved_in_, boxes_in_, ops.boxes, ops.filter, ops.store};
     if (name == "unisize" &&
         !fresh->accepts(Operation::kAdd, {}, world.added_boxes, FrameOps{{}, {}, {}, {}, {}, {}, {}})) {
       fresh = make("sap");  // the reference rule differs from unisize's on this world: sap takes it
@@ -517,8 +518,9 @@ class Auto final : public Algorithm {
     }
     handed_over_ += taken;
     const Clock::time_point start = Clock::now();
-    next_->update(FrameOps{removed_in_, moved_in_, boxes_in_, added_in_, added_boxes_in_, ops.boxes, ops.filter}, ids,
-                  sink_);
+    next_->update(
+        FrameOps{removed_in_, moved_in_, boxes_in_, added_in_, added_boxes_in_, ops.boxes, ops.filter, ops.store}, ids,
+        sink_);
     sink_.abandon_frame();
     handover_time_ += Clock::now() - start;
     ++handover_frames_;

@@ -166,7 +166,7 @@ Reported MultiSap::start_over(const FrameOps& ops, std::span<const Id> ids, Pair
   objects_ = {};
   outsized_ = {};
   witnesses_ = HashIndex{};
-  update(FrameOps{{}, {}, {}, staying, staying_boxes, ops.boxes, ops.filter}, ids, pairs);
+  update(FrameOps{{}, {}, {}, staying, staying_boxes, ops.boxes, ops.filter, ops.store}, ids, pairs);
   return Reported::kEveryPair;
 }
 

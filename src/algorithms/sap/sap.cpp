@@ -67,6 +67,7 @@ SweepAndPrune::~SweepAndPrune() = default;
 Reported SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) {
   pairs_ = &pairs;
   id_ = ids;
+  live_.begin_frame(ops);
   reported_ = Reported::kChanges;
   filter_ = ops.filter;
   endpoints_.set_filter(ops.filter);
@@ -127,6 +128,7 @@ Reported SweepAndPrune::update(const FrameOps& ops, std::span<const Id> ids, Pai
     stage_for_probe();
   }
   pruner_.end_frame();
+  live_.end_frame();
   return reported_;
 }
 
@@ -311,7 +313,7 @@ void SweepAndPrune::batch_frame(const FrameOps& ops) {
   for (std::size_t j = 0; j < ops.moved.size(); ++j) {
     moved_from_[j] = live_.box(ops.moved[j]);
     displacement += moved_by(moved_from_[j], ops.moved_boxes[j]);
-    live_.set(ops.moved[j], ops.moved_boxes[j]);
+    live_.move(j);
   }
   removed_boxes_.resize(ops.removed.size());
   for (std::size_t j = 0; j < ops.removed.size(); ++j) removed_boxes_[j] = live_.box(ops.removed[j]);
@@ -351,20 +353,15 @@ void SweepAndPrune::remove_pairs_of(std::span<const Slot> removed) {
 // Additions (I.4b, I.4c).
 
 void SweepAndPrune::add_objects(std::span<const Slot> added, std::span<const Box3> boxes) {
-  std::size_t slots = 0;
-  for (const Slot s : added) slots = std::max(slots, std::size_t{s} + 1);
-  live_.reserve_slots(slots);
-  live_.reserve(live_.size() + added.size());
   endpoints_.add(added, boxes);
-  for (std::size_t j = 0; j < added.size(); ++j) live_.insert(added[j], boxes[j]);
+  live_.add_all();  // the frame's additions, which `added` and `boxes` are
 }
 
 // The new boxes' pairs (I.4c): among themselves by complete box pruning;
 // with the old boxes by scanning the arrays around each new box when that
 // is short, else by bipartite box pruning.
 void SweepAndPrune::pair_added(std::size_t first_new) {
-  const std::span<const Box3> all = live_.dense();
-  const std::span<const Box3> fresh = all.subspan(first_new);
+  const std::span<const Box3> fresh = live_.added_boxes();  // the boxes from first_new on
   found_.clear();
   pruner_.complete(fresh, found_);
   add_found_pairs(first_new, first_new);
@@ -374,7 +371,7 @@ void SweepAndPrune::pair_added(std::size_t first_new) {
     return;
   }
   found_.clear();
-  pruner_.bipartite(fresh, all.first(first_new), found_);
+  pruner_.bipartite(fresh, live_.dense().first(first_new), found_);
   add_found_pairs(first_new, 0);
   ++counters_.pruned_batches;
 }
@@ -395,7 +392,7 @@ void SweepAndPrune::add_found_pairs(std::size_t offset_i, std::size_t offset_j) 
 // arrays are left stale.
 void SweepAndPrune::recompute(const FrameOps& ops, std::size_t moves_applied) {
   endpoints_.set_stale();  // first: the additions then size no positions (a million boxes' first frame: 24 MB)
-  for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) live_.set(ops.moved[j], ops.moved_boxes[j]);
+  for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) live_.move(j);
   add_objects(ops.added, ops.added_boxes);
   found_.clear();
   // A mass insertion lays out the resting set for the next frames: its
@@ -443,7 +440,7 @@ void SweepAndPrune::prune_changed(const FrameOps& ops, std::size_t moves_applied
   const bool one_search = moves_applied == 0 && !prepare && (search_only_ || takes_one_search(frame_counts(ops)));
   if (!one_search) drop_changed_pairs(ops, moves_applied == 0);
   endpoints_.set_stale();  // before the additions: they then size no positions
-  for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) live_.set(ops.moved[j], ops.moved_boxes[j]);
+  for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) live_.move(j);
   add_objects(ops.added, ops.added_boxes);
   if (one_search &&
       resting_.update_changed(ops.removed, ops.moved, ops.added, ops.boxes, live_, id_, *pairs_, found_)) {

@@ -58,7 +58,7 @@ SapEndpoints::Walked SapEndpoints::walk_moves(std::span<const Slot> moved, std::
     const Slot a = moved[w.done];
     const Box3& box = boxes[w.done];
     w.displacement += moved_by(live.box(a), box);
-    live.set(a, box);
+    live.move(w.done);
     widen_extent(box);
     if (axes_ == 3) {
       w.swaps += move_on_axis<0, 1>(a, box, ids, pairs) + move_on_axis<1, 2>(a, box, ids, pairs) +
@@ -154,11 +154,11 @@ void SapEndpoints::widen_extent(const Box3& box) {
 
 // The same for many boxes, rounded up once (extent_of_widest()).
 void SapEndpoints::widen_extents(std::span<const Box3> boxes) {
-  for (int k = 0; k < axes_; ++k) {
-    double widest = 0;
-    for (const Box3& b : boxes) widest = std::max(widest, double(b.max[k]) - double(b.min[k]));
-    extent_[k] = std::max(extent_[k], extent_of_widest(widest));
-  }
+  widen_extents_of(boxes.size(), [&](std::size_t i) -> const Box3& { return boxes[i]; });
+}
+
+void SapEndpoints::widen_extents(const LiveBoxes& live) {
+  widen_extents_of(live.size(), [&](std::size_t d) -> const Box3& { return live.box_at(d); });
 }
 
 // ---------------------------------------------------------------------------
@@ -355,7 +355,7 @@ void SapEndpoints::restore(const LiveBoxes& live) {
   size_positions();
   const std::size_t n = live.size();
   extent_ = {};
-  widen_extents(live.dense());
+  widen_extents(live);
   for (int k = 0; k < axes_; ++k) {
     pending_.clear();
     for (std::size_t d = 0; d < n; ++d) pending_.push_back(make_entry(live, k, d, false));
@@ -423,7 +423,7 @@ void SapEndpoints::finish_staged(const LiveBoxes& live) {
   size_positions();
   if (changed_.size() < slots_) changed_.resize(slots_, 0);
   extent_ = {};
-  widen_extents(live.dense());
+  widen_extents(live);
   for (int k = 0; k < axes_; ++k) {
     pending_.clear();
     for (const Slot s : changed_list_) {

@@ -8,6 +8,7 @@
 // cost: sap.cpp's opening comment.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "algorithms/sap/live_boxes.hpp"
+#include "detail/float_bounds.hpp"
 #include "sapling/algorithm.hpp"
 #include "sapling/box.hpp"
 #include "sapling/pair_manager.hpp"
@@ -70,6 +72,18 @@ class SapEndpoints {
   void widen_extent(const Box3& box);
   /// The same for many boxes, rounded up once.
   void widen_extents(std::span<const Box3> boxes);
+  /// The same for every live box.
+  void widen_extents(const LiveBoxes& live);
+  /// The same for n boxes, box_of(i) the i-th.
+  template <class BoxOf>
+  void widen_extents_of(std::size_t n, BoxOf box_of) {
+    for (int k = 0; k < axes_; ++k) {
+      double widest = 0;
+      for (std::size_t i = 0; i < n; ++i)
+        widest = std::max(widest, double(box_of(i).max[k]) - double(box_of(i).min[k]));
+      extent_[k] = std::max(extent_[k], extent_of_widest(widest));
+    }
+  }
   /// Tags the removed boxes' entries (before they leave `live`), which
   /// merge() then leaves out; until then no overlap starts or stops with them.
   void tag(std::span<const Slot> removed);

@@ -277,8 +277,9 @@ void BroadPhase::Impl::rebuild_from_live() {
     (objects.is_static(s) ? static_boxes : dynamic_boxes).push_back(objects.boxes[s]);
   }
   pairs.remove_all(PairManager::Held::kRemoved);
-  fresh->update(FrameOps{{}, {}, {}, dynamics, dynamic_boxes, objects.boxes, PairFilter(objects.filters)}, objects.ids,
-                pairs);
+  fresh->update(
+      FrameOps{{}, {}, {}, dynamics, dynamic_boxes, objects.boxes, PairFilter(objects.filters), &objects.boxes},
+      objects.ids, pairs);
   std::unique_ptr<detail::AabbTree> tree;
   if (objects.uses_statics)
     tree = detail::StaticObjects::build(objects, statics_live, static_boxes, dynamics, pairs, fresh_options.tasks);

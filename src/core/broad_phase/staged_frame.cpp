@@ -28,7 +28,7 @@ FrameOps DynamicShare::split(const FrameOps& ops, const ObjectTable& objects) {
   for (std::size_t k = 0; k < ops.added.size(); ++k) {
     if (!objects.is_static(ops.added[k])) added.push_back(ops.added[k]), added_boxes.push_back(ops.added_boxes[k]);
   }
-  return FrameOps{removed, moved, moved_boxes, added, added_boxes, ops.boxes, ops.filter};
+  return FrameOps{removed, moved, moved_boxes, added, added_boxes, ops.boxes, ops.filter, ops.store};
 }
 
 void DynamicShare::split_batch(std::span<const Id> ids, std::span<const Slot> slots, std::span<const Box3> boxes,
@@ -262,8 +262,9 @@ void StagedFrame::drop(ObjectTable& objects) noexcept {
 }
 
 FrameOps StagedFrame::dynamic_ops(const ObjectTable& objects) {
-  return dynamic_.split(
-      FrameOps{removed, moved, moved_boxes, added, added_boxes, objects.boxes, PairFilter(objects.filters)}, objects);
+  return dynamic_.split(FrameOps{removed, moved, moved_boxes, added, added_boxes, objects.boxes,
+                                 PairFilter(objects.filters), &objects.boxes},
+                        objects);
 }
 
 void StagedFrame::swap_filters(ObjectTable& objects) noexcept {

@@ -305,6 +305,7 @@ void RestingSet::pair_changed(std::span<const Slot> moved, std::span<const Slot>
   found.clear();
   among_.clear();
   const bool prepared = pruner_.bipartite_prepared(query_boxes_, found, among_);
+  const std::size_t used = std::max(found.size(), among_.size());  // the two lists trade places below
   if (prepared) {
     for (const IndexPair& p : found) {  // resting entries of boxes since moved or removed are stale
       const Slot t = resting_slot_[p.j];
@@ -331,6 +332,10 @@ void RestingSet::pair_changed(std::span<const Slot> moved, std::span<const Slot>
   pruner_.bipartite(query_boxes_, other_boxes_, found);
   add_pairs(query_slots_, other_slots_);
   unmark_changed(query_slots_);
+  // Room a frame with many more pairs left (a mass insertion's, a burst's)
+  // goes back once the frames use less than half of it.
+  give_back_unused(found, std::max(used, found.size()));
+  give_back_unused(among_, used);
 }
 
 // Lays out every live box not changed this frame as the new resting set;

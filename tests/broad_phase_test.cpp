@@ -122,7 +122,7 @@ TEST(BroadPhase, RefusedBatchLeavesNoTrace) {
   }
 }
 
-// The object table's 32-bit stamps repeat every kStampPeriod frames; the
+// The object table's 16-bit stamps repeat every kStampPeriod frames; the
 // frame that reaches a multiple of it clears them, so a stamp from the
 // period before never passes for the frame's own (a second operation on
 // an id would be refused, or a staged one missed).
@@ -130,7 +130,7 @@ TEST(ObjectTable, StampsRepeatOnlyOnceEveryStampIsCleared) {
   using detail::frame_stamp;
   using detail::kStampPeriod;
   EXPECT_EQ(frame_stamp(0), 1u);
-  EXPECT_EQ(frame_stamp(kStampPeriod - 1), 0xffffffffu);
+  EXPECT_EQ(frame_stamp(kStampPeriod - 1), 0xffffu);
   EXPECT_EQ(frame_stamp(kStampPeriod), frame_stamp(0));
   detail::ObjectTable table;
   table.reserve_slots(2);
@@ -144,6 +144,34 @@ TEST(ObjectTable, StampsRepeatOnlyOnceEveryStampIsCleared) {
   table.advance(frame);  // frame kStampPeriod: stamped like frame 0
   EXPECT_EQ(table.stamps, (std::vector<detail::Stamp>{0, 0}));
   EXPECT_NE(table.stamps[0], frame_stamp(frame));
+}
+
+// The same through a broad phase, across the frames where the stamps are
+// cleared: an object moved in the frames around each multiple of the
+// period takes one move a frame, and a second move in the same frame is
+// refused, as in any other frame.
+TEST(BroadPhase, OneMoveAFrameAcrossTheStampsPeriod) {
+  auto bp = make("sap");
+  const std::vector<Id> ids{4, 9};
+  ASSERT_TRUE(bp->add(ids, std::vector<Box3>{Box3{{0, 0, 0}, {1, 1, 1}}, Box3{{5, 0, 0}, {6, 1, 1}}}));
+  bp->update();
+  std::uint64_t frame = 1;
+  for (; frame < 2 * detail::kStampPeriod + 3; ++frame) {
+    const bool near_the_period = (frame + 2) % detail::kStampPeriod < 5;
+    if (near_the_period || frame % 4096 == 0) {
+      const float x = static_cast<float>(frame % 7);
+      const std::vector<Id> one{4};
+      ASSERT_TRUE(bp->move(one, std::vector<Box3>{Box3{{x, 0, 0}, {x + 1, 1, 1}}})) << "frame " << frame;
+      const Status again = bp->move(one, std::vector<Box3>{Box3{{x, 0, 0}, {x + 1, 1, 1}}});
+      ASSERT_EQ(again.code(), StatusCode::kRepeatedId) << "frame " << frame;
+    }
+    // Id 9 was last stamped in frame 0, whose stamp each multiple of the period repeats.
+    if (frame % detail::kStampPeriod == 0) {
+      ASSERT_TRUE(bp->move(std::vector<Id>{9}, std::vector<Box3>{Box3{{5, 0, 0}, {6, 1, 1}}})) << "frame " << frame;
+    }
+    bp->update();
+  }
+  EXPECT_TRUE(bp->validate());
 }
 
 TEST(BroadPhase, FrameWithoutOperationsReportsNothing) {

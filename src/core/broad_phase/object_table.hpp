@@ -9,7 +9,7 @@
 //   states are kLive or kPendingAdd and ids maps back;
 // - a slot is in free_slots iff its state is kFree;
 // - stamps[s] == frame_stamp(frame) iff slot s has an operation staged this
-//   frame (32-bit stamps: see frame_stamp());
+//   frame (16-bit stamps: see frame_stamp());
 // - every per-slot array has one entry per slot; filters, motions and
 //   contact distances are kept only once an object needs them
 //   (uses_filters, uses_statics, contact.in_use), so a world without them
@@ -33,13 +33,14 @@
 namespace sapling::detail {
 
 /// The stamp of a frame's staged operations: 1 to kStampPeriod, 0 never.
-/// Stamps repeat every kStampPeriod frames (a year at 60 frames a second,
-/// days at a kilohertz), so advance() clears every stamp whenever the
-/// frame count reaches a multiple of it: a stamp left from an earlier
-/// period never matches the frame's.
-using Stamp = std::uint32_t;
-inline constexpr std::uint64_t kStampPeriod = 0xffffffffu;
-constexpr Stamp frame_stamp(std::uint64_t frame) noexcept { return static_cast<Stamp>(frame % kStampPeriod) + 1; }
+/// Stamps repeat every kStampPeriod frames (18 minutes at 60 frames a
+/// second), so advance() clears every stamp whenever the frame count
+/// reaches a multiple of it: a stamp left from an earlier period never
+/// matches the frame's. 16 bits: 2 bytes an object, and a pass over them
+/// (2 MB at a million objects) every 65,535 frames.
+using Stamp = std::uint16_t;
+inline constexpr std::uint64_t kStampPeriod = 0xffffu;
+constexpr Stamp frame_stamp(std::uint64_t frame) noexcept { return static_cast<Stamp>(frame % kStampPeriod + 1); }
 
 // kPendingRemove: during update() only, a live object the frame removes.
 enum class SlotState : std::uint8_t { kFree, kPendingAdd, kLive, kPendingRemove };

@@ -80,10 +80,17 @@ class LiveBoxes {
   const Box3& box_at(std::size_t d) const noexcept { return box(map_.slot(d)); }
   /// Every live box, in dense order, gathered; valid until the next call.
   std::span<const Box3> dense() const {
+    reserve_geometric(gathered_, size());  // on huge pages where large: given back in a few of them
     gathered_.resize(size());
     for (std::size_t d = 0; d < gathered_.size(); ++d) gathered_[d] = box_at(d);
     gathered_used_ = true;
     return gathered_;
+  }
+  /// Gives dense()'s room back now (a one-off gather, in a frame that is
+  /// O(n) anyway); else it goes at the end of the first frame without one.
+  void release_dense() noexcept {
+    free_storage(gathered_);
+    gathered_used_ = false;
   }
   /// The boxes add() has put at the end of the dense order this frame, in
   /// that order (all of the frame's additions once add_all() has run).

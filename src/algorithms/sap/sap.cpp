@@ -177,6 +177,7 @@ void SweepAndPrune::lay_out_all() {
     ++counters_.restores;
   }
   resting_.lay_out_all(live_);
+  live_.release_dense();  // a layout's frame is O(n) already: the next frames give nothing back
   ++counters_.preparations;
 }
 
@@ -372,6 +373,7 @@ void SweepAndPrune::pair_added(std::size_t first_new) {
   }
   found_.clear();
   pruner_.bipartite(fresh, live_.dense().first(first_new), found_);
+  live_.release_dense();
   add_found_pairs(first_new, 0);
   ++counters_.pruned_batches;
 }
@@ -400,6 +402,7 @@ void SweepAndPrune::recompute(const FrameOps& ops, std::size_t moves_applied) {
   laid_out_ = lays_out_after_insertion(ops.added.size(), live_.size());
   if (laid_out_) {
     resting_.lay_out_all(live_, found_);
+    live_.release_dense();
     ++counters_.preparations;
   } else {
     counters_.forgotten_grids += resting_.forget_dead_grid();  // its arrays, in memory already, serve complete()

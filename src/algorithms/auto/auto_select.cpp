@@ -40,6 +40,7 @@
 
 #include "algorithms/auto/auto_policy.hpp"
 #include "algorithms/builtin.hpp"
+#include "detail/frame_boxes.hpp"
 #include "detail/reserve.hpp"
 #include "detail/settings.hpp"
 
@@ -150,9 +151,8 @@ class Auto final : public Algorithm {
   }
 
   std::size_t memory_bytes() const override {
-    std::size_t bytes = flags_.capacity() + change_index_.capacity() * sizeof(std::uint32_t) +
-                        moved_in_.capacity() * sizeof(Slot) + boxes_in_.capacity() * sizeof(Box3) +
-                        sink_.memory_bytes();
+    std::size_t bytes = flags_.capacity() + changes_.memory_bytes() + moved_in_.capacity() * sizeof(Slot) +
+                        boxes_in_.capacity() * sizeof(Box3) + sink_.memory_bytes();
     if (current_ != nullptr) bytes += current_->memory_bytes();
     if (next_ != nullptr) bytes += next_->memory_bytes();
     return bytes;
@@ -188,7 +188,7 @@ class Auto final : public Algorithm {
   // box, or off the plane, whether the next
   // algorithm holds it (during a handover), and whether this frame moved
   // or added it (during a switch or a handover frame only).
-  static constexpr std::uint8_t kLive = 1, kOdd = 2, kRaised = 4, kJoined = 8, kChanged = 16, kInexact = 32;
+  static constexpr std::uint8_t kLive = 1, kOdd = 2, kRaised = 4, kJoined = 8, kInexact = 32;
 
   // The frame's operations into flags_ and the counts of live, odd and
   // raised boxes; the size reference is the first box added to an empty
@@ -304,25 +304,10 @@ class Auto final : public Algorithm {
   // Where this frame's moved and added boxes are (current_box()), marked
   // for a frame that hands objects to another algorithm, and unmarked.
   void mark_changes(const FrameOps& ops) {
-    if (change_index_.size() < flags_.size()) {
-      reserve_geometric(change_index_, flags_.size());
-      change_index_.resize(flags_.size());
-    }
-    for (std::size_t k = 0; k < ops.moved.size(); ++k) {
-      flags_[ops.moved[k]] |= kChanged;
-      change_index_[ops.moved[k]] = static_cast<std::uint32_t>(k);
-    }
-    for (std::size_t k = 0; k < ops.added.size(); ++k) {
-      flags_[ops.added[k]] |= kChanged;
-      change_index_[ops.added[k]] = kAddedBit | static_cast<std::uint32_t>(k);
-    }
+    changes_.begin(ops.moved_boxes, ops.added_boxes);
+    changes_.mark_all(ops.moved, ops.added, flags_.size());
   }
-  void unmark_changes(const FrameOps& ops) {
-    for (const std::span<const Slot> list : {ops.moved, ops.added}) {
-      for (const Slot s : list) flags_[s] &= static_cast<std::uint8_t>(~kChanged);
-    }
-  }
-  static constexpr std::uint32_t kAddedBit = 0x80000000u;
+  void unmark_changes(const FrameOps& ops) { changes_.unmark(ops.moved, ops.added); }
   // The frame's changes marked for the scope's current_box() calls.
   struct ChangesMarked {
     ChangesMarked(Auto& owner, const FrameOps& frame) : self(owner), ops(frame) { self.mark_changes(ops); }
@@ -466,9 +451,8 @@ class Auto final : public Algorithm {
 
   // The box of a live object as of the frame's end.
   const Box3& current_box(Slot s, const FrameOps& ops) const {
-    if ((flags_[s] & kChanged) == 0) return ops.boxes[s];
-    const std::uint32_t k = change_index_[s];
-    return (k & kAddedBit) != 0 ? ops.added_boxes[k & ~kAddedBit] : ops.moved_boxes[k];
+    const Box3* now = changes_.changed_box(s);
+    return now != nullptr ? *now : ops.boxes[s];
   }
 
   void start_handover(const Choice& choice) {
@@ -589,8 +573,8 @@ class Auto final : public Algorithm {
   std::string next_name_, next_reason_;
   PairManager sink_;
 
-  std::vector<std::uint8_t> flags_;          // by slot: kLive, kOdd, kInexact, kRaised, kJoined, kChanged
-  std::vector<std::uint32_t> change_index_;  // by slot, where kChanged: its index in the frame's moves or adds
+  std::vector<std::uint8_t> flags_;  // by slot: kLive, kOdd, kInexact, kRaised, kJoined
+  FrameBoxes changes_;               // where the frame's moved and added boxes are, while marked
   std::size_t live_ = 0, odd_ = 0, inexact_ = 0, raised_ = 0;
   bool sizes_known_ = true;  // kOdd, kInexact and their counts follow the sizes (while no box is raised)
   SizeReference reference_;

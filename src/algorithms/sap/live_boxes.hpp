@@ -76,6 +76,9 @@ class LiveBoxes {
     const Box3* now = frame_.changed_box(s);
     return now != nullptr ? *now : (*store_)[s];
   }
+  /// The box of a slot live before the frame (moved, removed or neither)
+  /// as the frame found it.
+  const Box3& box_before(Slot s) const noexcept { return (*store_)[s]; }
   /// The box at dense index d.
   const Box3& box_at(std::size_t d) const noexcept { return box(map_.slot(d)); }
   /// Every live box, in dense order, gathered; valid until the next call.

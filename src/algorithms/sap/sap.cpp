@@ -311,20 +311,16 @@ void SweepAndPrune::finish_walk(const FrameOps& ops, bool tagged) {
 // each, which also drops the removed boxes' pairs and finds the new ones'.
 void SweepAndPrune::batch_frame(const FrameOps& ops) {
   if (!endpoints_.current()) bring_arrays_up_to_date();
-  moved_from_.resize(ops.moved.size());
   double displacement = 0;
   for (std::size_t j = 0; j < ops.moved.size(); ++j) {
-    moved_from_[j] = live_.box(ops.moved[j]);
-    displacement += moved_by(moved_from_[j], ops.moved_boxes[j]);
+    displacement += moved_by(live_.box(ops.moved[j]), ops.moved_boxes[j]);
     live_.move(j);
   }
-  removed_boxes_.resize(ops.removed.size());
-  for (std::size_t j = 0; j < ops.removed.size(); ++j) removed_boxes_[j] = live_.box(ops.removed[j]);
   drop_removed(ops.removed, false);
   const std::size_t first_new = live_.size();
   add_objects(ops.added, ops.added_boxes);
-  const std::uint64_t swaps = endpoints_.batch_update(
-      {ops.moved, moved_from_, ops.moved_boxes, ops.removed, removed_boxes_, first_new}, live_, id_, *pairs_);
+  const std::uint64_t swaps =
+      endpoints_.batch_update({ops.moved, ops.moved_boxes, ops.removed, first_new}, live_, id_, *pairs_);
   if (!ops.moved.empty()) {
     history_.mobility = kWalkSwapsPerBatchSwap * double(swaps) / double(ops.moved.size());
     history_.measured = true;
@@ -482,8 +478,7 @@ void SweepAndPrune::drop_changed_pairs(const FrameOps& ops, bool may_search) {
 std::size_t SweepAndPrune::memory_bytes() const {
   return live_.memory_bytes() + endpoints_.memory_bytes() + removed_ids_.memory_bytes() +
          found_.capacity() * sizeof(IndexPair) + estimate_ends_.capacity() * sizeof(float) +
-         frame_pairs_.capacity() * sizeof(Pair) + (moved_from_.capacity() + removed_boxes_.capacity()) * sizeof(Box3) +
-         resting_.memory_bytes() + pruner_.memory_bytes();
+         frame_pairs_.capacity() * sizeof(Pair) + resting_.memory_bytes() + pruner_.memory_bytes();
 }
 
 // Invariants after every update(): live_ maps the live slots one-to-one to

@@ -122,8 +122,6 @@ class SweepAndPrune final : public Algorithm {
   std::vector<float> estimate_ends_;        // scratch of estimate_mobility()
   bool laid_out_ = false;                   // this frame's recomputation laid out the resting set
   std::vector<Pair> frame_pairs_;           // scratch: a recomputed frame's pairs, for PairManager::assign
-  std::vector<Box3> moved_from_;            // scratch: a batch frame's moved boxes before it
-  std::vector<Box3> removed_boxes_;         // scratch: a batch frame's removed boxes
   OptionTasks tasks_;
   BoxPruner pruner_;    // box pruning, and the resting set's prepared grid
   RestingSet resting_;  // laid out in pruner_

@@ -50,8 +50,7 @@ namespace {
 using Entry = SapEndpoints::Entry;
 using namespace sap_words;
 
-// What the frame did to a slot (SapEndpoints::change_); a moved or removed
-// box's index in the frame's list is in change_index_.
+// What the frame did to a slot (SapEndpoints::change_).
 constexpr std::uint8_t kUnchanged = 0, kMoved = 1, kRemoved = 2, kAdded = 3;
 enum Set : int { kRemovedSet = 0, kInserted = 1 };
 
@@ -59,15 +58,9 @@ bool overlap_on(const Box3& a, const Box3& b, int r) noexcept { return a.min[r] 
 
 }  // namespace
 
-const Box3& SapEndpoints::box_before(const Batch& frame, const LiveBoxes& live, Slot s) const noexcept {
-  switch (change_[s]) {
-    case kMoved:
-      return frame.moved_from[change_index_[s]];
-    case kRemoved:
-      return frame.removed_boxes[change_index_[s]];
-    default:
-      return live.box(s);
-  }
+// A box as the frame found it (an added one: as it comes).
+const Box3& SapEndpoints::box_before(const LiveBoxes& live, Slot s) const noexcept {
+  return change_[s] == kAdded ? live.box(s) : live.box_before(s);
 }
 
 std::uint64_t SapEndpoints::batch_update(const Batch& frame, const LiveBoxes& live, std::span<const Id> ids,
@@ -75,15 +68,11 @@ std::uint64_t SapEndpoints::batch_update(const Batch& frame, const LiveBoxes& li
   const std::size_t slots = slots_;
   if (change_.size() < slots) {
     change_.resize(slots, kUnchanged);
-    change_index_.resize(slots);
     open_at_.resize(slots);
     open_bits_.resize((slots + 63) / 64);
   }
   const auto mark = [&](std::span<const Slot> list, std::uint8_t change) {
-    for (std::size_t j = 0; j < list.size(); ++j) {
-      change_[list[j]] = change;
-      change_index_[list[j]] = static_cast<std::uint32_t>(j);
-    }
+    for (const Slot s : list) change_[s] = change;
   };
   mark(frame.moved, kMoved);
   mark(frame.removed, kRemoved);
@@ -196,9 +185,9 @@ std::uint64_t SapEndpoints::batch_axis(int k, const Batch& frame, const LiveBoxe
     const Box3* box = nullptr;  // a's, looked up once needed
     for (const Open& o : set) {
       if (!(o.cross_min <= e.cross_max && e.cross_min <= o.cross_max) || (kept && !is_open(o.slot))) continue;
-      if (box == nullptr) box = remove ? &box_before(frame, live, a) : &now(a);
+      if (box == nullptr) box = remove ? &box_before(live, a) : &now(a);
       if (remove) {
-        if (overlap_on(*box, box_before(frame, live, o.slot), r)) pairs.remove(ids[a], ids[o.slot]);
+        if (overlap_on(*box, box_before(live, o.slot), r)) pairs.remove(ids[a], ids[o.slot]);
       } else if (overlap_on(*box, now(o.slot), r) && filter_.accepts(a, o.slot)) {
         pairs.add(ids[a], ids[o.slot]);
       }
@@ -207,7 +196,7 @@ std::uint64_t SapEndpoints::batch_axis(int k, const Batch& frame, const LiveBoxe
   // The I.3 rule for kept entry e passing entry p downward, on the bounds
   // of the moment: new on the axes before k, old on those after (the cross
   // bounds the entries carry are of the moment too).
-  const auto at_moment = [&](Slot s) -> const Box3& { return r < k ? now(s) : box_before(frame, live, s); };
+  const auto at_moment = [&](Slot s) -> const Box3& { return r < k ? now(s) : box_before(live, s); };
   const auto swap_rule = [&](const Entry& e, const Entry& p) {
     const Slot a = endpoint_owner(e.word), b = endpoint_owner(p.word);
     if (!kInsertions && change_[b] == kAdded) return;  // an added box's pairs are the last axis'
@@ -233,7 +222,7 @@ std::uint64_t SapEndpoints::batch_axis(int k, const Batch& frame, const LiveBoxe
       const Slot a = endpoint_owner(e.word);
       if (e.cross_min > e.cross_max) {  // a removed box's, left out
         if constexpr (kRemovals) {
-          const Box3& gone = frame.removed_boxes[change_index_[a]];
+          const Box3& gone = live.box_before(a);
           e.cross_min = float_key(gone.min[c]), e.cross_max = float_key(gone.max[c]);
           if (endpoint_kind(e.word) == 0) {
             open(kRemovedSet, e);

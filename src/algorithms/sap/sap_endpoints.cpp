@@ -472,8 +472,7 @@ void SapEndpoints::drop_staged() noexcept {
 std::size_t SapEndpoints::memory_bytes() const {
   std::size_t bytes = (pending_.capacity() + spare_.capacity() + rebuilt_.capacity()) * sizeof(Entry) +
                       changed_.capacity() + changed_list_.capacity() * sizeof(Slot) + change_.capacity() +
-                      (change_index_.capacity() + open_at_.capacity()) * sizeof(std::uint32_t) +
-                      scan_plan_.capacity() * sizeof(ScanPlan);
+                      open_at_.capacity() * sizeof(std::uint32_t) + scan_plan_.capacity() * sizeof(ScanPlan);
   for (const std::vector<Open>& o : open_) bytes += o.capacity() * sizeof(Open);
   bytes += kept_open_.capacity() * sizeof(Open) + open_bits_.capacity() * sizeof(std::uint64_t);
   for (const std::vector<Entry>& a : axis_) bytes += a.capacity() * sizeof(Entry);

@@ -110,10 +110,8 @@ class SapEndpoints {
   /// on), and no longer hold the removed ones.
   struct Batch {
     std::span<const Slot> moved;
-    std::span<const Box3> moved_from;  ///< the moved boxes' bounds before the frame, as `moved`
-    std::span<const Box3> moved_to;    ///< their bounds now, as `moved`
+    std::span<const Box3> moved_to;  ///< their bounds now, as `moved` (before: LiveBoxes::box_before())
     std::span<const Slot> removed;
-    std::span<const Box3> removed_boxes;  ///< the removed boxes' bounds, as `removed`
     std::size_t first_new = 0;
   };
   /// Tracy, Buss and Woods' single-pass batch update (3.2.1, sap_batch.cpp):
@@ -175,7 +173,7 @@ class SapEndpoints {
   template <bool kRemovals, bool kInsertions>
   std::uint64_t batch_axis(int k, const Batch& frame, const LiveBoxes& live, std::span<const Id> ids,
                            PairManager& pairs);
-  const Box3& box_before(const Batch& frame, const LiveBoxes& live, Slot s) const noexcept;
+  const Box3& box_before(const LiveBoxes& live, Slot s) const noexcept;
   Entry make_entry(const LiveBoxes& live, int k, std::size_t dense, bool is_max) const;
   std::uint32_t scan_start(const LiveBoxes& live, int k, std::size_t dense) const;
   void scan_pairs(const LiveBoxes& live, int k, std::size_t dense, std::size_t first_new, std::uint32_t from,
@@ -204,11 +202,10 @@ class SapEndpoints {
   // batch_update()'s scratch: what the frame did to each slot, the sweep
   // sets SL, SR and SI of the pass (boxes kept, removed, inserted) and where
   // each open box sits in its set.
-  std::vector<std::uint8_t> change_;         // by slot: unchanged, moved, removed or added (0 between frames)
-  std::vector<std::uint32_t> change_index_;  // by slot: a moved or removed box's index in the frame's list
-  std::array<std::vector<Open>, 2> open_;    // SR, SI
-  std::vector<std::uint64_t> open_bits_;     // by slot: a kept box open in the pass, lazily in SL
-  std::vector<Open> kept_open_;              // SL, kept lazily (sap_batch.cpp)
+  std::vector<std::uint8_t> change_;       // by slot: unchanged, moved, removed or added (0 between frames)
+  std::array<std::vector<Open>, 2> open_;  // SR, SI
+  std::vector<std::uint64_t> open_bits_;   // by slot: a kept box open in the pass, lazily in SL
+  std::vector<Open> kept_open_;            // SL, kept lazily (sap_batch.cpp)
   std::vector<std::uint32_t> open_at_;
 };
 

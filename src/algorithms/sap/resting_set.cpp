@@ -130,15 +130,14 @@ void RestingSet::unname_the_rest() {
 // that are stale in the grid are met through the active list or among the
 // changed boxes. One search each, the way pair_changed() finds the pairs
 // that come.
-bool RestingSet::drop_pairs(std::span<const Slot> removed, std::span<const Slot> moved, std::span<const Box3> before,
-                            const LiveBoxes& live, std::span<const Id> ids, PairManager& pairs,
-                            std::vector<IndexPair>& found) {
+bool RestingSet::drop_pairs(std::span<const Slot> removed, std::span<const Slot> moved, const LiveBoxes& live,
+                            std::span<const Id> ids, PairManager& pairs, std::vector<IndexPair>& found) {
   query_slots_.clear();
   query_boxes_.clear();
   for (const std::span<const Slot> list : {removed, moved}) {
     for (const Slot s : list) {
       query_slots_.push_back(s);
-      query_boxes_.push_back(before[s]);
+      query_boxes_.push_back(live.box_before(s));
     }
   }
   found.clear();
@@ -150,7 +149,7 @@ bool RestingSet::drop_pairs(std::span<const Slot> removed, std::span<const Slot>
     if (state_[t] == kResting) {
       pairs.remove(ids[query_slots_[p.i]], ids[t]);
     } else if (t == query_slots_[p.i]) {
-      retire(p.j, t, before[t]);
+      retire(p.j, t, live.box_before(t));
     }
   }
   for (const IndexPair& p : among_) pairs.remove(ids[query_slots_[p.i]], ids[query_slots_[p.j]]);
@@ -180,8 +179,8 @@ bool searches_with_union(const Box3& from, const Box3& to) {
 }  // namespace
 
 bool RestingSet::update_changed(std::span<const Slot> removed, std::span<const Slot> moved, std::span<const Slot> added,
-                                std::span<const Box3> before, const LiveBoxes& live, std::span<const Id> ids,
-                                PairManager& pairs, std::vector<IndexPair>& found) {
+                                const LiveBoxes& live, std::span<const Id> ids, PairManager& pairs,
+                                std::vector<IndexPair>& found) {
   search_boxes_.clear();
   search_now_.clear();
   search_slots_.clear();
@@ -192,9 +191,9 @@ bool RestingSet::update_changed(std::span<const Slot> removed, std::span<const S
     search_live_.push_back(now != nullptr);
     search_now_.push_back(now != nullptr ? *now : box);
   };
-  for (const Slot s : removed) search(s, before[s], nullptr);
+  for (const Slot s : removed) search(s, live.box_before(s), nullptr);
   for (const Slot s : moved) {
-    const Box3& from = before[s];
+    const Box3& from = live.box_before(s);
     const Box3& to = live.box(s);
     if (searches_with_union(from, to)) {
       search(s, enclosing(from, to), &to);
@@ -254,7 +253,7 @@ bool RestingSet::update_changed(std::span<const Slot> removed, std::span<const S
     if (state_[t] == kResting) {
       set(found[n].i, t, live.box(t));
     } else if (t == search_slots_[found[n].i]) {
-      retire(found[n].j, t, before[t]);
+      retire(found[n].j, t, live.box_before(t));
     }
   }
   for (const IndexPair& p : among_) {

@@ -55,19 +55,19 @@ class RestingSet {
   /// Removes from `pairs` every pair a box removed or moved this frame had
   /// before it (and maybe a few it did not: every other pair of a moved box
   /// is added again by pair_changed()), found by searching the set with
-  /// their boxes before the frame (`before`, by slot) rather than by a scan
-  /// of every pair: the resting grid, among themselves and against the
-  /// other active boxes, whose boxes in `live` must still be those before
-  /// the frame. After track(), before pair_changed() and before `live`
+  /// their boxes before the frame (LiveBoxes::box_before()) rather than by
+  /// a scan of every pair: the resting grid, among themselves and against
+  /// the other active boxes, whose boxes in `live` must still be those
+  /// before the frame. After track(), before pair_changed() and before `live`
   /// takes the moved boxes' new bounds. Returns false, having removed
   /// nothing, when the grid declines the boxes (far larger than its cells).
-  bool drop_pairs(std::span<const Slot> removed, std::span<const Slot> moved, std::span<const Box3> before,
-                  const LiveBoxes& live, std::span<const Id> ids, PairManager& pairs, std::vector<IndexPair>& found);
+  bool drop_pairs(std::span<const Slot> removed, std::span<const Slot> moved, const LiveBoxes& live,
+                  std::span<const Id> ids, PairManager& pairs, std::vector<IndexPair>& found);
 
   /// The frame's pairs in one search, where the set is not laid out anew:
   /// each removed, moved or added box searches the set (the resting grid,
   /// the other changed boxes, the other active boxes) once, with the union
-  /// of its boxes before (`before`, by slot) and after the frame (in
+  /// of its boxes before (LiveBoxes::box_before()) and after the frame (in
   /// `live`), or with both apart when it moved further than its own size;
   /// every pair it meets is set by the boxes after the frame: added if they
   /// overlap and the filter accepts, else removed (Terdiman 2007, II.3c, as
@@ -77,7 +77,7 @@ class RestingSet {
   /// changed no pair, when the grid declines the boxes (far larger than
   /// its cells).
   bool update_changed(std::span<const Slot> removed, std::span<const Slot> moved, std::span<const Slot> added,
-                      std::span<const Box3> before, const LiveBoxes& live, std::span<const Id> ids, PairManager& pairs,
+                      const LiveBoxes& live, std::span<const Id> ids, PairManager& pairs,
                       std::vector<IndexPair>& found);
 
   /// Adds the pairs of the boxes moved or added this frame (their pairs

@@ -443,8 +443,7 @@ void SweepAndPrune::prune_changed(const FrameOps& ops, std::size_t moves_applied
   endpoints_.set_stale();  // before the additions: they then size no positions
   for (std::size_t j = moves_applied; j < ops.moved.size(); ++j) live_.move(j);
   add_objects(ops.added, ops.added_boxes);
-  if (one_search &&
-      resting_.update_changed(ops.removed, ops.moved, ops.added, ops.boxes, live_, id_, *pairs_, found_)) {
+  if (one_search && resting_.update_changed(ops.removed, ops.moved, ops.added, live_, id_, *pairs_, found_)) {
     ++counters_.one_search_frames;
   } else {
     if (one_search) drop_changed_pairs(ops, false);  // the grid declined the search boxes
@@ -464,7 +463,7 @@ void SweepAndPrune::prune_changed(const FrameOps& ops, std::size_t moves_applied
 void SweepAndPrune::drop_changed_pairs(const FrameOps& ops, bool may_search) {
   if (ops.removed.empty() && ops.moved.empty()) return;
   const bool search = may_search && (search_only_ || drops_by_search(frame_counts(ops))) &&
-                      resting_.drop_pairs(ops.removed, ops.moved, ops.boxes, live_, id_, *pairs_, found_);
+                      resting_.drop_pairs(ops.removed, ops.moved, live_, id_, *pairs_, found_);
   counters_.searched_drops += search;
   if (search) return;
   removed_ids_.reset(ops.removed.size() + ops.moved.size());

@@ -679,6 +679,50 @@ TEST(BoxPruner, AFramedLayoutLeavesItsStagingToTheNextFrameOnly) {
   EXPECT_EQ(recomputing.memory_bytes(), plain.memory_bytes());
 }
 
+// take_room(): the receiver runs on the donor's buffers (its memory grows
+// by them, no fresh room is taken for a complete() of as many boxes) with
+// its own task system and settings; the donor forgets its prepared set and
+// goes on with the receiver's old buffers. Every call finds the pairs a
+// plain pruner finds, in the same order.
+TEST(BoxPruner, TakesAnotherPrunersRoom) {
+  constexpr std::size_t n = 100'000;
+  const std::vector<Box3> boxes = unit_cubes(n, 13);
+  std::vector<Box3> moved = boxes;
+  for (Box3& b : moved) b.min[0] += 0.25f, b.max[0] += 0.25f;
+  BoxPruner plain;
+  std::vector<IndexPair> expected, expected_moved;
+  plain.complete(boxes, expected);
+  plain.complete(moved, expected_moved);
+
+  CountingPool tasks;
+  BoxPruner donor;
+  donor.set_framed(true);  // sap's: its layout's staging kept a frame
+  std::vector<IndexPair> got;
+  donor.prepare(boxes, got);
+  EXPECT_TRUE(same_sequence(expected, got));
+  const std::size_t room = donor.memory_bytes();
+  BoxPruner receiver(&tasks);
+  receiver.set_task_grain(64);
+  receiver.take_room(std::move(donor));
+  EXPECT_EQ(donor.prepared_size(), 0u);
+  EXPECT_EQ(receiver.prepared_size(), 0u);  // the prepared set is forgotten, its arrays kept as room
+  EXPECT_GE(receiver.memory_bytes(), room - (64u << 10));
+  got.clear();
+  const std::size_t splits = tasks.split_runs;
+  receiver.complete(moved, got);
+  EXPECT_TRUE(same_sequence(expected_moved, got));
+  EXPECT_GT(tasks.split_runs, splits) << "its own task system and grain";
+  BoxPruner fresh(&tasks);
+  fresh.set_task_grain(64);
+  std::vector<IndexPair> fresh_pairs;
+  fresh.complete(moved, fresh_pairs);
+  EXPECT_LT(receiver.memory_bytes(), fresh.memory_bytes() + 16 * n) << "the room taken used, not held beside new room";
+  got.clear();
+  donor.complete(boxes, got);  // the donor, left with the receiver's old buffers, still works
+  EXPECT_TRUE(same_sequence(expected, got));
+  EXPECT_FALSE(expected.empty());
+}
+
 TEST(BoxPruning, AppendsToTheOutput) {
   std::vector<IndexPair> out{{7, 8}};
   const std::vector<Box3> boxes{{{0, 0, 0}, {1, 1, 1}}, {{1, 1, 1}, {2, 2, 2}}};

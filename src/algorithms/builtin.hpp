@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "sapling/algorithm.hpp"
+#include "sapling/box_pruning.hpp"
 #include "sapling/recompute.hpp"
 #include "sapling/task_system.hpp"
 
@@ -27,6 +28,26 @@ class OptionTasks {
   std::unique_ptr<ThreadPool> pool_;
   TaskSystem* tasks_;
 };
+
+/// An algorithm (or a one-shot one under the recompute adapter) that runs
+/// box pruning over its whole world, and so holds a BoxPruner whose buffers
+/// fit the world: auto hands the old algorithm's to the new one at a switch
+/// (BoxPruner::take_room()).
+class PrunerHolder {
+ public:
+  virtual BoxPruner& pruner() noexcept = 0;
+
+ protected:
+  ~PrunerHolder() = default;
+};
+
+/// The one-shot algorithm under the recompute adapter (make_recompute()),
+/// or null where `algorithm` is not one.
+OneShotComplete* recomputed_one_shot(Algorithm& algorithm) noexcept;
+
+/// The BoxPruner `algorithm` holds (PrunerHolder), itself or under the
+/// recompute adapter, or null.
+BoxPruner* held_pruner(Algorithm& algorithm) noexcept;
 
 std::unique_ptr<Algorithm> make_brute(const Options& options);
 std::unique_ptr<Algorithm> make_sort_sweep(const Options& options);

@@ -3,6 +3,7 @@
 // to the one-shot query), so each frame is one query over a packed array.
 #include <utility>
 
+#include "algorithms/builtin.hpp"
 #include "detail/slot_map.hpp"
 #include "sapling/recompute.hpp"
 
@@ -43,6 +44,8 @@ class Recompute final : public Algorithm {
 
   void debug_draw(DebugDraw& draw, std::span<const Id> /*ids*/) const override { one_shot_->debug_draw(draw); }
 
+  OneShotComplete& one_shot() noexcept { return *one_shot_; }
+
   std::size_t memory_bytes() const override {
     return live_.memory_bytes() + found_.capacity() * sizeof(IndexPair) + frame_pairs_.capacity() * sizeof(Pair) +
            one_shot_->memory_bytes();
@@ -62,5 +65,22 @@ class Recompute final : public Algorithm {
 std::unique_ptr<Algorithm> make_recompute(std::unique_ptr<OneShotComplete> one_shot) {
   return std::make_unique<Recompute>(std::move(one_shot));
 }
+
+namespace detail {
+
+OneShotComplete* recomputed_one_shot(Algorithm& algorithm) noexcept {
+  auto* recompute = dynamic_cast<Recompute*>(&algorithm);
+  return recompute != nullptr ? &recompute->one_shot() : nullptr;
+}
+
+BoxPruner* held_pruner(Algorithm& algorithm) noexcept {
+  auto* holder = dynamic_cast<PrunerHolder*>(&algorithm);
+  if (holder == nullptr) {
+    if (OneShotComplete* one_shot = recomputed_one_shot(algorithm)) holder = dynamic_cast<PrunerHolder*>(one_shot);
+  }
+  return holder != nullptr ? &holder->pruner() : nullptr;
+}
+
+}  // namespace detail
 
 }  // namespace sapling

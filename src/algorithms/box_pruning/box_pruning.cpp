@@ -904,6 +904,19 @@ void BoxPruner::Impl::prepare(std::span<const Box3> boxes, std::vector<IndexPair
   measure_reach(prepared);
 }
 
+void BoxPruner::take_room(BoxPruner&& donor) noexcept {
+  if (donor.impl_ == nullptr || impl_ == nullptr || donor.impl_ == impl_) return;
+  donor.forget_prepared();
+  Impl& mine = *impl_;
+  Impl& theirs = *donor.impl_;
+  std::swap(mine.tasks, theirs.tasks);
+  std::swap(mine.framed, theirs.framed);
+  std::swap(mine.grain, theirs.grain);
+  std::swap(mine.has_complete, theirs.has_complete);  // the grid drawn is one's own complete()'s
+  std::swap(mine.complete_layout, theirs.complete_layout);
+  std::swap(impl_, donor.impl_);
+}
+
 void BoxPruner::set_task_grain(std::uint32_t entries) noexcept { impl_->grain = std::max<std::uint32_t>(1, entries); }
 
 void BoxPruner::set_framed(bool framed) noexcept {
@@ -1316,9 +1329,11 @@ void bipartite_pairs(std::span<const Box3> boxes_a, std::span<const Box3> boxes_
 namespace detail {
 namespace {
 
-class BoxPruningOneShot final : public OneShotComplete {
+class BoxPruningOneShot final : public OneShotComplete, public PrunerHolder {
  public:
   explicit BoxPruningOneShot(const Options& options) : tasks_(options), pruner_(tasks_.get()) {}
+
+  BoxPruner& pruner() noexcept override { return pruner_; }
 
   void complete(std::span<const Box3> boxes, std::vector<IndexPair>& out) override { pruner_.complete(boxes, out); }
   void debug_draw(DebugDraw& draw) const override { pruner_.debug_draw(draw); }

@@ -48,10 +48,15 @@ struct SapCounters {
 /// The persistent sweep-and-prune: the endpoint arrays (SapEndpoints) and
 /// the resting set (RestingSet) kept side by side, each frame finished by
 /// the path choose_sap_path() picks (sap_policy.hpp).
-class SweepAndPrune final : public Algorithm {
+class SweepAndPrune final : public Algorithm, public PrunerHolder {
  public:
   explicit SweepAndPrune(const Options& options);
   ~SweepAndPrune() override;
+
+  /// Its box pruner, laid out with the resting set: given to box-pruning
+  /// when auto switches to it (its prepared set is then forgotten, and sap
+  /// is destroyed).
+  BoxPruner& pruner() noexcept override { return pruner_; }
 
   Reported update(const FrameOps& ops, std::span<const Id> ids, PairManager& pairs) override;
   std::size_t memory_bytes() const override;

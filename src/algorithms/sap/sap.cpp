@@ -398,18 +398,22 @@ void SweepAndPrune::recompute(const FrameOps& ops, std::size_t moves_applied) {
   // A mass insertion lays out the resting set for the next frames: its
   // pairs come from the same pass.
   laid_out_ = lays_out_after_insertion(ops.added.size(), live_.size());
+  // A frame that moves every box and adds none: its list of moved boxes is
+  // the world, pruned as it stands, with no gather (pair ends by the list).
+  const bool moved_whole = ops.added.empty() && ops.moved.size() == live_.size();
   if (laid_out_) {
     resting_.lay_out_all(live_, found_);
     live_.release_dense();
     ++counters_.preparations;
   } else {
     counters_.forgotten_grids += resting_.forget_dead_grid();  // its arrays, in memory already, serve complete()
-    pruner_.complete(live_.dense(), found_);
+    pruner_.complete(moved_whole ? ops.moved_boxes : live_.dense(), found_);
   }
   frame_pairs_.resize(found_.size());
   std::size_t kept = 0;
+  const auto slot_of = [&](std::uint32_t i) { return moved_whole ? ops.moved[i] : live_.slot(i); };
   for (const IndexPair& p : found_) {
-    const Slot a = live_.slot(p.i), b = live_.slot(p.j);
+    const Slot a = slot_of(p.i), b = slot_of(p.j);
     if (filter_.accepts(a, b)) frame_pairs_[kept++] = make_pair(id_[a], id_[b]);
   }
   frame_pairs_.resize(kept);

@@ -13,9 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/builtin.hpp"
 #include "sapling/box_pruning.hpp"
 #include "sapling/broad_phase.hpp"
 #include "scenarios/scenario.hpp"
+#include "store_driver.hpp"
 
 namespace sapling {
 namespace {
@@ -721,6 +723,29 @@ TEST(BoxPruner, TakesAnotherPrunersRoom) {
   donor.complete(boxes, got);  // the donor, left with the receiver's old buffers, still works
   EXPECT_TRUE(same_sequence(expected, got));
   EXPECT_FALSE(expected.empty());
+}
+
+// The recompute adapter driven directly, as the BroadPhase drives it, with
+// and without the store, through frames that move every box, and one that
+// removes every box and adds a new world: box pruning, dual-axis and a
+// user's one-shot algorithm under it find brute force's pairs every frame
+// (store_driver.hpp).
+class NestedLoops final : public OneShotComplete {
+ public:
+  void complete(std::span<const Box3> boxes, std::vector<IndexPair>& out) override {
+    for (std::uint32_t i = 0; i < boxes.size(); ++i)
+      for (std::uint32_t j = i + 1; j < boxes.size(); ++j)
+        if (overlaps(boxes[i], boxes[j])) out.push_back({i, j});
+  }
+};
+
+TEST(Recompute, MatchesBruteDrivenDirectly) {
+  for (const bool with_store : {false, true}) {
+    SCOPED_TRACE(with_store ? "store" : "own copy");
+    drive_through_store(*detail::make_box_pruning(Options{}), with_store);
+    drive_through_store(*detail::make_dual_axis(Options{}), with_store);
+    drive_through_store(*make_recompute(std::make_unique<NestedLoops>()), with_store);
+  }
 }
 
 TEST(BoxPruning, AppendsToTheOutput) {

@@ -31,6 +31,7 @@
 #include "algorithms/sap/sap.hpp"
 #include "sapling/broad_phase.hpp"
 #include "scenarios/scenario.hpp"
+#include "store_driver.hpp"
 #include "trace_generators.hpp"
 
 namespace sapling {
@@ -1577,9 +1578,9 @@ namespace {
 
 // sap keeps no copy of the boxes: it reads unchanged ones from the store
 // the BroadPhase hands it (FrameOps::store), or from a copy of its own when
-// driven without one (live_boxes.hpp). Driven directly both ways over
-// frames of removals, moves and additions, forcing each path, its pairs are
-// the brute-force ones every frame.
+// driven without one (live_boxes.hpp). Driven directly both ways, forcing
+// each path, its pairs are the brute-force ones every frame
+// (store_driver.hpp).
 TEST(SapBoxes, ReadFromTheStoreOrItsOwnCopy) {
   for (const bool with_store : {false, true}) {
     for (const std::string path : {"auto", "walk", "batch", "search"}) {
@@ -1587,59 +1588,7 @@ TEST(SapBoxes, ReadFromTheStoreOrItsOwnCopy) {
       Options options;
       options.settings = "path=" + path;
       const std::unique_ptr<Algorithm> sap = detail::make_sap(options);
-      constexpr Slot kSlots = 400;
-      std::vector<Box3> store(kSlots);  // by slot, as the BroadPhase keeps it
-      std::vector<bool> live(kSlots, false);
-      std::vector<Id> ids(kSlots);
-      for (Slot s = 0; s < kSlots; ++s) ids[s] = 7 * s + 3;
-      PairManager pairs;
-      std::vector<Pair> created, deleted;
-      std::mt19937 rng(5);
-      std::uniform_real_distribution<float> at(0.0f, 12.0f), step(-0.3f, 0.3f);
-      const auto cube = [&] {
-        const float x = at(rng), y = at(rng), z = at(rng);
-        return Box3{{x, y, z}, {x + 1, y + 1, z + 1}};
-      };
-      std::vector<Slot> freed;  // reusable from the next frame on
-      for (int frame = 0; frame < 40; ++frame) {
-        std::vector<Slot> removed, moved, added;
-        std::vector<Box3> moved_boxes, added_boxes;
-        std::vector<Slot> free_now = freed;
-        freed.clear();
-        for (Slot s = 0; s < kSlots; ++s) {
-          if (!live[s]) {
-            if (frame == 0 ? s < 300
-                           : (rng() % 8 == 0 && std::find(free_now.begin(), free_now.end(), s) == free_now.end()))
-              added.push_back(s), added_boxes.push_back(cube());
-            continue;
-          }
-          const unsigned roll = rng() % 10;
-          if (roll == 0) {
-            removed.push_back(s), freed.push_back(s);
-          } else if (roll < (frame % 2 == 0 ? 3u : 9u)) {
-            Box3 b = store[s];
-            const float dx = step(rng), dy = step(rng), dz = step(rng);
-            b.min[0] += dx, b.max[0] += dx, b.min[1] += dy, b.max[1] += dy, b.min[2] += dz, b.max[2] += dz;
-            moved.push_back(s), moved_boxes.push_back(b);
-          }
-        }
-        FrameOps ops{removed, moved, moved_boxes, added, added_boxes, store, {}};
-        if (with_store) ops.store = &store;
-        sap->update(ops, ids, pairs);
-        // The BroadPhase's commit: the store takes the frame's boxes.
-        for (const Slot s : removed) live[s] = false;
-        for (std::size_t j = 0; j < moved.size(); ++j) store[moved[j]] = moved_boxes[j];
-        for (std::size_t k = 0; k < added.size(); ++k) store[added[k]] = added_boxes[k], live[added[k]] = true;
-        pairs.end_frame(created, deleted);
-        std::vector<Pair> expected, got(pairs.pairs().begin(), pairs.pairs().end());
-        for (Slot a = 0; a < kSlots; ++a)
-          for (Slot b = a + 1; b < kSlots; ++b)
-            if (live[a] && live[b] && overlaps(store[a], store[b])) expected.push_back(make_pair(ids[a], ids[b]));
-        std::sort(expected.begin(), expected.end());
-        std::sort(got.begin(), got.end());
-        ASSERT_EQ(got, expected) << "frame " << frame;
-        ASSERT_TRUE(sap->validate()) << "frame " << frame;
-      }
+      drive_through_store(*sap, with_store);
     }
   }
 }

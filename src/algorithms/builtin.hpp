@@ -41,10 +41,6 @@ class PrunerHolder {
   ~PrunerHolder() = default;
 };
 
-/// The one-shot algorithm under the recompute adapter (make_recompute()),
-/// or null where `algorithm` is not one.
-OneShotComplete* recomputed_one_shot(Algorithm& algorithm) noexcept;
-
 /// The BoxPruner `algorithm` holds (PrunerHolder), itself or under the
 /// recompute adapter, or null.
 BoxPruner* held_pruner(Algorithm& algorithm) noexcept;

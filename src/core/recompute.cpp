@@ -68,16 +68,10 @@ std::unique_ptr<Algorithm> make_recompute(std::unique_ptr<OneShotComplete> one_s
 
 namespace detail {
 
-OneShotComplete* recomputed_one_shot(Algorithm& algorithm) noexcept {
-  auto* recompute = dynamic_cast<Recompute*>(&algorithm);
-  return recompute != nullptr ? &recompute->one_shot() : nullptr;
-}
-
 BoxPruner* held_pruner(Algorithm& algorithm) noexcept {
   auto* holder = dynamic_cast<PrunerHolder*>(&algorithm);
-  if (holder == nullptr) {
-    if (OneShotComplete* one_shot = recomputed_one_shot(algorithm)) holder = dynamic_cast<PrunerHolder*>(one_shot);
-  }
+  if (auto* recompute = dynamic_cast<Recompute*>(&algorithm); recompute != nullptr)
+    holder = dynamic_cast<PrunerHolder*>(&recompute->one_shot());
   return holder != nullptr ? &holder->pruner() : nullptr;
 }
 

@@ -69,6 +69,16 @@ class Decomposition {
     }
     return true;
   }
+  /// Whether `box` lies strictly inside rank `r`'s domain, below its max
+  /// on every axis (a box reaching +inf never does): then it meets no other
+  /// domain, and for_each_rank() would visit `r` alone.
+  bool holds(const Box3& box, int r) const noexcept {
+    const Box3& d = domains_[static_cast<std::size_t>(r)];
+    for (int k = 0; k < 3; ++k) {
+      if (!(box.min[k] >= d.min[k] && box.max[k] < d.max[k])) return false;
+    }
+    return true;
+  }
   /// visit(r) for every rank whose domain `box` meets, ascending.
   template <class Visit>
   void for_each_rank(const Box3& box, Visit&& visit) const {

@@ -8,7 +8,8 @@
 //      the mean;
 //   4. each owner sends each changed object to the ranks whose domain its
 //      box meets now or met a frame ago (on a redraw, each unchanged one to
-//      the ranks that gain or lose it);
+//      the ranks that gain or lose it); the owner's own share, most of
+//      the changes, is applied where it is made, without a copy;
 //   5. each rank applies what it received to its local broad phase, drops
 //      the objects that left its domain a frame ago, and updates;
 //   6. it keeps its share of the local delta: a created pair whose corner
@@ -42,6 +43,8 @@ namespace {
 constexpr double kRedrawImbalance = 1.25;
 constexpr std::uint64_t kRedrawEvery = 4;
 constexpr double kRedrawStep = 0.05;
+// How far ahead a pass over scattered rows asks for them.
+constexpr std::size_t kRowsAhead = 16;
 
 std::array<float, 3> corner(const Box3& a, const Box3& b) noexcept {
   return {std::max(a.min[0], b.min[0]), std::max(a.min[1], b.min[1]), std::max(a.min[2], b.min[2])};
@@ -179,10 +182,46 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
     stats.redrawn = true;
   }
 
-  // 4. The owners' records.
+  // 4. The owners' records, and 5. the domain applies them. A record for
+  // this rank is applied as it is made (in the order the exchange would
+  // give it back); most changed objects lie inside this rank's domain now
+  // and a frame ago, and go nowhere else.
+  IdIndex& touched = x.touched;  // id -> its entry in `befores`
+  std::vector<Before>& befores = x.befores;
+  std::vector<Id>&removes = x.removes, &moves = x.moves, &refiltered = x.refiltered, &adds = x.adds,
+  &static_adds = x.static_adds, &leaving = x.leaving;
+  std::vector<Box3>&move_boxes = x.move_boxes, &add_boxes = x.add_boxes, &static_boxes = x.static_boxes;
+  std::vector<Filter>&refilters = x.refilters, &add_filters = x.add_filters, &static_filters = x.static_filters;
+  const auto apply = [&](const Record& r) {
+    // Held for sure when its box met this domain a frame ago; only the
+    // others (adds, arrivals, last frame's leavers) need a lookup.
+    const bool held = ((r.flags & Record::kLiveBefore) != 0 && before.meets(r.before, rank)) || local->contains(r.id);
+    const bool live_now = (r.flags & Record::kLiveNow) != 0;
+    touched.insert(r.id, static_cast<std::uint32_t>(befores.size()));
+    befores.push_back(Before{r.id, r.before, r.filter_before, (r.flags & Record::kLiveBefore) != 0, !held && live_now});
+    if (!live_now) {
+      if (held) removes.push_back(r.id);
+      return;
+    }
+    if (held) {  // (a record of an unchanged object, on a redraw, changes nothing here)
+      if (r.flags & Record::kMoved) moves.push_back(r.id), move_boxes.push_back(r.now);
+      if (r.flags & Record::kRefiltered) refiltered.push_back(r.id), refilters.push_back(r.filter_now);
+    } else if (r.flags & Record::kStatic) {
+      static_adds.push_back(r.id), static_boxes.push_back(r.now), static_filters.push_back(r.filter_now);
+    } else {
+      adds.push_back(r.id), add_boxes.push_back(r.now), add_filters.push_back(r.filter_now);
+    }
+    if (!now.meets(r.now, rank)) leaving.push_back(r.id);
+  };
   std::vector<std::vector<Record>>& out = x.out;
   std::vector<int>&now_ranks = x.now_ranks, &before_ranks = x.before_ranks;
   const auto send = [&](const Record& r, const Box3* now_box, const Box3* before_box, bool changes_only) {
+    const bool inside_now = now_box == nullptr || now.holds(*now_box, rank);
+    const bool inside_before = before_box == nullptr || before.holds(*before_box, rank);
+    if (inside_now && inside_before) {
+      if (!(changes_only && now_box != nullptr && before_box != nullptr)) apply(r);
+      return;
+    }
     now_ranks.clear();
     before_ranks.clear();
     if (now_box != nullptr) now.for_each_rank(*now_box, [&](int q) { now_ranks.push_back(q); });
@@ -200,7 +239,12 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
       } else {
         q = now_ranks[i++], ++j, both = true;
       }
-      if (!(both && changes_only)) out[static_cast<std::size_t>(q)].push_back(r);
+      if (both && changes_only) continue;
+      if (q == rank) {
+        apply(r);
+      } else {
+        out[static_cast<std::size_t>(q)].push_back(r);
+      }
     }
   };
   const auto record = [&](Slot s, std::uint32_t flags) {
@@ -213,6 +257,14 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
     send(r, nullptr, &r.before, false);
   }
   for (std::size_t k = 0; k < staged.moved.size(); ++k) {
+    // The moves come in the user's order, their slots scattered: the rows
+    // (and the id's entry in `touched`) are asked for ahead.
+    if (k + kRowsAhead < staged.moved.size()) {
+      const Slot ahead = staged.moved[k + kRowsAhead];
+      __builtin_prefetch(&objects.ids[ahead]);
+      __builtin_prefetch(&objects.boxes[ahead]);
+    }
+    if (k + kRowsAhead / 2 < staged.moved.size()) touched.prefetch(objects.ids[staged.moved[k + kRowsAhead / 2]]);
     Record r = record(staged.moved[k], Record::kLiveNow | Record::kLiveBefore | Record::kMoved);
     r.before = staged.moved_boxes[k];
     send(r, &r.now, &r.before, false);
@@ -235,38 +287,9 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
   }
   for (std::size_t q = 0; q < rank_count; ++q)
     if (static_cast<int>(q) != rank) stats.records_sent += out[q].size();
-  detail::exchange(comm, out, x.received, x.send, bytes, /*keep_own=*/true);
-
-  // 5. The domain applies the records, and drops last frame's leavers.
-  IdIndex& touched = x.touched;  // id -> its entry in `befores`
-  std::vector<Before>& befores = x.befores;
-  std::vector<Id>&removes = x.removes, &moves = x.moves, &refiltered = x.refiltered, &adds = x.adds,
-  &static_adds = x.static_adds, &leaving = x.leaving;
-  std::vector<Box3>&move_boxes = x.move_boxes, &add_boxes = x.add_boxes, &static_boxes = x.static_boxes;
-  std::vector<Filter>&refilters = x.refilters, &add_filters = x.add_filters, &static_filters = x.static_filters;
-  for (const std::vector<Record>* from : {&out[static_cast<std::size_t>(rank)], &x.received})
-    for (const Record& r : *from) {
-      // Held for sure when its box met this domain a frame ago; only the
-      // others (adds, arrivals, last frame's leavers) need a lookup.
-      const bool held = ((r.flags & Record::kLiveBefore) != 0 && before.meets(r.before, rank)) || local->contains(r.id);
-      const bool live_now = (r.flags & Record::kLiveNow) != 0;
-      touched.insert(r.id, static_cast<std::uint32_t>(befores.size()));
-      befores.push_back(
-          Before{r.id, r.before, r.filter_before, (r.flags & Record::kLiveBefore) != 0, !held && live_now});
-      if (!live_now) {
-        if (held) removes.push_back(r.id);
-        continue;
-      }
-      if (held) {  // (a record of an unchanged object, on a redraw, changes nothing here)
-        if (r.flags & Record::kMoved) moves.push_back(r.id), move_boxes.push_back(r.now);
-        if (r.flags & Record::kRefiltered) refiltered.push_back(r.id), refilters.push_back(r.filter_now);
-      } else if (r.flags & Record::kStatic) {
-        static_adds.push_back(r.id), static_boxes.push_back(r.now), static_filters.push_back(r.filter_now);
-      } else {
-        adds.push_back(r.id), add_boxes.push_back(r.now), add_filters.push_back(r.filter_now);
-      }
-      if (!now.meets(r.now, rank)) leaving.push_back(r.id);
-    }
+  detail::exchange(comm, out, x.received, x.send, bytes);
+  for (const Record& r : x.received) apply(r);
+  // ... and drops last frame's leavers.
   for (const Id id : departing) {
     if (touched.find(id) != IdIndex::kNotFound || !local->contains(id)) continue;
     touched.insert(id, static_cast<std::uint32_t>(befores.size()));
@@ -283,18 +306,39 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
   if (!local_delta.status) internal_error("a frame", local_delta.status);
   stats.local_seconds = MPI_Wtime() - local_start;
 
-  // 6. This rank's share.
+  // 6. This rank's share. The pairs come in id order, their entries in
+  // `touched` and `befores` scattered: each pass asks for them ahead.
+  const auto ask_ahead = [&](std::span<const Pair> pairs, std::size_t i) {
+    if (i + kRowsAhead < pairs.size()) {
+      touched.prefetch(pairs[i + kRowsAhead].a);
+      touched.prefetch(pairs[i + kRowsAhead].b);
+    }
+    if (i + kRowsAhead / 2 < pairs.size()) {
+      for (const Id id : {pairs[i + kRowsAhead / 2].a, pairs[i + kRowsAhead / 2].b})
+        if (const std::uint32_t k = touched.find(id); k != IdIndex::kNotFound) __builtin_prefetch(&befores[k]);
+    }
+  };
   const auto before_of = [&](Id id) {
     const std::uint32_t k = touched.find(id);
     if (k != IdIndex::kNotFound) return befores[k];
     return Before{id, *local->box(id), *local->filter(id), true, false};  // unchanged since a frame ago
   };
-  for (const Pair& p : local_delta.created) {
+  const auto box_before = [&](Id id) {
+    const std::uint32_t k = touched.find(id);
+    return k != IdIndex::kNotFound ? befores[k].box : *local->box(id);
+  };
+  const auto fresh = [&](Id id) {
+    const std::uint32_t k = touched.find(id);
+    return k != IdIndex::kNotFound && befores[k].fresh;
+  };
+  for (std::size_t i = 0; i < local_delta.created.size(); ++i) {
+    ask_ahead(local_delta.created, i);
+    const Pair& p = local_delta.created[i];
     const Box3 a = *local->box(p.a), b = *local->box(p.b);
     if (now.rank_of(corner(a, b)) != rank) continue;
-    const Before was_a = before_of(p.a), was_b = before_of(p.b);
     // Both held a frame ago: the local broad phase judged that frame too.
-    if (was_a.fresh || was_b.fresh) {
+    if (fresh(p.a) || fresh(p.b)) {
+      const Before was_a = before_of(p.a), was_b = before_of(p.b);
       const bool overlapped = was_a.live && was_b.live &&
                               may_pair(was_a.filter, *local->motion(p.a), was_b.filter, *local->motion(p.b)) &&
                               overlaps(was_a.box, was_b.box);
@@ -302,8 +346,10 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
     }
     created.push_back(p);
   }
-  for (const Pair& p : local_delta.deleted) {
-    if (before.rank_of(corner(before_of(p.a).box, before_of(p.b).box)) == rank) deleted.push_back(p);
+  for (std::size_t i = 0; i < local_delta.deleted.size(); ++i) {
+    ask_ahead(local_delta.deleted, i);
+    const Pair& p = local_delta.deleted[i];
+    if (before.rank_of(corner(box_before(p.a), box_before(p.b))) == rank) deleted.push_back(p);
   }
 
   for (const Before& b : befores) touched.erase(b.id);  // the index stays allocated for the next frame

@@ -25,13 +25,11 @@ inline int as_count(std::size_t bytes) {
 
 /// Sends outgoing[r] to rank r, for every r, and puts what every rank sent
 /// this one into `in`, in rank order (`send`: the buffer it goes out of,
-/// kept by the caller from frame to frame, as `in`). With `keep_own`,
-/// this rank's own part stays where it is, in outgoing[rank], and `in`
-/// holds the other ranks' only. Adds the bytes sent to other ranks to
-/// `bytes_sent`.
+/// kept by the caller from frame to frame, as `in`). Adds the bytes sent
+/// to other ranks to `bytes_sent`.
 template <class T>
 void exchange(MPI_Comm comm, const std::vector<std::vector<T>>& outgoing, std::vector<T>& in,
-              std::vector<unsigned char>& send, std::size_t& bytes_sent, bool keep_own = false) {
+              std::vector<unsigned char>& send, std::size_t& bytes_sent) {
   static_assert(std::is_trivially_copyable_v<T>);
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
@@ -40,7 +38,7 @@ void exchange(MPI_Comm comm, const std::vector<std::vector<T>>& outgoing, std::v
   std::vector<int> recv_counts(send_counts.size()), recv_offsets(send_counts.size());
   std::size_t total = 0;
   for (int r = 0; r < ranks; ++r) {
-    const std::size_t bytes = keep_own && r == rank ? 0 : outgoing[static_cast<std::size_t>(r)].size() * sizeof(T);
+    const std::size_t bytes = outgoing[static_cast<std::size_t>(r)].size() * sizeof(T);
     send_offsets[static_cast<std::size_t>(r)] = as_count(total);
     send_counts[static_cast<std::size_t>(r)] = as_count(bytes);
     total += bytes;

@@ -45,6 +45,10 @@ constexpr std::uint64_t kRedrawEvery = 4;
 constexpr double kRedrawStep = 0.05;
 // How far ahead a pass over scattered rows asks for them.
 constexpr std::size_t kRowsAhead = 16;
+// A mover's mark in `touched` when its box lies inside this rank's domain
+// now and lay inside it a frame ago (Decomposition::holds()): it has no
+// entry in `befores` (step 6 says why none is needed).
+constexpr std::uint32_t kInside = sapling::detail::IdIndex::kNotFound - 1;
 
 std::array<float, 3> corner(const Box3& a, const Box3& b) noexcept {
   return {std::max(a.min[0], b.min[0]), std::max(a.min[1], b.min[1]), std::max(a.min[2], b.min[2])};
@@ -73,6 +77,7 @@ void detail::FrameScratch::clear(std::size_t ranks) {
   told.clear();
   received.clear();
   befores.clear();
+  inside.clear();
 }
 
 const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
@@ -186,13 +191,20 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
   // this rank is applied as it is made (in the order the exchange would
   // give it back); most changed objects lie inside this rank's domain now
   // and a frame ago, and go nowhere else.
-  IdIndex& touched = x.touched;  // id -> its entry in `befores`
+  IdIndex& touched = x.touched;  // id -> its entry in `befores`, or kInside
   std::vector<Before>& befores = x.befores;
+  std::vector<Id>& inside = x.inside;
   std::vector<Id>&removes = x.removes, &moves = x.moves, &refiltered = x.refiltered, &adds = x.adds,
   &static_adds = x.static_adds, &leaving = x.leaving;
   std::vector<Box3>&move_boxes = x.move_boxes, &add_boxes = x.add_boxes, &static_boxes = x.static_boxes;
   std::vector<Filter>&refilters = x.refilters, &add_filters = x.add_filters, &static_filters = x.static_filters;
   const auto apply = [&](const Record& r) {
+    if ((r.flags & Record::kMoved) != 0 && before.holds(r.before, rank) && now.holds(r.now, rank)) {
+      touched.insert(r.id, kInside);
+      inside.push_back(r.id);
+      moves.push_back(r.id), move_boxes.push_back(r.now);
+      return;
+    }
     // Held for sure when its box met this domain a frame ago; only the
     // others (adds, arrivals, last frame's leavers) need a lookup.
     const bool held = ((r.flags & Record::kLiveBefore) != 0 && before.meets(r.before, rank)) || local->contains(r.id);
@@ -252,25 +264,29 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
     if (objects.is_static(s)) r.flags |= Record::kStatic;
     return r;
   };
-  for (const Slot s : staged.removed) {
-    const Record r = record(s, Record::kLiveBefore);
+  // The changes come in the user's order, their slots scattered: each loop
+  // asks for the rows (and the id's entry in `touched`) ahead.
+  const auto ask_rows_ahead = [&](std::span<const Slot> slots, std::size_t k) {
+    if (k + kRowsAhead < slots.size()) {
+      __builtin_prefetch(&objects.ids[slots[k + kRowsAhead]]);
+      __builtin_prefetch(&objects.boxes[slots[k + kRowsAhead]]);
+    }
+    if (k + kRowsAhead / 2 < slots.size()) touched.prefetch(objects.ids[slots[k + kRowsAhead / 2]]);
+  };
+  for (std::size_t k = 0; k < staged.removed.size(); ++k) {
+    ask_rows_ahead(staged.removed, k);
+    const Record r = record(staged.removed[k], Record::kLiveBefore);
     send(r, nullptr, &r.before, false);
   }
   for (std::size_t k = 0; k < staged.moved.size(); ++k) {
-    // The moves come in the user's order, their slots scattered: the rows
-    // (and the id's entry in `touched`) are asked for ahead.
-    if (k + kRowsAhead < staged.moved.size()) {
-      const Slot ahead = staged.moved[k + kRowsAhead];
-      __builtin_prefetch(&objects.ids[ahead]);
-      __builtin_prefetch(&objects.boxes[ahead]);
-    }
-    if (k + kRowsAhead / 2 < staged.moved.size()) touched.prefetch(objects.ids[staged.moved[k + kRowsAhead / 2]]);
+    ask_rows_ahead(staged.moved, k);
     Record r = record(staged.moved[k], Record::kLiveNow | Record::kLiveBefore | Record::kMoved);
     r.before = staged.moved_boxes[k];
     send(r, &r.now, &r.before, false);
   }
-  for (const Slot s : staged.added) {
-    const Record r = record(s, Record::kLiveNow);
+  for (std::size_t k = 0; k < staged.added.size(); ++k) {
+    ask_rows_ahead(staged.added, k);
+    const Record r = record(staged.added[k], Record::kLiveNow);
     send(r, &r.now, nullptr, false);
   }
   for (std::size_t k = 0; k < staged.refiltered.size(); ++k) {
@@ -306,8 +322,12 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
   if (!local_delta.status) internal_error("a frame", local_delta.status);
   stats.local_seconds = MPI_Wtime() - local_start;
 
-  // 6. This rank's share. The pairs come in id order, their entries in
-  // `touched` and `befores` scattered: each pass asks for them ahead.
+  // 6. This rank's share. A pair with a mover inside this domain (kInside)
+  // is this rank's: its corner lies in that mover's box, which lies inside
+  // the domain now and lay inside it a frame ago; and no object new to the
+  // domain overlapped that box a frame ago (it would have been held). The
+  // pairs come in id order, their entries in `touched` and `befores`
+  // scattered: each pass asks for them ahead.
   const auto ask_ahead = [&](std::span<const Pair> pairs, std::size_t i) {
     if (i + kRowsAhead < pairs.size()) {
       touched.prefetch(pairs[i + kRowsAhead].a);
@@ -315,44 +335,45 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
     }
     if (i + kRowsAhead / 2 < pairs.size()) {
       for (const Id id : {pairs[i + kRowsAhead / 2].a, pairs[i + kRowsAhead / 2].b})
-        if (const std::uint32_t k = touched.find(id); k != IdIndex::kNotFound) __builtin_prefetch(&befores[k]);
+        if (const std::uint32_t k = touched.find(id); k < kInside) __builtin_prefetch(&befores[k]);
     }
   };
-  const auto before_of = [&](Id id) {
-    const std::uint32_t k = touched.find(id);
+  // An end's state a frame ago, from its entry `k` in `touched` (not kInside).
+  const auto before_of = [&](Id id, std::uint32_t k) {
     if (k != IdIndex::kNotFound) return befores[k];
     return Before{id, *local->box(id), *local->filter(id), true, false};  // unchanged since a frame ago
-  };
-  const auto box_before = [&](Id id) {
-    const std::uint32_t k = touched.find(id);
-    return k != IdIndex::kNotFound ? befores[k].box : *local->box(id);
-  };
-  const auto fresh = [&](Id id) {
-    const std::uint32_t k = touched.find(id);
-    return k != IdIndex::kNotFound && befores[k].fresh;
   };
   for (std::size_t i = 0; i < local_delta.created.size(); ++i) {
     ask_ahead(local_delta.created, i);
     const Pair& p = local_delta.created[i];
-    const Box3 a = *local->box(p.a), b = *local->box(p.b);
-    if (now.rank_of(corner(a, b)) != rank) continue;
-    // Both held a frame ago: the local broad phase judged that frame too.
-    if (fresh(p.a) || fresh(p.b)) {
-      const Before was_a = before_of(p.a), was_b = before_of(p.b);
-      const bool overlapped = was_a.live && was_b.live &&
-                              may_pair(was_a.filter, *local->motion(p.a), was_b.filter, *local->motion(p.b)) &&
-                              overlaps(was_a.box, was_b.box);
-      if (overlapped) continue;  // its corner crossed into this domain
+    const std::uint32_t ka = touched.find(p.a), kb = touched.find(p.b);
+    if (ka != kInside && kb != kInside) {
+      if (now.rank_of(corner(*local->box(p.a), *local->box(p.b))) != rank) continue;
+      // Both held a frame ago: the local broad phase judged that frame too.
+      const bool fresh =
+          (ka != IdIndex::kNotFound && befores[ka].fresh) || (kb != IdIndex::kNotFound && befores[kb].fresh);
+      if (fresh) {
+        const Before was_a = before_of(p.a, ka), was_b = before_of(p.b, kb);
+        const bool overlapped = was_a.live && was_b.live &&
+                                may_pair(was_a.filter, *local->motion(p.a), was_b.filter, *local->motion(p.b)) &&
+                                overlaps(was_a.box, was_b.box);
+        if (overlapped) continue;  // its corner crossed into this domain
+      }
     }
     created.push_back(p);
   }
   for (std::size_t i = 0; i < local_delta.deleted.size(); ++i) {
     ask_ahead(local_delta.deleted, i);
     const Pair& p = local_delta.deleted[i];
-    if (before.rank_of(corner(box_before(p.a), box_before(p.b))) == rank) deleted.push_back(p);
+    const std::uint32_t ka = touched.find(p.a), kb = touched.find(p.b);
+    if (ka == kInside || kb == kInside ||
+        before.rank_of(corner(before_of(p.a, ka).box, before_of(p.b, kb).box)) == rank)
+      deleted.push_back(p);
   }
 
-  for (const Before& b : befores) touched.erase(b.id);  // the index stays allocated for the next frame
+  // (The index stays allocated for the next frame.)
+  for (const Before& b : befores) touched.erase(b.id);
+  for (const Id id : inside) touched.erase(id);
 
   // 7. The ledgers and directories take the frame.
   for (const Claim& c : told) {

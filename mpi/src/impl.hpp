@@ -96,6 +96,7 @@ struct FrameScratch {
   std::vector<unsigned char> send;
   std::vector<int> now_ranks, before_ranks;
   std::vector<Before> befores;
+  std::vector<Id> inside;            // the movers marked kInside in touched
   sapling::detail::IdIndex touched;  // id -> its entry in befores, emptied after each frame
   std::vector<Id> removes, moves, refiltered, adds, static_adds, leaving;
   std::vector<Box3> move_boxes, add_boxes, static_boxes;

@@ -108,7 +108,7 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
   const std::vector<Claim>& told = x.told;
   Verdict mine{0, 0, 0, 0, objects.live + staged.added.size() - staged.removed.size(), local->size()};
   {
-    IdIndex removing, adding;
+    IdIndex &removing = x.removing, &adding = x.adding;  // (emptied below, their room kept)
     for (const Claim& c : told)
       if (!c.is_add) removing.insert(c.id, 0);
     for (const Claim& c : told) {
@@ -129,6 +129,10 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
         break;
       }
       adding.insert(c.id, 0);
+    }
+    for (const Claim& c : told) {
+      IdIndex& claimed = c.is_add ? adding : removing;
+      if (claimed.find(c.id) != IdIndex::kNotFound) claimed.erase(c.id);
     }
   }
 

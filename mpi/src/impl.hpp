@@ -96,8 +96,9 @@ struct FrameScratch {
   std::vector<unsigned char> send;
   std::vector<int> now_ranks, before_ranks;
   std::vector<Before> befores;
-  std::vector<Id> inside;            // the movers marked kInside in touched
-  sapling::detail::IdIndex touched;  // id -> its entry in befores, emptied after each frame
+  std::vector<Id> inside;                     // the movers marked kInside in touched
+  sapling::detail::IdIndex touched;           // id -> its entry in befores, emptied after each frame
+  sapling::detail::IdIndex removing, adding;  // the directory's claims, emptied after its check
   std::vector<Id> removes, moves, refiltered, adds, static_adds, leaving;
   std::vector<Box3> move_boxes, add_boxes, static_boxes;
   std::vector<Filter> refilters, add_filters, static_filters;

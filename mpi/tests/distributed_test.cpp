@@ -446,6 +446,45 @@ TEST(Refusals, IdAddedOnTwoRanksRefusesTheFrameEverywhere) {
   }
 }
 
+// Moves staged in a frame that is refused, or dropped with drop_staged(),
+// leave nothing behind: the next frame's moves are paired as themselves.
+TEST(Refusals, RefusedAndDroppedMovesLeaveNothingBehind) {
+  auto dist = DistributedBroadPhase::create(MPI_COMM_WORLD);
+  const int r = world_rank();
+  const float x = 10.0f * static_cast<float>(r);
+  const Id a = static_cast<Id>(100 + r), b = static_cast<Id>(300 + r), c = static_cast<Id>(500 + r);
+  EXPECT_TRUE(dist->add(a, testgen::cube(x, 0, 0, 1)));
+  EXPECT_TRUE(dist->add(b, testgen::cube(x, 5, 0, 1)));
+  EXPECT_TRUE(dist->add(c, testgen::cube(x, 10, 0, 1)));
+  EXPECT_TRUE(dist->update().status);
+  const auto expect_delta = [&](bool created_ab) {
+    std::vector<Pair> created, deleted, ab;
+    dist->gather(0, created, deleted);
+    if (r != 0) return;
+    for (int q = 0; q < world_size(); ++q) ab.push_back(Pair{Id(100 + q), Id(300 + q)});
+    EXPECT_EQ(created, created_ab ? ab : std::vector<Pair>{});
+    EXPECT_EQ(deleted, created_ab ? std::vector<Pair>{} : ab);
+  };
+  if (world_size() >= 2) {
+    // A frame refused (id 7 added on two ranks) with a move of each b...
+    EXPECT_TRUE(dist->move(b, testgen::cube(x, 7, 0, 1)));
+    if (r <= 1) {
+      EXPECT_TRUE(dist->add(Id{7}, testgen::cube(x, 20, 0, 1)));
+    }
+    EXPECT_EQ(dist->update().status.code(), StatusCode::kDuplicateId);
+  }
+  // ... then each a moves onto its b.
+  EXPECT_TRUE(dist->move(a, testgen::cube(x, 5.5f, 0, 1)));
+  EXPECT_TRUE(dist->update().status);
+  expect_delta(true);
+  // A move of each c dropped, then each a moves back.
+  EXPECT_TRUE(dist->move(c, testgen::cube(x, 12, 0, 1)));
+  dist->drop_staged();
+  EXPECT_TRUE(dist->move(a, testgen::cube(x, 0, 0, 1)));
+  EXPECT_TRUE(dist->update().status);
+  expect_delta(false);
+}
+
 TEST(Creation, RefusesWhatIsSingleProcessOnly) {
   Status why;
   Options budget;

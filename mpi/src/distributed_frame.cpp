@@ -77,7 +77,7 @@ void detail::FrameScratch::clear(std::size_t ranks) {
   told.clear();
   received.clear();
   befores.clear();
-  inside.clear();
+  inside_movers.clear();
 }
 
 const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
@@ -197,15 +197,18 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
   // and a frame ago, and go nowhere else.
   IdIndex& touched = x.touched;  // id -> its entry in `befores`, or kInside
   std::vector<Before>& befores = x.befores;
-  std::vector<Id>& inside = x.inside;
+  std::vector<Id>& inside_movers = x.inside_movers;
   std::vector<Id>&removes = x.removes, &moves = x.moves, &refiltered = x.refiltered, &adds = x.adds,
   &static_adds = x.static_adds, &leaving = x.leaving;
   std::vector<Box3>&move_boxes = x.move_boxes, &add_boxes = x.add_boxes, &static_boxes = x.static_boxes;
   std::vector<Filter>&refilters = x.refilters, &add_filters = x.add_filters, &static_filters = x.static_filters;
-  const auto apply = [&](const Record& r) {
-    if ((r.flags & Record::kMoved) != 0 && before.holds(r.before, rank) && now.holds(r.now, rank)) {
+  // `inside`: whether the record's boxes lie inside this domain, now and a
+  // frame ago (send() knows; the few records from other ranks take the
+  // general course).
+  const auto apply = [&](const Record& r, bool inside) {
+    if (inside && (r.flags & Record::kMoved) != 0) {
       touched.insert(r.id, kInside);
-      inside.push_back(r.id);
+      inside_movers.push_back(r.id);
       moves.push_back(r.id), move_boxes.push_back(r.now);
       return;
     }
@@ -235,7 +238,7 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
     const bool inside_now = now_box == nullptr || now.holds(*now_box, rank);
     const bool inside_before = before_box == nullptr || before.holds(*before_box, rank);
     if (inside_now && inside_before) {
-      if (!(changes_only && now_box != nullptr && before_box != nullptr)) apply(r);
+      if (!(changes_only && now_box != nullptr && before_box != nullptr)) apply(r, true);
       return;
     }
     now_ranks.clear();
@@ -257,7 +260,7 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
       }
       if (both && changes_only) continue;
       if (q == rank) {
-        apply(r);
+        apply(r, false);
       } else {
         out[static_cast<std::size_t>(q)].push_back(r);
       }
@@ -308,7 +311,7 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
   for (std::size_t q = 0; q < rank_count; ++q)
     if (static_cast<int>(q) != rank) stats.records_sent += out[q].size();
   detail::exchange(comm, out, x.received, x.send, bytes);
-  for (const Record& r : x.received) apply(r);
+  for (const Record& r : x.received) apply(r, false);
   // ... and drops last frame's leavers.
   for (const Id id : departing) {
     if (touched.find(id) != IdIndex::kNotFound || !local->contains(id)) continue;
@@ -377,7 +380,7 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
 
   // (The index stays allocated for the next frame.)
   for (const Before& b : befores) touched.erase(b.id);
-  for (const Id id : inside) touched.erase(id);
+  for (const Id id : inside_movers) touched.erase(id);
 
   // 7. The ledgers and directories take the frame.
   for (const Claim& c : told) {

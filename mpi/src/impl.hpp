@@ -96,7 +96,7 @@ struct FrameScratch {
   std::vector<unsigned char> send;
   std::vector<int> now_ranks, before_ranks;
   std::vector<Before> befores;
-  std::vector<Id> inside;                     // the movers marked kInside in touched
+  std::vector<Id> inside_movers;              // the movers marked kInside in touched
   sapling::detail::IdIndex touched;           // id -> its entry in befores, emptied after each frame
   sapling::detail::IdIndex removing, adding;  // the directory's claims, emptied after its check
   std::vector<Id> removes, moves, refiltered, adds, static_adds, leaving;

@@ -97,7 +97,7 @@ struct FrameScratch {
   std::vector<int> now_ranks, before_ranks;
   std::vector<Before> befores;
   std::vector<Id> inside_movers;              // the movers marked kInside in touched
-  sapling::detail::IdIndex touched;           // id -> its entry in befores, emptied after each frame
+  sapling::detail::IdIndex touched;           // id -> its entry in befores (or kInside), emptied after each frame
   sapling::detail::IdIndex removing, adding;  // the directory's claims, emptied after its check
   std::vector<Id> removes, moves, refiltered, adds, static_adds, leaving;
   std::vector<Box3> move_boxes, add_boxes, static_boxes;

@@ -67,7 +67,9 @@ if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
       if git --git-dir="$JOLT_GIT" cat-file -e "$rev:$p" 2>/dev/null; then present+=("$p")
       else echo "note: $p is not in the snapshot (the scene that reads it is skipped)" >&2; fi
     done
-    git --git-dir="$JOLT_GIT" archive "$rev" "${present[@]}" | tar -x -C "$src"
+    # One path at a time: a snapshot may lack large blobs elsewhere under
+    # Assets/, and an archive of several paths can trip over them.
+    for p in "${present[@]}"; do git --git-dir="$JOLT_GIT" archive "$rev" "$p" | tar -x -C "$src"; done
   else
     echo "set JOLT_GIT (a JoltPhysics git directory) or JOLT_SRC (a JoltPhysics checkout)" >&2
     exit 2

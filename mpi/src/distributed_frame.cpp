@@ -157,16 +157,18 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
     return delta;
   }
   sapling::detail::reserve_geometric(objects.free_slots, objects.free_slots.size() + staged.removed.size());
-  // The ledger takes the frame's boxes and filters: moved_boxes and
-  // refilters now hold the old ones.
-  staged.swap_filters(objects);
-  staged.apply_geometry(objects);
-
-  // 3. The domains.
-  before = now;
   const bool redraw =
       (planned.has_value() ||
        (total_owned > 0 && (!drawn || (stats.imbalance() > kRedrawImbalance && frame - drawn_at >= kRedrawEvery))));
+  // The ledger takes the frame's boxes and filters: moved_boxes and
+  // refilters now hold the old ones. The moved boxes wait for the records'
+  // pass over their rows (step 4) unless the domains are drawn from them.
+  staged.swap_filters(objects);
+  const bool moves_placed = redraw;
+  staged.apply_geometry(objects, moves_placed);
+
+  // 3. The domains.
+  before = now;
   if (planned) {
     now = *planned;
     planned.reset();
@@ -287,6 +289,7 @@ const FrameDelta& DistributedBroadPhase::Impl::run_frame() {
   }
   for (std::size_t k = 0; k < staged.moved.size(); ++k) {
     ask_rows_ahead(staged.moved, k);
+    if (!moves_placed) staged.apply_move(objects, k);
     Record r = record(staged.moved[k], Record::kLiveNow | Record::kLiveBefore | Record::kMoved);
     r.before = staged.moved_boxes[k];
     send(r, &r.now, &r.before, false);

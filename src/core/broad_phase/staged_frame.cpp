@@ -272,8 +272,9 @@ void StagedFrame::swap_filters(ObjectTable& objects) noexcept {
   for (std::size_t k = 0; k < refiltered.size(); ++k) std::swap(objects.filters[refiltered[k]], refilters[k]);
 }
 
-void StagedFrame::apply_geometry(ObjectTable& objects) noexcept {
-  for (std::size_t k = 0; k < moved.size(); ++k) std::swap(objects.boxes[moved[k]], moved_boxes[k]);
+void StagedFrame::apply_geometry(ObjectTable& objects, bool moves) noexcept {
+  if (moves)
+    for (std::size_t k = 0; k < moved.size(); ++k) apply_move(objects, k);
   for (std::size_t k = 0; k < added.size(); ++k) objects.boxes[added[k]] = added_boxes[k];
   for (const Slot s : removed) objects.states[s] = SlotState::kPendingRemove;
   contact_.apply(objects.contact, added, moved);

@@ -140,7 +140,11 @@ class StagedFrame {
   /// Staged filters and the table trade places: the table gets the frame's
   /// filters and refilters the old ones (and back again, on failure).
   void swap_filters(ObjectTable& objects) noexcept;
-  void apply_geometry(ObjectTable& objects) noexcept;
+  /// `moves`: false leaves the moved boxes to the caller, who swaps each
+  /// into the table (apply_move()) in one pass of its own over their rows.
+  void apply_geometry(ObjectTable& objects, bool moves = true) noexcept;
+  /// The k-th staged move's box into the table, its old box into moved_boxes[k].
+  void apply_move(ObjectTable& objects, std::size_t k) noexcept { std::swap(objects.boxes[moved[k]], moved_boxes[k]); }
   void undo_geometry(ObjectTable& objects) noexcept;
   /// The frame becomes the table's state (apply_geometry() placed the
   /// boxes): removed slots freed, added ones live, the lists emptied.

@@ -106,19 +106,25 @@ void BM_Build(benchmark::State& state) {
   tree_counters(state, tree);
 }
 
+// The region queries' timing, hits per query and the tree's counters.
+void time_queries(benchmark::State& state, const AabbTree& tree, const std::vector<Box3>& queries) {
+  std::size_t hits = 0;
+  for (auto _ : state) {
+    for (const Box3& q : queries) tree.query(q, [&](AabbTree::Slot) { ++hits; });
+  }
+  const auto asked = static_cast<double>(state.iterations()) * static_cast<double>(queries.size());
+  state.SetItemsProcessed(static_cast<std::int64_t>(asked));
+  state.counters["hits"] = static_cast<double>(hits) / asked;
+  tree_counters(state, tree);
+}
+
 void BM_Query(benchmark::State& state) {
   const int scene = static_cast<int>(state.range(0));
   const AabbTree& tree = built_tree(scene, static_cast<int>(state.range(1)));
   std::mt19937 rng(99);
   std::vector<Box3> queries;
   for (int i = 0; i < kQueries; ++i) queries.push_back(random_cube(rng, world_side(scene)));
-  std::size_t hits = 0;
-  for (auto _ : state) {
-    for (const Box3& q : queries) tree.query(q, [&](AabbTree::Slot) { ++hits; });
-  }
-  state.SetItemsProcessed(state.iterations() * kQueries);
-  state.counters["hits"] = static_cast<double>(hits) / static_cast<double>(state.iterations() * kQueries);
-  tree_counters(state, tree);
+  time_queries(state, tree, queries);
 }
 
 // Region queries on smaller trees, where an engine's world sits (Jolt's
@@ -141,13 +147,7 @@ void BM_QuerySized(benchmark::State& state) {
     for (int k = 0; k < 3; ++k) q.max[k] += q.max[k] - q.min[k];
     queries.push_back(q);
   }
-  std::size_t hits = 0;
-  for (auto _ : state) {
-    for (const Box3& q : queries) tree.query(q, [&](AabbTree::Slot) { ++hits; });
-  }
-  state.SetItemsProcessed(state.iterations() * kQueries);
-  state.counters["hits"] = static_cast<double>(hits) / static_cast<double>(state.iterations() * kQueries);
-  tree_counters(state, tree);
+  time_queries(state, tree, queries);
 }
 
 std::vector<Ray3> random_rays(int scene) {
